@@ -1,0 +1,490 @@
+#!/usr/bin/env bash
+# Local backends for taskjourney's end-to-end tests: an OpenTelemetry Collector built by
+# ocb, Jaeger v2 (in-memory) and Prometheus (Debian's package), all on loopback.
+#
+#   collector/backends.sh install   build/install into the cache (idempotent, stamped)
+#   collector/backends.sh start     start all three in the background, wait until ready
+#   collector/backends.sh stop      stop them by PID (TERM, then KILL after a bound)
+#   collector/backends.sh status    what runs (exit 0 only when all three are up and ready)
+#   collector/backends.sh env       `export NAME='value'` lines for tests (--json: one object)
+#   collector/backends.sh logs [collector|jaeger|prometheus]   tail the logs
+#   collector/backends.sh clean     stop, then delete the whole cache directory
+#
+# Exit codes: 0 ok; 1 failed (message and log tail on stderr); 2 usage error or a
+# binary missing (run `install`). Progress goes to stderr; stdout carries only what a
+# caller parses (`env`, `status --json`).
+#
+# Environment (all optional):
+#   TASKJOURNEY_CACHE    cache dir, default $HOME/.cache/taskjourney
+#   TASKJOURNEY_RUN_DIR  logs, PID files, data; default $TASKJOURNEY_CACHE/run
+#   TJ_BIND_HOST         default 127.0.0.1
+#   TJ_OTLP_GRPC_PORT 14317, TJ_OTLP_HTTP_PORT 14318         collector OTLP in
+#   TJ_COLLECTOR_HEALTH_PORT 13133                            collector health_check
+#   TJ_PROM_EXPORTER_PORT 18889                               collector /metrics (scraped)
+#   TJ_COLLECTOR_METRICS_PORT 18888                           collector's own telemetry
+#   TJ_JAEGER_OTLP_GRPC_PORT 24317, TJ_JAEGER_OTLP_HTTP_PORT 24318   Jaeger OTLP in
+#   TJ_JAEGER_QUERY_PORT 26686, TJ_JAEGER_QUERY_GRPC_PORT 26685      Jaeger query API
+#   TJ_PROMETHEUS_PORT 19090                                  Prometheus
+#   TJ_TRACES_FILE       default $TASKJOURNEY_RUN_DIR/traces.jsonl (collector file exporter)
+#   TJ_TAIL_DECISION_WAIT 2s, TJ_TAIL_LATENCY_MS 1000, TJ_TAIL_SAMPLING_PERCENT 100
+#   TJ_START_TIMEOUT 90 (s), TJ_STOP_TIMEOUT 10 (s)
+#   TJ_PROMETHEUS_BIN    default: prometheus from PATH (Debian's /usr/bin/prometheus)
+#   GO                   go binary, default: go from PATH, else /usr/local/go/bin/go
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# ---- pinned versions -----------------------------------------------------------------
+OTELCOL_VERSION=v0.161.0   # ocb and every collector component (builder-config.yaml)
+JAEGER_VERSION=v1.76.0     # github.com/jaegertracing/jaeger module (Jaeger v2 binary)
+GO_MIN_VERSION=1.26.0      # collector v0.161.0 modules declare `go 1.26.0`
+
+# ---- layout --------------------------------------------------------------------------
+CACHE="${TASKJOURNEY_CACHE:-$HOME/.cache/taskjourney}"
+RUN="${TASKJOURNEY_RUN_DIR:-$CACHE/run}"
+BIN="$CACHE/bin"
+STAMPS="$CACHE/stamps"
+OTELCOL_BIN="$BIN/otelcol-taskjourney"
+JAEGER_BIN="$BIN/jaeger"
+OCB_BIN="$BIN/builder"
+
+# ---- ports (exported: the collector and Jaeger configs read them) ---------------------
+export TJ_BIND_HOST="${TJ_BIND_HOST:-127.0.0.1}"
+export TJ_OTLP_GRPC_PORT="${TJ_OTLP_GRPC_PORT:-14317}"
+export TJ_OTLP_HTTP_PORT="${TJ_OTLP_HTTP_PORT:-14318}"
+export TJ_COLLECTOR_HEALTH_PORT="${TJ_COLLECTOR_HEALTH_PORT:-13133}"
+export TJ_PROM_EXPORTER_PORT="${TJ_PROM_EXPORTER_PORT:-18889}"
+export TJ_COLLECTOR_METRICS_PORT="${TJ_COLLECTOR_METRICS_PORT:-18888}"
+export TJ_JAEGER_OTLP_GRPC_PORT="${TJ_JAEGER_OTLP_GRPC_PORT:-24317}"
+export TJ_JAEGER_OTLP_HTTP_PORT="${TJ_JAEGER_OTLP_HTTP_PORT:-24318}"
+export TJ_JAEGER_QUERY_PORT="${TJ_JAEGER_QUERY_PORT:-26686}"
+export TJ_JAEGER_QUERY_GRPC_PORT="${TJ_JAEGER_QUERY_GRPC_PORT:-26685}"
+export TJ_PROMETHEUS_PORT="${TJ_PROMETHEUS_PORT:-19090}"
+export TJ_TRACES_FILE="${TJ_TRACES_FILE:-$RUN/traces.jsonl}"
+START_TIMEOUT="${TJ_START_TIMEOUT:-90}"
+STOP_TIMEOUT="${TJ_STOP_TIMEOUT:-10}"
+
+H="$TJ_BIND_HOST"
+COLLECTOR_HEALTH_URL="http://$H:$TJ_COLLECTOR_HEALTH_PORT/"
+JAEGER_QUERY_URL="http://$H:$TJ_JAEGER_QUERY_PORT"
+PROMETHEUS_URL="http://$H:$TJ_PROMETHEUS_PORT"
+
+SERVICES=(prometheus jaeger collector)   # start order; stop goes in reverse
+
+log() { printf '[backends] %s\n' "$*" >&2; }
+die() { printf '[backends] error: %s\n' "$*" >&2; exit 1; }
+usage_die() { printf '[backends] %s\n' "$*" >&2; exit 2; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+with_lock() {
+  # Serialise install/start/stop between concurrent callers (parallel test workers).
+  mkdir -p "$CACHE"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$CACHE/.lock"
+    flock -w 1800 9 || die "could not lock $CACHE/.lock"
+  fi
+}
+
+# ---- Go environment --------------------------------------------------------------------
+# Everything Go writes stays in the cache dir: module cache (GOMODCACHE), build cache
+# (GOCACHE), GOPATH. `rm -rf "$TASKJOURNEY_CACHE"` (or `clean`) resets it all; -modcacherw
+# keeps the module cache deletable.
+go_env() {
+  if [[ -z "${GO:-}" ]]; then
+    if command -v go >/dev/null 2>&1; then GO="$(command -v go)"
+    elif [[ -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go
+    else die "no Go toolchain found (need go >= $GO_MIN_VERSION; set GO=/path/to/go)"; fi
+  fi
+  export PATH="$(dirname "$GO"):$PATH"
+  export GOPATH="$CACHE/go"
+  export GOMODCACHE="$CACHE/go/pkg/mod"
+  export GOCACHE="$CACHE/go-build"
+  export GOBIN="$BIN"
+  export GOTOOLCHAIN=local
+  export GOFLAGS="-trimpath -modcacherw -buildvcs=false"
+  export CGO_ENABLED=0
+  local v
+  v="$("$GO" env GOVERSION)"; v="${v#go}"
+  if [[ "$(printf '%s\n%s\n' "$GO_MIN_VERSION" "$v" | sort -V | head -n1)" != "$GO_MIN_VERSION" ]]; then
+    die "Go $v is too old: collector $OTELCOL_VERSION needs go >= $GO_MIN_VERSION"
+  fi
+  GO_VERSION="$v"
+}
+
+file_sha() { sha256sum "$1" | cut -c1-16; }
+stamp_ok() { [[ -f "$STAMPS/$1" && "$(cat "$STAMPS/$1")" == "$2" ]]; }
+stamp_write() { mkdir -p "$STAMPS"; printf '%s' "$2" >"$STAMPS/$1"; }
+
+# ---- install ---------------------------------------------------------------------------
+prometheus_bin() {
+  if [[ -n "${TJ_PROMETHEUS_BIN:-}" ]]; then echo "$TJ_PROMETHEUS_BIN"; return; fi
+  command -v prometheus 2>/dev/null || { [[ -x /usr/bin/prometheus ]] && echo /usr/bin/prometheus; } || true
+}
+
+as_root() {
+  if [[ "$(id -u)" == 0 ]]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"
+  else die "need root (or sudo) to run: $*"; fi
+}
+
+disable_debian_prometheus_service() {
+  # The package enables a `prometheus` service on 0.0.0.0:9090. We run our own process,
+  # so keep the packaged one stopped and disabled.
+  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
+    as_root systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  elif [[ -x /etc/init.d/prometheus ]]; then
+    if /etc/init.d/prometheus status >/dev/null 2>&1; then
+      as_root /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+    fi
+    command -v update-rc.d >/dev/null 2>&1 && as_root update-rc.d prometheus disable >/dev/null 2>&1 || true
+  fi
+}
+
+install_prometheus() {
+  local t; t=$(now)
+  if [[ -z "$(prometheus_bin)" ]]; then
+    command -v apt-get >/dev/null 2>&1 || die "prometheus not found and no apt-get: install Prometheus >= 2.40 or set TJ_PROMETHEUS_BIN"
+    log "prometheus: apt-get install prometheus (Debian package)"
+    # Keep the package's service from starting during the install: a policy-rc.d that
+    # denies every start, unless the machine already has one.
+    local made_policy=0
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+      as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d'
+      made_policy=1
+    fi
+    local rc=0
+    {
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus
+    } >"$CACHE/apt-prometheus.log" 2>&1 || rc=$?
+    [[ "$made_policy" == 1 ]] && as_root rm -f /usr/sbin/policy-rc.d
+    if [[ "$rc" != 0 ]]; then tail -n 30 "$CACHE/apt-prometheus.log" >&2; die "apt-get install prometheus failed"; fi
+  fi
+  disable_debian_prometheus_service
+  local p; p="$(prometheus_bin)"
+  [[ -n "$p" ]] || die "prometheus still not found after install"
+  log "prometheus: $("$p" --version 2>&1 | head -n1) ($(elapsed "$t") s)"
+}
+
+install_ocb() {
+  local want="ocb $OTELCOL_VERSION go $GO_VERSION"
+  if [[ -x "$OCB_BIN" ]] && stamp_ok ocb "$want"; then return; fi
+  local t; t=$(now)
+  log "ocb: go install go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION"
+  "$GO" install -ldflags="-s -w" "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION"
+  stamp_write ocb "$want"
+  log "ocb: done ($(elapsed "$t") s)"
+}
+
+install_collector() {
+  local want="otelcol $OTELCOL_VERSION manifest $(file_sha "$HERE/builder-config.yaml") go $GO_VERSION"
+  if [[ -x "$OTELCOL_BIN" ]] && stamp_ok otelcol "$want"; then
+    log "collector: up to date ($OTELCOL_BIN)"; return
+  fi
+  install_ocb
+  local t; t=$(now)
+  log "collector: ocb --config collector/builder-config.yaml (module download + build, several minutes cold)"
+  mkdir -p "$CACHE/build"
+  rm -rf "$CACHE/build/otelcol-taskjourney"
+  # ocb runs `go mod tidy` and `go build -trimpath -ldflags="-s -w"` itself; the
+  # manifest's relative output_path resolves against this working directory.
+  if ! (cd "$CACHE/build" && "$OCB_BIN" --config "$HERE/builder-config.yaml") >"$CACHE/build/ocb.log" 2>&1; then
+    tail -n 40 "$CACHE/build/ocb.log" >&2
+    die "collector build failed (full log: $CACHE/build/ocb.log)"
+  fi
+  install -m 755 "$CACHE/build/otelcol-taskjourney/otelcol-taskjourney" "$OTELCOL_BIN"
+  stamp_write otelcol "$want"
+  log "collector: built $OTELCOL_BIN ($(elapsed "$t") s)"
+}
+
+install_jaeger() {
+  local want="jaeger $JAEGER_VERSION go $GO_VERSION"
+  if [[ -x "$JAEGER_BIN" ]] && stamp_ok jaeger "$want"; then
+    log "jaeger: up to date ($JAEGER_BIN)"; return
+  fi
+  local t; t=$(now)
+  local mod="$CACHE/build/jaeger-tool"
+  log "jaeger: go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION (scratch module), go build"
+  rm -rf "$mod"; mkdir -p "$mod"
+  # A scratch module of its own, so that Jaeger's dependency versions (collector v0.140
+  # line) are exactly its own and never mix with the v0.161 collector build.
+  if ! (
+    cd "$mod" &&
+    "$GO" mod init taskjourney.invalid/jaeger-tool &&
+    "$GO" get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION" &&
+    "$GO" build -ldflags="-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$JAEGER_VERSION" \
+      -o "$JAEGER_BIN.tmp" github.com/jaegertracing/jaeger/cmd/jaeger
+  ) >"$CACHE/build/jaeger.log" 2>&1; then
+    tail -n 40 "$CACHE/build/jaeger.log" >&2
+    die "jaeger build failed (full log: $CACHE/build/jaeger.log)"
+  fi
+  mv -f "$JAEGER_BIN.tmp" "$JAEGER_BIN"
+  stamp_write jaeger "$want"
+  log "jaeger: built $JAEGER_BIN ($(elapsed "$t") s)"
+}
+
+cmd_install() {
+  with_lock
+  local t; t=$(now)
+  mkdir -p "$BIN" "$STAMPS" "$CACHE/build"
+  go_env
+  log "cache: $CACHE (go $GO_VERSION, GOMODCACHE=$GOMODCACHE, GOFLAGS=$GOFLAGS)"
+  install_prometheus
+  install_collector
+  install_jaeger
+  log "install complete ($(elapsed "$t") s)"
+}
+
+# ---- processes -------------------------------------------------------------------------
+pid_file() { echo "$RUN/$1.pid"; }
+log_file() { echo "$RUN/$1.log"; }
+bin_of() {
+  case "$1" in
+    collector) echo "$OTELCOL_BIN" ;;
+    jaeger) echo "$JAEGER_BIN" ;;
+    prometheus) prometheus_bin ;;
+  esac
+}
+
+# PID of a running service from its PID file, checked against /proc so that a reused PID
+# of some other program is never taken for ours. Prints nothing when not running.
+running_pid() {
+  local f pid exe
+  f="$(pid_file "$1")"
+  [[ -f "$f" ]] || return 0
+  pid="$(cat "$f" 2>/dev/null || true)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 0
+  kill -0 "$pid" 2>/dev/null || return 0
+  exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
+  case "$1" in
+    collector) [[ "$exe" == *otelcol-taskjourney* ]] || return 0 ;;
+    jaeger) [[ "$exe" == */jaeger* ]] || return 0 ;;
+    prometheus) [[ "$exe" == *prometheus* ]] || return 0 ;;
+  esac
+  echo "$pid"
+}
+
+port_busy() { (exec 3<>"/dev/tcp/$H/$1") 2>/dev/null; }
+
+ports_of() {
+  case "$1" in
+    collector) echo "$TJ_OTLP_GRPC_PORT $TJ_OTLP_HTTP_PORT $TJ_COLLECTOR_HEALTH_PORT $TJ_PROM_EXPORTER_PORT $TJ_COLLECTOR_METRICS_PORT" ;;
+    jaeger) echo "$TJ_JAEGER_OTLP_GRPC_PORT $TJ_JAEGER_OTLP_HTTP_PORT $TJ_JAEGER_QUERY_PORT $TJ_JAEGER_QUERY_GRPC_PORT" ;;
+    prometheus) echo "$TJ_PROMETHEUS_PORT" ;;
+  esac
+}
+
+ready() {
+  case "$1" in
+    collector) curl -fsS -o /dev/null --max-time 2 "$COLLECTOR_HEALTH_URL" 2>/dev/null ;;
+    jaeger) curl -fsS -o /dev/null --max-time 2 "$JAEGER_QUERY_URL/api/services" 2>/dev/null ;;
+    prometheus) curl -fsS -o /dev/null --max-time 2 "$PROMETHEUS_URL/-/ready" 2>/dev/null ;;
+  esac
+}
+
+launch() {
+  local name="$1"; shift
+  local lf; lf="$(log_file "$name")"
+  : >"$lf"
+  # Own session (setsid) so a Ctrl-C or a test runner's process-group kill does not hit
+  # the backends; stdin from /dev/null and stdout/stderr to the log, so a caller that
+  # captures our output (child_process.execFile) is not held open by them.
+  # fd 9 (the install/start lock) is closed in the child, or it would hold the lock.
+  setsid "$@" </dev/null >>"$lf" 2>&1 9>&- &
+  echo $! >"$(pid_file "$name")"
+}
+
+start_one() {
+  local name="$1" b p
+  if [[ -n "$(running_pid "$name")" ]]; then
+    log "$name: already running (pid $(running_pid "$name"))"; return
+  fi
+  b="$(bin_of "$name")"
+  [[ -n "$b" && -x "$b" ]] || usage_die "$name binary missing ($b): run 'collector/backends.sh install' first"
+  for p in $(ports_of "$name"); do
+    port_busy "$p" && die "$name: port $H:$p is already in use by another process (override with the TJ_*_PORT variables)"
+  done
+  case "$name" in
+    prometheus)
+      rm -rf "$RUN/prometheus-data"; mkdir -p "$RUN/prometheus-data"
+      # Prometheus does not expand env vars in its config: write the scrape target.
+      sed -e "s/127\.0\.0\.1:18889/$H:$TJ_PROM_EXPORTER_PORT/" "$HERE/prometheus.yml" >"$RUN/prometheus.yml"
+      launch prometheus "$b" \
+        --config.file="$RUN/prometheus.yml" \
+        --storage.tsdb.path="$RUN/prometheus-data" \
+        --storage.tsdb.retention.time=1d \
+        --web.listen-address="$H:$TJ_PROMETHEUS_PORT" \
+        --web.enable-remote-write-receiver \
+        --enable-feature=native-histograms
+      ;;
+    jaeger)
+      launch jaeger "$b" --config "file:$HERE/jaeger.yaml"
+      ;;
+    collector)
+      mkdir -p "$(dirname "$TJ_TRACES_FILE")"
+      [[ -f "$TJ_TRACES_FILE" ]] && mv -f "$TJ_TRACES_FILE" "$TJ_TRACES_FILE.prev"
+      launch collector "$b" --config "file:$HERE/otelcol.yaml"
+      ;;
+  esac
+  log "$name: started (pid $(cat "$(pid_file "$name")"), log $(log_file "$name"))"
+}
+
+wait_ready() {
+  local name="$1" deadline=$((SECONDS + START_TIMEOUT))
+  while ! ready "$name"; do
+    if [[ -z "$(running_pid "$name")" ]]; then
+      log "$name exited during startup; last lines of $(log_file "$name"):"
+      tail -n 40 "$(log_file "$name")" >&2 || true
+      return 1
+    fi
+    if (( SECONDS >= deadline )); then
+      log "$name not ready after ${START_TIMEOUT}s; last lines of $(log_file "$name"):"
+      tail -n 40 "$(log_file "$name")" >&2 || true
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+cmd_start() {
+  with_lock
+  local t; t=$(now)
+  command -v curl >/dev/null 2>&1 || die "curl is needed"
+  mkdir -p "$RUN"
+  local name p
+  # Check every port first, so that a clash fails before anything is started.
+  for name in "${SERVICES[@]}"; do
+    [[ -n "$(running_pid "$name")" ]] && continue
+    for p in $(ports_of "$name"); do
+      port_busy "$p" && die "$name: port $H:$p is already in use by another process (override with the TJ_*_PORT variables)"
+    done
+  done
+  # Prometheus and Jaeger first: the collector's exporters point at them.
+  for name in prometheus jaeger; do start_one "$name"; done
+  for name in prometheus jaeger; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
+  start_one collector
+  wait_ready collector || { stop_all; die "collector did not become ready"; }
+  log "all ready in $(elapsed "$t") s: OTLP http://$H:$TJ_OTLP_HTTP_PORT (HTTP) / $H:$TJ_OTLP_GRPC_PORT (gRPC), Jaeger $JAEGER_QUERY_URL, Prometheus $PROMETHEUS_URL"
+}
+
+stop_one() {
+  local name="$1" pid deadline
+  pid="$(running_pid "$name")"
+  if [[ -z "$pid" ]]; then rm -f "$(pid_file "$name")"; return 0; fi
+  kill -TERM "$pid" 2>/dev/null || true
+  deadline=$((SECONDS + STOP_TIMEOUT))
+  while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$name (pid $pid) still running after ${STOP_TIMEOUT}s: KILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  fi
+  rm -f "$(pid_file "$name")"
+  log "$name: stopped (pid $pid)"
+}
+
+stop_all() {
+  # Collector first so that it can flush to Jaeger and Prometheus on shutdown.
+  local name
+  for name in collector jaeger prometheus; do stop_one "$name"; done
+}
+
+cmd_stop() { with_lock; stop_all; }
+
+cmd_status() {
+  local json=0 all=0 name pid st
+  [[ "${1:-}" == "--json" ]] && json=1
+  local out=()
+  for name in "${SERVICES[@]}"; do
+    pid="$(running_pid "$name")"
+    if [[ -z "$pid" ]]; then st=stopped
+    elif ready "$name"; then st=ready; all=$((all + 1))
+    else st=starting; fi
+    if [[ "$json" == 1 ]]; then
+      out+=("\"$name\":{\"state\":\"$st\",\"pid\":${pid:-null},\"log\":\"$(log_file "$name")\"}")
+    else
+      printf '%-10s %-8s pid=%-8s ports=%s log=%s\n' "$name" "$st" "${pid:--}" "$(ports_of "$name" | tr ' ' ,)" "$(log_file "$name")"
+    fi
+  done
+  if [[ "$json" == 1 ]]; then (IFS=,; printf '{%s}\n' "${out[*]}"); fi
+  [[ "$all" == "${#SERVICES[@]}" ]]
+}
+
+env_pairs() {
+  cat <<EOF
+TASKJOURNEY_CACHE=$CACHE
+TASKJOURNEY_RUN_DIR=$RUN
+OTEL_EXPORTER_OTLP_ENDPOINT=http://$H:$TJ_OTLP_HTTP_PORT
+TJ_OTLP_HTTP_ENDPOINT=http://$H:$TJ_OTLP_HTTP_PORT
+TJ_OTLP_GRPC_ENDPOINT=http://$H:$TJ_OTLP_GRPC_PORT
+TJ_COLLECTOR_HEALTH_URL=$COLLECTOR_HEALTH_URL
+TJ_COLLECTOR_PROMETHEUS_URL=http://$H:$TJ_PROM_EXPORTER_PORT/metrics
+TJ_COLLECTOR_METRICS_URL=http://$H:$TJ_COLLECTOR_METRICS_PORT/metrics
+TJ_JAEGER_OTLP_GRPC_ENDPOINT=http://$H:$TJ_JAEGER_OTLP_GRPC_PORT
+TJ_JAEGER_OTLP_HTTP_ENDPOINT=http://$H:$TJ_JAEGER_OTLP_HTTP_PORT
+JAEGER_QUERY_URL=$JAEGER_QUERY_URL
+PROMETHEUS_URL=$PROMETHEUS_URL
+TJ_TRACES_FILE=$TJ_TRACES_FILE
+TJ_BIND_HOST=$TJ_BIND_HOST
+TJ_OTLP_GRPC_PORT=$TJ_OTLP_GRPC_PORT
+TJ_OTLP_HTTP_PORT=$TJ_OTLP_HTTP_PORT
+TJ_COLLECTOR_HEALTH_PORT=$TJ_COLLECTOR_HEALTH_PORT
+TJ_PROM_EXPORTER_PORT=$TJ_PROM_EXPORTER_PORT
+TJ_COLLECTOR_METRICS_PORT=$TJ_COLLECTOR_METRICS_PORT
+TJ_JAEGER_OTLP_GRPC_PORT=$TJ_JAEGER_OTLP_GRPC_PORT
+TJ_JAEGER_OTLP_HTTP_PORT=$TJ_JAEGER_OTLP_HTTP_PORT
+TJ_JAEGER_QUERY_PORT=$TJ_JAEGER_QUERY_PORT
+TJ_JAEGER_QUERY_GRPC_PORT=$TJ_JAEGER_QUERY_GRPC_PORT
+TJ_PROMETHEUS_PORT=$TJ_PROMETHEUS_PORT
+EOF
+}
+
+cmd_env() {
+  local k v
+  if [[ "${1:-}" == "--json" ]]; then
+    local first=1
+    printf '{'
+    while IFS='=' read -r k v; do
+      v="${v//\\/\\\\}"; v="${v//\"/\\\"}"
+      [[ "$first" == 1 ]] || printf ','
+      first=0
+      printf '"%s":"%s"' "$k" "$v"
+    done < <(env_pairs)
+    printf '}\n'
+  else
+    while IFS='=' read -r k v; do
+      printf "export %s='%s'\n" "$k" "${v//\'/\'\\\'\'}"
+    done < <(env_pairs)
+  fi
+}
+
+cmd_logs() {
+  local names=("${SERVICES[@]}")
+  [[ -n "${1:-}" ]] && names=("$1")
+  local n
+  for n in "${names[@]}"; do
+    printf '==> %s <==\n' "$(log_file "$n")"
+    tail -n "${TJ_LOG_LINES:-40}" "$(log_file "$n")" 2>/dev/null || echo "(no log)"
+  done
+}
+
+cmd_clean() {
+  with_lock
+  stop_all
+  case "$CACHE" in ""|/|"$HOME") die "refusing to delete '$CACHE'" ;; esac
+  rm -rf "$CACHE"
+  log "removed $CACHE"
+}
+
+case "${1:-}" in
+  install) shift; cmd_install "$@" ;;
+  start) shift; cmd_start "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  restart) shift; cmd_stop; cmd_start ;;
+  status) shift; cmd_status "$@" ;;
+  env) shift; cmd_env "$@" ;;
+  logs) shift; cmd_logs "$@" ;;
+  clean) shift; cmd_clean ;;
+  *) usage_die "usage: $0 install|start|stop|restart|status [--json]|env [--json]|logs [name]|clean" ;;
+esac

@@ -1,0 +1,32 @@
+export { TaskJourneys, DEFAULT_OPTIONS } from "./journeys.js";
+export { keySplit, keySplitGroup, keyToText, isKey } from "./model/keys.js";
+export { formatBreakdown, formatSeconds } from "./report/format.js";
+export { InvalidTransition } from "./recorder/errors.js";
+export { TaskMetricProducer } from "./otel/metric-producer.js";
+export { DurationStatistics, ExponentialHistogram } from "./model/statistics/index.js";
+export {
+  WORKER_STATES,
+  SCHEDULER_STATES,
+  TERMINAL_STATES,
+} from "./model/states.js";
+export {
+  EXECUTE_ACTIVITIES,
+  GATHER_ACTIVITIES,
+  EXECUTE_OUTCOMES,
+  TRANSFER_OUTCOMES,
+} from "./model/activities.js";
+export * as semconv from "./otel/semconv.js";
+export { VERSION } from "./version.js";
+
+export type {
+  TaskJourneysOptions,
+  SamplingOptions,
+  ActivityLedger,
+  ExecuteLedger,
+  GatherLedger,
+} from "./types.js";
+export type { Key } from "./model/keys.js";
+export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
+export type { DurationStats } from "./model/statistics/index.js";
+export type { Role, WorkerState, SchedulerState, TaskState } from "./model/states.js";
+export type { ExecuteOutcome, TransferOutcome } from "./model/activities.js";

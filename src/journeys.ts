@@ -1,0 +1,272 @@
+import { diag, metrics as metricsApi, type MeterProvider } from "@opentelemetry/api";
+import type { Key } from "./model/keys.js";
+import type { Breakdown } from "./model/breakdown.js";
+import type { DurationStats } from "./model/statistics/index.js";
+import { DurationStatistics } from "./model/statistics/index.js";
+import { ratioSampler } from "./model/sampling.js";
+import { Recorder } from "./recorder/recorder.js";
+import { ambientLedger } from "./recorder/ambient.js";
+import { explainJourney } from "./recorder/explain.js";
+import type { RecorderListener } from "./recorder/listener.js";
+import { TaskMetricProducer } from "./otel/metric-producer.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions } from "./types.js";
+import { INSTRUMENTATION_SCOPE } from "./otel/semconv.js";
+import { VERSION } from "./version.js";
+
+/** Every option's default, in one place. */
+export const DEFAULT_OPTIONS = {
+  role: "worker",
+  instance: "",
+  clock: () => performance.now() / 1000,
+  sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
+  prefixLimit: 100,
+  activityLimit: 64,
+  retainedJourneys: 1000,
+  maxKeyLength: 4096,
+  strict: false,
+  temporality: "cumulative",
+  histogram: "exponential",
+  explicitBuckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+  histogramMaxSize: 160,
+  executeTimeByPrefix: false,
+  maxLinksPerSpan: 128,
+  maxAttributeLength: 256,
+  maxKeysPerTransfer: 32,
+} as const;
+
+type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
+  sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
+  timeOrigin: number;
+};
+
+function fail(option: string, expected: string, value: unknown): never {
+  throw new TypeError(`TaskJourneys: option "${option}" must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+}
+
+function wholeNumber(option: string, value: number, min: number): number {
+  if (!Number.isInteger(value) || value < min) fail(option, `an integer >= ${min}`, value);
+  return value;
+}
+
+function fraction(option: string, value: number): number {
+  if (typeof value !== "number" || !(value >= 0 && value <= 1)) fail(option, "a number from 0 to 1", value);
+  return value;
+}
+
+/** Checks every option once, at construction, and fills in the defaults. */
+export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
+  if (options === null || typeof options !== "object") fail("options", "an object", options);
+  const merged = { ...DEFAULT_OPTIONS, ...options, sampling: { ...DEFAULT_OPTIONS.sampling, ...options.sampling } };
+  if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
+  if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
+  if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
+  const probe = merged.clock();
+  if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
+  fraction("sampling.ratio", merged.sampling.ratio);
+  fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
+  if (typeof merged.sampling.keepErrors !== "boolean") fail("sampling.keepErrors", "a boolean", merged.sampling.keepErrors);
+  wholeNumber("prefixLimit", merged.prefixLimit, 1);
+  wholeNumber("activityLimit", merged.activityLimit, 1);
+  wholeNumber("retainedJourneys", merged.retainedJourneys, 0);
+  wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
+  wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2);
+  wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
+  wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
+  wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
+  if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
+  if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
+  if (merged.temporality !== "cumulative" && merged.temporality !== "delta") fail("temporality", '"cumulative" or "delta"', merged.temporality);
+  if (merged.histogram !== "exponential" && merged.histogram !== "explicit") fail("histogram", '"exponential" or "explicit"', merged.histogram);
+  const buckets = merged.explicitBuckets;
+  if (!Array.isArray(buckets) || buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))) {
+    fail("explicitBuckets", "an increasing array of finite numbers", buckets);
+  }
+  const timeOrigin = options.timeOrigin ?? Date.now() / 1000 - probe;
+  if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin)) fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
+  return { ...(merged as unknown as ResolvedOptions), timeOrigin };
+}
+
+/**
+ * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
+ * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`.
+ */
+export class TaskJourneys {
+  /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
+  readonly metricProducer: TaskMetricProducer;
+  readonly role: "worker" | "scheduler";
+  readonly instance: string;
+  /** @internal */
+  readonly recorder: Recorder;
+  /** @internal */
+  readonly options: ResolvedOptions;
+  private readonly listeners: RecorderListener[] = [];
+  private closed = false;
+  private shutdownPromise: Promise<void> | undefined;
+  private removeObservers: (() => void) | undefined;
+
+  constructor(options: TaskJourneysOptions = {}) {
+    const resolved = resolveOptions(options);
+    this.options = resolved;
+    this.role = resolved.role;
+    this.instance = resolved.instance;
+    const histogramOptions = { maxSize: resolved.histogramMaxSize };
+    this.recorder = new Recorder({
+      role: resolved.role,
+      instance: resolved.instance,
+      clock: resolved.clock,
+      prefixLimit: resolved.prefixLimit,
+      activityLimit: resolved.activityLimit,
+      retainedJourneys: resolved.retainedJourneys,
+      maxKeyLength: resolved.maxKeyLength,
+      strict: resolved.strict,
+      sampler: ratioSampler(resolved.sampling.ratio),
+      makeStatistics: () => new DurationStatistics(histogramOptions),
+      report: (reason, detail) =>
+        diag.warn(`taskjourney: dropped input (${reason}): ${detail}. Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`),
+    });
+    this.metricProducer = new TaskMetricProducer(this.recorder, {
+      temporality: resolved.temporality,
+      histogram: resolved.histogram,
+      explicitBuckets: resolved.explicitBuckets,
+      executeTimeByPrefix: resolved.executeTimeByPrefix,
+    });
+    if (options.meterProvider !== undefined) this.observeThrough(options.meterProvider);
+  }
+
+  /** Adds a listener of finished journeys and transfers (the span bridge is one). */
+  addListener(listener: RecorderListener): void {
+    this.listeners.push(listener);
+    this.recorder.listener = this.listeners.length === 1 ? listener : fanOut(this.listeners);
+  }
+
+  /** The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). */
+  transition(key: Key, from: string, to: string, at?: number): void {
+    if (this.closed) return;
+    this.recorder.transition(key, from, to, at);
+  }
+
+  /** Tells which keys `key` depends on, for waiting-time apportioning and span links. */
+  dependencies(key: Key, dependencies: readonly Key[]): void {
+    if (this.closed) return;
+    this.recorder.dependencies(key, dependencies);
+  }
+
+  /** Opens the ledger of one execution of `key`, moving it to executing if it is not there yet. */
+  execute(key: Key, at?: number): ExecuteLedger {
+    if (this.closed) return this.recorder.noLedger;
+    return this.recorder.execute(key, at);
+  }
+
+  /** Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight. */
+  gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): GatherLedger {
+    if (this.closed) return this.recorder.noLedger;
+    return this.recorder.gather(peer, keys, bytes, at);
+  }
+
+  /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
+  queued(key: Key, reason: string): void {
+    if (this.closed) return;
+    this.recorder.queued(key, reason);
+  }
+
+  /**
+   * Meters `work` as `activity` of the execution or transfer surrounding this call (found through
+   * AsyncLocalStorage); outside any ledger it just runs `work`.
+   */
+  meter<T>(activity: string, work: () => T): T {
+    const frame = ambientLedger.getStore();
+    if (frame === undefined) return work();
+    return frame.ledger.meter(activity, work);
+  }
+
+  /** The ledger surrounding this call, if any. */
+  currentLedger(): ActivityLedger | undefined {
+    return ambientLedger.getStore()?.ledger;
+  }
+
+  /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
+  stats(prefix: string, state: string = "executing"): DurationStats {
+    return this.recorder.stats(prefix, state);
+  }
+
+  /** Where the time of a live or recently finished journey of `key` went, or undefined. */
+  explain(key: Key): Breakdown | undefined {
+    const journey = this.recorder.journeyOf(key);
+    if (journey === undefined) return undefined;
+    const recorder = this.recorder;
+    return explainJourney(
+      journey,
+      { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id) },
+      this.instance,
+      recorder.clock(),
+    );
+  }
+
+  /** Counts of dropped or repaired inputs by reason, as in taskjourney.dropped. */
+  dropped(): Record<string, number> {
+    return Object.fromEntries(this.recorder.accumulators.dropped);
+  }
+
+  /** Stops recording; flushes what taskjourney holds. Never shuts down providers passed in. Idempotent. */
+  shutdown(): Promise<void> {
+    this.shutdownPromise ??= (async () => {
+      this.closed = true;
+      this.removeObservers?.();
+      for (const listener of this.listeners) {
+        const flushable = listener as RecorderListener & { shutdown?: () => Promise<void> };
+        if (typeof flushable.shutdown === "function") {
+          try {
+            await flushable.shutdown();
+          } catch (error) {
+            diag.error("taskjourney: flushing spans at shutdown failed", error);
+          }
+        }
+      }
+    })();
+    return this.shutdownPromise;
+  }
+
+  /**
+   * For users who cannot add a metric producer to their reader: the sums and gauges (not the
+   * duration histogram) as observable instruments on a MeterProvider they passed explicitly.
+   */
+  private observeThrough(meterProvider: MeterProvider): void {
+    const meter = (meterProvider ?? metricsApi.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, VERSION);
+    const producer = new TaskMetricProducer(this.recorder, { ...this.metricProducer["options"], temporality: "cumulative" });
+    const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
+    const names: Array<[string, string, "counter" | "gauge"]> = [
+      ["task.state.time", "s", "counter"],
+      ["task.execute.time", "s", "counter"],
+      ["task.gather.time", "s", "counter"],
+      ["task.wait.time", "s", "counter"],
+      ["task.gather.size", "By", "counter"],
+      ["task.transitions", "{transition}", "counter"],
+      ["task.active", "{task}", "gauge"],
+      ["taskjourney.dropped", "{item}", "counter"],
+    ];
+    for (const [name, unit, kind] of names) {
+      instruments.set(name, kind === "counter" ? meter.createObservableCounter(name, { unit }) : meter.createObservableGauge(name, { unit }));
+    }
+    const callback = (result: { observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void }) => {
+      const now: [number, number] = [0, 0];
+      for (const metric of producer.produce(now, now)) {
+        const instrument = instruments.get(metric.descriptor.name);
+        if (instrument === undefined || metric.dataPointType === 0 || metric.dataPointType === 1) continue;
+        for (const point of metric.dataPoints) result.observe(instrument, point.value as number, point.attributes);
+      }
+    };
+    const observables = [...instruments.values()];
+    meter.addBatchObservableCallback(callback as never, observables);
+    this.removeObservers = () => meter.removeBatchObservableCallback(callback as never, observables);
+  }
+}
+
+function fanOut(listeners: RecorderListener[]): RecorderListener {
+  return {
+    journeyStarted: (journey) => listeners.forEach((listener) => listener.journeyStarted?.(journey)),
+    stateEntered: (journey) => listeners.forEach((listener) => listener.stateEntered?.(journey)),
+    journeyEnded: (journey) => listeners.forEach((listener) => listener.journeyEnded?.(journey)),
+    transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
+    transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
+  };
+}

@@ -1,0 +1,361 @@
+import { ValueType, type Attributes, type HrTime } from "@opentelemetry/api";
+import type {
+  CollectionResult,
+  DataPoint,
+  ExponentialHistogram as OtlpExponentialHistogram,
+  Histogram as OtlpHistogram,
+  MetricData,
+  MetricProducer,
+  ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import { ALL_STATES, STATE_COUNT, TERMINAL_STATES } from "../model/states.js";
+import { TRANSFER_OUTCOMES } from "../model/activities.js";
+import type { ReadonlyExponentialHistogram } from "../model/statistics/index.js";
+import type { Recorder } from "../recorder/recorder.js";
+import {
+  ATTR_DROPPED_REASON,
+  ATTR_TASK_ACTIVITY,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_STATE,
+  ATTR_TRANSFER_OUTCOME,
+  INSTRUMENTATION_SCOPE,
+  METRIC_ACTIVE,
+  METRIC_DROPPED,
+  METRIC_EXECUTE_TIME,
+  METRIC_GATHER_SIZE,
+  METRIC_GATHER_TIME,
+  METRIC_STATE_DURATION,
+  METRIC_STATE_TIME,
+  METRIC_TRANSITIONS,
+  METRIC_WAIT_TIME,
+} from "./semconv.js";
+import { VERSION } from "../version.js";
+
+// The SDK's enums, by value: the core takes only types from @opentelemetry/sdk-metrics, so it
+// runs with whatever SDK the user has. A test checks these against the SDK's own enums.
+export const DATA_POINT_HISTOGRAM = 0;
+export const DATA_POINT_EXPONENTIAL_HISTOGRAM = 1;
+export const DATA_POINT_GAUGE = 2;
+export const DATA_POINT_SUM = 3;
+export const TEMPORALITY_DELTA = 0;
+export const TEMPORALITY_CUMULATIVE = 1;
+
+export interface MetricProducerOptions {
+  temporality: "cumulative" | "delta";
+  histogram: "exponential" | "explicit";
+  explicitBuckets: readonly number[];
+  executeTimeByPrefix: boolean;
+}
+
+function hrTimeNow(): HrTime {
+  const millis = performance.timeOrigin + performance.now();
+  const seconds = Math.floor(millis / 1000);
+  return [seconds, Math.round((millis - seconds * 1000) * 1e6) % 1e9];
+}
+
+const TERMINAL = new Set<string>(TERMINAL_STATES);
+
+/**
+ * Turns the recorder's accumulators into OTLP data points at collection time: this is where the
+ * attribute objects are made, once per series per export, never per task. Pass it to a
+ * MetricReader's `metricProducers`. With delta temporality it reports what changed since its
+ * previous collection, so give it to one reader only.
+ */
+export class TaskMetricProducer implements MetricProducer {
+  private readonly startTime = hrTimeNow();
+  private lastCollection: HrTime = this.startTime;
+  /** Cumulative values at the previous collection, by series id, for delta temporality. */
+  private readonly previous = new Map<string, number>();
+  private readonly previousHistograms = new Map<number, ReadonlyExponentialHistogram>();
+  private readonly attributeCache = new Map<string, Attributes>();
+  private readonly delta: boolean;
+
+  constructor(
+    private readonly recorder: Recorder,
+    private readonly options: MetricProducerOptions,
+  ) {
+    this.delta = options.temporality === "delta";
+  }
+
+  async collect(): Promise<CollectionResult> {
+    const endTime = hrTimeNow();
+    const startTime = this.delta ? this.lastCollection : this.startTime;
+    const metrics = this.produce(startTime, endTime);
+    this.lastCollection = endTime;
+    const resourceMetrics = {
+      // A MetricReader keeps its MeterProvider's resource and takes only our scope metrics.
+      resource: undefined,
+      scopeMetrics: [{ scope: { name: INSTRUMENTATION_SCOPE, version: VERSION }, metrics }],
+    } as unknown as ResourceMetrics;
+    return { resourceMetrics, errors: [] };
+  }
+
+  /** The metrics as of now; exposed for tests and the report. */
+  produce(startTime: HrTime, endTime: HrTime): MetricData[] {
+    const recorder = this.recorder;
+    const accumulators = recorder.accumulators;
+    const prefixes = recorder.prefixes;
+    const activities = recorder.activities;
+    const activityCapacity = activities.limit;
+    const temporality = this.delta ? TEMPORALITY_DELTA : TEMPORALITY_CUMULATIVE;
+
+    const stateTime: DataPoint<number>[] = [];
+    const transitions: DataPoint<number>[] = [];
+    const active: DataPoint<number>[] = [];
+    const durations: DataPoint<OtlpExponentialHistogram>[] = [];
+    const explicitDurations: DataPoint<OtlpHistogram>[] = [];
+    const prefixCount = prefixes.names.length + (prefixes.overflowed > 0 ? 1 : 0);
+    for (let p = 0; p < prefixCount; p++) {
+      const prefixId = p < prefixes.names.length ? p : prefixes.limit;
+      const prefix = prefixes.name(prefixId);
+      for (let state = 0; state < STATE_COUNT; state++) {
+        const cell = prefixId * STATE_COUNT + state;
+        if (accumulators.transitions[cell] === 0) continue;
+        const stateName = ALL_STATES[state];
+        const attributes = this.attributes(`s\u0000${prefix}\u0000${stateName}`, {
+          [ATTR_TASK_PREFIX]: prefix,
+          [ATTR_TASK_STATE]: stateName,
+        });
+        transitions.push(this.sumPoint(`t${cell}`, accumulators.transitions[cell], attributes, startTime, endTime));
+        if (TERMINAL.has(stateName)) continue;
+        active.push({ startTime: endTime, endTime, attributes, value: accumulators.active[cell] });
+        if (accumulators.stateVisits[cell] === 0) continue;
+        stateTime.push(this.sumPoint(`s${cell}`, accumulators.stateSeconds[cell], attributes, startTime, endTime));
+        const statistics = accumulators.durations[cell];
+        if (statistics === undefined) continue;
+        if (this.options.histogram === "explicit") {
+          explicitDurations.push({ startTime, endTime, attributes, value: this.explicitHistogram(cell, statistics.histogram) });
+        } else {
+          durations.push({ startTime, endTime, attributes, value: this.exponentialHistogram(cell, statistics.histogram) });
+        }
+      }
+    }
+
+    const executeTime: DataPoint<number>[] = [];
+    const waitTime: DataPoint<number>[] = [];
+    const byActivity = new Float64Array(activityCapacity);
+    for (let p = 0; p < prefixCount; p++) {
+      const prefixId = p < prefixes.names.length ? p : prefixes.limit;
+      const prefix = prefixes.name(prefixId);
+      const base = prefixId * activityCapacity;
+      for (let activity = 0; activity < activities.names.length; activity++) {
+        const name = activities.names[activity];
+        const executed = accumulators.executeSeconds[base + activity];
+        if (executed > 0) {
+          if (this.options.executeTimeByPrefix) {
+            const attributes = this.attributes(`e\u0000${prefix}\u0000${name}`, {
+              [ATTR_TASK_PREFIX]: prefix,
+              [ATTR_TASK_ACTIVITY]: name,
+            });
+            executeTime.push(this.sumPoint(`e${base + activity}`, executed, attributes, startTime, endTime));
+          } else {
+            byActivity[activity] += executed;
+          }
+        }
+        const waited = accumulators.waitSeconds[base + activity];
+        if (waited > 0) {
+          const attributes = this.attributes(`w\u0000${prefix}\u0000${name}`, {
+            [ATTR_TASK_PREFIX]: prefix,
+            [ATTR_TASK_ACTIVITY]: name,
+          });
+          waitTime.push(this.sumPoint(`w${base + activity}`, waited, attributes, startTime, endTime));
+        }
+      }
+    }
+    if (!this.options.executeTimeByPrefix) {
+      for (let activity = 0; activity < activities.names.length; activity++) {
+        if (byActivity[activity] === 0) continue;
+        const name = activities.names[activity];
+        const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
+        executeTime.push(this.sumPoint(`ea${activity}`, byActivity[activity], attributes, startTime, endTime));
+      }
+    }
+
+    const gatherTime: DataPoint<number>[] = [];
+    for (let activity = 0; activity < activities.names.length; activity++) {
+      const seconds = accumulators.gatherSeconds[activity];
+      if (seconds === 0) continue;
+      const name = activities.names[activity];
+      const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
+      gatherTime.push(this.sumPoint(`g${activity}`, seconds, attributes, startTime, endTime));
+    }
+
+    const gatherSize: DataPoint<number>[] = [];
+    for (let outcome = 0; outcome < TRANSFER_OUTCOMES.length; outcome++) {
+      if (accumulators.transfers[outcome] === 0) continue;
+      const name = TRANSFER_OUTCOMES[outcome];
+      const attributes = this.attributes(`o\u0000${name}`, { [ATTR_TRANSFER_OUTCOME]: name });
+      gatherSize.push(this.sumPoint(`b${outcome}`, accumulators.gatherBytes[outcome], attributes, startTime, endTime));
+    }
+
+    const dropped: DataPoint<number>[] = [];
+    for (const [reason, count] of accumulators.dropped) {
+      const attributes = this.attributes(`d\u0000${reason}`, { [ATTR_DROPPED_REASON]: reason });
+      dropped.push(this.sumPoint(`d${reason}`, count, attributes, startTime, endTime));
+    }
+
+    const metrics: MetricData[] = [];
+    const sum = (name: string, description: string, unit: string, points: DataPoint<number>[], valueType = ValueType.DOUBLE) => {
+      if (points.length === 0) return;
+      metrics.push({
+        descriptor: { name, description, unit, valueType },
+        aggregationTemporality: temporality,
+        dataPointType: DATA_POINT_SUM,
+        dataPoints: points,
+        isMonotonic: true,
+      } as MetricData);
+    };
+    sum(METRIC_STATE_TIME, "Time tasks spent in each state, by task prefix.", "s", stateTime);
+    if (durations.length > 0) {
+      metrics.push({
+        descriptor: { name: METRIC_STATE_DURATION, description: "Duration of each visit of a task to a state.", unit: "s", valueType: ValueType.DOUBLE },
+        aggregationTemporality: temporality,
+        dataPointType: DATA_POINT_EXPONENTIAL_HISTOGRAM,
+        dataPoints: durations,
+      } as MetricData);
+    }
+    if (explicitDurations.length > 0) {
+      metrics.push({
+        descriptor: { name: METRIC_STATE_DURATION, description: "Duration of each visit of a task to a state.", unit: "s", valueType: ValueType.DOUBLE },
+        aggregationTemporality: temporality,
+        dataPointType: DATA_POINT_HISTOGRAM,
+        dataPoints: explicitDurations,
+      } as MetricData);
+    }
+    sum(METRIC_EXECUTE_TIME, "Time spent executing tasks, by activity.", "s", executeTime);
+    sum(METRIC_GATHER_TIME, "Time spent fetching dependencies from peers, by activity.", "s", gatherTime);
+    sum(METRIC_WAIT_TIME, "Time tasks waited for their dependencies, by the waiting task's prefix and activity.", "s", waitTime);
+    sum(METRIC_GATHER_SIZE, "Bytes fetched from peers, by transfer outcome.", "By", gatherSize, ValueType.INT);
+    sum(METRIC_TRANSITIONS, "Transitions of tasks into each state.", "{transition}", transitions, ValueType.INT);
+    if (active.length > 0) {
+      metrics.push({
+        descriptor: { name: METRIC_ACTIVE, description: "Tasks currently in each state.", unit: "{task}", valueType: ValueType.INT },
+        aggregationTemporality: TEMPORALITY_CUMULATIVE,
+        dataPointType: DATA_POINT_GAUGE,
+        dataPoints: active,
+      } as MetricData);
+    }
+    sum(METRIC_DROPPED, "Telemetry inputs taskjourney dropped or repaired, by reason.", "{item}", dropped, ValueType.INT);
+    return metrics;
+  }
+
+  private attributes(id: string, make: Attributes): Attributes {
+    // Series are few and stable: one frozen attribute object per series for the process's life.
+    let attributes = this.attributeCache.get(id);
+    if (attributes === undefined) {
+      attributes = Object.freeze(make);
+      this.attributeCache.set(id, attributes);
+    }
+    return attributes;
+  }
+
+  private sumPoint(series: string, cumulative: number, attributes: Attributes, startTime: HrTime, endTime: HrTime): DataPoint<number> {
+    let value = cumulative;
+    if (this.delta) {
+      value = cumulative - (this.previous.get(series) ?? 0);
+      this.previous.set(series, cumulative);
+    }
+    return { startTime, endTime, attributes, value };
+  }
+
+  private exponentialHistogram(cell: number, histogram: ReadonlyExponentialHistogram): OtlpExponentialHistogram {
+    if (!this.delta) {
+      return {
+        count: histogram.count,
+        sum: histogram.sum,
+        scale: histogram.scale,
+        zeroCount: histogram.zeroCount,
+        positive: { offset: histogram.positiveOffset, bucketCounts: histogram.positiveBucketCounts() },
+        negative: { offset: 0, bucketCounts: [] },
+        min: histogram.min,
+        max: histogram.max,
+      };
+    }
+    const previous = this.previousHistograms.get(cell);
+    this.previousHistograms.set(cell, histogram.clone());
+    return subtractHistograms(histogram, previous);
+  }
+
+  private explicitHistogram(cell: number, histogram: ReadonlyExponentialHistogram): OtlpHistogram {
+    const current = this.delta ? subtractHistograms(histogram, this.previousHistograms.get(cell)) : undefined;
+    if (this.delta) this.previousHistograms.set(cell, histogram.clone());
+    const source = current ?? {
+      count: histogram.count,
+      sum: histogram.sum,
+      scale: histogram.scale,
+      zeroCount: histogram.zeroCount,
+      positive: { offset: histogram.positiveOffset, bucketCounts: histogram.positiveBucketCounts() },
+      negative: { offset: 0, bucketCounts: [] },
+      min: histogram.min,
+      max: histogram.max,
+    };
+    return toExplicitBuckets(source, this.options.explicitBuckets);
+  }
+}
+
+/**
+ * What was recorded between `previous` and `current` (both cumulative; `current` may have
+ * downscaled since). Min and max of the interval are unknown, so they are left out.
+ */
+export function subtractHistograms(
+  current: ReadonlyExponentialHistogram,
+  previous: ReadonlyExponentialHistogram | undefined,
+): OtlpExponentialHistogram {
+  const counts = current.positiveBucketCounts();
+  const offset = current.positiveOffset;
+  if (previous === undefined) {
+    return {
+      count: current.count,
+      sum: current.sum,
+      scale: current.scale,
+      zeroCount: current.zeroCount,
+      positive: { offset, bucketCounts: counts },
+      negative: { offset: 0, bucketCounts: [] },
+      min: current.min,
+      max: current.max,
+    };
+  }
+  const shift = previous.scale - current.scale;
+  const previousCounts = previous.positiveBucketCounts();
+  for (let i = 0; i < previousCounts.length; i++) {
+    const index = Math.floor((previous.positiveOffset + i) / 2 ** shift) - offset;
+    if (index >= 0 && index < counts.length) counts[index] -= previousCounts[i];
+  }
+  return {
+    count: current.count - previous.count,
+    sum: current.sum - previous.sum,
+    scale: current.scale,
+    zeroCount: current.zeroCount - previous.zeroCount,
+    positive: { offset, bucketCounts: counts },
+    negative: { offset: 0, bucketCounts: [] },
+  };
+}
+
+/**
+ * Re-buckets an exponential histogram into explicit boundaries, for pull-mode Prometheus users.
+ * Each exponential bucket's count goes to the explicit bucket holding its log-midpoint, so a
+ * count can land one explicit bucket off only when an explicit boundary falls inside an
+ * exponential bucket, which at the default scale spans well under 1% of its value.
+ */
+export function toExplicitBuckets(source: OtlpExponentialHistogram, boundaries: readonly number[]): OtlpHistogram {
+  const counts = new Array<number>(boundaries.length + 1).fill(0);
+  const place = (value: number, count: number) => {
+    let index = 0;
+    while (index < boundaries.length && value > boundaries[index]) index++;
+    counts[index] += count;
+  };
+  if (source.zeroCount > 0) place(0, source.zeroCount);
+  const base = 2 ** (2 ** -source.scale);
+  source.positive.bucketCounts.forEach((count, i) => {
+    if (count === 0) return;
+    const lower = base ** (source.positive.offset + i);
+    place(lower * Math.sqrt(base), count);
+  });
+  return {
+    buckets: { boundaries: [...boundaries], counts },
+    sum: source.sum,
+    count: source.count,
+    min: source.min,
+    max: source.max,
+  };
+}

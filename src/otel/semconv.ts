@@ -1,0 +1,43 @@
+/**
+ * Names taskjourney gives to attributes, metrics and spans. Task attributes have no registered
+ * OpenTelemetry semantic convention yet; they live under `task.` and `transfer.` as DESIGN.md
+ * fixes them. Metric attribute values are bounded: prefixes (capped), states, activities
+ * (capped), outcomes, reasons. Keys only ever appear on spans.
+ */
+
+export const ATTR_TASK_KEY = "task.key";
+export const ATTR_TASK_PREFIX = "task.prefix";
+export const ATTR_TASK_GROUP = "task.group";
+export const ATTR_TASK_WORKER = "task.worker";
+export const ATTR_TASK_OUTCOME = "task.outcome";
+export const ATTR_TASK_STATE = "task.state";
+export const ATTR_TASK_ACTIVITY = "task.activity";
+export const ATTR_TASK_ROLE = "task.role";
+export const ATTR_TASK_DEPENDENCIES = "task.dependencies";
+export const ATTR_TRANSFER_PEER = "transfer.peer";
+export const ATTR_TRANSFER_KEYS = "transfer.keys";
+export const ATTR_TRANSFER_KEY_COUNT = "transfer.key_count";
+export const ATTR_TRANSFER_BYTES = "transfer.bytes";
+export const ATTR_TRANSFER_OUTCOME = "transfer.outcome";
+export const ATTR_THREAD_CPU_TIME = "thread.cpu_time";
+export const ATTR_THREAD_NONCPU_TIME = "thread.noncpu_time";
+export const ATTR_DROPPED_REASON = "reason";
+/** Links or children left out of a span because of a cap. */
+export const ATTR_LINKS_DROPPED = "taskjourney.links_dropped";
+export const ATTR_CHILDREN_DROPPED = "taskjourney.children_dropped";
+
+export const METRIC_STATE_TIME = "task.state.time";
+export const METRIC_STATE_DURATION = "task.state.duration";
+export const METRIC_EXECUTE_TIME = "task.execute.time";
+export const METRIC_GATHER_TIME = "task.gather.time";
+export const METRIC_WAIT_TIME = "task.wait.time";
+export const METRIC_GATHER_SIZE = "task.gather.size";
+export const METRIC_TRANSITIONS = "task.transitions";
+export const METRIC_ACTIVE = "task.active";
+export const METRIC_DROPPED = "taskjourney.dropped";
+
+/** Resource attributes that identify the process, rather than metric attributes. */
+export const RESOURCE_ROLE = "taskjourney.role";
+export const RESOURCE_INSTANCE = "service.instance.id";
+
+export const INSTRUMENTATION_SCOPE = "taskjourney";

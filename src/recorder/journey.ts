@@ -1,0 +1,137 @@
+import type { Key } from "../model/keys.js";
+
+/** What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view. */
+export const COMPUTE_JOURNEY = 0;
+export const FETCH_JOURNEY = 1;
+export const SCHEDULER_JOURNEY = 2;
+export type JourneyKind = typeof COMPUTE_JOURNEY | typeof FETCH_JOURNEY | typeof SCHEDULER_JOURNEY;
+
+/**
+ * Fields of one activity record in a flat `number[]`; records are written on the hot path without
+ * allocating an object each. A record's self time is its wall time minus its nested records'.
+ */
+export const ACTIVITY_VISIT = 0;
+export const ACTIVITY_ID = 1;
+export const ACTIVITY_PARENT = 2;
+export const ACTIVITY_START = 3;
+export const ACTIVITY_END = 4;
+export const ACTIVITY_CHILD_SECONDS = 5;
+export const ACTIVITY_SELF_SECONDS = 6;
+export const ACTIVITY_FIELDS = 7;
+
+/** Fields of one non-time quantity digested into a ledger (bytes, counts). */
+export const QUANTITY_VISIT = 0;
+export const QUANTITY_ACTIVITY = 1;
+export const QUANTITY_UNIT = 2;
+export const QUANTITY_VALUE = 3;
+export const QUANTITY_FIELDS = 4;
+
+/**
+ * One key's life on one process, from its first non-released state to a terminal one. Plain
+ * data: visits and activities are flat number arrays so a transition appends two numbers.
+ */
+export class Journey {
+  /** [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. */
+  readonly visits: number[] = [];
+  /** Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. */
+  readonly activities: number[] = [];
+  /** Non-time digests, QUANTITY_FIELDS numbers each. */
+  quantities: number[] | undefined = undefined;
+  /** [visitIndex, activityId, seconds] per apportioned activity of a waiting visit. */
+  waitBreakdown: number[] | undefined = undefined;
+  /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
+  dependencyIds: Array<string | number> | undefined = undefined;
+  /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
+  notedDependents: Journey[] | undefined = undefined;
+  /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
+  waitSources: Journey[] | undefined = undefined;
+  waitWeights: number[] | undefined = undefined;
+  /** Transfers that carried this key (fetch journeys), in order, for span links. */
+  transfers: Transfer[] | undefined = undefined;
+  /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
+  queueReason = -1;
+  /** Ledgers still open on this journey: its end waits for them so no activity is lost. */
+  openLedgers = 0;
+  /** A terminal state reached while ledgers were open: [stateId, at], applied when they close. */
+  pendingEndState = -1;
+  pendingEndAt = 0;
+  end = Number.NaN;
+  outcomeState = -1;
+  /** Owned by the span bridge: live spans of a sampled journey, its propagated parent. */
+  spanState: unknown = undefined;
+  parentCarrier: unknown = undefined;
+
+  constructor(
+    /** The key as the caller gave it. */
+    readonly key: Key,
+    /** The key's identity in maps: the string or number itself, or the canonical text of a tuple. */
+    readonly id: string | number,
+    readonly prefixId: number,
+    readonly kind: JourneyKind,
+    readonly start: number,
+    /** Whether head sampling chose this journey for a span tree. */
+    readonly sampled: boolean,
+    public state: number,
+  ) {
+    this.visits.push(state, start);
+  }
+
+  /** Index of the current (last) visit. */
+  get visitIndex(): number {
+    return (this.visits.length >> 1) - 1;
+  }
+
+  get stateStart(): number {
+    return this.visits[this.visits.length - 1];
+  }
+
+  get ended(): boolean {
+    return this.end === this.end;
+  }
+
+  /** Seconds from the first non-released state to the terminal one (or NaN while live). */
+  get duration(): number {
+    return this.end - this.start;
+  }
+
+  visitState(index: number): number {
+    return this.visits[index * 2];
+  }
+
+  visitStart(index: number): number {
+    return this.visits[index * 2 + 1];
+  }
+
+  visitEnd(index: number): number {
+    const next = index * 2 + 3;
+    return next < this.visits.length ? this.visits[next] : this.end;
+  }
+
+  /** Number of visits, the terminal state's zero-length marker included once ended. */
+  get visitCount(): number {
+    return this.visits.length >> 1;
+  }
+}
+
+/** One gather_dep call: a bundle of keys fetched from one peer. */
+export class Transfer {
+  /** Activity records, ACTIVITY_FIELDS numbers each; Visit is unused (-1). */
+  readonly activities: number[] = [];
+  end = Number.NaN;
+  outcome = "";
+  openLedgers = 0;
+  /** Owned by the span bridge. */
+  spanState: unknown = undefined;
+
+  constructor(
+    readonly id: number,
+    readonly peer: string,
+    readonly journeys: Journey[],
+    public bytes: number,
+    readonly start: number,
+  ) {}
+
+  get duration(): number {
+    return this.end - this.start;
+  }
+}

@@ -1,0 +1,211 @@
+import {
+  ACTIVITY_CHILD_SECONDS,
+  ACTIVITY_END,
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_PARENT,
+  ACTIVITY_SELF_SECONDS,
+  ACTIVITY_START,
+  ACTIVITY_VISIT,
+} from "./journey.js";
+import { ambientLedger, type AmbientFrame } from "./ambient.js";
+
+/** What a ledger needs from its recorder. */
+export interface LedgerHost {
+  now(at?: number): number;
+  activityId(name: string): number;
+  unitId(name: string): number;
+  drop(reason: string, detail: string): void;
+}
+
+// Checked once per meter: an async function's continuations need the ambient frame to find their
+// parent activity; a plain function's synchronous nesting is tracked with no ambient cost.
+const AsyncFunction = (async () => {}).constructor;
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}
+
+/**
+ * Meters the activities of one execution or one transfer. Activity records are appended to a flat
+ * number array; a nested activity's wall time is subtracted from its parent's self time, so self
+ * times of one ledger add up to at most its wall time and the remainder is `other`.
+ */
+export abstract class Ledger {
+  /** The innermost record opened by synchronous nesting, or -1. */
+  private openRecord = -1;
+  /** Async records still open, for closing them at the ledger's end. */
+  private asyncOpen = 0;
+  /** Wall seconds of this ledger's top-level records. */
+  protected topLevelSeconds = 0;
+  protected readonly firstRecord: number;
+  ended = false;
+
+  constructor(
+    protected readonly host: LedgerHost,
+    protected readonly records: number[],
+    readonly start: number,
+  ) {
+    this.firstRecord = records.length;
+  }
+
+  /** The visit index stamped on new records (the current state visit for execute ledgers). */
+  protected abstract currentVisit(): number;
+
+  /**
+   * Times `work` as `activity`. Sync work is timed to its return, async work to its settlement;
+   * the result, the thrown error or the rejection passes through unchanged.
+   */
+  meter<T>(activity: string, work: () => T): T {
+    if (this.ended) {
+      this.host.drop("ledger-ended", `meter("${activity}") after end()`);
+      return work();
+    }
+    const parent = this.parentRecord();
+    const record = this.open(this.host.activityId(activity), parent, this.host.now());
+    if (work.constructor === AsyncFunction) {
+      const frame: AmbientFrame = { ledger: this, record };
+      this.asyncOpen++;
+      let pending: T;
+      try {
+        pending = ambientLedger.run(frame, work);
+      } catch (error) {
+        this.asyncOpen--;
+        this.close(record, this.host.now());
+        throw error;
+      }
+      return this.closeWhenSettled(record, pending, true);
+    }
+    const outer = this.openRecord;
+    this.openRecord = record;
+    let result: T;
+    try {
+      result = work();
+    } catch (error) {
+      this.openRecord = outer;
+      this.close(record, this.host.now());
+      throw error;
+    }
+    this.openRecord = outer;
+    if (isThenable(result)) {
+      this.asyncOpen++;
+      return this.closeWhenSettled(record, result, true);
+    }
+    this.close(record, this.host.now());
+    return result;
+  }
+
+  /**
+   * Records a measurement taken elsewhere (a worker thread's CPU time, bytes read). Seconds
+   * become an activity ending now; other units are kept as quantities of the activity.
+   */
+  digest(activity: string, value: number, unit: string = "seconds"): void {
+    if (this.ended) {
+      this.host.drop("ledger-ended", `digest("${activity}") after end()`);
+      return;
+    }
+    if (!(value >= 0) || value === Infinity) {
+      this.host.drop("invalid-value", `digest("${activity}", ${value})`);
+      return;
+    }
+    if (unit === "seconds") {
+      const now = this.host.now();
+      const record = this.open(this.host.activityId(activity), this.parentRecord(), now - value);
+      this.close(record, now);
+    } else {
+      this.quantity(this.host.activityId(activity), this.host.unitId(unit), value);
+    }
+  }
+
+  /** Runs `work` with this ledger as the ambient one for `journeys.meter()` calls inside it. */
+  run<T>(work: () => T): T {
+    return ambientLedger.run({ ledger: this, record: -1 }, work);
+  }
+
+  protected abstract quantity(activityId: number, unitId: number, value: number): void;
+
+  private parentRecord(): number {
+    if (this.openRecord !== -1) return this.openRecord;
+    const frame = ambientLedger.getStore();
+    if (frame !== undefined && frame.ledger === this && frame.record !== -1) {
+      const records = this.records;
+      // Only while the parent is still open; a late child of a closed parent stands alone.
+      if (records[frame.record + ACTIVITY_END] !== records[frame.record + ACTIVITY_END]) return frame.record;
+    }
+    return -1;
+  }
+
+  private open(activityId: number, parent: number, start: number): number {
+    const records = this.records;
+    const record = records.length;
+    records.push(this.currentVisit(), activityId, parent, start, Number.NaN, 0, 0);
+    return record;
+  }
+
+  private close(record: number, end: number): void {
+    const records = this.records;
+    if (records[record + ACTIVITY_END] === records[record + ACTIVITY_END]) return; // closed at end()
+    const start = records[record + ACTIVITY_START];
+    if (end < start) end = start;
+    const wall = end - start;
+    records[record + ACTIVITY_END] = end;
+    const self = wall - records[record + ACTIVITY_CHILD_SECONDS];
+    records[record + ACTIVITY_SELF_SECONDS] = self > 0 ? self : 0;
+    const parent = records[record + ACTIVITY_PARENT];
+    if (parent === -1) {
+      this.topLevelSeconds += wall;
+    } else {
+      records[parent + ACTIVITY_CHILD_SECONDS] += wall;
+      if (records[parent + ACTIVITY_END] === records[parent + ACTIVITY_END]) {
+        const parentSelf = records[parent + ACTIVITY_SELF_SECONDS] - wall;
+        records[parent + ACTIVITY_SELF_SECONDS] = parentSelf > 0 ? parentSelf : 0;
+      }
+    }
+  }
+
+  private closeWhenSettled<T>(record: number, pending: T, _async: boolean): T {
+    return (pending as unknown as PromiseLike<unknown>).then(
+      (value) => {
+        this.asyncOpen--;
+        this.close(record, this.host.now());
+        return value;
+      },
+      (error: unknown) => {
+        this.asyncOpen--;
+        this.close(record, this.host.now());
+        throw error;
+      },
+    ) as unknown as T;
+  }
+
+  /**
+   * Closes what is still open at `end` (an activity outliving its ledger is cut at the ledger's
+   * end) and returns the ledger's wall seconds not covered by top-level activities.
+   */
+  protected closeAll(end: number): number {
+    const records = this.records;
+    if (this.asyncOpen > 0 || this.openRecord !== -1) {
+      // Innermost first, so parents see their children's time.
+      for (let record = records.length - ACTIVITY_FIELDS; record >= this.firstRecord; record -= ACTIVITY_FIELDS) {
+        if (records[record + ACTIVITY_END] !== records[record + ACTIVITY_END]) this.close(record, end);
+      }
+      this.openRecord = -1;
+    }
+    const remainder = end - this.start - this.topLevelSeconds;
+    return remainder > 0 ? remainder : 0;
+  }
+
+  /** Visits each closed record of this ledger: (activityId, selfSeconds). */
+  protected forEachRecord(visit: (activityId: number, selfSeconds: number) => void): void {
+    const records = this.records;
+    for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
+      visit(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
+    }
+  }
+}
+
+export { ACTIVITY_VISIT };

@@ -1,0 +1,18 @@
+import type { Journey, Transfer } from "./journey.js";
+
+/**
+ * How the recorder hands its data out, without knowing who listens (the OpenTelemetry bridge, a
+ * test). Calls for sampled journeys happen while they run; `journeyEnded` and `transferEnded`
+ * happen for every journey and transfer, so they must be cheap when there is nothing to emit.
+ */
+export interface RecorderListener {
+  /** A sampled journey began (its first visit is recorded). */
+  journeyStarted?(journey: Journey): void;
+  /** A sampled journey entered a new, non-terminal state. */
+  stateEntered?(journey: Journey): void;
+  /** A journey reached its terminal state and every ledger on it closed. */
+  journeyEnded?(journey: Journey): void;
+  /** A transfer began; `journeys` are the fetch journeys of its keys. */
+  transferStarted?(transfer: Transfer): void;
+  transferEnded?(transfer: Transfer): void;
+}

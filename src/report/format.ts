@@ -1,0 +1,37 @@
+import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+
+/** Seconds as the tree shows them: ms below one second, s above, one decimal. */
+export function formatSeconds(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "-";
+  if (seconds === 0) return "0 s";
+  if (seconds < 0.001) return `${(seconds * 1e6).toFixed(1)} µs`;
+  if (seconds < 1) return `${(seconds * 1000).toFixed(1)} ms`;
+  return `${seconds.toFixed(1)} s`;
+}
+
+/**
+ * The text tree of a breakdown, as at the top of DESIGN.md:
+ *
+ *     inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001
+ *     ├─ waiting      8.0 s
+ *     │  ├─ gather: network  2.0 s
+ */
+export function formatBreakdown(breakdown: Breakdown): string {
+  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${breakdown.instance}`;
+  const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${breakdown.outcome === undefined ? " (still running)" : ""}`];
+  const rows: Array<{ prefix: string; label: string; seconds: number }> = [];
+  const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
+    nodes.forEach((node, index) => {
+      const last = index === nodes.length - 1;
+      const label = parentState === "waiting" ? `gather: ${node.name}` : node.name;
+      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds });
+      walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
+    });
+  };
+  walk(breakdown.children, "", undefined);
+  const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
+  for (const row of rows) {
+    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}`);
+  }
+  return lines.join("\n");
+}

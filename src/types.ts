@@ -1,0 +1,76 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import type { Role } from "./model/states.js";
+
+/** Head and tail sampling of journeys into span trees. */
+export interface SamplingOptions {
+  /** Fraction of keys whose journeys become span trees, decided from the key so all processes agree. */
+  ratio?: number;
+  /** Also keep journeys slower than this quantile of their prefix's durations (0 disables). */
+  keepSlowerThan?: number;
+  /** Also keep journeys that ended in error/erred. */
+  keepErrors?: boolean;
+}
+
+/** Options of `new TaskJourneys(options)`. */
+export interface TaskJourneysOptions {
+  /** Whose journeys these are: a worker's or the scheduler's. */
+  role?: Role;
+  /** This process's name among its peers, e.g. the worker address "tcp://10.0.0.7:40001". */
+  instance?: string;
+  /** Current time in seconds; injectable so tests are exact. */
+  clock?: () => number;
+  /** Seconds since the Unix epoch at which `clock()` read 0; spans are stamped with it. */
+  timeOrigin?: number;
+  /** Where span trees go; default: the global tracer provider. */
+  tracerProvider?: TracerProvider;
+  /** Where taskjourney reports on itself; default: the global meter provider. Task metrics go through `metricProducer`. */
+  meterProvider?: MeterProvider;
+  /** Which journeys become span trees. */
+  sampling?: SamplingOptions;
+  /** Distinct task prefixes kept before further ones fold into "other". */
+  prefixLimit?: number;
+  /** Distinct activity names kept before further ones fold into "other". */
+  activityLimit?: number;
+  /** Finished journeys kept for `explain()`. */
+  retainedJourneys?: number;
+  /** Longer keys are dropped (and counted) instead of recorded. */
+  maxKeyLength?: number;
+  /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */
+  strict?: boolean;
+  /** Metric temporality of `metricProducer`: "cumulative" or "delta". */
+  temporality?: "cumulative" | "delta";
+  /** Histogram kind of task.state.duration: "exponential", or "explicit" buckets for pull-mode Prometheus. */
+  histogram?: "exponential" | "explicit";
+  /** Bucket boundaries in seconds for `histogram: "explicit"`. */
+  explicitBuckets?: readonly number[];
+  /** Maximum buckets of the exponential histograms (statistics and task.state.duration). */
+  histogramMaxSize?: number;
+  /** Add task.prefix to task.execute.time (multiplies its series by the number of prefixes). */
+  executeTimeByPrefix?: boolean;
+  /** Links kept per span; further links are counted in an attribute. */
+  maxLinksPerSpan?: number;
+  /** Characters kept of a key in span attributes. */
+  maxAttributeLength?: number;
+  /** Keys listed on a gather_dep span's attribute. */
+  maxKeysPerTransfer?: number;
+}
+
+/** Meters activities of one execution or transfer; see `TaskJourneys.execute` and `gather`. */
+export interface ActivityLedger {
+  /** Times `work` (sync or async) as `activity`; its result, error or rejection pass through. */
+  meter<T>(activity: string, work: () => T): T;
+  /** Records a measurement taken elsewhere: seconds become activity time, other units quantities. */
+  digest(activity: string, value: number, unit?: string): void;
+  /** Runs `work` with this ledger as the ambient one for `journeys.meter()` inside it. */
+  run<T>(work: () => T): T;
+}
+
+/** The ledger of one execution; `end()` moves the key from executing to the outcome state. */
+export interface ExecuteLedger extends ActivityLedger {
+  end(outcome?: "memory" | "error" | "cancelled", at?: number): void;
+}
+
+/** The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …). */
+export interface GatherLedger extends ActivityLedger {
+  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", at?: number): void;
+}
