@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { TaskJourneys, formatBreakdown } from "../../src/index.js";
+import { FakeClock } from "../helpers/clock.js";
+
+function worker(clock: FakeClock, extra: object = {}) {
+  return new TaskJourneys({ role: "worker", instance: "tcp://10.0.0.7:40001", clock: clock.now, sampling: { ratio: 0 }, ...extra });
+}
+
+describe("a worker compute journey", () => {
+  it("records time per state and per metered activity, with other as the remainder", () => {
+    const clock = new FakeClock(100);
+    const journeys = worker(clock);
+    journeys.transition("inc-1", "released", "waiting");
+    clock.advance(2);
+    journeys.transition("inc-1", "waiting", "ready");
+    clock.advance(3);
+    journeys.transition("inc-1", "ready", "executing");
+    const ledger = journeys.execute("inc-1");
+    ledger.meter("disk-read", () => clock.advance(0.25));
+    ledger.meter("thread-cpu", () => clock.advance(1));
+    clock.advance(0.5);
+    ledger.end("memory");
+
+    const breakdown = journeys.explain("inc-1")!;
+    expect(breakdown.seconds).toBeCloseTo(6.75, 12);
+    expect(breakdown.outcome).toBe("memory");
+    expect(breakdown.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["waiting", 2],
+      ["ready", 3],
+      ["executing", 1.75],
+    ]);
+    const executing = breakdown.children[2];
+    expect(executing.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["disk-read", 0.25],
+      ["thread-cpu", 1],
+      ["other", 0.5],
+    ]);
+    expect(journeys.stats("inc").count).toBe(1);
+    expect(journeys.stats("inc").mean).toBeCloseTo(1.75, 12);
+    expect(journeys.stats("inc", "ready").mean).toBe(3);
+    expect(formatBreakdown(breakdown)).toContain("inc-1 spent 6.8 s on worker tcp://10.0.0.7:40001");
+  });
+
+  it("subtracts nested activities from their parent", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("x-1", "ready", "executing");
+    const ledger = journeys.execute("x-1");
+    await ledger.meter("unspill", async () => {
+      clock.advance(0.1);
+      await ledger.meter("disk-read", async () => {
+        await Promise.resolve();
+        clock.advance(0.3);
+      });
+      journeys.meter("deserialize", () => clock.advance(0.2));
+      clock.advance(0.05);
+    });
+    ledger.end("memory");
+    const executing = journeys.explain("x-1")!.children[0];
+    expect(executing.name).toBe("executing");
+    expect(executing.seconds).toBeCloseTo(0.65, 12);
+    const unspill = executing.children[0];
+    expect(unspill.name).toBe("unspill");
+    expect(unspill.seconds).toBeCloseTo(0.65, 12);
+    expect(unspill.children.map((n) => [n.name, +n.seconds.toFixed(9)])).toEqual([
+      ["disk-read", 0.3],
+      ["deserialize", 0.2],
+      ["other", 0.15],
+    ]);
+  });
+});
+
+describe("waiting-time apportioning, the field checks", () => {
+  function transfer(journeys: TaskJourneys, clock: FakeClock, peer: string, keys: string[], network: number, deserialize: number) {
+    const ledger = journeys.gather(peer, keys, 1000);
+    ledger.meter("network", () => clock.advance(network));
+    ledger.meter("deserialize", () => clock.advance(deserialize));
+    ledger.end("ok");
+  }
+
+  it("two large dependencies from one peer, one after the other: waiting 10 s = network 8 + deserialize 2", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("sum-1", "released", "waiting");
+    journeys.dependencies("sum-1", ["a-1", "a-2"]);
+    journeys.transition("a-1", "released", "fetch");
+    journeys.transition("a-2", "released", "fetch");
+    transfer(journeys, clock, "tcp://peer:1", ["a-1"], 4, 1);
+    transfer(journeys, clock, "tcp://peer:1", ["a-2"], 4, 1);
+    journeys.transition("sum-1", "waiting", "ready");
+    const waiting = journeys.explain("sum-1")!.children[0];
+    expect(waiting.seconds).toBe(10);
+    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({ network: 8, deserialize: 2 });
+  });
+
+  it("two dependencies from two peers at once: waiting 5 s = network 4 + deserialize 1", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("sum-1", "released", "waiting");
+    journeys.dependencies("sum-1", ["a-1", "a-2"]);
+    journeys.transition("a-1", "released", "fetch");
+    journeys.transition("a-2", "released", "fetch");
+    const first = journeys.gather("tcp://peer:1", ["a-1"], 1000);
+    const second = journeys.gather("tcp://peer:2", ["a-2"], 1000);
+    first.digest("network", 4);
+    second.digest("network", 4);
+    clock.advance(5);
+    first.digest("deserialize", 1);
+    second.digest("deserialize", 1);
+    first.end("ok");
+    second.end("ok");
+    journeys.transition("sum-1", "waiting", "ready");
+    const waiting = journeys.explain("sum-1")!.children[0];
+    expect(waiting.seconds).toBe(5);
+    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({ network: 4, deserialize: 1 });
+  });
+});
