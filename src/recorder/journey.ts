@@ -55,6 +55,8 @@ export class Journey {
   /** A terminal state reached while ledgers were open: [stateId, at], applied when they close. */
   pendingEndState = -1;
   pendingEndAt = 0;
+  /** The last move was made by a ledger, so the caller repeating it is not an error. */
+  movedByLedger = false;
   end = Number.NaN;
   outcomeState = -1;
   /** Owned by the span bridge: live spans of a sampled journey, its propagated parent. */

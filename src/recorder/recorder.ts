@@ -265,9 +265,12 @@ export class Recorder implements LedgerHost {
 
   private move(journey: Journey, fromId: number, toId: number, time: number): void {
     const current = journey.state;
+    const movedByLedger = journey.movedByLedger;
+    journey.movedByLedger = false;
     if (current !== fromId) {
-      // Already there: a ledger's end() moved it before the caller reported the same transition.
-      if (current === toId) return;
+      // Already there because a ledger moved it (execute() to executing, gather() to flight,
+      // end() onwards) before the caller reported the same transition itself.
+      if (current === toId && movedByLedger) return;
       this.drop(
         "state-mismatch",
         `${ALL_STATES[fromId]} → ${ALL_STATES[toId]} but the key is in ${ALL_STATES[current]}; repaired from ${ALL_STATES[current]}`,
@@ -297,6 +300,12 @@ export class Recorder implements LedgerHost {
     journey.state = toId;
     accumulators.active[base + toId] += 1;
     if (journey.sampled && this.listener?.stateEntered !== undefined) this.notify("stateEntered", journey);
+  }
+
+  /** A move a ledger makes on the caller's behalf; the caller may still report it, harmlessly. */
+  private moveForLedger(journey: Journey, toId: number, time: number): void {
+    this.move(journey, journey.state, toId, time);
+    journey.movedByLedger = true;
   }
 
   private finish(journey: Journey, toId: number, time: number): void {
@@ -483,7 +492,7 @@ export class Recorder implements LedgerHost {
     if (id === undefined) return this.noLedger;
     let journey = this.live.get(id);
     if (journey === undefined) journey = this.begin(key, id, EXECUTING, time);
-    else if (journey.state !== EXECUTING && journey.state !== LONG_RUNNING) this.move(journey, journey.state, EXECUTING, time);
+    else if (journey.state !== EXECUTING && journey.state !== LONG_RUNNING) this.moveForLedger(journey, EXECUTING, time);
     if (journey.ended) return this.noLedger;
     journey.openLedgers++;
     return new ExecutionLedger(this, journey, time);
@@ -501,7 +510,7 @@ export class Recorder implements LedgerHost {
       if (id === undefined) continue;
       let journey = this.live.get(id);
       if (journey === undefined) journey = this.begin(key, id, FLIGHT, time);
-      else if (journey.state !== FLIGHT) this.move(journey, journey.state, FLIGHT, time);
+      else if (journey.state !== FLIGHT) this.moveForLedger(journey, FLIGHT, time);
       if (!journey.ended) {
         journeys.push(journey);
         journey.openLedgers++;
@@ -538,7 +547,7 @@ export class Recorder implements LedgerHost {
     journey.openLedgers--;
     if (!journey.ended) {
       if (journey.state === EXECUTING || journey.state === LONG_RUNNING) {
-        this.move(journey, journey.state, outcome === "memory" ? MEMORY : outcome === "error" ? ERROR : CANCELLED, time);
+        this.moveForLedger(journey, outcome === "memory" ? MEMORY : outcome === "error" ? ERROR : CANCELLED, time);
       }
     } else if (journey.openLedgers === 0) {
       this.retire(journey);
@@ -589,7 +598,7 @@ export class Recorder implements LedgerHost {
         }
         if (other > 0) target.push(visit, OTHER, -1, transfer.start, time, 0, other * share);
       }
-      this.move(journey, FLIGHT, nextState, time);
+      this.moveForLedger(journey, nextState, time);
     }
     if (this.listener?.transferEnded !== undefined) {
       try {

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
+import { InvalidTransition, TaskJourneys } from "../../src/index.js";
+import { FakeClock } from "../helpers/clock.js";
+
+function captureDiag(): string[] {
+  const messages: string[] = [];
+  const record = (message: string) => messages.push(message);
+  const logger: DiagLogger = { error: record, warn: record, info: record, debug: () => {}, verbose: () => {} };
+  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  return messages;
+}
+
+afterEach(() => diag.disable());
+
+describe("bad input in the hot path", () => {
+  it("is counted by reason, reported once per reason, and never thrown", () => {
+    const messages = captureDiag();
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    const call = () => {
+      journeys.transition("x-1", "released", "sleeping"); // unknown state
+      journeys.transition("x-1", "released", "processing"); // a scheduler state on a worker
+      journeys.transition(null as never, "released", "waiting"); // not a key
+      journeys.transition({ a: 1 } as never, "released", "waiting");
+      journeys.transition("k".repeat(1_000_000), "released", "waiting"); // a 1 MB key
+      journeys.transition("y-1", "ready", "executing"); // unknown key: repaired by starting there
+      journeys.transition("y-1", "executing", "waiting"); // impossible: repaired by accepting it
+      journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting
+      journeys.transition("z-1", "released", "waiting", Number.NaN);
+      journeys.transition("z-1", "waiting", "ready", -1);
+      journeys.transition("z-1", "ready", "executing", Infinity);
+    };
+    expect(call).not.toThrow();
+    call();
+    expect(journeys.dropped()).toEqual({
+      "unknown-state": 2,
+      "wrong-role-state": 2,
+      "invalid-key": 4,
+      "key-too-long": 2,
+      "unknown-key": 1,
+      "impossible-transition": 2,
+      "state-mismatch": 4,
+      "invalid-time": 6,
+    });
+    const reported = messages.filter((m) => m.startsWith("taskjourney: dropped input"));
+    expect(reported).toHaveLength(8);
+    expect(reported.some((m) => m.includes("(key-too-long)") && m.includes("1000000 characters"))).toBe(true);
+  });
+
+  it("repairs a journey so its time is still accounted", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    journeys.transition("a-1", "released", "waiting");
+    clock.advance(1);
+    journeys.transition("a-1", "ready", "executing"); // missed waiting → ready
+    clock.advance(2);
+    journeys.transition("a-1", "executing", "memory");
+    const breakdown = journeys.explain("a-1")!;
+    expect(breakdown.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["waiting", 1],
+      ["executing", 2],
+    ]);
+    expect(journeys.dropped()).toEqual({ "state-mismatch": 1 });
+  });
+
+  it("ignores keys that end without a journey here, as Dask's released → forgotten", () => {
+    const journeys = new TaskJourneys({ sampling: { ratio: 0 } });
+    journeys.transition("m-1", "memory", "released");
+    journeys.transition("m-1", "released", "forgotten");
+    expect(journeys.dropped()).toEqual({});
+    expect(journeys.explain("m-1")).toBeUndefined();
+  });
+
+  it("time running backwards is clamped to the state's start", () => {
+    const clock = new FakeClock(5);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    journeys.transition("b-1", "released", "waiting", 5);
+    journeys.transition("b-1", "waiting", "ready", 4);
+    journeys.transition("b-1", "ready", "executing", 6);
+    journeys.transition("b-1", "executing", "memory", 7);
+    expect(journeys.explain("b-1")!.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["waiting", 0],
+      ["ready", 1],
+      ["executing", 1],
+    ]);
+    expect(journeys.dropped()).toEqual({ "time-backwards": 1 });
+  });
+
+  it("ledgers survive misuse: end twice, meter after end, bad outcome, bad digest", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    const ledger = journeys.execute("e-1");
+    ledger.digest("thread-cpu", Number.NaN);
+    ledger.end("exploded" as never);
+    ledger.end("memory");
+    expect(ledger.meter("late", () => 42)).toBe(42);
+    expect(journeys.explain("e-1")!.outcome).toBe("error");
+    expect(journeys.dropped()).toEqual({ "invalid-value": 1, "invalid-outcome": 1, "ledger-ended": 2 });
+    // The user's work still runs and its result or error passes through an invalid key's ledger.
+    const none = journeys.execute(undefined as never);
+    expect(none.meter("x", () => "result")).toBe("result");
+    expect(() => none.meter("x", () => { throw new Error("boom"); })).toThrow("boom");
+  });
+});
+
+describe("strict mode", () => {
+  it("throws InvalidTransition carrying the key's recent story", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, strict: true, sampling: { ratio: 0 } });
+    journeys.transition("s-1", "released", "waiting");
+    clock.advance(1);
+    journeys.transition("s-1", "waiting", "ready");
+    let caught: unknown;
+    try {
+      journeys.transition("s-1", "waiting", "ready");
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidTransition);
+    const invalid = caught as InvalidTransition;
+    expect(invalid.reason).toBe("state-mismatch");
+    expect(invalid.story).toEqual(["waiting@0.000000", "ready@1.000000"]);
+    expect(invalid.message).toContain("waiting → ready but the key is in ready");
+    expect(() => journeys.transition("s-1", "ready", "nowhere")).toThrow(InvalidTransition);
+  });
+});
+
+describe("shutdown", () => {
+  it("is idempotent and stops recording", async () => {
+    const journeys = new TaskJourneys({ sampling: { ratio: 0 } });
+    const first = journeys.shutdown();
+    expect(journeys.shutdown()).toBe(first);
+    await first;
+    journeys.transition("q-1", "released", "waiting");
+    expect(journeys.explain("q-1")).toBeUndefined();
+  });
+});
