@@ -16,6 +16,7 @@ export {
   TRANSFER_OUTCOMES,
 } from "./model/activities.js";
 export * as semconv from "./otel/semconv.js";
+export { instrument, wrap } from "./wrap/index.js";
 export { VERSION } from "./version.js";
 
 export type {
@@ -24,9 +25,23 @@ export type {
   ActivityLedger,
   ExecuteLedger,
   GatherLedger,
+  TraceCarrier,
 } from "./types.js";
 export type { Key } from "./model/keys.js";
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { DurationStats } from "./model/statistics/index.js";
 export type { Role, WorkerState, SchedulerState, TaskState } from "./model/states.js";
 export type { ExecuteOutcome, TransferOutcome } from "./model/activities.js";
+export type {
+  InstrumentSpec,
+  TransitionSpec,
+  DependenciesSpec,
+  ExecuteSpec,
+  GatherSpec,
+  ActivitySpec,
+  Extractor,
+  MethodName,
+  MethodArgs,
+  MethodResult,
+  Unwrap,
+} from "./wrap/index.js";

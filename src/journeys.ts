@@ -1,4 +1,4 @@
-import { diag, metrics as metricsApi, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
@@ -9,8 +9,10 @@ import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { TaskMetricProducer } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE } from "./otel/semconv.js";
+import { SpanBridge } from "./otel/spans.js";
+import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 
 /** Every option's default, in one place. */
@@ -32,6 +34,7 @@ export const DEFAULT_OPTIONS = {
   maxLinksPerSpan: 128,
   maxAttributeLength: 256,
   maxKeysPerTransfer: 32,
+  maxChildrenPerSpan: 256,
 } as const;
 
 type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
@@ -73,6 +76,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
+  wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   if (merged.temporality !== "cumulative" && merged.temporality !== "delta") fail("temporality", '"cumulative" or "delta"', merged.temporality);
@@ -99,6 +103,8 @@ export class TaskJourneys {
   readonly recorder: Recorder;
   /** @internal */
   readonly options: ResolvedOptions;
+  /** @internal The span-tree bridge (src/otel/spans.ts). */
+  readonly spans: SpanBridge;
   private readonly listeners: RecorderListener[] = [];
   private closed = false;
   private shutdownPromise: Promise<void> | undefined;
@@ -110,6 +116,12 @@ export class TaskJourneys {
     this.role = resolved.role;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
+    // Head sampling: the key's hash against the ratio (every process decides alike), or a
+    // sampled context propagated to this key with `parent()` (the trace flags win).
+    const byRatio = ratioSampler(resolved.sampling.ratio);
+    let bridge: SpanBridge | undefined;
+    const sampler = (id: string | number): boolean =>
+      (byRatio !== undefined && byRatio(id)) || (bridge !== undefined && bridge.hasParent(id));
     this.recorder = new Recorder({
       role: resolved.role,
       instance: resolved.instance,
@@ -119,7 +131,7 @@ export class TaskJourneys {
       retainedJourneys: resolved.retainedJourneys,
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
-      sampler: ratioSampler(resolved.sampling.ratio),
+      sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       report: (reason, detail) =>
         diag.warn(`taskjourney: dropped input (${reason}): ${detail}. Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`),
@@ -131,6 +143,25 @@ export class TaskJourneys {
       executeTimeByPrefix: resolved.executeTimeByPrefix,
     });
     if (options.meterProvider !== undefined) this.observeThrough(options.meterProvider);
+    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    bridge = new SpanBridge(
+      this.recorder,
+      tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+      {
+        role: resolved.role,
+        instance: resolved.instance,
+        timeOrigin: resolved.timeOrigin,
+        keepSlowerThan: resolved.sampling.keepSlowerThan,
+        keepErrors: resolved.sampling.keepErrors,
+        maxLinksPerSpan: resolved.maxLinksPerSpan,
+        maxChildrenPerSpan: resolved.maxChildrenPerSpan,
+        maxAttributeLength: resolved.maxAttributeLength,
+        maxKeysPerTransfer: resolved.maxKeysPerTransfer,
+      },
+      tracerProvider,
+    );
+    this.spans = bridge;
+    this.addListener(bridge);
   }
 
   /** Adds a listener of finished journeys and transfers (the span bridge is one). */
@@ -182,6 +213,52 @@ export class TaskJourneys {
   /** The ledger surrounding this call, if any. */
   currentLedger(): ActivityLedger | undefined {
     return ambientLedger.getStore()?.ledger;
+  }
+
+  /**
+   * Writes the trace context of `key`'s journey here into `carrier` (W3C `traceparent`, and
+   * `tracestate` when there is one), for the message that carries the task on: on the scheduler
+   * the key's current state span (its `processing` span when sending compute-task), on a worker
+   * the key's task span, live or recently ended (for the data a peer fetches). Returns false and
+   * writes nothing when the journey has no span (not sampled, or ended long ago).
+   */
+  inject(key: Key, carrier: TraceCarrier): boolean {
+    return this.spans.inject(key, carrier);
+  }
+
+  /**
+   * The trace context in a received `carrier`, as an OpenTelemetry Context with the remote span
+   * (for your own spans, or for `parent()` / `linkFrom()`), or undefined when it holds no valid
+   * `traceparent`. Independent of the global propagator.
+   */
+  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
+    const spanContext = extractSpanContext(carrier);
+    return spanContext === undefined ? undefined : remoteContext(spanContext);
+  }
+
+  /**
+   * Makes `key`'s next journey here a child of the span in `context` (a carrier or an extracted
+   * Context): on a worker, call it with the compute-task message's carrier before the key's first
+   * transition, and the worker's journey nests under the scheduler's processing span — one trace
+   * per task across processes. A sampled context makes this journey head-sampled too, whatever
+   * the ratio says; an unsampled one is ignored (returns false). A journey already under way
+   * cannot be re-parented: its task span links to the context instead (returns false).
+   */
+  parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.closed) return false;
+    return this.spans.parent(key, context);
+  }
+
+  /**
+   * Tells that the data of `key` came with this producer's trace context (a carrier the producer
+   * filled with `inject(key, …)`, or an extracted Context): the task span of `key`'s journey here
+   * and of every journey here that depends on `key` link to the producer's journey when they are
+   * emitted. On the scheduler, `linkFrom(key, clientCarrier)` links a submission to a client's
+   * span in another process.
+   */
+  linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.closed) return false;
+    return this.spans.linkFrom(key, context);
   }
 
   /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */

@@ -53,7 +53,15 @@ export interface TaskJourneysOptions {
   maxAttributeLength?: number;
   /** Keys listed on a gather_dep span's attribute. */
   maxKeysPerTransfer?: number;
+  /** Child spans kept per span (states, activities, gather_deps); further ones are counted in an attribute. */
+  maxChildrenPerSpan?: number;
 }
+
+/**
+ * Trace context as carried in a message between processes: W3C `traceparent` (and `tracestate`)
+ * under lowercase names, string values. Write one with `journeys.inject(key, carrier)`.
+ */
+export type TraceCarrier = Record<string, string>;
 
 /** Meters activities of one execution or transfer; see `TaskJourneys.execute` and `gather`. */
 export interface ActivityLedger {

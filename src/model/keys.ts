@@ -10,8 +10,8 @@
  * as a metric attribute.
  *
  * `keySplit` runs once for every new key on the hot path, so it scans the key in place with
- * `indexOf` and character codes rather than splitting it into arrays or running regular
- * expressions, and it remembers the answer for recently seen string keys.
+ * `indexOf` and character codes rather than splitting it into arrays (a regular expression is
+ * consulted only for non-ASCII letters), and it remembers the answer for recent string keys.
  */
 
 /** A task's identity: a string, a number, bytes, or a tuple (array) of keys. */
@@ -33,11 +33,12 @@ const MAX_NESTING = 32;
  *
  * It is direct-mapped, like a CPU cache: a key's slot is picked by a cheap hash of a few of
  * its characters, and a new key simply replaces whatever key held its slot. Memory is fixed
- * and a miss costs little more than splitting the key. A Map capped at the same size was
- * measured and rejected: on Node 20 a miss costs 200-400 ns (hashing the whole fresh string,
- * inserting, regrowing the table after each clear), and first-in first-out eviction through
- * the Map's iterator about 2 µs, because deleted entries pile up at the front of its table.
- * Splitting a typical key costs 40-80 ns, so only a cache cheaper than that is worth having.
+ * and a miss costs little more than splitting the key. Splitting a typical key takes about
+ * 40-50 ns on Node 20, so a memo has to be cheaper than that to pay off. A Map capped at the
+ * same size was measured and rejected: cleared when full, a miss took 130-160 ns (it hashes
+ * the whole fresh string, inserts, and regrows the table after each clear); evicting first in,
+ * first out through the Map's iterator took about 2 µs per miss, because the iterator skips
+ * the deleted entries that pile up at the front of the table until the next rehash.
  */
 const CACHE_SLOTS = 4096;
 
@@ -65,6 +66,11 @@ const LETTER = /\p{L}/uy;
 // Python's str.isprintable() is false for categories C* and Z* (ASCII space aside); repr()
 // escapes exactly those characters.
 const NON_PRINTABLE = /[\p{C}\p{Z}]/u;
+
+// Anything but printable ASCII other than quotes and backslash: a single character class, so
+// the search never backtracks.
+// eslint-disable-next-line no-control-regex -- control characters are what repr() escapes
+const MAY_NEED_ESCAPING = /["'\\\x00-\x1f\x7f-\uffff]/;
 
 const LESS_THAN = 0x3c;
 const GREATER_THAN = 0x3e;
@@ -130,8 +136,8 @@ export function keySplitGroup(key: unknown): string {
 /**
  * The canonical text of a key, for use as a Map key and as a span attribute: a string as it
  * is, a number as String(n), bytes decoded as UTF-8, and a tuple as Python's repr() renders
- * it ("('x-2', 1)", "('x',)"), because that is how Dask prints tuple keys and because
- * keySplit and keySplitGroup give the same answer for the text as for the tuple.
+ * it ("('x-2', 1)", "('x',)"), because that is how Dask prints tuple keys, which is the form
+ * that key_split and key_split_group know how to take apart when a key arrives as text.
  *
  * Returns undefined for anything that is not a key: null, undefined, booleans, objects,
  * functions, NaN (it is not equal to itself, so nothing could ever look it up), and tuples
@@ -401,20 +407,12 @@ function tupleItemText(item: unknown, depth: number): string | undefined {
 /**
  * Python's repr() of a str: single quotes unless the text has a single quote and no double
  * quote; backslash, the chosen quote, \t \n \r and non-printable characters escaped. Keys are
- * nearly always printable ASCII without quotes, which the first scan lets through unchanged.
+ * nearly always printable ASCII without quotes, which one native character-class search lets
+ * through unchanged.
  */
 function pythonStringRepr(text: string): string {
-  let plain = true;
-  let hasSingle = false;
-  let hasDouble = false;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === SINGLE_QUOTE) hasSingle = true;
-    else if (code === DOUBLE_QUOTE) hasDouble = true;
-    else if (code < 0x20 || code >= 0x7f || code === BACKSLASH) plain = false;
-  }
-  const quote = hasSingle && !hasDouble ? '"' : "'";
-  if (plain && !(hasSingle && hasDouble)) return quote + text + quote;
+  if (!MAY_NEED_ESCAPING.test(text)) return "'" + text + "'";
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = quote;
   for (const char of text) {
     const code = char.codePointAt(0) as number;

@@ -25,6 +25,14 @@ export const ATTR_DROPPED_REASON = "reason";
 /** Links or children left out of a span because of a cap. */
 export const ATTR_LINKS_DROPPED = "taskjourney.links_dropped";
 export const ATTR_CHILDREN_DROPPED = "taskjourney.children_dropped";
+/** Set on spans that `shutdown()` ended while their journey or transfer was still under way. */
+export const ATTR_UNFINISHED = "taskjourney.unfinished";
+
+/** Span names: low-cardinality; the task span is `task <prefix>`, state spans carry the state's name. */
+export const SPAN_TASK_PREFIX = "task ";
+export const SPAN_GATHER_DEP = "gather_dep";
+/** The span made of top-level thread-cpu / thread-noncpu digests of an execution. */
+export const SPAN_RUN = "run";
 
 export const METRIC_STATE_TIME = "task.state.time";
 export const METRIC_STATE_DURATION = "task.state.duration";

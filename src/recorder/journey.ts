@@ -46,6 +46,12 @@ export class Journey {
   /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
   waitSources: Journey[] | undefined = undefined;
   waitWeights: number[] | undefined = undefined;
+  /**
+   * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
+   * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
+   * end to the gather_dep transfers that fetched its dependencies.
+   */
+  fetchedBy: Journey[] | undefined = undefined;
   /** Transfers that carried this key (fetch journeys), in order, for span links. */
   transfers: Transfer[] | undefined = undefined;
   /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */

@@ -460,6 +460,10 @@ export class Recorder implements LedgerHost {
     }
     journey.waitSources = undefined;
     journey.waitWeights = undefined;
+    // Kept (not copied) for span links; a second waiting visit appends to the first's array.
+    const served = journey.fetchedBy;
+    if (served === undefined) journey.fetchedBy = sources;
+    else for (const source of sources) served.push(source);
   }
 
   /** What a fetched dependency was doing, visit by visit, inside [from, to]. */

@@ -1,6 +1,5 @@
 export {
   ExponentialHistogram,
-  assertQuantile,
   bucketIndex,
   bucketLowerBoundary,
   type ExponentialHistogramOptions,

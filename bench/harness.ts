@@ -1,0 +1,203 @@
+/**
+ * A thin layer over mitata shared by every `bench/*.bench.ts`: run cases side by side in one
+ * process, report medians per operation and ratios between cases, and hand the results to
+ * `bench/run.ts` (through the file named by TASKJOURNEY_BENCH_REPORT) for its summary table.
+ *
+ * A case is either a function mitata calls and batches itself (one operation per call), or a
+ * `manual` function that does its own setup, times `ops` operations itself and returns the
+ * elapsed nanoseconds; the harness divides by `ops`.
+ */
+import { writeFileSync } from "node:fs";
+import { bench, do_not_optimize, run } from "mitata";
+
+export { do_not_optimize };
+
+export interface BenchCase {
+  name: string;
+  /** One operation per call; mitata batches the calls. */
+  fn?: () => unknown;
+  /** Does its own untimed setup, times `ops` operations and returns the elapsed nanoseconds. */
+  manual?: () => number;
+  /** Operations per `manual` call (default 1). */
+  ops?: number;
+  /** Target: the median per operation should be at most this many nanoseconds. */
+  maxNs?: number;
+}
+
+export interface BenchRatio {
+  name: string;
+  /** Median of case `numerator` divided by the median of case `denominator`. */
+  numerator: string;
+  denominator: string;
+  /** Target: at most (e.g. journey / clock floor ≤ 1.5). */
+  max?: number;
+  /** Target: at least (e.g. plain OTel / taskjourney ≥ 5). */
+  min?: number;
+}
+
+export interface CaseResult {
+  name: string;
+  /** Nanoseconds per operation. */
+  p25: number;
+  median: number;
+  p75: number;
+  p99: number;
+  mean: number;
+  samples: number;
+  maxNs?: number;
+  met?: boolean;
+}
+
+export interface RatioResult {
+  name: string;
+  value: number;
+  max?: number;
+  min?: number;
+  met?: boolean;
+}
+
+export interface SuiteResult {
+  suite: string;
+  runtime: string;
+  cases: CaseResult[];
+  ratios: RatioResult[];
+  /** Free-form facts the suite wants in the summary (e.g. memory before/after). */
+  notes: string[];
+}
+
+export interface Suite {
+  name: string;
+  cases: BenchCase[];
+  ratios?: BenchRatio[];
+  notes?: string[];
+}
+
+const TIME = (ns: number): string =>
+  !Number.isFinite(ns) ? String(ns) : ns < 1_000 ? `${ns.toFixed(1)} ns` : ns < 1_000_000 ? `${(ns / 1_000).toFixed(2)} µs` : `${(ns / 1_000_000).toFixed(2)} ms`;
+
+export function formatNs(ns: number): string {
+  return TIME(ns);
+}
+
+/** Renders rows as an aligned plain-text table; numbers right-aligned. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (row: string[]): string =>
+    row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join("  ");
+  return [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line)].join("\n");
+}
+
+function verdict(met: boolean | undefined): string {
+  return met === undefined ? "" : met ? "yes" : "NO";
+}
+
+export function printSuite(result: SuiteResult, print: (line: string) => void = console.log): void {
+  print(`\n== ${result.suite} (${result.runtime}) ==`);
+  print(
+    table(
+      ["case", "median/op", "p25", "p75", "p99", "target", "met"],
+      result.cases.map((c) => [
+        c.name,
+        TIME(c.median),
+        TIME(c.p25),
+        TIME(c.p75),
+        TIME(c.p99),
+        c.maxNs === undefined ? "" : `≤ ${TIME(c.maxNs)}`,
+        verdict(c.met),
+      ]),
+    ),
+  );
+  if (result.ratios.length > 0) {
+    print("");
+    print(
+      table(
+        ["ratio (of medians)", "value", "target", "met"],
+        result.ratios.map((r) => [
+          r.name,
+          `${r.value.toFixed(2)}×`,
+          r.max !== undefined ? `≤ ${r.max}×` : r.min !== undefined ? `≥ ${r.min}×` : "",
+          verdict(r.met),
+        ]),
+      ),
+    );
+  }
+  for (const note of result.notes) print(note);
+}
+
+/** Hands the result to bench/run.ts when it started this process. */
+export function report(result: SuiteResult): void {
+  const path = process.env.TASKJOURNEY_BENCH_REPORT;
+  if (path !== undefined && path !== "") writeFileSync(path, JSON.stringify(result, null, 2));
+}
+
+/** Runs the cases side by side in this process, prints the table and reports the result. */
+export async function runSuite(suite: Suite): Promise<SuiteResult> {
+  if (typeof globalThis.gc !== "function") {
+    console.warn("bench: run node with --expose-gc so mitata can collect garbage between cases");
+  }
+  const filter = process.env.TASKJOURNEY_BENCH_FILTER;
+  const cases = suite.cases.filter((c) => filter === undefined || filter === "" || new RegExp(filter).test(c.name));
+  for (const benchCase of cases) {
+    if (benchCase.manual !== undefined) {
+      const manual = benchCase.manual;
+      bench(benchCase.name, function* () {
+        yield { manual };
+      });
+    } else if (benchCase.fn !== undefined) {
+      bench(benchCase.name, benchCase.fn);
+    } else {
+      throw new TypeError(`bench case "${benchCase.name}" has neither fn nor manual`);
+    }
+  }
+  const verbose = process.argv.includes("--verbose") || process.env.TASKJOURNEY_BENCH_VERBOSE === "1";
+  const { benchmarks } = await run({ format: verbose ? "mitata" : "quiet", colors: false, throw: true });
+
+  const results: CaseResult[] = [];
+  for (const trial of benchmarks) {
+    for (const trialRun of trial.runs) {
+      const benchCase = cases.find((c) => c.name === trialRun.name);
+      if (benchCase === undefined || trialRun.stats === undefined) continue;
+      const ops = benchCase.manual !== undefined ? (benchCase.ops ?? 1) : 1;
+      const stats = trialRun.stats;
+      const median = stats.p50 / ops;
+      results.push({
+        name: benchCase.name,
+        p25: stats.p25 / ops,
+        median,
+        p75: stats.p75 / ops,
+        p99: stats.p99 / ops,
+        mean: stats.avg / ops,
+        samples: stats.samples.length,
+        maxNs: benchCase.maxNs,
+        met: benchCase.maxNs === undefined ? undefined : median <= benchCase.maxNs,
+      });
+    }
+  }
+  const ratios: RatioResult[] = [];
+  for (const ratio of suite.ratios ?? []) {
+    const numerator = results.find((r) => r.name === ratio.numerator);
+    const denominator = results.find((r) => r.name === ratio.denominator);
+    if (numerator === undefined || denominator === undefined) continue;
+    const value = numerator.median / denominator.median;
+    const met =
+      ratio.max === undefined && ratio.min === undefined
+        ? undefined
+        : (ratio.max === undefined || value <= ratio.max) && (ratio.min === undefined || value >= ratio.min);
+    ratios.push({ name: ratio.name, value, max: ratio.max, min: ratio.min, met });
+  }
+  const result: SuiteResult = {
+    suite: suite.name,
+    runtime: `node ${process.version} ${process.arch}`,
+    cases: results,
+    ratios,
+    notes: suite.notes ?? [],
+  };
+  printSuite(result);
+  report(result);
+  return result;
+}
+
+/** Nanoseconds now, on the clock mitata uses. */
+export function nowNs(): number {
+  return performance.now() * 1e6;
+}

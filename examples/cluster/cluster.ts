@@ -1,0 +1,181 @@
+/**
+ * Runs one workload on a fresh local cluster: this process is the scheduler; it forks the
+ * workers (Node + tsx), waits for them to register, computes the graph, collects the summaries,
+ * shuts everything down and writes `summary.json` and `report.txt` into the output directory.
+ * Children are killed on any failure; they also exit by themselves when this process dies.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { formatBreakdown } from "../../src/index.js";
+import { ProgressBar } from "./progress.js";
+import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
+import { Scheduler, type DecisionStats } from "./scheduler.js";
+import { startTelemetry, type Telemetry } from "./telemetry.js";
+import type { WorkerConfig } from "./worker.js";
+import { buildGraph, type Workload } from "./workloads.js";
+
+export interface ClusterOptions {
+  workload: Workload;
+  /** About how many tasks. */
+  size: number;
+  /** Elements per array, when the workload has arrays. */
+  length?: number;
+  workers: number;
+  threads: number;
+  /** Bytes per worker before spilling; Infinity never spills. */
+  memoryLimit: number;
+  outDir: string;
+  telemetry: boolean;
+  traceRatio: number;
+  seed: number;
+  verbose: boolean;
+  progress: boolean;
+  /** get_data requests a worker serves at once before answering "busy". Default 2. */
+  outgoingLimit?: number;
+}
+
+export interface RunSummary {
+  workload: Workload;
+  description: string;
+  tasks: number;
+  options: Omit<ClusterOptions, "memoryLimit"> & { memoryLimit: number | null };
+  /** The root key's value (arrays as plain arrays). */
+  result: unknown;
+  /** Seconds from submitting the graph to having the result. */
+  runSeconds: number;
+  /** Seconds of the whole run, process start-up and shutdown included. */
+  wallSeconds: number;
+  pids: { scheduler: number; workers: number[] };
+  /** Where the OTLP data went, if telemetry was on. */
+  destination: string | undefined;
+  decisions: DecisionStats;
+  report: ClusterReport;
+  /** formatBreakdown of the slowest task, as printed. */
+  slowestExplain: string | undefined;
+}
+
+const WORKER_ENTRY = fileURLToPath(new URL("./worker.ts", import.meta.url));
+
+/** Children still running, for the exit handlers of main.ts and tests. */
+export const liveChildren = new Set<ChildProcess>();
+
+export function killChildren(signal: NodeJS.Signals = "SIGKILL"): void {
+  for (const child of liveChildren) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+function plain(value: unknown): unknown {
+  if (ArrayBuffer.isView(value)) return Array.from(value as Float64Array);
+  if (Array.isArray(value)) return value.map(plain);
+  return value;
+}
+
+export async function runCluster(options: ClusterOptions, print: (text: string) => void = () => {}): Promise<RunSummary> {
+  const wallStart = performance.now();
+  const outDir = path.resolve(options.outDir);
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const stale of ["otlp", "summary.json", "report.txt", "pids.json"]) fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
+  const spillRoot = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-spill-"));
+  const children: ChildProcess[] = [];
+  let telemetry: Telemetry | undefined;
+  const scheduler = new Scheduler({ verbose: options.verbose, saturation: 1.5 });
+  try {
+    const address = await scheduler.start();
+    if (options.telemetry) {
+      telemetry = startTelemetry({ role: "scheduler", instance: address, outDir, traceRatio: options.traceRatio });
+      scheduler.useJourneys(telemetry.journeys);
+    }
+    const tsx = import.meta.resolve("tsx");
+    for (let index = 0; index < options.workers; index++) {
+      const config: WorkerConfig = {
+        scheduler: address,
+        nthreads: options.threads,
+        memoryLimit: options.memoryLimit,
+        spillDirectory: spillRoot,
+        outDir,
+        telemetry: options.telemetry,
+        traceRatio: options.traceRatio,
+        outgoingLimit: options.outgoingLimit ?? 2,
+        verbose: options.verbose,
+      };
+      const child = fork(WORKER_ENTRY, [], {
+        execArgv: ["--import", tsx],
+        env: { ...process.env, TASKJOURNEY_WORKER: JSON.stringify(config) },
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      });
+      children.push(child);
+      liveChildren.add(child);
+      child.once("exit", () => liveChildren.delete(child));
+    }
+    const pids = { scheduler: process.pid, workers: children.map((child) => child.pid!) };
+    fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify(pids));
+    const crashed = new Promise<never>((_, reject) => {
+      for (const child of children) {
+        child.once("exit", (code, signal) => reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)));
+      }
+    });
+    crashed.catch(() => {});
+    await Promise.race([scheduler.waitForWorkers(options.workers), crashed]);
+
+    const graph = buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length });
+    print(`${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`);
+    const progress = new ProgressBar(graph.tasks.length, options.workload, options.progress);
+    scheduler.onProgress = (done) => progress.update(done);
+    const runStart = performance.now();
+    const value = await Promise.race([scheduler.compute(graph), crashed]);
+    const runSeconds = (performance.now() - runStart) / 1000;
+    progress.finish();
+
+    const summaries = await Promise.race([scheduler.summaries(), crashed]);
+    const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
+    const report = aggregate(summaries, schedulerTotals);
+    scheduler.close();
+    const closing = Promise.all(children.map(exited));
+    const timeout = setTimeout(() => killChildren(), 15_000);
+    await closing;
+    clearTimeout(timeout);
+    await telemetry?.shutdown();
+
+    const slowest = report.slowest[0]?.breakdown;
+    const summary: RunSummary = {
+      workload: options.workload,
+      description: graph.description,
+      tasks: graph.tasks.length,
+      options: { ...options, memoryLimit: Number.isFinite(options.memoryLimit) ? options.memoryLimit : null },
+      result: plain(value),
+      runSeconds,
+      wallSeconds: (performance.now() - wallStart) / 1000,
+      pids,
+      destination: telemetry?.destination,
+      decisions: scheduler.decisions,
+      report,
+      slowestExplain: slowest === undefined ? undefined : formatBreakdown(slowest),
+    };
+    const text = formatReport(report);
+    fs.writeFileSync(path.join(outDir, "summary.json"), JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2));
+    fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
+    print(text);
+    return summary;
+  } finally {
+    scheduler.close();
+    killChildren();
+    await Promise.all(children.map(exited));
+    await telemetry?.shutdown();
+    fs.rmSync(spillRoot, { recursive: true, force: true });
+  }
+}

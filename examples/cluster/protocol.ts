@@ -1,0 +1,95 @@
+/**
+ * The messages between the scheduler and the workers, and among workers. All go through
+ * transport.ts (length-prefixed v8.serialize frames over TCP).
+ *
+ * worker → scheduler   register (request), task-finished, task-erred, add-keys, who-has (request)
+ * scheduler → worker   compute-task, free-keys, summary (request), close
+ * worker → worker      get_data (request) → { status: "OK", data, carriers } | { status: "busy" }
+ *                      (the scheduler uses get_data too, to fetch the final result)
+ */
+import type { Breakdown } from "../../src/index.js";
+import type { Arg } from "./workloads.js";
+
+export interface RegisterMessage {
+  op: "register";
+  address: string;
+  nthreads: number;
+  pid: number;
+  memoryLimit: number;
+  [field: string]: unknown;
+}
+
+export interface ComputeTaskMessage {
+  op: "compute-task";
+  key: string;
+  func: string;
+  args: Arg[];
+  priority: number;
+  deps: Array<{ key: string; who: string[]; nbytes: number }>;
+  /** W3C trace context of the scheduler's journey of the key, when it is traced. */
+  carrier?: Record<string, string>;
+  [field: string]: unknown;
+}
+
+export interface TaskFinishedMessage {
+  op: "task-finished";
+  key: string;
+  nbytes: number;
+  [field: string]: unknown;
+}
+
+export interface GetDataReply {
+  op: "data";
+  status: "OK" | "busy";
+  /** Serialized values by key (v8.serialize bytes, straight from a spill file when spilled). */
+  data?: Record<string, Uint8Array>;
+  /** Trace context of the producing journey of each key, when it is traced. */
+  carriers?: Record<string, Record<string, string>>;
+  [field: string]: unknown;
+}
+
+/** An OTLP exponential histogram data point, compacted. */
+export interface HistogramData {
+  count: number;
+  sum: number;
+  scale: number;
+  zeroCount: number;
+  offset: number;
+  counts: number[];
+  min: number;
+  max: number;
+}
+
+/** What taskjourney measured on one process, read back from its metric producer. */
+export interface TelemetryTotals {
+  /** task.state.duration by (prefix, state). */
+  durations: Array<{ prefix: string; state: string; histogram: HistogramData }>;
+  /** task.state.time by (prefix, state), seconds. */
+  stateSeconds: Array<{ prefix: string; state: string; seconds: number }>;
+  /** task.execute.time by activity. */
+  execute: Record<string, number>;
+  /** task.gather.time by activity. */
+  gather: Record<string, number>;
+  /** task.wait.time by (dependent prefix, activity). */
+  wait: Array<{ prefix: string; activity: string; seconds: number }>;
+  /** task.gather.size by transfer outcome, bytes. */
+  gatherBytes: Record<string, number>;
+  /** taskjourney.dropped by reason. */
+  dropped: Record<string, number>;
+}
+
+export interface SlowJourney {
+  key: string;
+  seconds: number;
+  breakdown: Breakdown | undefined;
+}
+
+export interface WorkerSummary {
+  address: string;
+  pid: number;
+  nthreads: number;
+  counters: Record<string, number>;
+  telemetry: TelemetryTotals | undefined;
+  /** The slowest compute journeys on this worker, slowest first. */
+  slowest: SlowJourney[];
+}

@@ -1,0 +1,238 @@
+/**
+ * The end-of-run summary: each process reads back what taskjourney measured through its public
+ * metric producer (the same numbers the OTLP metrics carry), the scheduler merges them across
+ * workers — exponential histograms merge exactly, like a metrics backend would — and prints the
+ * per-prefix table, the activity breakdowns and the explain tree of the slowest task.
+ */
+import { formatBreakdown, type TaskJourneys } from "../../src/index.js";
+import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report/table.js";
+import type { HistogramData, SlowJourney, TelemetryTotals, WorkerSummary } from "./protocol.js";
+
+interface Point {
+  attributes: Record<string, unknown>;
+  value: unknown;
+}
+
+/** Reads the metrics of `journeys` as of now (cumulative) into plain, serializable totals. */
+export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotals> {
+  const { resourceMetrics } = await journeys.metricProducer.collect();
+  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, gather: {}, wait: [], gatherBytes: {}, dropped: {} };
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      const points = metric.dataPoints as unknown as Point[];
+      for (const { attributes, value } of points) {
+        const prefix = String(attributes["task.prefix"] ?? "");
+        const state = String(attributes["task.state"] ?? "");
+        const activity = String(attributes["task.activity"] ?? "");
+        switch (metric.descriptor.name) {
+          case "task.state.duration": {
+            const h = value as { count: number; sum: number; scale: number; zeroCount: number; positive: { offset: number; bucketCounts: number[] }; min?: number; max?: number };
+            totals.durations.push({
+              prefix,
+              state,
+              histogram: {
+                count: h.count,
+                sum: h.sum,
+                scale: h.scale,
+                zeroCount: h.zeroCount,
+                offset: h.positive.offset,
+                counts: [...h.positive.bucketCounts],
+                min: h.min ?? NaN,
+                max: h.max ?? NaN,
+              },
+            });
+            break;
+          }
+          case "task.state.time":
+            totals.stateSeconds.push({ prefix, state, seconds: value as number });
+            break;
+          case "task.execute.time":
+            totals.execute[activity] = (totals.execute[activity] ?? 0) + (value as number);
+            break;
+          case "task.gather.time":
+            totals.gather[activity] = (totals.gather[activity] ?? 0) + (value as number);
+            break;
+          case "task.wait.time":
+            totals.wait.push({ prefix, activity, seconds: value as number });
+            break;
+          case "task.gather.size":
+            totals.gatherBytes[String(attributes["transfer.outcome"])] = value as number;
+            break;
+          case "taskjourney.dropped":
+            totals.dropped[String(attributes["reason"])] = value as number;
+            break;
+        }
+      }
+    }
+  }
+  return totals;
+}
+
+/** Merges exponential histograms at the coarsest scale among them (bucket index >> scale change). */
+export function mergeHistograms(histograms: readonly HistogramData[]): HistogramData {
+  const merged: HistogramData = { count: 0, sum: 0, scale: 20, zeroCount: 0, offset: 0, counts: [], min: Infinity, max: -Infinity };
+  if (histograms.length === 0) return { ...merged, min: NaN, max: NaN };
+  merged.scale = Math.min(...histograms.map((h) => h.scale));
+  const buckets = new Map<number, number>();
+  for (const h of histograms) {
+    merged.count += h.count;
+    merged.sum += h.sum;
+    merged.zeroCount += h.zeroCount;
+    if (h.min < merged.min) merged.min = h.min;
+    if (h.max > merged.max) merged.max = h.max;
+    const shift = h.scale - merged.scale;
+    h.counts.forEach((count, i) => {
+      if (count === 0) return;
+      const index = (h.offset + i) >> shift;
+      buckets.set(index, (buckets.get(index) ?? 0) + count);
+    });
+  }
+  if (buckets.size > 0) {
+    const indexes = [...buckets.keys()];
+    merged.offset = Math.min(...indexes);
+    merged.counts = new Array<number>(Math.max(...indexes) - merged.offset + 1).fill(0);
+    for (const [index, count] of buckets) merged.counts[index - merged.offset] = count;
+  }
+  return merged;
+}
+
+/** Nearest-rank quantile: the log midpoint of the bucket holding rank ceil(q·count), clamped to [min, max]. */
+export function histogramQuantile(h: HistogramData, q: number): number {
+  if (h.count === 0) return NaN;
+  const rank = Math.max(1, Math.ceil(q * h.count));
+  let cumulative = h.zeroCount;
+  if (cumulative >= rank) return 0;
+  for (let i = 0; i < h.counts.length; i++) {
+    cumulative += h.counts[i];
+    if (cumulative >= rank) {
+      const midpoint = 2 ** ((h.offset + i + 0.5) * 2 ** -h.scale);
+      return Math.min(Math.max(midpoint, h.min), h.max);
+    }
+  }
+  return h.max;
+}
+
+export interface ClusterReport {
+  /** Worker journeys per prefix: quantiles of executing, time by state. */
+  rows: PrefixRow[];
+  /** Scheduler time per prefix and state (queued, processing, …), when the scheduler was traced. */
+  schedulerRows: PrefixRow[];
+  execute: Record<string, number>;
+  gather: Record<string, number>;
+  wait: Record<string, number>;
+  waitByPrefix: Record<string, Record<string, number>>;
+  gatherBytes: Record<string, number>;
+  dropped: Record<string, number>;
+  slowest: SlowJourney[];
+  workers: Array<{ address: string; pid: number; counters: Record<string, number> }>;
+}
+
+function add(into: Record<string, number>, key: string, value: number): void {
+  into[key] = (into[key] ?? 0) + value;
+}
+
+function rowsOf(totals: TelemetryTotals[], measured: string): PrefixRow[] {
+  const prefixes = new Map<string, { histograms: HistogramData[]; stateSeconds: Record<string, number> }>();
+  const entry = (prefix: string) => {
+    let found = prefixes.get(prefix);
+    if (found === undefined) {
+      found = { histograms: [], stateSeconds: {} };
+      prefixes.set(prefix, found);
+    }
+    return found;
+  };
+  for (const total of totals) {
+    for (const { prefix, state, histogram } of total.durations) if (state === measured) entry(prefix).histograms.push(histogram);
+    for (const { prefix, state, seconds } of total.stateSeconds) add(entry(prefix).stateSeconds, state, seconds);
+  }
+  const rows: PrefixRow[] = [];
+  for (const [prefix, { histograms, stateSeconds }] of prefixes) {
+    const merged = mergeHistograms(histograms);
+    rows.push({
+      prefix,
+      count: merged.count,
+      p50: histogramQuantile(merged, 0.5),
+      p90: histogramQuantile(merged, 0.9),
+      p99: histogramQuantile(merged, 0.99),
+      stateSeconds,
+    });
+  }
+  // Prefixes that ran first come first; fetched-only prefixes (count 0) after them.
+  return rows.sort((a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0));
+}
+
+export function aggregate(workers: readonly WorkerSummary[], scheduler: TelemetryTotals | undefined): ClusterReport {
+  const totals = workers.flatMap((worker) => (worker.telemetry === undefined ? [] : [worker.telemetry]));
+  const report: ClusterReport = {
+    rows: rowsOf(totals, "executing"),
+    schedulerRows: scheduler === undefined ? [] : rowsOf([scheduler], "processing"),
+    execute: {},
+    gather: {},
+    wait: {},
+    waitByPrefix: {},
+    gatherBytes: {},
+    dropped: {},
+    slowest: workers
+      .flatMap((worker) => worker.slowest)
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, 5),
+    workers: workers.map((worker) => ({ address: worker.address, pid: worker.pid, counters: worker.counters })),
+  };
+  for (const total of [...totals, ...(scheduler === undefined ? [] : [scheduler])]) {
+    for (const [reason, count] of Object.entries(total.dropped)) add(report.dropped, reason, count);
+  }
+  for (const total of totals) {
+    for (const [activity, seconds] of Object.entries(total.execute)) add(report.execute, activity, seconds);
+    for (const [activity, seconds] of Object.entries(total.gather)) add(report.gather, activity, seconds);
+    for (const { prefix, activity, seconds } of total.wait) {
+      add(report.wait, activity, seconds);
+      add((report.waitByPrefix[prefix] ??= {}), activity, seconds);
+    }
+    for (const [outcome, bytes] of Object.entries(total.gatherBytes)) add(report.gatherBytes, outcome, bytes);
+  }
+  return report;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The text printed at the end of a run. */
+export function formatReport(report: ClusterReport): string {
+  const sections: string[] = [];
+  sections.push(formatPrefixTable(report.rows, { states: statesOf(report.rows, ["waiting", "fetch", "flight", "missing", "ready", "executing", "long-running"]) }));
+  if (report.schedulerRows.length > 0) {
+    sections.push(
+      "On the scheduler (the duration column is processing: assignment to result):\n" +
+        formatPrefixTable(report.schedulerRows, { durationOf: "processing", states: statesOf(report.schedulerRows, ["waiting", "queued", "no-worker", "processing"]) }),
+    );
+  }
+  sections.push(formatActivityTable("execute", report.execute));
+  const transferred = Object.entries(report.gatherBytes)
+    .map(([outcome, bytes]) => `${formatBytes(bytes)} ${outcome}`)
+    .join(", ");
+  sections.push(formatActivityTable(`gather${transferred === "" ? "" : ` (${transferred})`}`, report.gather));
+  sections.push(formatActivityTable("wait (dependencies)", report.wait));
+  const slowest = report.slowest[0];
+  if (slowest !== undefined && slowest.breakdown !== undefined) {
+    sections.push(`Slowest task (explain):\n${formatBreakdown(slowest.breakdown)}`);
+  }
+  const counters = report.workers
+    .map((worker) => {
+      const c = worker.counters;
+      return `  ${worker.address}  pid ${worker.pid}: ${c.computed ?? 0} computed, ${c.keysFetched ?? 0} fetched in ${c.gathers ?? 0} gather_dep (${c.busy ?? 0} busy), ${c.spilled ?? 0} spilled, ${c.unspilled ?? 0} unspilled, ${c.seceded ?? 0} seceded`;
+    })
+    .join("\n");
+  sections.push(`Workers:\n${counters}`);
+  const dropped = Object.entries(report.dropped);
+  if (dropped.length > 0) sections.push(`taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`);
+  return sections.join("\n\n");
+}
+
+/** The states of `preferred` that some row spent time in. */
+function statesOf(rows: readonly PrefixRow[], preferred: readonly string[]): string[] {
+  return preferred.filter((state) => rows.some((row) => (row.stateSeconds[state] ?? 0) > 0));
+}
+

@@ -1,0 +1,493 @@
+/**
+ * The scheduler: holds the task graph, tracks each key's scheduler state (released, waiting,
+ * queued, no-worker, processing, memory, erred), and assigns tasks whose dependencies are in
+ * memory to workers.
+ *
+ * Assignment, in the spirit of Dask's `decide_worker` + `worker_objective`:
+ *   - only workers with fewer than ceil(nthreads × saturation) tasks processing are candidates;
+ *     with none, the task is queued (or no-worker, when no worker is connected);
+ *   - each candidate's expected start = its occupancy / nthreads + the dependency bytes it lacks /
+ *     bandwidth, where occupancy is the sum of the estimated durations of its processing tasks;
+ *   - the worker holding the most dependency bytes is preferred, unless it would start the task
+ *     later than the earliest candidate by more than the task's p90 duration.
+ * Durations come from live statistics: `journeys.stats(prefix, "processing")` — mean for
+ * occupancy, quantile(0.9) for the move-away margin — once a prefix has 3 finished tasks; before
+ * that, a default. With telemetry off the scheduler keeps the same statistics itself with
+ * taskjourney's DurationStatistics, so decisions are made alike in both modes.
+ */
+import { DurationStatistics, keySplit, type DurationStats, type TaskJourneys } from "../../src/index.js";
+import { Heap } from "./heap.js";
+import type { ComputeTaskMessage, GetDataReply, RegisterMessage, TaskFinishedMessage, WorkerSummary } from "./protocol.js";
+import { injectScheduler } from "./propagation.js";
+import { Connection, connect, listen, type Message } from "./transport.js";
+import { priorities, type Graph, type TaskSpec } from "./workloads.js";
+import v8 from "node:v8";
+import type { Server } from "node:net";
+
+export type SchedulerTaskState = "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred";
+
+interface WorkerInfo {
+  address: string;
+  connection: Connection;
+  nthreads: number;
+  pid: number;
+  processing: Set<SchedulerTask>;
+  /** Sum of the estimated durations of the tasks processing there, seconds. */
+  occupancy: number;
+  hasWhat: Set<SchedulerTask>;
+}
+
+interface SchedulerTask {
+  spec: TaskSpec;
+  key: string;
+  prefix: string;
+  state: SchedulerTaskState;
+  priority: number;
+  dependencies: SchedulerTask[];
+  dependents: SchedulerTask[];
+  waitingOn: number;
+  dependentsDone: number;
+  whoHas: Set<WorkerInfo>;
+  nbytes: number;
+  processingOn: WorkerInfo | undefined;
+  /** The duration estimate charged to the worker's occupancy. */
+  estimate: number;
+  /** performance.now() ms when processing began (for the statistics kept without telemetry). */
+  processingSince: number;
+}
+
+export interface Estimate {
+  mean: number;
+  p90: number;
+  /** Finished tasks the statistics are based on. */
+  count: number;
+  /** Whether live statistics were used (else the default). */
+  informed: boolean;
+}
+
+export interface Decision {
+  key: string;
+  worker: string;
+  estimate: Estimate;
+  /** Dependency bytes held by the chosen worker, and in total. */
+  heldBytes: number;
+  dependencyBytes: number;
+  /** Whether the worker holding the most dependency bytes was passed over. */
+  movedFromHolder: boolean;
+  /** Expected start on the chosen worker and on the earliest candidate, seconds from now. */
+  start: number;
+  earliest: number;
+}
+
+export interface DecisionStats {
+  total: number;
+  /** Decisions that used live duration statistics. */
+  informed: number;
+  /** Decisions that passed over the dependency holder. */
+  movedFromHolder: number;
+  /** Times a ready task was queued because all workers were full. */
+  queued: number;
+  /** Times a ready task waited for any worker to connect. */
+  noWorker: number;
+  /** A few decisions in full, for the summary. */
+  samples: Decision[];
+}
+
+export interface SchedulerOptions {
+  journeys?: TaskJourneys;
+  /** Tasks per thread a worker may hold before tasks queue. Default 1.5. */
+  saturation?: number;
+  /** Duration assumed for a prefix without statistics yet, seconds. Default 0.05. */
+  defaultDuration?: number;
+  /** Bytes per second assumed for transfers. Default 100 MB/s (Dask's default). */
+  bandwidth?: number;
+  /** Log every decision through `log`. */
+  verbose?: boolean;
+  log?: (line: string) => void;
+}
+
+export class Scheduler {
+  address = "";
+  readonly workers = new Map<string, WorkerInfo>();
+  readonly decisions: DecisionStats = { total: 0, informed: 0, movedFromHolder: 0, queued: 0, noWorker: 0, samples: [] };
+  /** Called as tasks reach memory. */
+  onProgress: (done: number, total: number) => void = () => {};
+  private server: Server | undefined;
+  private journeys: TaskJourneys | undefined;
+  private readonly saturation: number;
+  private readonly defaultDuration: number;
+  private readonly bandwidth: number;
+  private readonly log: (line: string) => void;
+  private readonly verbose: boolean;
+  private readonly tasks = new Map<string, SchedulerTask>();
+  private readonly queue = new Heap<SchedulerTask>();
+  private readonly noWorker = new Heap<SchedulerTask>();
+  private readonly ownStatistics = new Map<string, DurationStatistics>();
+  private workerWaiters: Array<() => boolean> = [];
+  private done = 0;
+  private run: { root: SchedulerTask; resolve: (value: unknown) => void; reject: (error: Error) => void } | undefined;
+
+  constructor(options: SchedulerOptions = {}) {
+    this.journeys = options.journeys;
+    this.saturation = options.saturation ?? 1.5;
+    this.defaultDuration = options.defaultDuration ?? 0.05;
+    this.bandwidth = options.bandwidth ?? 100e6;
+    this.verbose = options.verbose ?? false;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  async start(): Promise<string> {
+    const { server, address } = await listen((connection) => {
+      connection.onMessage = (message) => this.handle(connection, message);
+      connection.onClose = () => this.lost(connection);
+    });
+    this.server = server;
+    this.address = address;
+    return address;
+  }
+
+  /** Records this scheduler's journeys there from now on (its address is known only after start()). */
+  useJourneys(journeys: TaskJourneys): void {
+    this.journeys = journeys;
+  }
+
+  /** Resolves once `count` workers have registered. */
+  waitForWorkers(count: number, timeoutMs = 60_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${this.workers.size} of ${count} workers registered within ${timeoutMs} ms`)), timeoutMs);
+      const check = () => {
+        if (this.workers.size >= count) {
+          clearTimeout(timer);
+          resolve();
+          return true;
+        }
+        return false;
+      };
+      if (!check()) this.workerWaiters.push(check);
+    });
+  }
+
+  /** Submits `graph` and resolves with the value of its root key. */
+  compute(graph: Graph): Promise<unknown> {
+    if (this.run !== undefined) throw new Error("one graph at a time");
+    const order = priorities(graph);
+    for (const spec of graph.tasks) {
+      this.tasks.set(spec.key, {
+        spec,
+        key: spec.key,
+        prefix: keySplit(spec.key),
+        state: "released",
+        priority: order.get(spec.key)!,
+        dependencies: [],
+        dependents: [],
+        waitingOn: 0,
+        dependentsDone: 0,
+        whoHas: new Set(),
+        nbytes: 0,
+        processingOn: undefined,
+        estimate: 0,
+        processingSince: 0,
+      });
+    }
+    for (const task of this.tasks.values()) {
+      for (const dep of task.spec.deps) {
+        const dependency = this.tasks.get(dep);
+        if (dependency === undefined) throw new Error(`${task.key} depends on ${dep}, which is not in the graph`);
+        task.dependencies.push(dependency);
+        dependency.dependents.push(task);
+      }
+      task.waitingOn = task.dependencies.length;
+    }
+    const root = this.tasks.get(graph.root)!;
+    const result = new Promise<unknown>((resolve, reject) => (this.run = { root, resolve, reject }));
+    const ready: SchedulerTask[] = [];
+    for (const task of this.tasks.values()) {
+      this.transition(task, "waiting");
+      if (task.waitingOn === 0) ready.push(task);
+    }
+    for (const task of ready.sort((a, b) => a.priority - b.priority)) this.schedule(task);
+    return result;
+  }
+
+  /** Asks every worker for its end-of-run summary. */
+  summaries(): Promise<WorkerSummary[]> {
+    return Promise.all(
+      [...this.workers.values()].map(async (worker) => {
+        const reply = await worker.connection.request({ op: "summary" });
+        return reply.summary as WorkerSummary;
+      }),
+    );
+  }
+
+  /** Tells every worker to flush its telemetry and exit; stops listening. */
+  close(): void {
+    for (const worker of this.workers.values()) {
+      try {
+        worker.connection.send({ op: "close" });
+      } catch {
+        // already gone
+      }
+    }
+    this.server?.close();
+  }
+
+  /** The duration estimate of a prefix: live statistics once there are a few, else the default. */
+  estimate(prefix: string): Estimate {
+    let stats: DurationStats | undefined;
+    if (this.journeys !== undefined) stats = this.journeys.stats(prefix, "processing");
+    else stats = this.ownStatistics.get(prefix)?.snapshot();
+    if (stats !== undefined && stats.count >= 3) {
+      return { mean: stats.mean, p90: stats.quantile(0.9), count: stats.count, informed: true };
+    }
+    return { mean: this.defaultDuration, p90: 2 * this.defaultDuration, count: stats?.count ?? 0, informed: false };
+  }
+
+  // ---- messages ---------------------------------------------------------------------------------
+
+  private handle(connection: Connection, message: Message): void {
+    switch (message.op) {
+      case "register": {
+        const register = message as RegisterMessage;
+        const worker: WorkerInfo = {
+          address: register.address,
+          connection,
+          nthreads: register.nthreads,
+          pid: register.pid,
+          processing: new Set(),
+          occupancy: 0,
+          hasWhat: new Set(),
+        };
+        this.workers.set(worker.address, worker);
+        connection.reply(message, { op: "registered" });
+        this.workerWaiters = this.workerWaiters.filter((waiter) => !waiter());
+        this.drainNoWorker();
+        break;
+      }
+      case "task-finished":
+        this.taskFinished(message as TaskFinishedMessage, connection);
+        break;
+      case "task-erred":
+        this.taskErred(message.key as string, message.error as string, connection);
+        break;
+      case "add-keys": {
+        const worker = this.workerOf(connection);
+        if (worker === undefined) break;
+        for (const key of message.keys as string[]) {
+          const task = this.tasks.get(key);
+          if (task === undefined || task.state !== "memory") continue;
+          task.whoHas.add(worker);
+          worker.hasWhat.add(task);
+        }
+        break;
+      }
+      case "who-has": {
+        const who: Record<string, string[]> = {};
+        for (const key of message.keys as string[]) who[key] = [...(this.tasks.get(key)?.whoHas ?? [])].map((worker) => worker.address);
+        connection.reply(message, { op: "who-has", who });
+        break;
+      }
+    }
+  }
+
+  private workerOf(connection: Connection): WorkerInfo | undefined {
+    for (const worker of this.workers.values()) if (worker.connection === connection) return worker;
+    return undefined;
+  }
+
+  private lost(connection: Connection): void {
+    const worker = this.workerOf(connection);
+    if (worker === undefined) return;
+    this.workers.delete(worker.address);
+    if (this.run !== undefined && this.run.root.state !== "memory") {
+      this.run.reject(new Error(`worker ${worker.address} (pid ${worker.pid}) disconnected during the run`));
+    }
+  }
+
+  private taskFinished(message: TaskFinishedMessage, connection: Connection): void {
+    const task = this.tasks.get(message.key);
+    const worker = this.workerOf(connection);
+    if (task === undefined || worker === undefined || task.state !== "processing") return;
+    worker.processing.delete(task);
+    worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
+    task.processingOn = undefined;
+    task.nbytes = message.nbytes;
+    task.whoHas.add(worker);
+    worker.hasWhat.add(task);
+    if (this.journeys === undefined) {
+      let statistics = this.ownStatistics.get(task.prefix);
+      if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new DurationStatistics()));
+      statistics.record((performance.now() - task.processingSince) / 1000);
+    }
+    this.transition(task, "memory");
+    this.done++;
+    this.onProgress(this.done, this.tasks.size);
+    const run = this.run;
+    if (run !== undefined && task === run.root) {
+      void this.fetchResult(task).then(run.resolve, run.reject);
+      return;
+    }
+    const ready: SchedulerTask[] = [];
+    for (const dependent of task.dependents) if (--dependent.waitingOn === 0) ready.push(dependent);
+    for (const dependency of task.dependencies) {
+      if (++dependency.dependentsDone === dependency.dependents.length) this.release(dependency);
+    }
+    for (const dependent of ready.sort((a, b) => a.priority - b.priority)) this.schedule(dependent);
+    this.drainQueue();
+  }
+
+  private taskErred(key: string, error: string, connection: Connection): void {
+    const task = this.tasks.get(key);
+    const worker = this.workerOf(connection);
+    if (task === undefined || task.state !== "processing") return;
+    worker?.processing.delete(task);
+    this.transition(task, "erred");
+    this.run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));
+  }
+
+  // ---- decisions ----------------------------------------------------------------------------------
+
+  /** A task whose dependencies are all in memory: to a worker, or queued until one has room. */
+  private schedule(task: SchedulerTask): void {
+    if (this.workers.size === 0) {
+      this.decisions.noWorker++;
+      this.transition(task, "no-worker");
+      this.noWorker.push(task, task.priority);
+      return;
+    }
+    const queuedFirst = this.queue.size > 0 && this.queue.peek()!.priority < task.priority;
+    if (!queuedFirst && this.decide(task)) return;
+    this.decisions.queued++;
+    this.transition(task, "queued");
+    this.queue.push(task, task.priority);
+  }
+
+  private drainQueue(): void {
+    while (this.queue.size > 0) {
+      const task = this.queue.peek()!;
+      if (!this.decide(task)) return;
+      this.queue.pop();
+    }
+  }
+
+  private drainNoWorker(): void {
+    while (this.noWorker.size > 0) {
+      const task = this.noWorker.pop()!;
+      if (!this.decide(task)) {
+        this.transition(task, "queued");
+        this.queue.push(task, task.priority);
+      }
+    }
+  }
+
+  private full(worker: WorkerInfo): boolean {
+    return worker.processing.size >= Math.ceil(worker.nthreads * this.saturation);
+  }
+
+  /** Picks a worker and sends the task there; false when every worker is full. */
+  private decide(task: SchedulerTask): boolean {
+    let dependencyBytes = 0;
+    for (const dependency of task.dependencies) dependencyBytes += dependency.nbytes;
+    let holder: { worker: WorkerInfo; held: number; start: number } | undefined;
+    let earliest: { worker: WorkerInfo; held: number; start: number } | undefined;
+    for (const worker of this.workers.values()) {
+      if (this.full(worker)) continue;
+      let held = 0;
+      for (const dependency of task.dependencies) if (dependency.whoHas.has(worker)) held += dependency.nbytes;
+      const start = worker.occupancy / worker.nthreads + (dependencyBytes - held) / this.bandwidth;
+      const candidate = { worker, held, start };
+      if (holder === undefined || held > holder.held || (held === holder.held && start < holder.start)) holder = candidate;
+      if (earliest === undefined || start < earliest.start) earliest = candidate;
+    }
+    if (holder === undefined || earliest === undefined) return false;
+    const estimate = this.estimate(task.prefix);
+    const moved = holder.held > 0 && holder.start - earliest.start > estimate.p90;
+    const chosen = moved ? earliest : holder;
+    const decision: Decision = {
+      key: task.key,
+      worker: chosen.worker.address,
+      estimate,
+      heldBytes: chosen.held,
+      dependencyBytes,
+      movedFromHolder: moved,
+      start: chosen.start,
+      earliest: earliest.start,
+    };
+    this.noteDecision(decision);
+    this.assign(task, chosen.worker, estimate.mean);
+    return true;
+  }
+
+  private noteDecision(decision: Decision): void {
+    const stats = this.decisions;
+    stats.total++;
+    if (decision.estimate.informed) stats.informed++;
+    if (decision.movedFromHolder) stats.movedFromHolder++;
+    if (stats.samples.length < 10 || (decision.movedFromHolder && stats.samples.length < 20)) stats.samples.push(decision);
+    if (this.verbose) {
+      const e = decision.estimate;
+      const source = e.informed ? `stats of ${e.count}` : "default";
+      this.log(
+        `assign ${decision.key} → ${decision.worker}: est mean ${(e.mean * 1000).toFixed(1)} ms, p90 ${(e.p90 * 1000).toFixed(1)} ms (${source}); ` +
+          `holds ${decision.heldBytes} of ${decision.dependencyBytes} dep bytes; start ${(decision.start * 1000).toFixed(1)} ms` +
+          (decision.movedFromHolder ? ` (moved off the holder: earliest ${(decision.earliest * 1000).toFixed(1)} ms)` : ""),
+      );
+    }
+  }
+
+  private assign(task: SchedulerTask, worker: WorkerInfo, estimate: number): void {
+    task.processingOn = worker;
+    task.estimate = estimate;
+    task.processingSince = performance.now();
+    worker.processing.add(task);
+    worker.occupancy += estimate;
+    this.transition(task, "processing");
+    const message: ComputeTaskMessage = {
+      op: "compute-task",
+      key: task.key,
+      func: task.spec.func,
+      args: task.spec.args,
+      priority: task.priority,
+      deps: task.dependencies.map((dependency) => ({
+        key: dependency.key,
+        who: [...dependency.whoHas].map((holder) => holder.address),
+        nbytes: dependency.nbytes,
+      })),
+    };
+    if (this.journeys !== undefined) {
+      const carrier = injectScheduler(this.journeys, task.key);
+      if (carrier !== undefined) message.carrier = carrier;
+    }
+    worker.connection.send(message);
+  }
+
+  /** Frees a key all of whose dependents are in memory: the workers holding it drop it. */
+  private release(task: SchedulerTask): void {
+    if (task.state !== "memory" || task === this.run?.root) return;
+    const byWorker = [...task.whoHas];
+    task.whoHas.clear();
+    for (const worker of byWorker) {
+      worker.hasWhat.delete(task);
+      worker.connection.send({ op: "free-keys", keys: [task.key] });
+    }
+    this.transition(task, "released");
+  }
+
+  private async fetchResult(task: SchedulerTask): Promise<unknown> {
+    const holder = [...task.whoHas][0];
+    const connection = await connect(holder.address);
+    try {
+      const reply = await connection.request<GetDataReply>({ op: "get_data", keys: [task.key], who: this.address });
+      const bytes = reply.data?.[task.key];
+      if (reply.status !== "OK" || bytes === undefined) throw new Error(`${holder.address} did not return ${task.key} (${reply.status})`);
+      return v8.deserialize(bytes);
+    } finally {
+      connection.close();
+    }
+  }
+
+  private transition(task: SchedulerTask, to: SchedulerTaskState): void {
+    const from = task.state;
+    task.state = to;
+    this.journeys?.transition(task.key, from, to);
+  }
+}

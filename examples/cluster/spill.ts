@@ -1,0 +1,157 @@
+/**
+ * A worker's data store: values in memory up to a byte limit, the least recently used ones
+ * spilled to files beyond it (v8.serialize + fs), read back ("unspilled") when used. Like Dask's
+ * SpillBuffer, spilling and unspilling are synchronous and run on the worker's event loop.
+ *
+ * The store meters its own work through `meter(activity, work)`; the worker passes taskjourney's
+ * ambient `journeys.meter`, so a spill is charged to whatever execution or transfer caused it.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import v8 from "node:v8";
+
+export type Meter = <T>(activity: string, work: () => T) => T;
+
+const unmetered: Meter = (_activity, work) => work();
+
+interface Spilled {
+  file: string;
+  /** Size in memory, as accounted against the limit. */
+  size: number;
+  /** Size of the file. */
+  bytes: number;
+}
+
+export interface SpillCounters {
+  spilled: number;
+  spilledBytes: number;
+  unspilled: number;
+  unspilledBytes: number;
+  /** Spilled values read from disk to be sent to a peer, without unspilling them. */
+  servedFromDisk: number;
+}
+
+export class SpillBuffer {
+  /** In memory, least recently used first (a Map iterates in insertion order). */
+  private readonly fast = new Map<string, { value: unknown; size: number }>();
+  private readonly slow = new Map<string, Spilled>();
+  private fastBytes = 0;
+  private files = 0;
+  readonly counters: SpillCounters = { spilled: 0, spilledBytes: 0, unspilled: 0, unspilledBytes: 0, servedFromDisk: 0 };
+
+  constructor(
+    /** Bytes kept in memory before spilling; Infinity never spills. */
+    readonly limit: number,
+    /** A directory of this store's own; `close()` removes it. */
+    readonly directory: string,
+    private readonly meter: Meter = unmetered,
+  ) {
+    fs.mkdirSync(directory, { recursive: true });
+  }
+
+  get memoryBytes(): number {
+    return this.fastBytes;
+  }
+
+  get spilledKeys(): number {
+    return this.slow.size;
+  }
+
+  has(key: string): boolean {
+    return this.fast.has(key) || this.slow.has(key);
+  }
+
+  /** Stores `value` (of `size` bytes in memory), spilling older values if over the limit. */
+  set(key: string, value: unknown, size: number): void {
+    this.delete(key);
+    this.fast.set(key, { value, size });
+    this.fastBytes += size;
+    this.evict(key);
+  }
+
+  /** The value of `key`, unspilled from disk if needed; undefined if not held. */
+  get(key: string): unknown {
+    const held = this.fast.get(key);
+    if (held !== undefined) {
+      // Most recently used goes last.
+      this.fast.delete(key);
+      this.fast.set(key, held);
+      return held.value;
+    }
+    const spilled = this.slow.get(key);
+    if (spilled === undefined) return undefined;
+    const value = this.meter("unspill", () => {
+      const bytes = this.meter("disk-read", () => fs.readFileSync(spilled.file));
+      return this.meter("deserialize", () => v8.deserialize(bytes));
+    });
+    this.slow.delete(key);
+    fs.rmSync(spilled.file, { force: true });
+    this.counters.unspilled++;
+    this.counters.unspilledBytes += spilled.bytes;
+    this.fast.set(key, { value, size: spilled.size });
+    this.fastBytes += spilled.size;
+    this.evict(key);
+    return value;
+  }
+
+  /**
+   * The serialized bytes of `key` for a peer: serialized from memory, or read from its spill
+   * file as they are (not unspilled: a transfer does not make a value hot).
+   */
+  serialized(key: string): Buffer | undefined {
+    const held = this.fast.get(key);
+    if (held !== undefined) return v8.serialize(held.value);
+    const spilled = this.slow.get(key);
+    if (spilled === undefined) return undefined;
+    this.counters.servedFromDisk++;
+    return fs.readFileSync(spilled.file);
+  }
+
+  delete(key: string): void {
+    const held = this.fast.get(key);
+    if (held !== undefined) {
+      this.fast.delete(key);
+      this.fastBytes -= held.size;
+      return;
+    }
+    const spilled = this.slow.get(key);
+    if (spilled !== undefined) {
+      this.slow.delete(key);
+      fs.rmSync(spilled.file, { force: true });
+    }
+  }
+
+  /** Removes the spill directory and forgets everything. */
+  close(): void {
+    this.fast.clear();
+    this.slow.clear();
+    this.fastBytes = 0;
+    fs.rmSync(this.directory, { recursive: true, force: true });
+  }
+
+  /** Spills least recently used values until under the limit; `keep` goes last, only if alone too big. */
+  private evict(keep: string): void {
+    if (this.fastBytes <= this.limit) return;
+    for (const [key, held] of this.fast) {
+      if (this.fastBytes <= this.limit) break;
+      if (key === keep) continue;
+      this.spill(key, held);
+    }
+    const kept = this.fast.get(keep);
+    if (this.fastBytes > this.limit && kept !== undefined) this.spill(keep, kept);
+  }
+
+  private spill(key: string, held: { value: unknown; size: number }): void {
+    const file = path.join(this.directory, `${++this.files}.bin`);
+    const bytes = this.meter("spill", () => {
+      const data = this.meter("serialize", () => v8.serialize(held.value));
+      this.meter("disk-write", () => fs.writeFileSync(file, data));
+      return data.length;
+    });
+    this.fast.delete(key);
+    this.fastBytes -= held.size;
+    this.slow.set(key, { file, size: held.size, bytes });
+    this.counters.spilled++;
+    this.counters.spilledBytes += bytes;
+  }
+}

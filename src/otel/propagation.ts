@@ -1,0 +1,104 @@
+import {
+  createTraceState,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  trace,
+  TraceFlags,
+  type Context,
+  type SpanContext,
+} from "@opentelemetry/api";
+
+/**
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/) for the messages a scheduler and its
+ * workers exchange. taskjourney reads and writes `traceparent` / `tracestate` itself instead of
+ * going through the global propagator: the format is small, and this way propagation works the
+ * same whether or not the user registered a propagator (and whichever one), so a scheduler and
+ * a worker configured differently still agree.
+ */
+
+/** A message's headers, as taskjourney reads and writes them: lowercase names, string values. */
+export type TraceCarrier = Record<string, string>;
+
+export const TRACEPARENT = "traceparent";
+export const TRACESTATE = "tracestate";
+
+const HEX = /^[0-9a-f]*$/;
+const ALL_ZERO = /^0*$/;
+
+/**
+ * The span context a `traceparent` header names, or undefined when the header is not a valid
+ * one. Version 00 must be exactly 55 characters; later versions may append fields after a "-"
+ * (the spec's forward compatibility); version ff and all-zero ids are invalid.
+ */
+export function parseTraceparent(traceparent: string, tracestate?: string): SpanContext | undefined {
+  const header = traceparent.trim();
+  if (header.length < 55) return undefined;
+  if (header[2] !== "-" || header[35] !== "-" || header[52] !== "-") return undefined;
+  const version = header.slice(0, 2);
+  const traceId = header.slice(3, 35);
+  const spanId = header.slice(36, 52);
+  const flags = header.slice(53, 55);
+  if (!HEX.test(version) || version === "ff") return undefined;
+  if (version === "00" ? header.length !== 55 : header.length > 55 && header[55] !== "-") return undefined;
+  if (!HEX.test(traceId) || !HEX.test(spanId) || !HEX.test(flags)) return undefined;
+  if (ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return undefined;
+  const spanContext: SpanContext = {
+    traceId,
+    spanId,
+    traceFlags: parseInt(flags, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  };
+  if (typeof tracestate === "string" && tracestate.trim().length > 0) {
+    spanContext.traceState = createTraceState(tracestate.trim());
+  }
+  return spanContext;
+}
+
+/** The `traceparent` header of a span context (version 00). */
+export function formatTraceparent(spanContext: SpanContext): string {
+  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, "0");
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
+}
+
+/** The span context in `carrier`'s traceparent/tracestate, or undefined. Never throws. */
+export function extractSpanContext(carrier: unknown): SpanContext | undefined {
+  if (carrier === null || typeof carrier !== "object") return undefined;
+  const headers = carrier as Record<string, unknown>;
+  const traceparent = firstString(headers[TRACEPARENT]);
+  if (traceparent === undefined) return undefined;
+  return parseTraceparent(traceparent, firstString(headers[TRACESTATE]));
+}
+
+/** Writes `spanContext` into `carrier` as traceparent (and tracestate when there is one). */
+export function injectSpanContext(spanContext: SpanContext, carrier: TraceCarrier): void {
+  carrier[TRACEPARENT] = formatTraceparent(spanContext);
+  const traceState = spanContext.traceState?.serialize();
+  if (traceState !== undefined && traceState.length > 0) carrier[TRACESTATE] = traceState;
+}
+
+/** A span context from either a carrier or a Context returned by `extract()`; undefined if neither holds a valid one. */
+export function spanContextFrom(source: unknown): SpanContext | undefined {
+  if (source === null || typeof source !== "object") return undefined;
+  if (typeof (source as Partial<Context>).getValue === "function" && typeof (source as Partial<Context>).setValue === "function") {
+    const spanContext = trace.getSpanContext(source as Context);
+    return spanContext !== undefined && isSpanContextValid(spanContext) ? spanContext : undefined;
+  }
+  return extractSpanContext(source);
+}
+
+/** A Context whose span is the remote `spanContext`, as `propagation.extract` would give. */
+export function remoteContext(spanContext: SpanContext): Context {
+  return trace.setSpanContext(ROOT_CONTEXT, spanContext);
+}
+
+/** Whether the upstream decided to sample (the W3C sampled flag). */
+export function isSampled(spanContext: SpanContext): boolean {
+  return (spanContext.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
+}
+
+function firstString(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  // Node's IncomingHttpHeaders may hold repeated headers as arrays.
+  if (Array.isArray(value) && typeof value[0] === "string") return value[0];
+  return undefined;
+}

@@ -1,0 +1,674 @@
+import {
+  context as contextApi,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type HrTime,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+  type TracerProvider,
+} from "@opentelemetry/api";
+import { keySplit, keySplitGroup, keyToText, type Key } from "../model/keys.js";
+import { ALL_STATES, stateId, type Role } from "../model/states.js";
+import {
+  ACTIVITY_END,
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_PARENT,
+  ACTIVITY_START,
+  ACTIVITY_VISIT,
+  COMPUTE_JOURNEY,
+  FETCH_JOURNEY,
+  type Journey,
+  type Transfer,
+} from "../recorder/journey.js";
+import type { RecorderListener } from "../recorder/listener.js";
+import type { Recorder } from "../recorder/recorder.js";
+import {
+  ATTR_CHILDREN_DROPPED,
+  ATTR_LINKS_DROPPED,
+  ATTR_TASK_DEPENDENCIES,
+  ATTR_TASK_GROUP,
+  ATTR_TASK_KEY,
+  ATTR_TASK_OUTCOME,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_ROLE,
+  ATTR_TASK_WORKER,
+  ATTR_THREAD_CPU_TIME,
+  ATTR_THREAD_NONCPU_TIME,
+  ATTR_TRANSFER_BYTES,
+  ATTR_TRANSFER_KEY_COUNT,
+  ATTR_TRANSFER_KEYS,
+  ATTR_TRANSFER_OUTCOME,
+  ATTR_TRANSFER_PEER,
+  ATTR_UNFINISHED,
+  SPAN_GATHER_DEP,
+  SPAN_RUN,
+  SPAN_TASK_PREFIX,
+} from "./semconv.js";
+import { injectSpanContext, isSampled, remoteContext, spanContextFrom, type TraceCarrier } from "./propagation.js";
+import { TailSampler } from "./tail-sampling.js";
+
+/**
+ * The bridge from journeys to OpenTelemetry span trees (DESIGN.md, "Spans").
+ *
+ * EMISSION RULE
+ *
+ * - A head-sampled journey (the recorder calls `journeyStarted` / `stateEntered` only for those)
+ *   opens its `task <prefix>` span and each state span *live*, at their recorded times, as the
+ *   journey reaches them: a gather_dep can then be parented under a dependent's waiting span
+ *   while it waits, and `inject()` can name the scheduler's processing span while the task is
+ *   processing. None of them is ended before the journey ends: at `journeyEnded` each state span
+ *   gets its activity spans (emitted retroactively from the recorder's flat records), its links
+ *   to gather_deps and its cap counts, and is ended with its recorded end time; the task span
+ *   ends last. So nothing about a journey reaches the exporter before the journey is over.
+ * - A journey that was not head-sampled has no span objects at all while it runs. At its end the
+ *   tail sampler (tail-sampling.ts) may keep it — failed, or slower than its (prefix, kind)'s
+ *   `keepSlowerThan` quantile — and then the whole tree is emitted retroactively, in one go,
+ *   from the recorded timestamps.
+ * - A gather_dep span is made once per transfer, by the first journey that needs it: live at
+ *   `transferStarted` when one of the dependents waiting for its keys is head-sampled (parent:
+ *   the first such dependent's current — waiting — span; failing that a head-sampled fetch
+ *   journey of one of its keys, under its flight span), and ended with its activity spans at
+ *   `transferEnded`; otherwise retroactively, under the waiting (or flight) span of the first
+ *   kept journey it served, when that journey ends.
+ *
+ * LINK DIRECTION RULE
+ *
+ * A link is added to a span only while that span is open. Between a gather_dep G and the
+ * dependents D it served:
+ * - every emitted D's waiting span links to every G that fetched one of D's dependencies during
+ *   that waiting visit (its own gather_dep children included), added when D ends — G exists by
+ *   then (it is emitted on the spot if it was not);
+ * - a live G links, at its start, to the task spans of the *other* head-sampled dependents it
+ *   serves. A dependent kept only at its end has no span while G is open, so that G → D link
+ *   cannot be made; the D → G link above stands for it ("the other direction").
+ * Likewise a fetch journey's flight span links to the gather_dep that carried it.
+ *
+ * PROPAGATION
+ *
+ * `inject()` writes the key's current span (the processing span of a live scheduler journey; the
+ * task span on a worker, live or recently ended) as W3C traceparent. `parent()` queues a sampled
+ * context for a key's next journey: that journey is head-sampled (trace flags win over the ratio)
+ * and its task span becomes a child of the context. `linkFrom()` notes the producer of a key's
+ * data: the task span of the key's journey here and of every journey depending on it link to it
+ * when they end. Journeys kept only at their end cannot have been injected while running, so one
+ * trace across processes is for head-sampled journeys; unsampled upstream contexts are ignored
+ * (parenting under them would make a parent-based SDK sampler drop our spans).
+ *
+ * CAPS
+ *
+ * Children per span (`maxChildrenPerSpan`: states under a task, activities and gather_deps
+ * under a state, activities under an activity or a gather_dep) and links per span
+ * (`maxLinksPerSpan`) are capped; what was left out is counted on the parent span in
+ * `taskjourney.children_dropped` / `taskjourney.links_dropped`. Keys in attributes are cut to
+ * `maxAttributeLength` characters; `transfer.keys` lists at most `maxKeysPerTransfer` keys, with
+ * the full count in `transfer.key_count`.
+ *
+ * ACTIVITIES
+ *
+ * Activity records become spans named after the activity, nested as metered, clamped into their
+ * parent's interval (an activity that outlived its state, e.g. a task cancelled while executing,
+ * is cut at the state's end). `thread-cpu` / `thread-noncpu` digests are measurements over one
+ * interval, not consecutive slices, so they are not spans: nested in an activity, they become its
+ * `thread.cpu_time` / `thread.noncpu_time` attributes; at top level, they become one `run` span
+ * ending at the latest digest and lasting their sum. The `other` remainder is a gap, not a span.
+ * Fetch journeys carry only per-key shares of their transfer's activities, which the gather_dep
+ * span shows in full, so their state spans have no activity children.
+ */
+
+export interface SpanBridgeOptions {
+  role: Role;
+  instance: string;
+  /** Epoch seconds at which the recorder's clock read 0. */
+  timeOrigin: number;
+  keepSlowerThan: number;
+  keepErrors: boolean;
+  maxLinksPerSpan: number;
+  maxChildrenPerSpan: number;
+  maxAttributeLength: number;
+  maxKeysPerTransfer: number;
+}
+
+/** Contexts waiting for a key's journey (parents, producers) kept at most; the oldest go first. */
+export const PENDING_CONTEXTS_LIMIT = 10_000;
+/** Task span contexts of ended journeys kept for `inject()`. */
+export const RECENT_CONTEXTS_LIMIT = 4_096;
+
+const WAITING = stateId("waiting");
+const FLIGHT = stateId("flight");
+const ERROR = stateId("error");
+const ERRED = stateId("erred");
+const KINDS = 3;
+const THREAD_CPU = "thread-cpu";
+const THREAD_NONCPU = "thread-noncpu";
+const TRANSFER_DROPPED = Symbol("gather_dep capped away");
+
+/** A span taskjourney started and has not ended yet, with what its caps counted. */
+class OpenSpan {
+  children = 0;
+  childrenDropped = 0;
+  links = 0;
+  linksDropped = 0;
+  /** Thread seconds digested under this span's activity, or -1 when none. */
+  cpu = -1;
+  noncpu = -1;
+  private ctx: Context | undefined = undefined;
+
+  constructor(
+    readonly span: Span,
+    /** Recorder seconds. */
+    readonly start: number,
+    public end: number,
+  ) {}
+
+  /** The context that makes this span a parent; built on first use. */
+  get context(): Context {
+    return (this.ctx ??= trace.setSpan(ROOT_CONTEXT, this.span));
+  }
+}
+
+/** The spans of one emitted journey: its task span and one span per state visit. */
+class JourneySpans {
+  readonly visits: Array<OpenSpan | undefined> = [];
+  constructor(readonly task: OpenSpan) {}
+}
+
+/** A Map that forgets its oldest entries beyond `limit`. */
+class BoundedMap<V> {
+  private readonly map = new Map<string | number, V>();
+  constructor(private readonly limit: number) {}
+  get size(): number {
+    return this.map.size;
+  }
+  set(key: string | number, value: V): void {
+    this.map.delete(key);
+    if (this.map.size >= this.limit) this.map.delete(this.map.keys().next().value as string | number);
+    this.map.set(key, value);
+  }
+  get(key: string | number): V | undefined {
+    return this.map.get(key);
+  }
+  has(key: string | number): boolean {
+    return this.map.has(key);
+  }
+  take(key: string | number): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) this.map.delete(key);
+    return value;
+  }
+}
+
+/**
+ * Turns the recorder's journeys and transfers into span trees. A RecorderListener: it is told of
+ * head-sampled journeys as they run, and of every journey and transfer at its end, where it does
+ * nothing for an unsampled, unkept one but one histogram record.
+ */
+export class SpanBridge implements RecorderListener {
+  private readonly open = new Set<Journey>();
+  private readonly openTransfers = new Set<Transfer>();
+  private readonly parents = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
+  private readonly producers = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
+  private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
+  private readonly tail: TailSampler;
+  private readonly taskNames: string[] = [];
+  private readonly originWhole: number;
+  private readonly originFraction: number;
+  private closed = false;
+
+  constructor(
+    private readonly recorder: Recorder,
+    private readonly tracer: Tracer,
+    private readonly options: SpanBridgeOptions,
+    /** Flushed (never shut down) at `shutdown()`. */
+    private readonly provider?: TracerProvider,
+  ) {
+    this.tail = new TailSampler(options.keepSlowerThan, options.keepErrors, recorder.prefixes.capacity * KINDS);
+    this.originWhole = Math.floor(options.timeOrigin);
+    this.originFraction = options.timeOrigin - this.originWhole;
+  }
+
+  // ---- propagation ----------------------------------------------------------------------------
+
+  /** Whether a sampled parent context waits for the journey of this key id (the recorder's sampler asks). */
+  hasParent(id: string | number): boolean {
+    return this.parents.size !== 0 && this.parents.has(id);
+  }
+
+  /** See TaskJourneys.inject. */
+  inject(key: Key, carrier: TraceCarrier): boolean {
+    const id = idOfKey(key);
+    if (id === undefined || carrier === null || typeof carrier !== "object") return false;
+    let spanContext: SpanContext | undefined;
+    const journey = this.recorder.live.get(id);
+    const spans = journey?.spanState;
+    if (spans instanceof JourneySpans) {
+      const current = this.options.role === "scheduler" ? spans.visits[journey!.visitIndex] : undefined;
+      spanContext = (current ?? spans.task).span.spanContext();
+    } else {
+      spanContext = this.recent.get(id);
+    }
+    if (spanContext === undefined || !isSpanContextValid(spanContext)) return false;
+    injectSpanContext(spanContext, carrier);
+    return true;
+  }
+
+  /** See TaskJourneys.parent. */
+  parent(key: Key, source: unknown): boolean {
+    if (this.closed) return false;
+    const spanContext = spanContextFrom(source);
+    if (spanContext === undefined || !isSampled(spanContext)) return false;
+    const id = idOfKey(key);
+    if (id === undefined) return false;
+    const live = this.recorder.live.get(id);
+    if (live !== undefined) {
+      // Too late to parent: the journey's spans exist already. Keep the relation as a link.
+      const spans = live.spanState;
+      if (spans instanceof JourneySpans) this.link(spans.task, spanContext);
+      return false;
+    }
+    this.parents.set(id, spanContext);
+    return true;
+  }
+
+  /** See TaskJourneys.linkFrom. */
+  linkFrom(key: Key, source: unknown): boolean {
+    if (this.closed) return false;
+    const spanContext = spanContextFrom(source);
+    const id = idOfKey(key);
+    if (spanContext === undefined || id === undefined) return false;
+    this.producers.set(id, spanContext);
+    return true;
+  }
+
+  // ---- RecorderListener -----------------------------------------------------------------------
+
+  journeyStarted(journey: Journey): void {
+    if (this.closed) return;
+    const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
+    let links: Link[] | undefined;
+    if (this.options.role === "scheduler" && this.options.maxLinksPerSpan > 0) {
+      // A submission made under a client span links to it (not parent: a 100k-task graph must
+      // not become one trace). One context lookup, for sampled journeys only.
+      const client = trace.getSpanContext(contextApi.active());
+      if (client !== undefined && isSpanContextValid(client)) links = [{ context: client }];
+    }
+    const spans = new JourneySpans(this.startTask(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(parent), links, false));
+    journey.spanState = spans;
+    this.open.add(journey);
+    this.openVisit(journey, spans, journey.visitIndex);
+  }
+
+  stateEntered(journey: Journey): void {
+    const spans = journey.spanState;
+    if (spans instanceof JourneySpans) this.openVisit(journey, spans, journey.visitIndex);
+  }
+
+  journeyEnded(journey: Journey): void {
+    if (this.closed) return;
+    const outcome = journey.outcomeState;
+    const keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
+    const spans = journey.spanState;
+    if (spans instanceof JourneySpans) {
+      this.open.delete(journey);
+      journey.spanState = undefined;
+      this.finishVisits(journey, spans, journey.visitCount - 1);
+      this.finishTask(journey, spans.task);
+    } else if (keep) {
+      this.emitRetroactively(journey);
+    }
+  }
+
+  transferStarted(transfer: Transfer): void {
+    if (this.closed) return;
+    // Plain reads only, unless a head-sampled journey is involved.
+    let owner: Journey | undefined;
+    let fetchOwner: Journey | undefined;
+    let others: Journey[] | undefined;
+    for (const fetch of transfer.journeys) {
+      if (fetchOwner === undefined && fetch.spanState instanceof JourneySpans) fetchOwner = fetch;
+      const noted = fetch.notedDependents;
+      if (noted === undefined) continue;
+      for (const dependent of noted) {
+        if (!(dependent.spanState instanceof JourneySpans)) continue;
+        if (owner === undefined) owner = dependent;
+        else if (dependent !== owner && !(others ??= []).includes(dependent)) others.push(dependent);
+      }
+    }
+    owner ??= fetchOwner;
+    if (owner === undefined) return;
+    const spans = owner.spanState as JourneySpans;
+    const parent = spans.visits[owner.visitIndex] ?? spans.task;
+    if (!this.admitChild(parent)) {
+      transfer.spanState = TRANSFER_DROPPED;
+      return;
+    }
+    let links: Link[] | undefined;
+    let linksDropped = 0;
+    if (others !== undefined) {
+      links = [];
+      for (const other of others) {
+        if (links.length < this.options.maxLinksPerSpan) links.push({ context: (other.spanState as JourneySpans).task.span.spanContext() });
+        else linksDropped++;
+      }
+    }
+    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, Number.NaN, SpanKind.CLIENT, this.transferAttributes(transfer), links);
+    gather.links = links?.length ?? 0;
+    gather.linksDropped = linksDropped;
+    transfer.spanState = gather;
+    this.openTransfers.add(transfer);
+  }
+
+  transferEnded(transfer: Transfer): void {
+    const gather = transfer.spanState;
+    if (!(gather instanceof OpenSpan)) return;
+    this.openTransfers.delete(transfer);
+    this.finishTransfer(transfer, gather, transfer.end);
+  }
+
+  /** Ends what is still open (at the clock's now, marked unfinished) and flushes the provider. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const now = this.recorder.clock();
+    for (const journey of this.open) {
+      const spans = journey.spanState as JourneySpans;
+      journey.spanState = undefined;
+      this.finishVisits(journey, spans, journey.visitCount, now);
+      spans.task.span.setAttribute(ATTR_UNFINISHED, true);
+      this.finishSpan(spans.task, now);
+    }
+    for (const transfer of this.openTransfers) {
+      const gather = transfer.spanState as OpenSpan;
+      gather.span.setAttribute(ATTR_UNFINISHED, true);
+      this.finishTransfer(transfer, gather, now);
+    }
+    this.open.clear();
+    this.openTransfers.clear();
+    await flush(this.provider);
+  }
+
+  // ---- journeys -------------------------------------------------------------------------------
+
+  private emitRetroactively(journey: Journey): void {
+    const spans = new JourneySpans(this.startTask(journey, ROOT_CONTEXT, undefined, true));
+    const visits = journey.visitCount - 1;
+    for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
+    this.finishVisits(journey, spans, visits);
+    this.finishTask(journey, spans.task);
+  }
+
+  private startTask(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): OpenSpan {
+    const limit = this.options.maxAttributeLength;
+    const attributes: Attributes = {
+      [ATTR_TASK_KEY]: truncate(typeof journey.id === "string" ? journey.id : String(journey.id), limit),
+      [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
+      [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
+      [ATTR_TASK_ROLE]: this.options.role,
+    };
+    if (this.options.role === "worker") attributes[ATTR_TASK_WORKER] = this.options.instance;
+    if (ended) attributes[ATTR_TASK_OUTCOME] = ALL_STATES[journey.outcomeState];
+    let name = this.taskNames[journey.prefixId];
+    if (name === undefined) {
+      name = SPAN_TASK_PREFIX + this.recorder.prefixes.name(journey.prefixId);
+      this.taskNames[journey.prefixId] = name;
+    }
+    const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: this.hr(journey.start), attributes, links }, parent);
+    const task = new OpenSpan(span, journey.start, journey.end);
+    task.links = links?.length ?? 0;
+    return task;
+  }
+
+  private openVisit(journey: Journey, spans: JourneySpans, visit: number): void {
+    const task = spans.task;
+    if (!this.admitChild(task)) {
+      spans.visits[visit] = undefined;
+      return;
+    }
+    spans.visits[visit] = this.startChild(ALL_STATES[journey.visitState(visit)], task, journey.visitStart(visit), Number.NaN);
+  }
+
+  /** Gives visits [0, count) their children and links and ends them; `now` ends a journey cut short. */
+  private finishVisits(journey: Journey, spans: JourneySpans, count: number, now?: number): void {
+    for (let visit = 0; visit < count; visit++) {
+      const span = spans.visits[visit];
+      if (span === undefined) continue;
+      const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end);
+      span.end = end;
+      const state = journey.visitState(visit);
+      if (journey.kind === COMPUTE_JOURNEY) {
+        if (state === WAITING) this.linkTransfers(journey.fetchedBy, span, false);
+        this.emitActivities(journey.activities, visit, span);
+      } else if (journey.kind === FETCH_JOURNEY && state === FLIGHT) {
+        this.linkTransfers([journey], span, true);
+      }
+      this.finishSpan(span, end);
+    }
+  }
+
+  private finishTask(journey: Journey, task: OpenSpan): void {
+    const outcome = journey.outcomeState;
+    const span = task.span;
+    span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
+    if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
+    if (outcome === ERROR || outcome === ERRED) span.setStatus({ code: SpanStatusCode.ERROR, message: `task ended in ${ALL_STATES[outcome]}` });
+    if (this.producers.size !== 0) {
+      // The journeys that produced this key's data, and its dependencies' data, elsewhere.
+      const own = this.producers.get(journey.id);
+      if (own !== undefined) this.link(task, own);
+      const dependencies = journey.dependencyIds;
+      if (dependencies !== undefined) {
+        for (const dependency of dependencies) {
+          const producer = this.producers.get(dependency);
+          if (producer !== undefined) this.link(task, producer);
+        }
+      }
+    }
+    this.finishSpan(task, journey.end);
+    this.recent.set(journey.id, span.spanContext());
+  }
+
+  // ---- transfers ------------------------------------------------------------------------------
+
+  /**
+   * Links `span` (a dependent's waiting span, or a fetch journey's flight span) to the gather_dep
+   * of every transfer that carried one of `sources` during it, emitting the transfers no journey
+   * emitted yet under it.
+   */
+  private linkTransfers(sources: Journey[] | undefined, span: OpenSpan, flight: boolean): void {
+    if (sources === undefined) return;
+    let seen: Transfer[] | undefined;
+    for (const source of sources) {
+      const transfers = source.transfers;
+      if (transfers === undefined) continue;
+      for (const transfer of transfers) {
+        // A flight visit begins exactly when its transfer does; a waiting visit is served by any
+        // transfer that overlapped it.
+        if (flight ? transfer.start !== span.start : transfer.start > span.end || transfer.end < span.start) continue;
+        if (seen === undefined) seen = [];
+        else if (seen.includes(transfer)) continue;
+        seen.push(transfer);
+        if (transfer.spanState === undefined && transfer.end === transfer.end) this.emitTransfer(transfer, span);
+        const state = transfer.spanState;
+        if (state instanceof OpenSpan) this.link(span, state.span.spanContext());
+        else if (state !== undefined && state !== TRANSFER_DROPPED) this.link(span, state as SpanContext);
+      }
+    }
+  }
+
+  /** A gather_dep emitted retroactively, whole, under `parent`. */
+  private emitTransfer(transfer: Transfer, parent: OpenSpan): void {
+    if (!this.admitChild(parent)) {
+      transfer.spanState = TRANSFER_DROPPED;
+      return;
+    }
+    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, transfer.end, SpanKind.CLIENT, this.transferAttributes(transfer));
+    this.finishTransfer(transfer, gather, transfer.end);
+  }
+
+  private finishTransfer(transfer: Transfer, gather: OpenSpan, end: number): void {
+    gather.end = end;
+    this.emitActivities(transfer.activities, -1, gather);
+    const span = gather.span;
+    span.setAttribute(ATTR_TRANSFER_BYTES, transfer.bytes);
+    if (transfer.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, transfer.outcome);
+    if (transfer.outcome === "failed") span.setStatus({ code: SpanStatusCode.ERROR, message: "transfer failed" });
+    this.finishSpan(gather, end);
+    transfer.spanState = span.spanContext();
+  }
+
+  private transferAttributes(transfer: Transfer): Attributes {
+    const limit = this.options.maxAttributeLength;
+    const journeys = transfer.journeys;
+    const attributes: Attributes = {
+      [ATTR_TRANSFER_PEER]: truncate(transfer.peer, limit),
+      [ATTR_TRANSFER_KEY_COUNT]: journeys.length,
+      [ATTR_TRANSFER_BYTES]: transfer.bytes,
+    };
+    const listed = Math.min(journeys.length, this.options.maxKeysPerTransfer);
+    if (listed > 0) {
+      const keys = new Array<string>(listed);
+      for (let index = 0; index < listed; index++) {
+        const id = journeys[index].id;
+        keys[index] = truncate(typeof id === "string" ? id : String(id), limit);
+      }
+      attributes[ATTR_TRANSFER_KEYS] = keys;
+    }
+    return attributes;
+  }
+
+  // ---- activities -----------------------------------------------------------------------------
+
+  /** Activity spans of the records of `visit` (-1: a transfer's), under `owner`, ended here. */
+  private emitActivities(records: number[], visit: number, owner: OpenSpan): void {
+    let opened: Array<OpenSpan | undefined> | undefined;
+    let runCpu = 0;
+    let runNoncpu = 0;
+    let runEnd = Number.NEGATIVE_INFINITY;
+    for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+      if (records[record + ACTIVITY_VISIT] !== visit) continue;
+      const parentRecord = records[record + ACTIVITY_PARENT];
+      const parent = parentRecord === -1 ? owner : opened?.[parentRecord / ACTIVITY_FIELDS];
+      // A child of an activity capped away goes with it (counted on that activity's parent).
+      if (parent === undefined) continue;
+      const start = clamp(records[record + ACTIVITY_START], parent.start, parent.end);
+      const recordedEnd = records[record + ACTIVITY_END];
+      const end = clamp(recordedEnd === recordedEnd ? recordedEnd : parent.end, start, parent.end);
+      const name = this.recorder.activities.name(records[record + ACTIVITY_ID]);
+      if (name === THREAD_CPU || name === THREAD_NONCPU) {
+        const seconds = end - start;
+        if (parent !== owner) {
+          if (name === THREAD_CPU) parent.cpu = Math.max(parent.cpu, 0) + seconds;
+          else parent.noncpu = Math.max(parent.noncpu, 0) + seconds;
+        } else {
+          if (name === THREAD_CPU) runCpu += seconds;
+          else runNoncpu += seconds;
+          if (end > runEnd) runEnd = end;
+        }
+        continue;
+      }
+      if (!this.admitChild(parent)) continue;
+      const span = this.startChild(name, parent, start, end);
+      (opened ??= [])[record / ACTIVITY_FIELDS] = span;
+    }
+    if (runEnd !== Number.NEGATIVE_INFINITY && this.admitChild(owner)) {
+      const run = this.startChild(SPAN_RUN, owner, Math.max(owner.start, runEnd - runCpu - runNoncpu), runEnd);
+      run.cpu = runCpu;
+      run.noncpu = runNoncpu;
+      this.finishSpan(run, run.end);
+    }
+    if (opened !== undefined) {
+      for (let index = opened.length - 1; index >= 0; index--) {
+        const span = opened[index];
+        if (span !== undefined) this.finishSpan(span, span.end);
+      }
+    }
+  }
+
+  // ---- spans ----------------------------------------------------------------------------------
+
+  /** Counts a child of `parent` against the cap; false (and counted as dropped) past it. */
+  private admitChild(parent: OpenSpan): boolean {
+    if (parent.children >= this.options.maxChildrenPerSpan) {
+      parent.childrenDropped++;
+      return false;
+    }
+    parent.children++;
+    return true;
+  }
+
+  private startChild(
+    name: string,
+    parent: OpenSpan,
+    start: number,
+    end: number,
+    kind: SpanKind = SpanKind.INTERNAL,
+    attributes?: Attributes,
+    links?: Link[],
+  ): OpenSpan {
+    const span = this.tracer.startSpan(name, { kind, startTime: this.hr(start), attributes, links }, parent.context);
+    return new OpenSpan(span, start, end);
+  }
+
+  private link(span: OpenSpan, context: SpanContext): void {
+    if (span.links >= this.options.maxLinksPerSpan) {
+      span.linksDropped++;
+      return;
+    }
+    span.links++;
+    span.span.addLink({ context });
+  }
+
+  private finishSpan(open: OpenSpan, end: number): void {
+    const span = open.span;
+    if (open.childrenDropped > 0) span.setAttribute(ATTR_CHILDREN_DROPPED, open.childrenDropped);
+    if (open.linksDropped > 0) span.setAttribute(ATTR_LINKS_DROPPED, open.linksDropped);
+    if (open.cpu >= 0) span.setAttribute(ATTR_THREAD_CPU_TIME, open.cpu);
+    if (open.noncpu >= 0) span.setAttribute(ATTR_THREAD_NONCPU_TIME, open.noncpu);
+    span.end(this.hr(end > open.start ? end : open.start));
+  }
+
+  /** Recorder seconds as an HrTime, split so that whole seconds of the epoch lose no precision. */
+  private hr(seconds: number): HrTime {
+    const sum = this.originFraction + seconds;
+    let whole = Math.floor(sum);
+    let nanos = Math.round((sum - whole) * 1e9);
+    if (nanos >= 1e9) {
+      whole += 1;
+      nanos -= 1e9;
+    }
+    return [this.originWhole + whole, nanos];
+  }
+}
+
+/** The map id of a key, as the recorder spells it, without counting bad keys as dropped. */
+function idOfKey(key: Key): string | number | undefined {
+  if (typeof key === "string") return key;
+  if (typeof key === "number") return key === key ? key : undefined;
+  return keyToText(key);
+}
+
+function truncate(text: string, limit: number): string {
+  return text.length > limit ? text.slice(0, limit) : text;
+}
+
+function clamp(value: number, low: number, high: number): number {
+  if (value < low) return low;
+  if (high === high && value > high) return high;
+  return value;
+}
+
+/** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */
+async function flush(provider: TracerProvider | undefined): Promise<void> {
+  if (provider === undefined) return;
+  type Flushable = { forceFlush?: () => Promise<unknown>; getDelegate?: () => unknown };
+  let target = provider as Flushable;
+  if (typeof target.forceFlush !== "function" && typeof target.getDelegate === "function") target = target.getDelegate() as Flushable;
+  if (typeof target?.forceFlush === "function") await target.forceFlush();
+}

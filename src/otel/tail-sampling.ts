@@ -1,0 +1,60 @@
+import { ExponentialHistogram } from "../model/statistics/index.js";
+
+/** Journeys of a (prefix, kind) seen before slowness is judged at all: a quantile of fewer is noise. */
+export const TAIL_MIN_JOURNEYS = 32;
+/** At most this many journeys between two refreshes of a (prefix, kind)'s threshold. */
+export const TAIL_MAX_REFRESH_INTERVAL = 1024;
+
+/**
+ * In-process tail sampling: a journey is kept at its end when it failed, or when it took longer
+ * than the `quantile` of the journeys of its (prefix, kind) seen so far. Every journey's duration
+ * is recorded into one exponential histogram per (prefix, kind) — an add to a bucket, no
+ * allocation — but the quantile itself is only recomputed when that slot's count reaches
+ * 32, 64, 128, … doubling up to every 1024 journeys, so the per-journey cost stays a histogram
+ * record and one comparison. Until a slot has seen TAIL_MIN_JOURNEYS journeys nothing in it is
+ * judged slow.
+ */
+export class TailSampler {
+  private readonly histograms: Array<ExponentialHistogram | undefined>;
+  private readonly thresholds: Float64Array;
+  private readonly nextRefresh: Float64Array;
+
+  constructor(
+    /** The keepSlowerThan quantile; 0 turns slowness keeping off. */
+    readonly quantile: number,
+    readonly keepErrors: boolean,
+    slots: number,
+    private readonly maxSize = 160,
+  ) {
+    this.histograms = new Array<ExponentialHistogram | undefined>(quantile > 0 ? slots : 0).fill(undefined);
+    this.thresholds = new Float64Array(quantile > 0 ? slots : 0).fill(Infinity);
+    this.nextRefresh = new Float64Array(quantile > 0 ? slots : 0).fill(TAIL_MIN_JOURNEYS);
+  }
+
+  /**
+   * Records a finished journey's duration in its slot and tells whether to keep it. Call it for
+   * every journey, sampled or not, so the thresholds describe them all.
+   */
+  observe(slot: number, seconds: number, failed: boolean): boolean {
+    if (this.quantile > 0) {
+      let histogram = this.histograms[slot];
+      if (histogram === undefined) {
+        histogram = new ExponentialHistogram({ maxSize: this.maxSize });
+        this.histograms[slot] = histogram;
+      }
+      histogram.record(seconds);
+      const count = histogram.count;
+      if (count >= this.nextRefresh[slot]) {
+        this.thresholds[slot] = histogram.quantile(this.quantile);
+        this.nextRefresh[slot] = count + Math.min(count, TAIL_MAX_REFRESH_INTERVAL);
+      }
+    }
+    if (failed && this.keepErrors) return true;
+    return this.quantile > 0 && seconds > this.thresholds[slot];
+  }
+
+  /** The current threshold of a slot in seconds (Infinity while not yet judged). */
+  threshold(slot: number): number {
+    return this.quantile > 0 ? this.thresholds[slot] : Infinity;
+  }
+}

@@ -1,0 +1,681 @@
+/**
+ * `taskjourney/sdk`: one call sets up OpenTelemetry for a scheduler or worker process and hands
+ * back a TaskJourneys wired to it.
+ *
+ *     import { startTelemetry } from "taskjourney/sdk";
+ *     const telemetry = await startTelemetry({ role: "worker", instance: "tcp://10.0.0.7:40001" });
+ *     const { journeys } = telemetry;
+ *     ...
+ *     await telemetry.shutdown();
+ *
+ * Spans go through a NodeTracerProvider with a BatchSpanProcessor, metrics through a
+ * MeterProvider whose PeriodicExportingMetricReaders carry `journeys.metricProducer`; both are
+ * exported over OTLP/HTTP (protobuf or JSON) as the standard OTEL_* environment variables say,
+ * to the console, to OTLP JSON lines files (when no endpoint is configured and `fileDirectory`
+ * is given), or, for metrics, to a Prometheus pull endpoint. Role and instance become resource
+ * attributes (`taskjourney.role`, `service.instance.id`), never metric attributes.
+ *
+ * The OpenTelemetry SDK packages are optional peer dependencies of taskjourney; this module is the
+ * only one that needs them. Exporters are loaded only when configured.
+ */
+import { mkdir, appendFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import { join } from "node:path";
+import { context, diag, metrics, propagation, ProxyTracerProvider, trace, type Attributes, type AttributeValue } from "@opentelemetry/api";
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
+import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
+import {
+  AggregationTemporality,
+  ConsoleMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type MetricProducer,
+  type MetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  NodeTracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace-node";
+import { DEFAULT_OPTIONS, TaskJourneys } from "./journeys.js";
+import { TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
+import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
+import type { Role } from "./model/states.js";
+import type { TaskJourneysOptions } from "./types.js";
+
+/** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
+export type TracesExporterName = "otlp" | "console" | "none";
+export type MetricsExporterName = "otlp" | "console" | "prometheus" | "none";
+export type OtlpProtocol = "http/protobuf" | "http/json";
+
+export interface PrometheusOptions {
+  /** Default OTEL_EXPORTER_PROMETHEUS_HOST, else "localhost". */
+  host?: string;
+  /** Default OTEL_EXPORTER_PROMETHEUS_PORT, else 9464; 0 picks a free port (see `prometheusUrl`). */
+  port?: number;
+  /** Default "/metrics". */
+  endpoint?: string;
+}
+
+/** Exporter settings; each one left out is read from its OTEL_* variable, then the default. */
+export interface ExporterOptions {
+  /** OTEL_TRACES_EXPORTER; default "otlp". */
+  traces?: TracesExporterName | readonly TracesExporterName[];
+  /** OTEL_METRICS_EXPORTER; default "otlp". */
+  metrics?: MetricsExporterName | readonly MetricsExporterName[];
+  /** Base URL for both signals (/v1/traces and /v1/metrics are appended); OTEL_EXPORTER_OTLP_ENDPOINT. */
+  endpoint?: string;
+  /** Full URL of the traces endpoint; OTEL_EXPORTER_OTLP_TRACES_ENDPOINT. */
+  tracesEndpoint?: string;
+  /** Full URL of the metrics endpoint; OTEL_EXPORTER_OTLP_METRICS_ENDPOINT. */
+  metricsEndpoint?: string;
+  /** OTEL_EXPORTER_OTLP_PROTOCOL (and its _TRACES_/_METRICS_ forms); default "http/protobuf". */
+  protocol?: OtlpProtocol;
+  /** Extra HTTP headers of OTLP requests (the exporters also read OTEL_EXPORTER_OTLP_HEADERS). */
+  headers?: Record<string, string>;
+  /** OTEL_METRIC_EXPORT_INTERVAL; default 60000. */
+  metricExportIntervalMillis?: number;
+  /** OTEL_METRIC_EXPORT_TIMEOUT; default 30000, at most the interval. */
+  metricExportTimeoutMillis?: number;
+  /** A Prometheus pull endpoint with explicit-bucket duration histograms; also `OTEL_METRICS_EXPORTER=prometheus`. */
+  prometheus?: boolean | PrometheusOptions;
+}
+
+export interface StartTelemetryOptions {
+  /** Whose journeys: a worker's or the scheduler's. Becomes the resource attribute taskjourney.role. */
+  role: Role;
+  /** This process among its peers, e.g. "tcp://10.0.0.7:40001". Becomes service.instance.id. */
+  instance: string;
+  /** service.name; default OTEL_SERVICE_NAME, else service.name of OTEL_RESOURCE_ATTRIBUTES, else "taskjourney-<role>". */
+  serviceName?: string;
+  /** More resource attributes, over those of OTEL_RESOURCE_ATTRIBUTES. */
+  resourceAttributes?: Attributes;
+  /** Options of the TaskJourneys made here (its providers are the ones made here). */
+  journeys?: Omit<TaskJourneysOptions, "role" | "instance" | "tracerProvider" | "meterProvider">;
+  exporters?: ExporterOptions;
+  /**
+   * When set and no OTLP endpoint is configured for a signal, its OTLP export goes to OTLP JSON
+   * lines files in this directory instead (`traces-<role>-<instance>.jsonl`,
+   * `metrics-<role>-<instance>.jsonl`), one `{"resourceSpans":[...]}` or
+   * `{"resourceMetrics":[...]}` request per line, as the Collector's file exporter writes them.
+   */
+  fileDirectory?: string;
+  /** Register the tracer provider (with context manager and propagator) and meter provider globally; default true. */
+  registerGlobal?: boolean;
+  /** The environment to read OTEL_* variables from; default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** One place a signal goes to, as resolved from options and environment. */
+export type Destination =
+  | { kind: "otlp"; protocol: OtlpProtocol; url: string }
+  | { kind: "file"; path: string }
+  | { kind: "console" }
+  | { kind: "prometheus"; url: string };
+
+export interface Telemetry {
+  readonly journeys: TaskJourneys;
+  readonly tracerProvider: NodeTracerProvider;
+  readonly meterProvider: MeterProvider;
+  readonly resource: Resource;
+  /** Where spans and metrics go. */
+  readonly destinations: { readonly traces: readonly Destination[]; readonly metrics: readonly Destination[] };
+  /** The Prometheus scrape URL, when the pull endpoint is on. */
+  readonly prometheusUrl: string | undefined;
+  /** Exports what is pending now, without shutting down. */
+  forceFlush(): Promise<void>;
+  /** Stops the journeys, flushes and shuts down the providers made here. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+const DEFAULT_OTLP_BASE = "http://localhost:4318";
+const DEFAULT_PROMETHEUS_PORT = 9464;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function fail(option: string, expected: string, value: unknown): never {
+  throw new TypeError(`startTelemetry: ${option} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+}
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function positiveInteger(name: string, value: unknown): number {
+  const number = typeof value === "string" ? Number(value) : value;
+  if (typeof number !== "number" || !Number.isInteger(number) || number <= 0) fail(name, "a positive integer (milliseconds)", value);
+  return number;
+}
+
+function exporterNames<T extends string>(name: string, value: unknown, allowed: readonly T[]): T[] {
+  const list = typeof value === "string" ? value.split(",") : value;
+  if (!Array.isArray(list)) fail(name, `one or more of ${allowed.join(", ")}`, value);
+  const names = list.map((item) => (typeof item === "string" ? item.trim().toLowerCase() : item));
+  for (const item of names) if (!allowed.includes(item as T)) fail(name, `one or more of ${allowed.join(", ")}`, value);
+  const chosen = [...new Set(names as T[])].filter((item) => item !== "none");
+  return chosen;
+}
+
+function protocolOf(name: string, value: string): OtlpProtocol {
+  if (value === "http/protobuf" || value === "http/json") return value;
+  fail(name, '"http/protobuf" or "http/json" (gRPC is not supported)', value);
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: key=value pairs separated by commas, values percent-encoded. */
+function parseResourceAttributes(text: string | undefined): Attributes {
+  const attributes: Attributes = {};
+  if (text === undefined) return attributes;
+  for (const pair of text.split(",")) {
+    const index = pair.indexOf("=");
+    if (index <= 0) continue;
+    const key = pair.slice(0, index).trim();
+    let value = pair.slice(index + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      // Kept as written.
+    }
+    if (key !== "") attributes[key] = value;
+  }
+  return attributes;
+}
+
+function withoutUndefined<T extends object>(object: T | undefined): Partial<T> {
+  if (object === undefined || object === null) return {};
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+function fileSafe(text: string): string {
+  return text.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/^_+|_+$/g, "");
+}
+
+/** A module that may not be installed, loaded on demand; undefined when it is missing. */
+async function optional<T>(load: () => Promise<T>, name: string): Promise<T | undefined> {
+  try {
+    return await load();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name)) return undefined;
+    throw error;
+  }
+}
+
+async function required<T>(load: () => Promise<T>, name: string, why: string): Promise<T> {
+  const loaded = await optional(load, name);
+  if (loaded === undefined) throw new Error(`startTelemetry: ${why} needs the package ${name}; install it next to taskjourney`);
+  return loaded;
+}
+
+/** Appends lines to one file, in order, one write at a time. */
+class JsonLinesFile {
+  private pending: Promise<void> = Promise.resolve();
+  constructor(readonly path: string) {}
+
+  append(text: string): Promise<void> {
+    const written = this.pending.then(() => appendFile(this.path, text.endsWith("\n") ? text : `${text}\n`));
+    this.pending = written.catch(() => undefined);
+    return written;
+  }
+
+  flush(): Promise<void> {
+    return this.pending;
+  }
+}
+
+interface JsonSerializer<T> {
+  serializeRequest(request: T): Uint8Array | undefined;
+}
+
+async function jsonSerializers(): Promise<{ traces: JsonSerializer<ReadableSpan[]>; metrics: JsonSerializer<ResourceMetrics> }> {
+  // The OTLP JSON encoding of the OTLP/HTTP JSON exporters, from their own dependency.
+  const transformer = await required(() => import("@opentelemetry/otlp-transformer"), "@opentelemetry/otlp-transformer", "fileDirectory");
+  return { traces: transformer.JsonTraceSerializer, metrics: transformer.JsonMetricsSerializer };
+}
+
+const decoder = new TextDecoder();
+
+function writeRequest<T>(file: JsonLinesFile, serializer: JsonSerializer<T>, request: T, done: (result: ExportResult) => void): void {
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = serializer.serializeRequest(request);
+  } catch (error) {
+    done({ code: ExportResultCode.FAILED, error: error as Error });
+    return;
+  }
+  if (bytes === undefined) {
+    done({ code: ExportResultCode.FAILED, error: new Error("OTLP JSON serialization failed") });
+    return;
+  }
+  file.append(decoder.decode(bytes)).then(
+    () => done({ code: ExportResultCode.SUCCESS }),
+    (error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }),
+  );
+}
+
+/** Spans as OTLP JSON lines, one export request per line. */
+class FileSpanExporter implements SpanExporter {
+  private stopped = false;
+  constructor(
+    private readonly file: JsonLinesFile,
+    private readonly serializer: JsonSerializer<ReadableSpan[]>,
+  ) {}
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    if (this.stopped) {
+      resultCallback({ code: ExportResultCode.FAILED, error: new Error("exporter is shut down") });
+      return;
+    }
+    writeRequest(this.file, this.serializer, spans, resultCallback);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.file.flush();
+  }
+
+  shutdown(): Promise<void> {
+    this.stopped = true;
+    return this.file.flush();
+  }
+}
+
+/** Metrics as OTLP JSON lines, one export request per line. */
+class FileMetricExporter implements PushMetricExporter {
+  private stopped = false;
+  constructor(
+    private readonly file: JsonLinesFile,
+    private readonly serializer: JsonSerializer<ResourceMetrics>,
+    private readonly temporality: AggregationTemporality,
+  ) {}
+
+  export(resourceMetrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
+    if (this.stopped) {
+      resultCallback({ code: ExportResultCode.FAILED, error: new Error("exporter is shut down") });
+      return;
+    }
+    writeRequest(this.file, this.serializer, resourceMetrics, resultCallback);
+  }
+
+  selectAggregationTemporality(): AggregationTemporality {
+    return this.temporality;
+  }
+
+  forceFlush(): Promise<void> {
+    return this.file.flush();
+  }
+
+  shutdown(): Promise<void> {
+    this.stopped = true;
+    return this.file.flush();
+  }
+}
+
+interface ResolvedExporters {
+  traces: TracesExporterName[];
+  metrics: MetricsExporterName[];
+  tracesUrl: string | undefined;
+  metricsUrl: string | undefined;
+  tracesProtocol: { protocol: OtlpProtocol; explicit: boolean };
+  metricsProtocol: { protocol: OtlpProtocol; explicit: boolean };
+  intervalMillis: number;
+  timeoutMillis: number;
+  prometheus: Required<PrometheusOptions> | undefined;
+  headers: Record<string, string> | undefined;
+}
+
+function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}/${path}`;
+}
+
+function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean): ResolvedExporters {
+  const traces = exporterNames<TracesExporterName>(
+    options.traces !== undefined ? 'option "exporters.traces"' : "OTEL_TRACES_EXPORTER",
+    options.traces ?? read(env, "OTEL_TRACES_EXPORTER") ?? "otlp",
+    ["otlp", "console", "none"],
+  );
+  const metricNames = exporterNames<MetricsExporterName>(
+    options.metrics !== undefined ? 'option "exporters.metrics"' : "OTEL_METRICS_EXPORTER",
+    options.metrics ?? read(env, "OTEL_METRICS_EXPORTER") ?? "otlp",
+    ["otlp", "console", "prometheus", "none"],
+  );
+
+  const url = (option: string | undefined, optionName: string, specificEnv: string, path: string): string | undefined => {
+    if (option !== undefined) {
+      if (typeof option !== "string" || !URL.canParse(option)) fail(`option "${optionName}"`, "a URL", option);
+      return option;
+    }
+    if (options.endpoint !== undefined) {
+      if (typeof options.endpoint !== "string" || !URL.canParse(options.endpoint)) fail('option "exporters.endpoint"', "a URL", options.endpoint);
+      return joinUrl(options.endpoint, path);
+    }
+    const specific = read(env, specificEnv);
+    if (specific !== undefined) {
+      if (!URL.canParse(specific)) fail(specificEnv, "a URL", specific);
+      return specific;
+    }
+    const base = read(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    if (base !== undefined) {
+      if (!URL.canParse(base)) fail("OTEL_EXPORTER_OTLP_ENDPOINT", "a URL", base);
+      return joinUrl(base, path);
+    }
+    return undefined;
+  };
+
+  const protocol = (signalEnv: string) => {
+    if (options.protocol !== undefined) return { protocol: protocolOf('option "exporters.protocol"', options.protocol), explicit: true };
+    const specific = read(env, signalEnv);
+    if (specific !== undefined) return { protocol: protocolOf(signalEnv, specific), explicit: true };
+    const general = read(env, "OTEL_EXPORTER_OTLP_PROTOCOL");
+    if (general !== undefined) return { protocol: protocolOf("OTEL_EXPORTER_OTLP_PROTOCOL", general), explicit: true };
+    return { protocol: "http/protobuf" as const, explicit: false };
+  };
+
+  const intervalMillis =
+    options.metricExportIntervalMillis !== undefined
+      ? positiveInteger('option "exporters.metricExportIntervalMillis"', options.metricExportIntervalMillis)
+      : read(env, "OTEL_METRIC_EXPORT_INTERVAL") !== undefined
+        ? positiveInteger("OTEL_METRIC_EXPORT_INTERVAL", read(env, "OTEL_METRIC_EXPORT_INTERVAL"))
+        : 60_000;
+  const timeoutMillis =
+    options.metricExportTimeoutMillis !== undefined
+      ? positiveInteger('option "exporters.metricExportTimeoutMillis"', options.metricExportTimeoutMillis)
+      : read(env, "OTEL_METRIC_EXPORT_TIMEOUT") !== undefined
+        ? positiveInteger("OTEL_METRIC_EXPORT_TIMEOUT", read(env, "OTEL_METRIC_EXPORT_TIMEOUT"))
+        : 30_000;
+
+  let prometheus: Required<PrometheusOptions> | undefined;
+  const wantsPrometheus = metricNames.includes("prometheus") || (options.prometheus !== undefined && options.prometheus !== false);
+  if (options.prometheus !== undefined && typeof options.prometheus !== "boolean" && (typeof options.prometheus !== "object" || options.prometheus === null)) {
+    fail('option "exporters.prometheus"', "a boolean or { host, port, endpoint }", options.prometheus);
+  }
+  if (wantsPrometheus) {
+    const given = typeof options.prometheus === "object" ? options.prometheus : {};
+    const envPort = read(env, "OTEL_EXPORTER_PROMETHEUS_PORT");
+    const port = given.port ?? (envPort !== undefined ? Number(envPort) : DEFAULT_PROMETHEUS_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      fail(given.port !== undefined ? 'option "exporters.prometheus.port"' : "OTEL_EXPORTER_PROMETHEUS_PORT", "a port number", given.port ?? envPort);
+    }
+    const endpoint = given.endpoint ?? "/metrics";
+    if (typeof endpoint !== "string") fail('option "exporters.prometheus.endpoint"', "a path", endpoint);
+    const host = given.host ?? read(env, "OTEL_EXPORTER_PROMETHEUS_HOST") ?? "localhost";
+    if (typeof host !== "string") fail('option "exporters.prometheus.host"', "a host name", host);
+    prometheus = { host, port, endpoint: endpoint.startsWith("/") ? endpoint : `/${endpoint}` };
+  }
+  if (options.headers !== undefined && (typeof options.headers !== "object" || options.headers === null)) {
+    fail('option "exporters.headers"', "an object of strings", options.headers);
+  }
+
+  return {
+    traces: disabled ? [] : traces,
+    metrics: disabled ? [] : metricNames.filter((name) => name !== "prometheus"),
+    tracesUrl: url(options.tracesEndpoint, "exporters.tracesEndpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces"),
+    metricsUrl: url(options.metricsEndpoint, "exporters.metricsEndpoint", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics"),
+    tracesProtocol: protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+    metricsProtocol: protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"),
+    intervalMillis,
+    timeoutMillis: Math.min(timeoutMillis, intervalMillis),
+    prometheus: disabled ? undefined : prometheus,
+    headers: options.headers,
+  };
+}
+
+async function otlpSpanExporter(protocol: { protocol: OtlpProtocol; explicit: boolean }, url: string, headers: Record<string, string> | undefined): Promise<[SpanExporter, OtlpProtocol]> {
+  const config = { url, ...(headers !== undefined ? { headers } : {}) };
+  if (protocol.protocol === "http/protobuf") {
+    const proto = await optional(() => import("@opentelemetry/exporter-trace-otlp-proto"), "@opentelemetry/exporter-trace-otlp-proto");
+    if (proto !== undefined) return [new proto.OTLPTraceExporter(config), "http/protobuf"];
+    if (protocol.explicit) throw new Error("startTelemetry: OTLP http/protobuf traces need the package @opentelemetry/exporter-trace-otlp-proto; install it, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/json");
+    diag.info("taskjourney: @opentelemetry/exporter-trace-otlp-proto is not installed; exporting traces as OTLP http/json");
+  }
+  const json = await required(() => import("@opentelemetry/exporter-trace-otlp-http"), "@opentelemetry/exporter-trace-otlp-http", "OTLP http/json traces");
+  return [new json.OTLPTraceExporter(config), "http/json"];
+}
+
+async function otlpMetricExporter(
+  protocol: { protocol: OtlpProtocol; explicit: boolean },
+  url: string,
+  headers: Record<string, string> | undefined,
+  temporality: AggregationTemporality,
+): Promise<[PushMetricExporter, OtlpProtocol]> {
+  const config = { url, temporalityPreference: temporality, ...(headers !== undefined ? { headers } : {}) };
+  if (protocol.protocol === "http/protobuf") {
+    const proto = await optional(() => import("@opentelemetry/exporter-metrics-otlp-proto"), "@opentelemetry/exporter-metrics-otlp-proto");
+    if (proto !== undefined) return [new proto.OTLPMetricExporter(config), "http/protobuf"];
+    if (protocol.explicit) throw new Error("startTelemetry: OTLP http/protobuf metrics need the package @opentelemetry/exporter-metrics-otlp-proto; install it, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/json");
+    diag.info("taskjourney: @opentelemetry/exporter-metrics-otlp-proto is not installed; exporting metrics as OTLP http/json");
+  }
+  const json = await required(() => import("@opentelemetry/exporter-metrics-otlp-http"), "@opentelemetry/exporter-metrics-otlp-http", "OTLP http/json metrics");
+  return [new json.OTLPMetricExporter(config), "http/json"];
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      const address = server.address();
+      resolve(typeof address === "object" && address !== null ? address.port : port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections?.();
+  });
+}
+
+/**
+ * Sets up tracing and metrics for one scheduler or worker process, configured by `options` and
+ * the standard OTEL_* environment variables, and returns a TaskJourneys wired to them.
+ * Throws a TypeError naming the option or variable when the configuration is bad.
+ */
+export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry> {
+  if (options === null || typeof options !== "object") fail("options", "an object", options);
+  const env: Env = options.env ?? process.env;
+  if (options.env !== undefined && (typeof options.env !== "object" || options.env === null)) fail('option "env"', "an object", options.env);
+  const { role, instance } = options;
+  if (role !== "worker" && role !== "scheduler") fail('option "role"', '"worker" or "scheduler"', role);
+  if (typeof instance !== "string") fail('option "instance"', "a string", instance);
+  if (options.serviceName !== undefined && (typeof options.serviceName !== "string" || options.serviceName === "")) {
+    fail('option "serviceName"', "a non-empty string", options.serviceName);
+  }
+  if (options.fileDirectory !== undefined && (typeof options.fileDirectory !== "string" || options.fileDirectory === "")) {
+    fail('option "fileDirectory"', "a directory path", options.fileDirectory);
+  }
+  if (options.resourceAttributes !== undefined && (typeof options.resourceAttributes !== "object" || options.resourceAttributes === null)) {
+    fail('option "resourceAttributes"', "an object", options.resourceAttributes);
+  }
+  if (options.journeys !== undefined && (typeof options.journeys !== "object" || options.journeys === null)) {
+    fail('option "journeys"', "an object", options.journeys);
+  }
+  if (options.exporters !== undefined && (typeof options.exporters !== "object" || options.exporters === null)) {
+    fail('option "exporters"', "an object", options.exporters);
+  }
+  if (options.registerGlobal !== undefined && typeof options.registerGlobal !== "boolean") {
+    fail('option "registerGlobal"', "a boolean", options.registerGlobal);
+  }
+  const disabled = read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true";
+  const exporters = resolveExporters(options.exporters ?? {}, env, disabled);
+
+  // The resource: SDK defaults < OTEL_RESOURCE_ATTRIBUTES < options < service name, role, instance.
+  const fromEnv = parseResourceAttributes(read(env, "OTEL_RESOURCE_ATTRIBUTES"));
+  const serviceName = options.serviceName ?? read(env, "OTEL_SERVICE_NAME") ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
+  const identity: Attributes = { "service.name": serviceName, [RESOURCE_ROLE]: role };
+  if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
+  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...withoutUndefined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
+
+  // The journeys' temporality follows the OTLP exporters' preference unless set.
+  const journeyOptions = withoutUndefined(options.journeys);
+  const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
+  const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
+  const sdkTemporality = temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE;
+
+  const fileBase = `${role}-${fileSafe(instance) || String(process.pid)}`;
+  const useFileForTraces = options.fileDirectory !== undefined && exporters.traces.includes("otlp") && exporters.tracesUrl === undefined;
+  const useFileForMetrics = options.fileDirectory !== undefined && exporters.metrics.includes("otlp") && exporters.metricsUrl === undefined;
+  const serializers = useFileForTraces || useFileForMetrics ? await jsonSerializers() : undefined;
+  if (serializers !== undefined) await mkdir(options.fileDirectory!, { recursive: true });
+
+  // Spans.
+  const traceDestinations: Destination[] = [];
+  const spanProcessors: SpanProcessor[] = [];
+  for (const name of exporters.traces) {
+    if (name === "console") {
+      spanProcessors.push(new BatchSpanProcessor(new ConsoleSpanExporter()));
+      traceDestinations.push({ kind: "console" });
+    } else if (useFileForTraces) {
+      const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
+      spanProcessors.push(new BatchSpanProcessor(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces)));
+      traceDestinations.push({ kind: "file", path });
+    } else {
+      const url = exporters.tracesUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/traces");
+      const [exporter, protocol] = await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers);
+      spanProcessors.push(new BatchSpanProcessor(exporter));
+      traceDestinations.push({ kind: "otlp", protocol, url });
+    }
+  }
+  const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
+
+  // Metric exporters; the readers come once the journeys (and their producer) exist.
+  const metricDestinations: Destination[] = [];
+  const pushExporters: PushMetricExporter[] = [];
+  for (const name of exporters.metrics) {
+    if (name === "console") {
+      pushExporters.push(new ConsoleMetricExporter({ temporalitySelector: () => sdkTemporality }));
+      metricDestinations.push({ kind: "console" });
+    } else if (useFileForMetrics) {
+      const path = join(options.fileDirectory!, `metrics-${fileBase}.jsonl`);
+      pushExporters.push(new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality));
+      metricDestinations.push({ kind: "file", path });
+    } else {
+      const url = exporters.metricsUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/metrics");
+      const [exporter, protocol] = await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality);
+      pushExporters.push(exporter);
+      metricDestinations.push({ kind: "otlp", protocol, url });
+    }
+  }
+
+  // The journeys: the meter provider is not passed on purpose, since its observable instruments
+  // would export the sums a second time next to the metric producer registered below.
+  let journeys: TaskJourneys;
+  try {
+    journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
+  } catch (error) {
+    await tracerProvider.shutdown().catch(() => undefined);
+    await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
+    throw error;
+  }
+  const producerOptions: MetricProducerOptions = {
+    temporality: journeys.options.temporality,
+    histogram: journeys.options.histogram,
+    explicitBuckets: journeys.options.explicitBuckets,
+    executeTimeByPrefix: journeys.options.executeTimeByPrefix,
+  };
+  // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
+  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : new TaskMetricProducer(journeys.recorder, producerOptions));
+  const readers: MetricReader[] = pushExporters.map(
+    (exporter, index) =>
+      new PeriodicExportingMetricReader({
+        exporter,
+        exportIntervalMillis: exporters.intervalMillis,
+        exportTimeoutMillis: exporters.timeoutMillis,
+        metricProducers: [producerFor(index)],
+      }),
+  );
+
+  // Prometheus pulls cumulative data and reads no exponential histograms: explicit buckets.
+  let prometheusServer: Server | undefined;
+  let prometheusUrl: string | undefined;
+  if (exporters.prometheus !== undefined) {
+    const { PrometheusExporter } = await required(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
+    const producer = new TaskMetricProducer(journeys.recorder, {
+      ...producerOptions,
+      temporality: "cumulative",
+      histogram: "explicit",
+      explicitBuckets: journeyOptions.explicitBuckets ?? DEFAULT_OPTIONS.explicitBuckets,
+    });
+    const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
+    readers.push(pull);
+    const { host, port, endpoint } = exporters.prometheus;
+    const server = createServer((request, response) => {
+      const path = (request.url ?? "/").split("?")[0];
+      if (request.method === "GET" && path === endpoint) {
+        pull.getMetricsRequestHandler(request, response);
+      } else {
+        response.statusCode = 404;
+        response.end(`not found; metrics are at ${endpoint}\n`);
+      }
+    });
+    server.unref();
+    try {
+      const bound = await listen(server, port, host);
+      prometheusServer = server;
+      prometheusUrl = `http://${host.includes(":") ? `[${host}]` : host}:${bound}${endpoint}`;
+      metricDestinations.push({ kind: "prometheus", url: prometheusUrl });
+    } catch (error) {
+      await journeys.shutdown();
+      await tracerProvider.shutdown().catch(() => undefined);
+      await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
+      throw new Error(`startTelemetry: the Prometheus endpoint cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  const meterProvider = new MeterProvider({ resource, readers });
+
+  let ownsTracer = false;
+  let ownsMeter = false;
+  if (options.registerGlobal !== false) {
+    tracerProvider.register();
+    const global = trace.getTracerProvider();
+    ownsTracer = global instanceof ProxyTracerProvider ? global.getDelegate() === tracerProvider : global === tracerProvider;
+    ownsMeter = metrics.setGlobalMeterProvider(meterProvider);
+  }
+
+  let shutdownPromise: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    shutdownPromise ??= (async () => {
+      const failures: unknown[] = [];
+      const attempt = async (work: () => Promise<unknown>) => {
+        try {
+          await work();
+        } catch (error) {
+          failures.push(error);
+        }
+      };
+      // Journeys first (they hand their last spans to the tracer provider), then the providers.
+      await attempt(() => journeys.shutdown());
+      await attempt(() => tracerProvider.shutdown());
+      await attempt(() => meterProvider.shutdown());
+      if (prometheusServer !== undefined) await attempt(() => closeServer(prometheusServer!));
+      if (ownsTracer) {
+        trace.disable();
+        context.disable();
+        propagation.disable();
+      }
+      if (ownsMeter) metrics.disable();
+      if (failures.length > 0) diag.error("taskjourney: shutting down telemetry failed", ...failures);
+    })();
+    return shutdownPromise;
+  };
+
+  return {
+    journeys,
+    tracerProvider,
+    meterProvider,
+    resource,
+    destinations: { traces: traceDestinations, metrics: metricDestinations },
+    prometheusUrl,
+    async forceFlush() {
+      if (shutdownPromise !== undefined) return;
+      await Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
+    },
+    shutdown,
+  };
+}

@@ -1,0 +1,75 @@
+import { ambientLedger } from "../recorder/ambient.js";
+
+/** Any function; the wrappers pass arguments, `this` and results through untouched. */
+export type AnyFunction = (...args: any[]) => any;
+
+/**
+ * Marks a taskjourney wrapper and holds the function it wraps. A registered symbol, so that two
+ * copies of taskjourney in one process still see each other's wrappers.
+ */
+const ORIGINAL = Symbol.for("taskjourney.wrap.original");
+
+const AsyncFunction = (async () => {}).constructor;
+
+/** The function a taskjourney wrapper wraps, or undefined for any other value. */
+export function originalOf(value: unknown): AnyFunction | undefined {
+  if (typeof value !== "function") return undefined;
+  return (value as unknown as Record<symbol, AnyFunction | undefined>)[ORIGINAL];
+}
+
+/** True for `async function`s and async methods: they always return a promise and never throw. */
+export function isAsyncFunction(fn: AnyFunction): boolean {
+  return fn.constructor === AsyncFunction;
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}
+
+/**
+ * Makes `wrapper` look like `original` to code that inspects functions: the same `name` and
+ * `length`, and the same prototype chain (an async original's wrapper has `constructor ===
+ * AsyncFunction`, as code that tells sync work from async work checks). Marks it as a wrapper.
+ */
+export function disguise<F extends AnyFunction>(wrapper: AnyFunction, original: F): F {
+  for (const property of ["name", "length"] as const) {
+    const descriptor = Object.getOwnPropertyDescriptor(original, property);
+    if (descriptor !== undefined) Object.defineProperty(wrapper, property, descriptor);
+  }
+  const prototype = Object.getPrototypeOf(original) as object | null;
+  if (Object.getPrototypeOf(wrapper) !== prototype) Object.setPrototypeOf(wrapper, prototype);
+  Object.defineProperty(wrapper, ORIGINAL, { value: original, enumerable: false, writable: false, configurable: false });
+  return wrapper as F;
+}
+
+/**
+ * Calls `original` with `self` and `args` as activity `activity` of the ledger surrounding the call
+ * (through AsyncLocalStorage), or just calls it when there is none or it has ended. An async
+ * original is metered as async work, so activities metered after its first `await` nest under it.
+ */
+export function meterCall(activity: string, original: AnyFunction, isAsync: boolean, self: unknown, args: unknown[], onFailure: (error: unknown) => void): unknown {
+  const frame = ambientLedger.getStore();
+  if (frame === undefined || frame.ledger.ended) return Reflect.apply(original, self, args);
+  let started = false;
+  const work = isAsync
+    ? async () => {
+        started = true;
+        return Reflect.apply(original, self, args);
+      }
+    : () => {
+        started = true;
+        return Reflect.apply(original, self, args);
+      };
+  try {
+    return frame.ledger.meter(activity, work);
+  } catch (error) {
+    if (started) throw error;
+    // taskjourney failed before the original ran: run it untouched.
+    onFailure(error);
+    return Reflect.apply(original, self, args);
+  }
+}

@@ -1,0 +1,549 @@
+import type { TaskJourneys } from "../journeys.js";
+import type { Key } from "../model/keys.js";
+import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
+import type { InvalidTransition } from "../recorder/errors.js";
+import { disguise, isAsyncFunction, isThenable, meterCall, originalOf, type AnyFunction } from "./function.js";
+import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
+
+// ---- spec types -------------------------------------------------------------------------------
+
+/** Names of the methods of `T` (own or inherited, optional ones included). */
+export type MethodName<T> = {
+  [K in keyof T]-?: NonNullable<T[K]> extends AnyFunction ? K : never;
+}[keyof T];
+
+/** The parameters of method `K` of `T`. */
+export type MethodArgs<T, K extends keyof T> = NonNullable<T[K]> extends (...args: infer A) => any ? A : never;
+
+/** What method `K` of `T` returns, or its promise resolves to. */
+export type MethodResult<T, K extends keyof T> = NonNullable<T[K]> extends (...args: any[]) => infer R ? Awaited<R> : never;
+
+/**
+ * Reads a value from the arguments of a call of method `K`, before the method runs; `this` is the
+ * object the method was called on.
+ */
+export type Extractor<T, K extends keyof T, V> = (this: T, ...args: MethodArgs<T, K>) => V;
+
+/**
+ * A method called per state change: `transition(ts, "ready")`. Recorded when the method is
+ * called, before it runs, so that transitions it makes in turn are recorded after it, in call order.
+ * `key`, `from` or `to` returning undefined leaves that call unrecorded.
+ */
+export type TransitionSpec<T> = {
+  [K in MethodName<T>]: {
+    method: K;
+    key: Extractor<T, K, Key | undefined>;
+    /** The state the key leaves: a fixed name or read from the arguments. */
+    from: string | Extractor<T, K, string | undefined>;
+    /** The state the key enters: a fixed name or read from the arguments. */
+    to: string | Extractor<T, K, string | undefined>;
+    /** The keys this key depends on, told after the transition is recorded. */
+    dependencies?: Extractor<T, K, Iterable<Key> | undefined>;
+  };
+}[MethodName<T>];
+
+/** A method that learns a key's dependencies (a compute-task handler). */
+export type DependenciesSpec<T> = {
+  [K in MethodName<T>]: {
+    method: K;
+    key: Extractor<T, K, Key | undefined>;
+    dependencies: Extractor<T, K, Iterable<Key> | undefined>;
+  };
+}[MethodName<T>];
+
+/**
+ * A method that runs one task. Each call opens `journeys.execute(key)`, runs the method with that
+ * ledger ambient (so `journeys.meter()` deep inside finds it) and ends the ledger when the method
+ * returns, throws, or its promise settles.
+ */
+export type ExecuteSpec<T> = {
+  [K in MethodName<T>]: {
+    method: K;
+    key: Extractor<T, K, Key | undefined>;
+    /**
+     * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
+     * this returns undefined: "memory" on success, "error" on failure.
+     */
+    outcome?: (this: T, result: MethodResult<T, K> | undefined, error: unknown) => ExecuteOutcome | undefined;
+  };
+}[MethodName<T>];
+
+/**
+ * The gather_dep method: fetches `keys` from `peer`. Each call opens `journeys.gather(peer, keys,
+ * nbytes)`, runs the method with that ledger ambient and ends it with the outcome.
+ */
+export type GatherSpec<T> = {
+  [K in MethodName<T>]: {
+    method: K;
+    peer: Extractor<T, K, string>;
+    keys: Extractor<T, K, Iterable<Key>>;
+    nbytes?: Extractor<T, K, number | undefined>;
+    /**
+     * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
+     * this returns undefined: "ok" on success, "failed" on failure.
+     */
+    outcome?: (this: T, result: MethodResult<T, K> | undefined, error: unknown) => TransferOutcome | undefined;
+  };
+}[MethodName<T>];
+
+/** A method whose calls are metered as `activity` of the surrounding execute or gather (get_data, spill, …). */
+export type ActivitySpec<T> = {
+  [K in MethodName<T>]: { method: K; activity: string };
+}[MethodName<T>];
+
+type OneOrMany<S> = S | readonly S[];
+
+/** Which methods of the target to wrap, and how to read their arguments. */
+export interface InstrumentSpec<T> {
+  transition?: OneOrMany<TransitionSpec<T>>;
+  dependencies?: OneOrMany<DependenciesSpec<T>>;
+  execute?: OneOrMany<ExecuteSpec<T>>;
+  gather?: OneOrMany<GatherSpec<T>>;
+  activities?: OneOrMany<ActivitySpec<T>>;
+}
+
+/** Restores every wrapped method exactly as it was. Idempotent. */
+export type Unwrap = () => void;
+
+// ---- wrappers ---------------------------------------------------------------------------------
+
+/** An extractor that threw: the call proceeds unrecorded. */
+const FAILED: unique symbol = Symbol("taskjourney.extractor-failed");
+
+type Extract = (this: unknown, ...args: unknown[]) => unknown;
+
+/** Whether a wrapper records anything; false after unwrap(), for wrappers still referenced elsewhere. */
+interface Switch {
+  active: boolean;
+}
+
+function extract(journeys: TaskJourneys, fn: Extract, self: unknown, args: unknown[], site: string): unknown {
+  try {
+    return Reflect.apply(fn, self, args);
+  } catch (error) {
+    report(journeys, EXTRACTOR_ERROR, site, error);
+    return FAILED;
+  }
+}
+
+function keysOf(value: unknown): readonly Key[] | undefined {
+  if (Array.isArray(value)) return value as Key[];
+  if (value !== null && typeof value === "object" && typeof (value as Iterable<Key>)[Symbol.iterator] === "function") {
+    return Array.from(value as Iterable<Key>);
+  }
+  return undefined;
+}
+
+/** Everything a wrapper reads, fixed at instrument() time. */
+interface Site {
+  readonly journeys: TaskJourneys;
+  readonly original: AnyFunction;
+  readonly on: Switch;
+  /** `kind method "name"`, for diagnostics. */
+  readonly name: string;
+}
+
+function transitionWrapper(site: Site, spec: { key: Extract; from: string | Extract; to: string | Extract; dependencies?: Extract }): AnyFunction {
+  const { journeys, original, on } = site;
+  const { key, from, to, dependencies } = spec;
+  const keySite = `${site.name}: the key extractor`;
+  const fromSite = `${site.name}: the from extractor`;
+  const toSite = `${site.name}: the to extractor`;
+  const dependenciesSite = `${site.name}: the dependencies extractor`;
+  return {
+    transition(this: unknown, ...args: unknown[]): unknown {
+      if (on.active) {
+        const k = extract(journeys, key, this, args, keySite);
+        const f = typeof from === "string" ? from : extract(journeys, from, this, args, fromSite);
+        const t = typeof to === "string" ? to : extract(journeys, to, this, args, toSite);
+        const d = dependencies === undefined ? undefined : extract(journeys, dependencies, this, args, dependenciesSite);
+        if (k !== FAILED && f !== FAILED && t !== FAILED && d !== FAILED && k !== undefined && f !== undefined && t !== undefined) {
+          let thrown: InvalidTransition | undefined;
+          try {
+            journeys.transition(k as Key, f as string, t as string);
+            if (d !== undefined) journeys.dependencies(k as Key, keysOf(d) ?? (d as Key[]));
+          } catch (error) {
+            thrown = internalFailure(journeys, site.name, error);
+          }
+          if (thrown !== undefined) throw thrown;
+        }
+      }
+      return Reflect.apply(original, this, args);
+    },
+  }.transition;
+}
+
+function dependenciesWrapper(site: Site, spec: { key: Extract; dependencies: Extract }): AnyFunction {
+  const { journeys, original, on } = site;
+  const { key, dependencies } = spec;
+  const keySite = `${site.name}: the key extractor`;
+  const dependenciesSite = `${site.name}: the dependencies extractor`;
+  return {
+    dependencies(this: unknown, ...args: unknown[]): unknown {
+      if (on.active) {
+        const k = extract(journeys, key, this, args, keySite);
+        const d = extract(journeys, dependencies, this, args, dependenciesSite);
+        if (k !== FAILED && d !== FAILED && k !== undefined && d !== undefined) {
+          let thrown: InvalidTransition | undefined;
+          try {
+            journeys.dependencies(k as Key, keysOf(d) ?? (d as Key[]));
+          } catch (error) {
+            thrown = internalFailure(journeys, site.name, error);
+          }
+          if (thrown !== undefined) throw thrown;
+        }
+      }
+      return Reflect.apply(original, this, args);
+    },
+  }.dependencies;
+}
+
+/** What ends an execute or gather ledger, fixed at instrument() time. */
+interface Ending {
+  readonly journeys: TaskJourneys;
+  readonly outcome: ((this: unknown, result: unknown, error: unknown) => unknown) | undefined;
+  readonly outcomes: readonly string[];
+  readonly succeeded: string;
+  readonly failed: string;
+  readonly outcomeSite: string;
+  readonly endSite: string;
+}
+
+/**
+ * Ends `ledger` with the mapped outcome. Returns the InvalidTransition of a strict recorder for the
+ * caller to throw; anything else that fails is counted and told, never thrown.
+ */
+function end(
+  ending: Ending,
+  ledger: { end(outcome?: never): void },
+  self: unknown,
+  result: unknown,
+  error: unknown,
+  failed: boolean,
+): InvalidTransition | undefined {
+  let outcome = failed ? ending.failed : ending.succeeded;
+  const map = ending.outcome;
+  if (map !== undefined) {
+    try {
+      const mapped = map.call(self, result, error);
+      if (mapped !== undefined) {
+        if (ending.outcomes.includes(mapped as string)) outcome = mapped as string;
+        else throw new TypeError(`returned ${JSON.stringify(mapped) ?? String(mapped)}, not one of ${ending.outcomes.join(", ")}`);
+      }
+    } catch (mapperError) {
+      report(ending.journeys, EXTRACTOR_ERROR, ending.outcomeSite, mapperError);
+    }
+  }
+  try {
+    ledger.end(outcome as never);
+  } catch (endError) {
+    return internalFailure(ending.journeys, ending.endSite, endError);
+  }
+  return undefined;
+}
+
+type Ledger = { run<R>(work: () => R): R; end(outcome?: never): void };
+
+/**
+ * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
+ * settlement of a returned promise. Results and errors pass through unchanged.
+ */
+function runInLedger(ending: Ending, ledger: Ledger, original: AnyFunction, self: unknown, args: unknown[]): unknown {
+  let result: unknown;
+  try {
+    result = ledger.run(() => Reflect.apply(original, self, args));
+  } catch (error) {
+    // The host's error wins over a strict recorder's complaint; that one is counted already.
+    end(ending, ledger, self, undefined, error, true);
+    throw error;
+  }
+  if (isThenable(result)) {
+    return result.then(
+      (value) => {
+        const thrown = end(ending, ledger, self, value, undefined, false);
+        if (thrown !== undefined) throw thrown;
+        return value;
+      },
+      (error: unknown) => {
+        end(ending, ledger, self, undefined, error, true);
+        throw error;
+      },
+    );
+  }
+  const thrown = end(ending, ledger, self, result, undefined, false);
+  if (thrown !== undefined) throw thrown;
+  return result;
+}
+
+function executeWrapper(site: Site, spec: { key: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+  const { journeys, original, on } = site;
+  const key = spec.key;
+  const keySite = `${site.name}: the key extractor`;
+  const ending: Ending = {
+    journeys,
+    outcome: spec.outcome,
+    outcomes: EXECUTE_OUTCOMES,
+    succeeded: "memory",
+    failed: "error",
+    outcomeSite: `${site.name}: the outcome mapper`,
+    endSite: `${site.name}: ending the execute ledger`,
+  };
+  return {
+    execute(this: unknown, ...args: unknown[]): unknown {
+      if (!on.active) return Reflect.apply(original, this, args);
+      const k = extract(journeys, key, this, args, keySite);
+      if (k === FAILED || k === undefined) return Reflect.apply(original, this, args);
+      let ledger: Ledger;
+      try {
+        ledger = journeys.execute(k as Key) as Ledger;
+      } catch (error) {
+        const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
+        if (thrown !== undefined) throw thrown;
+        return Reflect.apply(original, this, args);
+      }
+      return runInLedger(ending, ledger, original, this, args);
+    },
+  }.execute;
+}
+
+function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+  const { journeys, original, on } = site;
+  const { peer, keys, nbytes } = spec;
+  const peerSite = `${site.name}: the peer extractor`;
+  const keysSite = `${site.name}: the keys extractor`;
+  const nbytesSite = `${site.name}: the nbytes extractor`;
+  const ending: Ending = {
+    journeys,
+    outcome: spec.outcome,
+    outcomes: TRANSFER_OUTCOMES,
+    succeeded: "ok",
+    failed: "failed",
+    outcomeSite: `${site.name}: the outcome mapper`,
+    endSite: `${site.name}: ending the gather ledger`,
+  };
+  return {
+    gather(this: unknown, ...args: unknown[]): unknown {
+      if (!on.active) return Reflect.apply(original, this, args);
+      const p = extract(journeys, peer, this, args, peerSite);
+      const ks = extract(journeys, keys, this, args, keysSite);
+      const n = nbytes === undefined ? undefined : extract(journeys, nbytes, this, args, nbytesSite);
+      if (p === FAILED || ks === FAILED || n === FAILED) return Reflect.apply(original, this, args);
+      let ledger: Ledger;
+      try {
+        ledger = journeys.gather(p as string, keysOf(ks) ?? (ks as Key[]), n as number | undefined) as Ledger;
+      } catch (error) {
+        const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
+        if (thrown !== undefined) throw thrown;
+        return Reflect.apply(original, this, args);
+      }
+      return runInLedger(ending, ledger, original, this, args);
+    },
+  }.gather;
+}
+
+function activityWrapper(site: Site, activity: string): AnyFunction {
+  const { journeys, original, on } = site;
+  const isAsync = isAsyncFunction(original);
+  const onFailure = (error: unknown): void => {
+    const thrown = internalFailure(journeys, site.name, error);
+    if (thrown !== undefined) throw thrown;
+  };
+  return {
+    activity(this: unknown, ...args: unknown[]): unknown {
+      if (!on.active) return Reflect.apply(original, this, args);
+      return meterCall(activity, original, isAsync, this, args, onFailure);
+    },
+  }.activity;
+}
+
+// ---- instrument -------------------------------------------------------------------------------
+
+type Kind = "transition" | "dependencies" | "execute" | "gather" | "activities";
+
+interface Plan {
+  kind: Kind;
+  /** Where the entry is in the spec, e.g. `spec.transition[1]`, for error messages. */
+  path: string;
+  entry: Record<string, unknown>;
+  method: PropertyKey;
+  original: AnyFunction;
+  /** The target's own property before wrapping; undefined when the method was inherited. */
+  own: PropertyDescriptor | undefined;
+}
+
+const KINDS: readonly Kind[] = ["transition", "dependencies", "execute", "gather", "activities"];
+
+/** Each kind's extractors: required ones, optional ones, and ones that may also be a fixed string. */
+const FIELDS: Record<Kind, { required: string[]; optional: string[]; orString: string[] }> = {
+  transition: { required: ["key"], optional: ["dependencies"], orString: ["from", "to"] },
+  dependencies: { required: ["key", "dependencies"], optional: [], orString: [] },
+  execute: { required: ["key"], optional: ["outcome"], orString: [] },
+  gather: { required: ["peer", "keys"], optional: ["nbytes", "outcome"], orString: [] },
+  activities: { required: [], optional: [], orString: [] },
+};
+
+function show(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  if (typeof value === "symbol") return value.toString();
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function methodLabel(method: PropertyKey): string {
+  return typeof method === "symbol" ? method.toString() : `"${String(method)}"`;
+}
+
+/** The property `method` resolves to on `target`, walking its prototype chain. */
+function lookup(target: object, method: PropertyKey): PropertyDescriptor | undefined {
+  for (let object: object | null = target; object !== null; object = Object.getPrototypeOf(object) as object | null) {
+    const descriptor = Object.getOwnPropertyDescriptor(object, method);
+    if (descriptor !== undefined) return descriptor;
+  }
+  return undefined;
+}
+
+function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
+  if (spec === null || typeof spec !== "object") throw new TypeError(`instrument(): spec must be an object, got ${show(spec)}`);
+  for (const name of Object.keys(spec)) {
+    if (!(KINDS as readonly string[]).includes(name)) {
+      throw new TypeError(`instrument(): unknown spec option "${name}"; expected ${KINDS.join(", ")}`);
+    }
+  }
+  const plans: Plan[] = [];
+  const seen = new Map<PropertyKey, string>();
+  for (const kind of KINDS) {
+    const value = (spec as Record<string, unknown>)[kind];
+    if (value === undefined) continue;
+    const entries = Array.isArray(value) ? (value as unknown[]) : [value];
+    entries.forEach((entry, index) => {
+      const path = Array.isArray(value) ? `spec.${kind}[${index}]` : `spec.${kind}`;
+      if (entry === null || typeof entry !== "object") throw new TypeError(`instrument(): ${path} must be an object, got ${show(entry)}`);
+      const fields = entry as Record<string, unknown>;
+      const method = fields.method;
+      if (typeof method !== "string" && typeof method !== "symbol" && typeof method !== "number") {
+        throw new TypeError(`instrument(): ${path}.method must name a method of the target, got ${show(method)}`);
+      }
+      const { required, optional, orString } = FIELDS[kind];
+      for (const field of required) {
+        if (typeof fields[field] !== "function") throw new TypeError(`instrument(): ${path}.${field} must be a function, got ${show(fields[field])}`);
+      }
+      for (const field of optional) {
+        if (fields[field] !== undefined && typeof fields[field] !== "function") {
+          throw new TypeError(`instrument(): ${path}.${field} must be a function when given, got ${show(fields[field])}`);
+        }
+      }
+      for (const field of orString) {
+        const extractor = fields[field];
+        if (typeof extractor !== "function" && (typeof extractor !== "string" || extractor.length === 0)) {
+          throw new TypeError(`instrument(): ${path}.${field} must be a state name or a function, got ${show(extractor)}`);
+        }
+      }
+      if (kind === "activities" && (typeof fields.activity !== "string" || fields.activity.length === 0)) {
+        throw new TypeError(`instrument(): ${path}.activity must be a non-empty string, got ${show(fields.activity)}`);
+      }
+      const earlier = seen.get(method);
+      if (earlier !== undefined) {
+        throw new Error(`instrument(): method ${methodLabel(method)} is named twice, by ${earlier} and ${path}; a method can be wrapped once`);
+      }
+      seen.set(method, path);
+      const found = lookup(target, method);
+      if (found !== undefined && (found.get !== undefined || found.set !== undefined)) {
+        throw new TypeError(`instrument(): ${path}.method ${methodLabel(method)} is an accessor property; only methods (data properties) can be wrapped`);
+      }
+      const original = found?.value as unknown;
+      if (typeof original !== "function") {
+        throw new TypeError(`instrument(): ${path}.method ${methodLabel(method)} is not a method of the target (found ${show(original)})`);
+      }
+      if (originalOf(original) !== undefined) {
+        throw new Error(
+          `instrument(): method ${methodLabel(method)} is already wrapped by taskjourney (on this object or its prototype); ` +
+            "call the earlier instrument()'s unwrap() first, or instrument either the class or its instances, not both",
+        );
+      }
+      const own = Object.getOwnPropertyDescriptor(target, method);
+      if (own !== undefined ? !own.configurable && !own.writable : !Object.isExtensible(target)) {
+        throw new TypeError(`instrument(): method ${methodLabel(method)} cannot be replaced on the target (frozen, sealed or read-only)`);
+      }
+      plans.push({ kind, path, entry: fields, method, original: original as AnyFunction, own });
+    });
+  }
+  if (plans.length === 0) throw new TypeError(`instrument(): spec names no method to wrap; give one of ${KINDS.join(", ")}`);
+  return plans;
+}
+
+function makeWrapper(site: Site, plan: Plan): AnyFunction {
+  // Checked by plan(): the fields each kind needs are there, with the right types.
+  const entry = plan.entry as any;
+  switch (plan.kind) {
+    case "transition":
+      return transitionWrapper(site, entry);
+    case "dependencies":
+      return dependenciesWrapper(site, entry);
+    case "execute":
+      return executeWrapper(site, entry);
+    case "gather":
+      return gatherWrapper(site, entry);
+    case "activities":
+      return activityWrapper(site, entry.activity);
+  }
+}
+
+/**
+ * Wraps methods of an existing scheduler or worker object (or of its class's prototype) so that they
+ * report to `journeys`: transitions, executions, gather_dep transfers and activities. Returns
+ * `unwrap()`, which puts every method back exactly as it was.
+ *
+ * The wrapped methods keep `this`, arguments, results, sync or async behaviour, thrown errors and
+ * rejections, `name` and `length`. An extractor or mapper that throws is counted in
+ * taskjourney.dropped{reason="wrap-extractor-error"} and told once through `diag`; the call proceeds
+ * untouched. Bad configuration (a method that does not exist, one already wrapped) throws here.
+ */
+export function instrument<T extends object>(target: T, journeys: TaskJourneys, spec: InstrumentSpec<T>): Unwrap {
+  if (target === null || (typeof target !== "object" && typeof target !== "function")) {
+    throw new TypeError(`instrument(): target must be an object, got ${show(target)}`);
+  }
+  if (journeys === null || typeof journeys !== "object" || typeof journeys.execute !== "function") {
+    throw new TypeError(`instrument(): journeys must be a TaskJourneys, got ${show(journeys)}`);
+  }
+  const plans = plan(target, spec as InstrumentSpec<unknown>);
+  const on: Switch = { active: true };
+  const installed: Array<{ plan: Plan; wrapper: AnyFunction }> = [];
+  for (const step of plans) {
+    const name = `${step.kind === "activities" ? "activity" : step.kind} method ${methodLabel(step.method)}`;
+    const wrapper = disguise(makeWrapper({ journeys, original: step.original, on, name }, step), step.original);
+    installed.push({ plan: step, wrapper });
+  }
+  const target_ = target as Record<PropertyKey, unknown>;
+  const restore = (count: number): void => {
+    for (let index = count - 1; index >= 0; index--) {
+      const { plan: step, wrapper } = installed[index];
+      const current = Object.getOwnPropertyDescriptor(target_, step.method);
+      // Someone wrapped it again on top of us: leave their wrapper; ours now passes calls through.
+      if (current === undefined || current.value !== wrapper) continue;
+      if (step.own !== undefined) Object.defineProperty(target_, step.method, step.own);
+      else delete target_[step.method];
+    }
+  };
+  let count = 0;
+  try {
+    for (const { plan: step, wrapper } of installed) {
+      const descriptor: PropertyDescriptor =
+        step.own !== undefined ? { ...step.own, value: wrapper } : { value: wrapper, writable: true, enumerable: false, configurable: true };
+      Object.defineProperty(target_, step.method, descriptor);
+      count++;
+    }
+  } catch (error) {
+    restore(count);
+    throw new TypeError(`instrument(): could not wrap the target's methods: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  let unwrapped = false;
+  return () => {
+    if (unwrapped) return;
+    unwrapped = true;
+    on.active = false;
+    restore(installed.length);
+  };
+}

@@ -1,0 +1,333 @@
+/**
+ * `taskjourney/sdk`: startTelemetry() configured from OTEL_* variables, exporting to an
+ * in-process mockotlpserver, to OTLP JSON lines files, and to a Prometheus pull endpoint.
+ */
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ProxyTracerProvider, trace } from "@opentelemetry/api";
+import { startTelemetry, type StartTelemetryOptions, type Telemetry } from "../../src/sdk.js";
+import { FakeClock } from "../helpers/clock.js";
+import { workerDay } from "../otel/metric-producer.helpers.js";
+import { startMockOtlp, type MockOtlp, type OtlpMetricsRequest, type OtlpTraceRequest } from "./mockotlp.js";
+
+let server: MockOtlp;
+const started: Telemetry[] = [];
+const directories: string[] = [];
+
+beforeAll(async () => {
+  server = await startMockOtlp();
+});
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((telemetry) => telemetry.shutdown()));
+});
+afterAll(async () => {
+  await server?.close();
+  await Promise.all(directories.map((directory) => rm(directory, { recursive: true, force: true })));
+});
+
+let instances = 0;
+function nextInstance(): string {
+  return `tcp://10.0.0.7:${40000 + ++instances}`;
+}
+
+async function start(options: Omit<StartTelemetryOptions, "role" | "instance"> & Partial<Pick<StartTelemetryOptions, "role" | "instance">>): Promise<Telemetry> {
+  const telemetry = await startTelemetry({ role: "worker", instance: nextInstance(), ...options });
+  started.push(telemetry);
+  return telemetry;
+}
+
+const instanceOf = (request: { resourceMetrics?: OtlpMetricsRequest["resourceMetrics"]; resourceSpans?: OtlpTraceRequest["resourceSpans"] }) =>
+  (request.resourceMetrics ?? request.resourceSpans)?.[0]?.resource?.attributes?.["service.instance.id"];
+
+function metricsOf(instance: string): OtlpMetricsRequest[] {
+  return server.metrics.filter((request) => instanceOf(request) === instance);
+}
+function tracesOf(instance: string): OtlpTraceRequest[] {
+  return server.traces.filter((request) => instanceOf(request) === instance);
+}
+
+/** The value of a sum's point with the given attributes, across a request's taskjourney metrics. */
+function sumValue(request: OtlpMetricsRequest, name: string, attributes: Record<string, string>): number | undefined {
+  for (const scope of request.resourceMetrics.flatMap((resource) => resource.scopeMetrics)) {
+    for (const metric of scope.metrics) {
+      if (metric.name !== name || metric.sum === undefined) continue;
+      for (const point of metric.sum.dataPoints) {
+        if (Object.entries(attributes).every(([key, value]) => point.attributes?.[key] === value) && Object.keys(point.attributes ?? {}).length === Object.keys(attributes).length) {
+          return point.asDouble ?? Number(point.asInt ?? 0);
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+describe.each([
+  { protocol: "http/protobuf", contentType: "application/x-protobuf" },
+  { protocol: "http/json", contentType: "application/json" },
+] as const)("with OTEL_EXPORTER_OTLP_ENDPOINT at mockotlpserver and OTEL_EXPORTER_OTLP_PROTOCOL=$protocol", ({ protocol, contentType }) => {
+  it("sends spans and task metrics with the resource from the environment, role and instance", async () => {
+    const clock = new FakeClock(0);
+    const instance = nextInstance();
+    const telemetry = await start({
+      instance,
+      journeys: { clock: clock.now, sampling: { ratio: 0 } },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: server.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_SERVICE_NAME: "dask-cluster",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,service.name=ignored,team=a%2Cb",
+      },
+    });
+    expect(telemetry.destinations).toEqual({
+      traces: [{ kind: "otlp", protocol, url: `${server.url}/v1/traces` }],
+      metrics: [{ kind: "otlp", protocol, url: `${server.url}/v1/metrics` }],
+    });
+    workerDay(telemetry.journeys, clock);
+    telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe").end();
+    // Registered globally: the API's tracer is ours.
+    trace.getTracer("sdk-test").startSpan("global-probe").end();
+    await telemetry.shutdown();
+
+    const traces = await server.waitFor(() => (tracesOf(instance).length > 0 ? tracesOf(instance) : undefined));
+    const metrics = await server.waitFor(() => (metricsOf(instance).length > 0 ? metricsOf(instance) : undefined));
+    for (const request of [...traces, ...metrics]) {
+      const resource = ("resourceSpans" in request ? request.resourceSpans : request.resourceMetrics)[0].resource?.attributes;
+      expect(resource).toMatchObject({
+        "service.name": "dask-cluster",
+        "service.instance.id": instance,
+        "taskjourney.role": "worker",
+        "deployment.environment": "test",
+        team: "a,b",
+        "telemetry.sdk.language": "nodejs",
+      });
+    }
+    const spanNames = traces.flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => span.name))));
+    expect(spanNames).toEqual(expect.arrayContaining(["probe", "global-probe"]));
+    const last = metrics[metrics.length - 1];
+    expect(sumValue(last, "task.state.time", { "task.prefix": "sum", "task.state": "waiting" })).toBe(4);
+    expect(sumValue(last, "task.gather.size", { "transfer.outcome": "ok" })).toBe(3000);
+    expect(sumValue(last, "taskjourney.dropped", { reason: "unknown-state" })).toBe(1);
+    // Role and instance are resource attributes only.
+    const metricAttributeKeys = new Set(
+      last.resourceMetrics.flatMap((resource) =>
+        resource.scopeMetrics.flatMap((scope) =>
+          scope.metrics.flatMap((metric) => [...(metric.sum?.dataPoints ?? []), ...(metric.gauge?.dataPoints ?? []), ...(metric.exponentialHistogram?.dataPoints ?? [])].flatMap((point) => Object.keys(point.attributes ?? {}))),
+        ),
+      ),
+    );
+    expect([...metricAttributeKeys].sort()).toEqual(["reason", "task.activity", "task.prefix", "task.state", "transfer.outcome"]);
+    const kinds = new Set(last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics.map((metric) => metric.name)));
+    expect(kinds).toContain("task.state.duration");
+    expect(server.requests.filter((request) => request.path === "/v1/traces" || request.path === "/v1/metrics").map((request) => request.contentType)).toContain(contentType);
+  });
+});
+
+describe("startTelemetry configuration", () => {
+  it("defaults to http/protobuf, honours per-signal endpoints, OTEL_TRACES_EXPORTER=none and the export interval", async () => {
+    const clock = new FakeClock(0);
+    const instance = nextInstance();
+    const telemetry = await start({
+      instance,
+      role: "scheduler",
+      journeys: { clock: clock.now },
+      env: {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${server.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${server.url}/v1/metrics`,
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_METRIC_EXPORT_INTERVAL: "100",
+      },
+    });
+    expect(telemetry.destinations).toEqual({ traces: [], metrics: [{ kind: "otlp", protocol: "http/protobuf", url: `${server.url}/v1/metrics` }] });
+    telemetry.journeys.transition("x-1", "released", "waiting");
+    clock.advance(2);
+    telemetry.journeys.transition("x-1", "waiting", "processing");
+    // A periodic export arrives before shutdown.
+    const request = await server.waitFor(() => metricsOf(instance)[0], 5_000);
+    expect(request.resourceMetrics[0].resource?.attributes).toMatchObject({ "service.name": "taskjourney-scheduler", "taskjourney.role": "scheduler" });
+    expect(sumValue(request, "task.state.time", { "task.prefix": "x", "task.state": "waiting" })).toBe(2);
+    telemetry.tracerProvider.getTracer("sdk-test").startSpan("dropped").end();
+    await telemetry.shutdown();
+    expect(tracesOf(instance)).toEqual([]);
+  });
+
+  it("writes OTLP JSON lines files when no endpoint is configured and fileDirectory is given", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
+    directories.push(directory);
+    const clock = new FakeClock(0);
+    const telemetry = await start({ instance: "tcp://10.0.0.7:40001", fileDirectory: join(directory, "out"), journeys: { clock: clock.now }, env: { OTEL_METRIC_EXPORT_INTERVAL: "50" } });
+    const tracesPath = join(directory, "out", "traces-worker-tcp_10.0.0.7_40001.jsonl");
+    const metricsPath = join(directory, "out", "metrics-worker-tcp_10.0.0.7_40001.jsonl");
+    expect(telemetry.destinations).toEqual({ traces: [{ kind: "file", path: tracesPath }], metrics: [{ kind: "file", path: metricsPath }] });
+    workerDay(telemetry.journeys, clock);
+    const span = telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe", { attributes: { "task.key": "sum-1" } });
+    span.end();
+    await telemetry.forceFlush();
+    expect((await readdir(join(directory, "out"))).sort()).toEqual(["metrics-worker-tcp_10.0.0.7_40001.jsonl", "traces-worker-tcp_10.0.0.7_40001.jsonl"]);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    await telemetry.shutdown();
+
+    const lines = async (path: string) => (await readFile(path, "utf8")).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
+    const spanLines = (await lines(tracesPath)) as unknown as Array<{ resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> }; scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string; startTimeUnixNano: string; attributes: unknown[] }> }> }> }>;
+    expect(spanLines.length).toBeGreaterThanOrEqual(1);
+    const [firstSpans] = spanLines;
+    expect(Object.keys(firstSpans)).toEqual(["resourceSpans"]);
+    expect(firstSpans.resourceSpans[0].resource.attributes).toEqual(
+      expect.arrayContaining([
+        { key: "service.instance.id", value: { stringValue: "tcp://10.0.0.7:40001" } },
+        { key: "taskjourney.role", value: { stringValue: "worker" } },
+        { key: "service.name", value: { stringValue: "taskjourney-worker" } },
+      ]),
+    );
+    const probe = firstSpans.resourceSpans[0].scopeSpans[0].spans[0];
+    expect(probe).toMatchObject({ name: "probe", attributes: [{ key: "task.key", value: { stringValue: "sum-1" } }] });
+    expect(probe.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(probe.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(probe.startTimeUnixNano).toMatch(/^\d{19}$/);
+
+    const metricLines = (await lines(metricsPath)) as unknown as OtlpMetricsRequestJson[];
+    // At least one periodic export plus the final one at shutdown.
+    expect(metricLines.length).toBeGreaterThanOrEqual(2);
+    for (const line of metricLines) expect(Object.keys(line)).toEqual(["resourceMetrics"]);
+    const last = metricLines[metricLines.length - 1];
+    const metric = last.resourceMetrics[0].scopeMetrics.find((scope) => scope.scope.name === "taskjourney")!.metrics.find((m) => m.name === "task.state.time")!;
+    expect(metric.unit).toBe("s");
+    expect(metric.sum.isMonotonic).toBe(true);
+    expect(metric.sum.aggregationTemporality).toBe(2);
+    expect(metric.sum.dataPoints).toContainEqual(
+      expect.objectContaining({
+        asDouble: 4,
+        attributes: expect.arrayContaining([{ key: "task.prefix", value: { stringValue: "sum" } }, { key: "task.state", value: { stringValue: "waiting" } }]),
+      }),
+    );
+    const duration = last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics).find((m) => m.name === "task.state.duration")!;
+    expect(duration.exponentialHistogram.dataPoints.length).toBe(8);
+  });
+
+  it("prefers a configured endpoint over the file fallback", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
+    directories.push(directory);
+    const telemetry = await start({ fileDirectory: directory, env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } });
+    expect(telemetry.destinations.traces).toEqual([{ kind: "otlp", protocol: "http/json", url: `${server.url}/v1/traces` }]);
+    expect(telemetry.destinations.metrics).toEqual([{ kind: "otlp", protocol: "http/json", url: `${server.url}/v1/metrics` }]);
+    await telemetry.shutdown();
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it("serves Prometheus with explicit-bucket duration histograms, role and instance in target_info", async () => {
+    const clock = new FakeClock(0);
+    const telemetry = await start({
+      instance: "tcp://10.0.0.7:40009",
+      journeys: { clock: clock.now, explicitBuckets: [0.5, 1, 5] },
+      exporters: { traces: "none", metrics: "none", prometheus: { host: "127.0.0.1", port: 0 } },
+    });
+    expect(telemetry.prometheusUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect(telemetry.destinations).toEqual({ traces: [], metrics: [{ kind: "prometheus", url: telemetry.prometheusUrl }] });
+    workerDay(telemetry.journeys, clock);
+    const response = await fetch(telemetry.prometheusUrl!);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toMatch(/task_state_duration\w*_bucket\{[^}]*task_prefix="a",task_state="flight"[^}]*le="5"[^}]*\} 3/);
+    expect(text).toMatch(/task_state_duration\w*_bucket\{[^}]*task_prefix="a",task_state="flight"[^}]*le="0\.5"[^}]*\} 1/);
+    expect(text).toMatch(/task_state_time\w*\{[^}]*task_prefix="sum",task_state="waiting"[^}]*\} 4/);
+    expect(text).toMatch(/target_info\{[^}]*taskjourney_role="worker"/);
+    expect(text).toMatch(/target_info\{[^}]*service_instance_id="tcp:\/\/10\.0\.0\.7:40009"/);
+    expect((await fetch(telemetry.prometheusUrl!.replace("/metrics", "/other"))).status).toBe(404);
+    await telemetry.shutdown();
+    await expect(fetch(telemetry.prometheusUrl!)).rejects.toThrow();
+  });
+
+  it("shuts down once however often it is called, releases the globals, and stops the journeys", async () => {
+    const clock = new FakeClock(0);
+    const instance = nextInstance();
+    const telemetry = await start({ instance, journeys: { clock: clock.now }, env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } });
+    const global = trace.getTracerProvider() as ProxyTracerProvider;
+    expect(global.getDelegate()).toBe(telemetry.tracerProvider);
+    telemetry.journeys.transition("inc-1", "released", "waiting");
+    const first = telemetry.shutdown();
+    const second = telemetry.shutdown();
+    expect(second).toBe(first);
+    await Promise.all([first, second]);
+    await telemetry.shutdown();
+    await telemetry.forceFlush();
+    const exports = metricsOf(instance).length;
+    expect(exports).toBe(1);
+    // The journeys are closed: nothing more is recorded.
+    telemetry.journeys.transition("inc-2", "released", "waiting");
+    expect(telemetry.journeys.stats("inc", "waiting").count).toBe(0);
+    expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).not.toBe(telemetry.tracerProvider);
+
+    // A new setup can register globally again.
+    const next = await start({ env: { OTEL_TRACES_EXPORTER: "console", OTEL_METRICS_EXPORTER: "none" } });
+    expect(next.destinations).toEqual({ traces: [{ kind: "console" }], metrics: [] });
+    expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(next.tracerProvider);
+    await next.shutdown();
+  });
+
+  it("leaves the globals alone with registerGlobal: false, and exports nothing with OTEL_SDK_DISABLED", async () => {
+    const telemetry = await start({ registerGlobal: false, env: { OTEL_SDK_DISABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: server.url } });
+    expect(telemetry.destinations).toEqual({ traces: [], metrics: [] });
+    expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).not.toBe(telemetry.tracerProvider);
+    await telemetry.shutdown();
+  });
+
+  it("rejects bad configuration with a TypeError naming the option or variable", async () => {
+    const bad: Array<[Partial<StartTelemetryOptions>, RegExp]> = [
+      [{ role: "client" as never }, /option "role"/],
+      [{ instance: 7 as never }, /option "instance"/],
+      [{ serviceName: "" }, /option "serviceName"/],
+      [{ fileDirectory: 3 as never }, /option "fileDirectory"/],
+      [{ registerGlobal: "yes" as never }, /option "registerGlobal"/],
+      [{ exporters: { protocol: "grpc" as never } }, /option "exporters\.protocol"/],
+      [{ exporters: { traces: "zipkin" as never } }, /option "exporters\.traces"/],
+      [{ exporters: { metricExportIntervalMillis: 0 } }, /option "exporters\.metricExportIntervalMillis"/],
+      [{ exporters: { endpoint: "not a url" } }, /option "exporters\.endpoint"/],
+      [{ exporters: { prometheus: { port: 70000 } } }, /option "exporters\.prometheus\.port"/],
+      [{ env: { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } }, /OTEL_EXPORTER_OTLP_PROTOCOL/],
+      [{ env: { OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: "json" } }, /OTEL_EXPORTER_OTLP_METRICS_PROTOCOL/],
+      [{ env: { OTEL_TRACES_EXPORTER: "jaeger" } }, /OTEL_TRACES_EXPORTER/],
+      [{ env: { OTEL_METRICS_EXPORTER: "otlp,statsd" } }, /OTEL_METRICS_EXPORTER/],
+      [{ env: { OTEL_METRIC_EXPORT_INTERVAL: "soon" } }, /OTEL_METRIC_EXPORT_INTERVAL/],
+      [{ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
+      [{ env: {}, journeys: { prefixLimit: 0 } }, /option "prefixLimit"/],
+    ];
+    for (const [options, message] of bad) {
+      await expect(startTelemetry({ role: "worker", instance: "w", env: {}, ...options } as StartTelemetryOptions), message.source).rejects.toThrow(message);
+      await expect(startTelemetry({ role: "worker", instance: "w", env: {}, ...options } as StartTelemetryOptions)).rejects.toBeInstanceOf(TypeError);
+    }
+    // Nothing was left registered by the failed attempts.
+    const ok = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
+    expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(ok.tracerProvider);
+  });
+
+  it("passes undefined journeys options through as defaults", async () => {
+    const telemetry = await start({ journeys: { prefixLimit: undefined, temporality: undefined }, env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
+    expect(telemetry.journeys.options.prefixLimit).toBe(100);
+    expect(telemetry.journeys.options.temporality).toBe("cumulative");
+  });
+
+  it("follows OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta unless the journeys say otherwise", async () => {
+    const env = { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" };
+    const delta = await start({ env });
+    expect(delta.journeys.options.temporality).toBe("delta");
+    await delta.shutdown();
+    const cumulative = await start({ env, journeys: { temporality: "cumulative" } });
+    expect(cumulative.journeys.options.temporality).toBe("cumulative");
+  });
+});
+
+interface OtlpMetricsRequestJson {
+  resourceMetrics: Array<{
+    resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> };
+    scopeMetrics: Array<{
+      scope: { name: string };
+      metrics: Array<{
+        name: string;
+        unit: string;
+        sum: { isMonotonic: boolean; aggregationTemporality: number; dataPoints: Array<{ asDouble?: number; attributes: unknown[] }> };
+        exponentialHistogram: { dataPoints: unknown[] };
+      }>;
+    }>;
+  }>;
+}

@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_OPTIONS, TaskJourneys } from "../../src/index.js";
+import { resolveOptions } from "../../src/journeys.js";
+import type { TaskJourneysOptions } from "../../src/types.js";
+
+const clock = () => 0;
+
+/** Bad values per option, each of which must throw a TypeError naming the option. */
+const BAD: Array<[option: string, options: unknown]> = [
+  ["role", { role: "client" }],
+  ["role", { role: 1 }],
+  ["role", { role: null }],
+  ["instance", { instance: 7 }],
+  ["instance", { instance: null }],
+  ["clock", { clock: "now" }],
+  ["clock", { clock: () => Number.NaN }],
+  ["clock", { clock: () => Infinity }],
+  ["clock", { clock: () => "0" }],
+  ["sampling.ratio", { sampling: { ratio: -0.1 } }],
+  ["sampling.ratio", { sampling: { ratio: 1.5 } }],
+  ["sampling.ratio", { sampling: { ratio: Number.NaN } }],
+  ["sampling.ratio", { sampling: { ratio: "0.5" } }],
+  ["sampling.keepSlowerThan", { sampling: { keepSlowerThan: 2 } }],
+  ["sampling.keepSlowerThan", { sampling: { keepSlowerThan: -1 } }],
+  ["sampling.keepErrors", { sampling: { keepErrors: "yes" } }],
+  ["prefixLimit", { prefixLimit: 0 }],
+  ["prefixLimit", { prefixLimit: 1.5 }],
+  ["prefixLimit", { prefixLimit: "100" }],
+  ["prefixLimit", { prefixLimit: Infinity }],
+  ["activityLimit", { activityLimit: 0 }],
+  ["activityLimit", { activityLimit: 2.5 }],
+  ["retainedJourneys", { retainedJourneys: -1 }],
+  ["retainedJourneys", { retainedJourneys: Number.NaN }],
+  ["maxKeyLength", { maxKeyLength: 0 }],
+  ["histogramMaxSize", { histogramMaxSize: 1 }],
+  ["histogramMaxSize", { histogramMaxSize: 10.5 }],
+  ["maxLinksPerSpan", { maxLinksPerSpan: -1 }],
+  ["maxAttributeLength", { maxAttributeLength: 7 }],
+  ["maxKeysPerTransfer", { maxKeysPerTransfer: -2 }],
+  ["strict", { strict: 1 }],
+  ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
+  ["temporality", { temporality: "Delta" }],
+  ["temporality", { temporality: 0 }],
+  ["histogram", { histogram: "linear" }],
+  ["explicitBuckets", { explicitBuckets: [1, 1] }],
+  ["explicitBuckets", { explicitBuckets: [5, 1] }],
+  ["explicitBuckets", { explicitBuckets: [1, Infinity] }],
+  ["explicitBuckets", { explicitBuckets: [1, "2"] }],
+  ["explicitBuckets", { explicitBuckets: "1,2" }],
+  ["timeOrigin", { timeOrigin: Number.NaN }],
+  ["timeOrigin", { timeOrigin: "2024-01-01" }],
+];
+
+describe("options validation", () => {
+  it.each(BAD)("rejects a bad %s with a TypeError naming it", (option, options) => {
+    const withClock = { clock, ...(options as object) } as TaskJourneysOptions;
+    const expected = new RegExp(`option "${option.replace(".", "\\.")}" must be`);
+    expect(() => new TaskJourneys(withClock)).toThrow(TypeError);
+    expect(() => new TaskJourneys(withClock)).toThrow(expected);
+    expect(() => resolveOptions(withClock)).toThrow(expected);
+  });
+
+  it("rejects options that are not an object", () => {
+    expect(() => new TaskJourneys(null as never)).toThrow(/option "options" must be an object/);
+    expect(() => resolveOptions(42 as never)).toThrow(TypeError);
+  });
+
+  it("shows the bad value in the message", () => {
+    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow('TaskJourneys: option "prefixLimit" must be an integer >= 1, got 0');
+    expect(() => new TaskJourneys({ clock, role: "client" as never })).toThrow('got "client"');
+  });
+
+  it("covers every option of DEFAULT_OPTIONS", () => {
+    const tested = new Set(BAD.map(([option]) => option.split(".")[0]));
+    for (const option of Object.keys(DEFAULT_OPTIONS)) expect(tested, option).toContain(option);
+  });
+
+  it("accepts the edges of every range and fills in the defaults", () => {
+    const resolved = resolveOptions({
+      clock,
+      role: "scheduler",
+      instance: "",
+      sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: false },
+      prefixLimit: 1,
+      activityLimit: 1,
+      retainedJourneys: 0,
+      maxKeyLength: 1,
+      histogramMaxSize: 2,
+      maxLinksPerSpan: 0,
+      maxAttributeLength: 8,
+      maxKeysPerTransfer: 0,
+      explicitBuckets: [],
+      timeOrigin: 0,
+    });
+    expect(resolved).toMatchObject({ role: "scheduler", prefixLimit: 1, retainedJourneys: 0, timeOrigin: 0, temporality: "cumulative", histogram: "exponential" });
+    expect(resolved.sampling).toEqual({ ratio: 1, keepSlowerThan: 0, keepErrors: false });
+    expect(() => new TaskJourneys({ clock, sampling: { ratio: 0 }, temporality: "delta", histogram: "explicit", explicitBuckets: [-1, 0, 0.5] })).not.toThrow();
+
+    const defaults = resolveOptions({ clock });
+    const { clock: _c, sampling, timeOrigin, ...rest } = defaults;
+    const { clock: _d, sampling: defaultSampling, ...defaultRest } = DEFAULT_OPTIONS;
+    expect(rest).toEqual(defaultRest);
+    expect(sampling).toEqual(defaultSampling);
+    // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
+    expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);
+  });
+
+  it("keeps a partial sampling object's other defaults", () => {
+    expect(resolveOptions({ clock, sampling: { ratio: 0.5 } }).sampling).toEqual({ ratio: 0.5, keepSlowerThan: 0.99, keepErrors: true });
+  });
+});

@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
+import { find, harness, render, taskSpan } from "./spans.helpers.js";
+
+const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const SPAN = "00f067aa0ba902b7";
+
+describe("W3C traceparent", () => {
+  it("parses and formats version 00", () => {
+    const parsed = parseTraceparent(`00-${TRACE}-${SPAN}-01`, "vendor=value");
+    expect(parsed).toMatchObject({ traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    expect(parsed!.traceState!.get("vendor")).toBe("value");
+    expect(formatTraceparent(parsed!)).toBe(`00-${TRACE}-${SPAN}-01`);
+    expect(formatTraceparent({ traceId: TRACE, spanId: SPAN, traceFlags: 0 })).toBe(`00-${TRACE}-${SPAN}-00`);
+  });
+
+  it("accepts later versions with extra fields, rejects malformed headers", () => {
+    expect(parseTraceparent(`01-${TRACE}-${SPAN}-01-extra`)?.spanId).toBe(SPAN);
+    for (const bad of [
+      `ff-${TRACE}-${SPAN}-01`,
+      `00-${TRACE}-${SPAN}-01-extra`,
+      `00-${"0".repeat(32)}-${SPAN}-01`,
+      `00-${TRACE}-${"0".repeat(16)}-01`,
+      `00-${TRACE.toUpperCase()}-${SPAN}-01`,
+      `00-${TRACE}-${SPAN}`,
+      `00_${TRACE}-${SPAN}-01`,
+      "",
+    ]) {
+      expect(parseTraceparent(bad), bad).toBeUndefined();
+    }
+    expect(extractSpanContext({})).toBeUndefined();
+    expect(extractSpanContext(null)).toBeUndefined();
+    expect(extractSpanContext({ traceparent: [`00-${TRACE}-${SPAN}-00`] })?.traceFlags).toBe(0);
+  });
+});
+
+describe("context propagation between TaskJourneys instances", () => {
+  it("scheduler → worker: the worker journey nests under the scheduler's processing span, one trace", () => {
+    const exporter = new InMemorySpanExporter();
+    // The worker's ratio is 0: the sampled trace flags of the compute-task message decide.
+    const scheduler = harness({ role: "scheduler", instance: "tcp://scheduler:8786" }, exporter);
+    const worker = harness({ sampling: { ratio: 0 } }, exporter, scheduler.clock);
+    const clock = scheduler.clock;
+
+    scheduler.journeys.transition("inc-1", "released", "waiting");
+    clock.set(100.5);
+    scheduler.journeys.transition("inc-1", "waiting", "processing");
+    const message: Record<string, string> = {};
+    expect(scheduler.journeys.inject("inc-1", message)).toBe(true);
+    expect(message.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+
+    clock.set(101);
+    expect(worker.journeys.parent("inc-1", message)).toBe(true);
+    worker.journeys.transition("inc-1", "released", "waiting");
+    worker.journeys.transition("inc-1", "waiting", "ready");
+    clock.set(101.5);
+    worker.journeys.transition("inc-1", "ready", "executing");
+    clock.set(102.5);
+    worker.journeys.execute("inc-1").end("memory");
+    clock.set(103);
+    scheduler.journeys.transition("inc-1", "processing", "memory");
+
+    const spans = exporter.getFinishedSpans();
+    expect(render(spans)).toEqual([
+      "task inc [inc-1@scheduler] 100-103",
+      "  waiting 100-100.5",
+      "  processing 100.5-103",
+      "    task inc [inc-1@worker] 101-102.5",
+      "      waiting 101-101",
+      "      ready 101-101.5",
+      "      executing 101.5-102.5",
+    ]);
+    const workerTask = find(spans, taskSpan("inc-1", "worker"));
+    expect(workerTask.parentSpanContext).toMatchObject({ isRemote: true, spanId: message.traceparent.slice(36, 52) });
+    expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([message.traceparent.slice(3, 35)]));
+    const schedulerTask = find(spans, taskSpan("inc-1", "scheduler"));
+    expect(schedulerTask.attributes["task.worker"]).toBeUndefined();
+  });
+
+  it("an unsampled journey injects nothing, and an unsampled context neither parents nor samples", () => {
+    const scheduler = harness({ role: "scheduler", sampling: { ratio: 0 } });
+    scheduler.journeys.transition("inc-1", "released", "waiting");
+    scheduler.journeys.transition("inc-1", "waiting", "processing");
+    const message: Record<string, string> = {};
+    expect(scheduler.journeys.inject("inc-1", message)).toBe(false);
+    expect(message).toEqual({});
+
+    const worker = harness({ sampling: { ratio: 0 } });
+    expect(worker.journeys.parent("inc-1", { traceparent: `00-${TRACE}-${SPAN}-00` })).toBe(false);
+    expect(worker.journeys.parent("inc-1", { traceparent: "garbage" })).toBe(false);
+    worker.journeys.transition("inc-1", "released", "waiting");
+    worker.journeys.transition("inc-1", "waiting", "ready");
+    expect(worker.counting.starts).toBe(0);
+  });
+
+  it("a context arriving after the journey began is linked, not parented", () => {
+    const worker = harness();
+    worker.journeys.transition("inc-1", "released", "waiting");
+    expect(worker.journeys.parent("inc-1", { traceparent: `00-${TRACE}-${SPAN}-01` })).toBe(false);
+    worker.journeys.transition("inc-1", "waiting", "ready");
+    worker.journeys.transition("inc-1", "ready", "executing");
+    worker.journeys.execute("inc-1").end("memory");
+    const task = find(worker.exporter.getFinishedSpans(), taskSpan("inc-1"));
+    expect(task.parentSpanContext).toBeUndefined();
+    expect(task.links.map((link) => link.context.spanId)).toEqual([SPAN]);
+  });
+
+  it("extract() gives a Context that parent() accepts as well as a carrier", () => {
+    const worker = harness({ sampling: { ratio: 0 } });
+    const extracted = worker.journeys.extract({ traceparent: `00-${TRACE}-${SPAN}-01`, tracestate: "a=b" })!;
+    expect(trace.getSpanContext(extracted)).toMatchObject({ traceId: TRACE, spanId: SPAN, isRemote: true });
+    expect(worker.journeys.extract({})).toBeUndefined();
+    expect(worker.journeys.parent("inc-1", extracted)).toBe(true);
+    worker.journeys.transition("inc-1", "released", "waiting");
+    worker.journeys.transition("inc-1", "waiting", "ready");
+    worker.journeys.transition("inc-1", "ready", "executing");
+    worker.journeys.execute("inc-1").end("memory");
+    const task = find(worker.exporter.getFinishedSpans(), taskSpan("inc-1"));
+    expect(task.spanContext().traceId).toBe(TRACE);
+    expect(task.parentSpanContext?.spanId).toBe(SPAN);
+    expect(task.spanContext().traceState?.get("a")).toBe("b");
+  });
+
+  it("producer → consumer: data carries the producer journey's context, the consumer's task spans link to it", () => {
+    const exporter = new InMemorySpanExporter();
+    const producer = harness({ instance: "tcp://10.0.0.8:40001" }, exporter);
+    const consumer = harness({}, exporter, producer.clock);
+    const clock = producer.clock;
+
+    producer.journeys.transition("x-1", "released", "waiting");
+    producer.journeys.transition("x-1", "waiting", "ready");
+    producer.journeys.transition("x-1", "ready", "executing");
+    clock.set(101);
+    producer.journeys.execute("x-1").end("memory");
+
+    consumer.journeys.transition("sum-1", "released", "waiting");
+    consumer.journeys.dependencies("sum-1", ["x-1"]);
+    consumer.journeys.transition("x-1", "released", "fetch");
+    clock.set(102);
+    const transfer = consumer.journeys.gather("tcp://10.0.0.8:40001", ["x-1"], 100);
+    // The producer answers get_data after x-1's journey ended: its recent task span travels.
+    const response: Record<string, string> = {};
+    expect(producer.journeys.inject("x-1", response)).toBe(true);
+    expect(consumer.journeys.linkFrom("x-1", response)).toBe(true);
+    clock.set(103);
+    transfer.end("ok");
+    consumer.journeys.transition("sum-1", "waiting", "ready");
+    consumer.journeys.transition("sum-1", "ready", "executing");
+    clock.set(104);
+    consumer.journeys.execute("sum-1").end("memory");
+
+    const spans = exporter.getFinishedSpans();
+    const produced = find(spans, (span) => span.name === "task x" && span.attributes["task.worker"] === "tcp://10.0.0.8:40001");
+    expect(response.traceparent).toBe(`00-${produced.spanContext().traceId}-${produced.spanContext().spanId}-01`);
+    const reducer = find(spans, taskSpan("sum-1"));
+    expect(reducer.links.map((link) => link.context.spanId)).toEqual([produced.spanContext().spanId]);
+    const fetched = find(spans, (span) => span.name === "task x" && span.attributes["task.worker"] !== "tcp://10.0.0.8:40001");
+    expect(fetched.links.map((link) => link.context.spanId)).toEqual([produced.spanContext().spanId]);
+    expect(reducer.spanContext().traceId).not.toBe(produced.spanContext().traceId);
+  });
+
+  describe("submissions under an active client span", () => {
+    let manager: AsyncLocalStorageContextManager | undefined;
+    afterEach(() => {
+      manager?.disable();
+      context.disable();
+    });
+
+    it("a scheduler journey started under a client span links to it, and is not its child", () => {
+      manager = new AsyncLocalStorageContextManager().enable();
+      context.setGlobalContextManager(manager);
+      const scheduler = harness({ role: "scheduler" });
+      const client = scheduler.provider.getTracer("client").startSpan("submit graph", {}, ROOT_CONTEXT);
+      context.with(trace.setSpan(ROOT_CONTEXT, client), () => {
+        scheduler.journeys.transition("inc-1", "released", "waiting");
+      });
+      scheduler.journeys.transition("inc-2", "released", "waiting");
+      client.end();
+      for (const key of ["inc-1", "inc-2"]) {
+        scheduler.journeys.transition(key, "waiting", "processing");
+        scheduler.journeys.transition(key, "processing", "memory");
+      }
+      const spans = scheduler.exporter.getFinishedSpans();
+      const linked = find(spans, taskSpan("inc-1", "scheduler"));
+      expect(linked.parentSpanContext).toBeUndefined();
+      expect(linked.links.map((link) => link.context.spanId)).toEqual([client.spanContext().spanId]);
+      expect(linked.spanContext().traceId).not.toBe(client.spanContext().traceId);
+      expect(find(spans, taskSpan("inc-2", "scheduler")).links).toEqual([]);
+    });
+
+    it("a worker journey, parented from the scheduler, keeps tracestate and ignores the active span", () => {
+      manager = new AsyncLocalStorageContextManager().enable();
+      context.setGlobalContextManager(manager);
+      const worker = harness();
+      const active = worker.provider.getTracer("user").startSpan("handler", {}, ROOT_CONTEXT);
+      const parent = { ...{ traceparent: `00-${TRACE}-${SPAN}-01` }, tracestate: createTraceState("k=v").serialize() };
+      worker.journeys.parent("inc-1", parent);
+      context.with(trace.setSpan(ROOT_CONTEXT, active), () => worker.journeys.transition("inc-1", "released", "waiting"));
+      context.with(trace.setSpan(ROOT_CONTEXT, active), () => worker.journeys.transition("inc-2", "released", "waiting"));
+      active.end();
+      for (const key of ["inc-1", "inc-2"]) {
+        worker.journeys.transition(key, "waiting", "ready");
+        worker.journeys.transition(key, "ready", "executing");
+        worker.journeys.execute(key).end("memory");
+      }
+      const spans = worker.exporter.getFinishedSpans();
+      expect(find(spans, taskSpan("inc-1")).parentSpanContext?.spanId).toBe(SPAN);
+      expect(find(spans, taskSpan("inc-1")).spanContext().traceState?.get("k")).toBe("v");
+      // Not nested under whatever span happened to be active, not linked either (worker role).
+      expect(find(spans, taskSpan("inc-2")).parentSpanContext).toBeUndefined();
+      expect(find(spans, taskSpan("inc-2")).links).toEqual([]);
+    });
+  });
+});
