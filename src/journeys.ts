@@ -29,7 +29,7 @@ export const DEFAULT_OPTIONS = {
   temporality: "cumulative",
   histogram: "exponential",
   explicitBuckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
-  histogramMaxSize: 160,
+  histogramMaxSize: 512,
   executeTimeByPrefix: false,
   maxLinksPerSpan: 128,
   maxAttributeLength: 256,
@@ -119,9 +119,8 @@ export class TaskJourneys {
     // Head sampling: the key's hash against the ratio (every process decides alike), or a
     // sampled context propagated to this key with `parent()` (the trace flags win).
     const byRatio = ratioSampler(resolved.sampling.ratio);
-    let bridge: SpanBridge | undefined;
-    const sampler = (id: string | number): boolean =>
-      (byRatio !== undefined && byRatio(id)) || (bridge !== undefined && bridge.hasParent(id));
+    // (`this.spans` is set below, before any transition can reach the sampler.)
+    const sampler = (id: string | number): boolean => (byRatio !== undefined && byRatio(id)) || this.spans.hasParent(id);
     this.recorder = new Recorder({
       role: resolved.role,
       instance: resolved.instance,
@@ -144,7 +143,7 @@ export class TaskJourneys {
     });
     if (options.meterProvider !== undefined) this.observeThrough(options.meterProvider);
     const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
-    bridge = new SpanBridge(
+    const bridge = new SpanBridge(
       this.recorder,
       tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
       {

@@ -42,7 +42,7 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-node";
-import { DEFAULT_OPTIONS, TaskJourneys } from "./journeys.js";
+import { DEFAULT_OPTIONS, resolveOptions, TaskJourneys } from "./journeys.js";
 import { TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
 import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
 import type { Role } from "./model/states.js";
@@ -328,6 +328,12 @@ interface ResolvedExporters {
   headers: Record<string, string> | undefined;
 }
 
+function isHttpUrl(text: unknown): text is string {
+  if (typeof text !== "string" || !URL.canParse(text)) return false;
+  const { protocol } = new URL(text);
+  return protocol === "http:" || protocol === "https:";
+}
+
 function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}/${path}`;
 }
@@ -346,21 +352,21 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
 
   const url = (option: string | undefined, optionName: string, specificEnv: string, path: string): string | undefined => {
     if (option !== undefined) {
-      if (typeof option !== "string" || !URL.canParse(option)) fail(`option "${optionName}"`, "a URL", option);
+      if (!isHttpUrl(option)) fail(`option "${optionName}"`, "an http(s) URL", option);
       return option;
     }
     if (options.endpoint !== undefined) {
-      if (typeof options.endpoint !== "string" || !URL.canParse(options.endpoint)) fail('option "exporters.endpoint"', "a URL", options.endpoint);
+      if (!isHttpUrl(options.endpoint)) fail('option "exporters.endpoint"', "an http(s) URL", options.endpoint);
       return joinUrl(options.endpoint, path);
     }
     const specific = read(env, specificEnv);
     if (specific !== undefined) {
-      if (!URL.canParse(specific)) fail(specificEnv, "a URL", specific);
+      if (!isHttpUrl(specific)) fail(specificEnv, "an http(s) URL", specific);
       return specific;
     }
     const base = read(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
     if (base !== undefined) {
-      if (!URL.canParse(base)) fail("OTEL_EXPORTER_OTLP_ENDPOINT", "a URL", base);
+      if (!isHttpUrl(base)) fail("OTEL_EXPORTER_OTLP_ENDPOINT", "an http(s) URL", base);
       return joinUrl(base, path);
     }
     return undefined;
@@ -502,6 +508,12 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options.registerGlobal !== undefined && typeof options.registerGlobal !== "boolean") {
     fail('option "registerGlobal"', "a boolean", options.registerGlobal);
   }
+  const journeyOptions = withoutUndefined(options.journeys);
+  const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
+  // The journeys' temporality follows the OTLP exporters' preference unless set.
+  const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
+  // Bad journeys options throw here, before anything is made.
+  resolveOptions({ ...journeyOptions, temporality, role, instance });
   const disabled = read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true";
   const exporters = resolveExporters(options.exporters ?? {}, env, disabled);
 
@@ -512,10 +524,6 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
   const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...withoutUndefined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
 
-  // The journeys' temporality follows the OTLP exporters' preference unless set.
-  const journeyOptions = withoutUndefined(options.journeys);
-  const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
-  const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
   const sdkTemporality = temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE;
 
   const fileBase = `${role}-${fileSafe(instance) || String(process.pid)}`;
@@ -565,14 +573,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
 
   // The journeys: the meter provider is not passed on purpose, since its observable instruments
   // would export the sums a second time next to the metric producer registered below.
-  let journeys: TaskJourneys;
-  try {
-    journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
-  } catch (error) {
-    await tracerProvider.shutdown().catch(() => undefined);
-    await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
-    throw error;
-  }
+  const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
   const producerOptions: MetricProducerOptions = {
     temporality: journeys.options.temporality,
     histogram: journeys.options.histogram,

@@ -3,18 +3,16 @@
  * spilled to files beyond it (v8.serialize + fs), read back ("unspilled") when used. Like Dask's
  * SpillBuffer, spilling and unspilling are synchronous and run on the worker's event loop.
  *
- * The store meters its own work through `meter(activity, work)`; the worker passes taskjourney's
- * ambient `journeys.meter`, so a spill is charged to whatever execution or transfer caused it.
+ * Each step is a method of its own — spill, unspill, serializeValue, deserializeValue,
+ * writeSpillFile, readSpillFile — so that the worker can instrument them as activities with
+ * taskjourney's `instrument()`: a spill is then charged to whatever execution or transfer caused
+ * it (found through AsyncLocalStorage), and nothing is recorded outside one.
  */
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
 
-export type Meter = <T>(activity: string, work: () => T) => T;
-
-const unmetered: Meter = (_activity, work) => work();
-
-interface Spilled {
+export interface Spilled {
   file: string;
   /** Size in memory, as accounted against the limit. */
   size: number;
@@ -44,7 +42,6 @@ export class SpillBuffer {
     readonly limit: number,
     /** A directory of this store's own; `close()` removes it. */
     readonly directory: string,
-    private readonly meter: Meter = unmetered,
   ) {
     fs.mkdirSync(directory, { recursive: true });
   }
@@ -80,10 +77,7 @@ export class SpillBuffer {
     }
     const spilled = this.slow.get(key);
     if (spilled === undefined) return undefined;
-    const value = this.meter("unspill", () => {
-      const bytes = this.meter("disk-read", () => fs.readFileSync(spilled.file));
-      return this.meter("deserialize", () => v8.deserialize(bytes));
-    });
+    const value = this.unspill(spilled);
     this.slow.delete(key);
     fs.rmSync(spilled.file, { force: true });
     this.counters.unspilled++;
@@ -100,11 +94,11 @@ export class SpillBuffer {
    */
   serialized(key: string): Buffer | undefined {
     const held = this.fast.get(key);
-    if (held !== undefined) return v8.serialize(held.value);
+    if (held !== undefined) return this.serializeValue(held.value);
     const spilled = this.slow.get(key);
     if (spilled === undefined) return undefined;
     this.counters.servedFromDisk++;
-    return fs.readFileSync(spilled.file);
+    return this.readSpillFile(spilled.file);
   }
 
   delete(key: string): void {
@@ -121,6 +115,36 @@ export class SpillBuffer {
     }
   }
 
+  // ---- the steps, one method each (instrumented as activities by the worker) -------------------
+
+  /** Writes a value to `file`; returns the bytes written. */
+  spill(value: unknown, file: string): number {
+    const data = this.serializeValue(value);
+    this.writeSpillFile(file, data);
+    return data.length;
+  }
+
+  /** Reads a spilled value back. */
+  unspill(spilled: Spilled): unknown {
+    return this.deserializeValue(this.readSpillFile(spilled.file));
+  }
+
+  serializeValue(value: unknown): Buffer {
+    return v8.serialize(value);
+  }
+
+  deserializeValue(bytes: Uint8Array): unknown {
+    return v8.deserialize(bytes);
+  }
+
+  writeSpillFile(file: string, data: Uint8Array): void {
+    fs.writeFileSync(file, data);
+  }
+
+  readSpillFile(file: string): Buffer {
+    return fs.readFileSync(file);
+  }
+
   /** Removes the spill directory and forgets everything. */
   close(): void {
     this.fast.clear();
@@ -135,19 +159,15 @@ export class SpillBuffer {
     for (const [key, held] of this.fast) {
       if (this.fastBytes <= this.limit) break;
       if (key === keep) continue;
-      this.spill(key, held);
+      this.spillKey(key, held);
     }
     const kept = this.fast.get(keep);
-    if (this.fastBytes > this.limit && kept !== undefined) this.spill(keep, kept);
+    if (this.fastBytes > this.limit && kept !== undefined) this.spillKey(keep, kept);
   }
 
-  private spill(key: string, held: { value: unknown; size: number }): void {
+  private spillKey(key: string, held: { value: unknown; size: number }): void {
     const file = path.join(this.directory, `${++this.files}.bin`);
-    const bytes = this.meter("spill", () => {
-      const data = this.meter("serialize", () => v8.serialize(held.value));
-      this.meter("disk-write", () => fs.writeFileSync(file, data));
-      return data.length;
-    });
+    const bytes = this.spill(held.value, file);
     this.fast.delete(key);
     this.fastBytes -= held.size;
     this.slow.set(key, { file, size: held.size, bytes });

@@ -9,8 +9,10 @@
  *            the transfer failed, flight → missing when the peer did not have the key)
  * then memory → released → forgotten when the scheduler frees the key.
  *
- * Every state change goes through `transition()` and is told to the observer, which is how
- * telemetry sees the worker; the state machine itself knows nothing of it.
+ * Every state change goes through the one method `transition(task, to)`, and dependencies
+ * arrive through `computeTask(event)`: that is where taskjourney's `instrument()` hooks in (see
+ * worker.ts). Why a key waits in fetch is told to `observer.queued`. The state machine itself
+ * knows nothing of telemetry.
  */
 import { Heap } from "./heap.js";
 import type { Arg } from "./workloads.js";
@@ -61,10 +63,9 @@ export interface ComputeTaskEvent {
 
 export type GatherOutcome = "ok" | "busy" | "missing" | "failed";
 
-/** What telemetry (or a log) sees of the state machine. */
+/** What the state machine tells besides its transitions. */
 export interface WorkerStateObserver {
-  transition(key: string, from: WorkerTaskState, to: WorkerTaskState): void;
-  dependencies(key: string, dependencies: string[]): void;
+  /** `key` stays in fetch because of our own limits, or because every peer holding it is busy. */
   queued(key: string, reason: "local-saturated" | "remote-saturated"): void;
 }
 
@@ -98,7 +99,7 @@ export const DEFAULT_WORKER_STATE_OPTIONS: Omit<WorkerStateOptions, "address" | 
   busyRetryMs: 20,
 };
 
-const noObserver: WorkerStateObserver = { transition() {}, dependencies() {}, queued() {} };
+const noObserver: WorkerStateObserver = { queued() {} };
 
 export class WorkerState {
   readonly tasks = new Map<string, WorkerTask>();
@@ -133,10 +134,6 @@ export class WorkerState {
     task.carrier = event.carrier;
     task.arrived = performance.now();
     this.transition(task, "waiting");
-    this.observer.dependencies(
-      task.key,
-      event.deps.map((dep) => dep.key),
-    );
     for (const dep of event.deps) {
       const dependency = this.ensure(dep.key);
       task.dependencies.push(dependency);
@@ -422,11 +419,10 @@ export class WorkerState {
     this.tasks.delete(task.key);
   }
 
-  private transition(task: WorkerTask, to: WorkerTaskState): void {
-    const from = task.state;
+  /** The one place a task changes state. */
+  transition(task: WorkerTask, to: WorkerTaskState): void {
     task.state = to;
     if (to !== "fetch") task.queuedReason = undefined;
-    this.observer.transition(task.key, from, to);
   }
 
   private later(ms: number, work: () => void): void {

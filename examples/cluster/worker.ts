@@ -4,29 +4,31 @@
  * scheduler sends on a piscina thread pool, fetching dependencies from peers and spilling to disk
  * above its memory limit.
  *
- * Telemetry, when on, goes through taskjourney's public API only:
- *   - the state machine's transitions, dependencies and fetch-queue reasons → journeys.transition
- *     / dependencies / queued (an observer, see `observe`);
- *   - each task run → an execute ledger: unspill (disk-read, deserialize) and spills
- *     (serialize, disk-write) metered ambiently by the store, the thread's times digested;
- *   - each gather_dep → a gather ledger: connect, network (with the bytes), deserialize, and the
- *     spills its data causes.
+ * Telemetry, when on, goes through taskjourney's public API only (see `instrumentWorker`):
+ *   - `instrument()` on the state machine: its `transition` method, and `computeTask` for each
+ *     task's dependencies; `journeys.queued` for why a key waits in fetch;
+ *   - `instrument()` on this worker: `execute` is an execute ledger (the thread's own times are
+ *     digested into it), `gatherDep` a gather ledger (connect, network with the bytes,
+ *     deserialize);
+ *   - `instrument()` on the data store: spill (serialize, disk-write) and unspill (disk-read,
+ *     deserialize) as activities of whatever execution or transfer caused them;
+ *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
+ *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them.
  */
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import type { ExecuteLedger, GatherLedger, TaskJourneys } from "../../src/index.js";
+import { instrument, type ActivityLedger, type TaskJourneys, type TraceCarrier, type Unwrap } from "../../src/index.js";
 import { SECEDING, sizeOf } from "./functions.js";
 import type { ComputeTaskMessage, GetDataReply, SlowJourney, WorkerSummary } from "./protocol.js";
-import { injectProducer, linkProducers, parentFromScheduler } from "./propagation.js";
 import { readTotals } from "./report.js";
-import { SpillBuffer, type Meter } from "./spill.js";
+import { SpillBuffer } from "./spill.js";
 import type { ThreadResult, ThreadTask } from "./tasks.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
-import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask, type WorkerStateObserver } from "./worker-state.js";
+import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
 
 export interface WorkerConfig {
   scheduler: string;
@@ -43,16 +45,51 @@ export interface WorkerConfig {
   verbose: boolean;
 }
 
-/** Tells taskjourney what the state machine does. */
-export function observe(journeys: TaskJourneys): WorkerStateObserver {
-  return {
-    transition: (key, from, to) => journeys.transition(key, from, to),
-    dependencies: (key, dependencies) => journeys.dependencies(key, dependencies),
-    queued: (key, reason) => journeys.queued(key, reason),
-  };
+/** What one gather_dep brought: its outcome and the in-memory size of each key received. */
+export interface GatherResult {
+  outcome: GatherOutcome;
+  received: Map<string, number>;
 }
 
-const unmetered: Meter = (_activity, work) => work();
+/**
+ * Hooks taskjourney into a worker, its state machine and its store, with `instrument()` (the
+ * objects' methods are wrapped in place; the returned function unwraps them all).
+ */
+export function instrumentWorker(worker: Worker, state: WorkerState, store: SpillBuffer, journeys: TaskJourneys): Unwrap {
+  const unwraps = [
+    instrument(state, journeys, {
+      transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
+      dependencies: { method: "computeTask", key: (event) => event.key, dependencies: (event) => event.deps.map((dep) => dep.key) },
+    }),
+    instrument(worker, journeys, {
+      execute: { method: "execute", key: (task) => task.key },
+      gather: {
+        method: "gatherDep",
+        peer: (peer) => peer,
+        keys: (_peer, tasks) => tasks.map((task) => task.key),
+        outcome: (result) => result?.outcome,
+      },
+      activities: [
+        { method: "connectTo", activity: "connect" },
+        { method: "requestData", activity: "network" },
+        { method: "deserialize", activity: "deserialize" },
+      ],
+    }),
+    instrument(store, journeys, {
+      activities: [
+        { method: "spill", activity: "spill" },
+        { method: "serializeValue", activity: "serialize" },
+        { method: "writeSpillFile", activity: "disk-write" },
+        { method: "unspill", activity: "unspill" },
+        { method: "readSpillFile", activity: "disk-read" },
+        { method: "deserializeValue", activity: "deserialize" },
+      ],
+    }),
+  ];
+  state.observer = { queued: (key, reason) => journeys.queued(key, reason) };
+  return () => unwraps.forEach((unwrap) => unwrap());
+}
+
 const SLOWEST_KEPT = 3;
 
 export class Worker {
@@ -82,12 +119,7 @@ export class Worker {
       this.telemetry = startTelemetry({ role: "worker", instance: address, outDir: this.config.outDir, traceRatio: this.config.traceRatio });
       this.journeys = this.telemetry.journeys;
     }
-    const journeys = this.journeys;
-    this.store = new SpillBuffer(
-      this.config.memoryLimit,
-      path.join(this.config.spillDirectory, address.replace(/\W+/g, "_")),
-      journeys === undefined ? unmetered : (activity, work) => journeys.meter(activity, work),
-    );
+    this.store = new SpillBuffer(this.config.memoryLimit, path.join(this.config.spillDirectory, address.replace(/\W+/g, "_")));
     this.threads = new Piscina({
       filename: new URL("./tasks.ts", import.meta.url).href,
       minThreads: this.config.nthreads,
@@ -96,14 +128,14 @@ export class Worker {
       idleTimeout: 60_000,
     });
     this.state = new WorkerState({ ...DEFAULT_WORKER_STATE_OPTIONS, address, nthreads: this.config.nthreads }, {
-      execute: (task) => void this.execute(task),
-      gatherDep: (peer, tasks) => void this.gatherDep(peer, tasks),
+      execute: (task) => this.runTask(task),
+      gatherDep: (peer, tasks) => this.fetch(peer, tasks),
       taskFinished: (task) => this.taskFinished(task),
       taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error }),
       release: (key) => this.store.delete(key),
       whoHas: (keys) => void this.whoHas(keys),
     });
-    if (journeys !== undefined) this.state.observer = observe(journeys);
+    if (this.journeys !== undefined) instrumentWorker(this, this.state, this.store, this.journeys);
     // Start every thread before taking work: a thread loads the task module (through tsx) first.
     await Promise.all(Array.from({ length: this.config.nthreads }, () => this.threads.run({ func: "poll", args: [0, 20] } satisfies ThreadTask)));
     this.scheduler = await connect(this.config.scheduler);
@@ -121,7 +153,8 @@ export class Worker {
     switch (message.op) {
       case "compute-task": {
         const task = message as ComputeTaskMessage;
-        if (this.journeys !== undefined) parentFromScheduler(this.journeys, task.key, task.carrier);
+        // Before the key's first transition here, so that its journey nests under the scheduler's.
+        if (this.journeys !== undefined && task.carrier !== undefined) this.journeys.parent(task.key, task.carrier);
         this.state.computeTask(task);
         break;
       }
@@ -153,8 +186,8 @@ export class Worker {
       if (bytes === undefined) continue;
       data[key] = bytes;
       if (this.journeys !== undefined) {
-        const carrier = injectProducer(this.journeys, key);
-        if (carrier !== undefined) carriers[key] = carrier;
+        const carrier: TraceCarrier = {};
+        if (this.journeys.inject(key, carrier)) carriers[key] = carrier as Record<string, string>;
       }
     }
     connection.reply(message, { op: "data", status: "OK", data, carriers } satisfies GetDataReply);
@@ -165,86 +198,103 @@ export class Worker {
 
   // ---- what the state machine asks for ---------------------------------------------------------
 
-  private async execute(task: WorkerTask): Promise<void> {
-    const ledger: ExecuteLedger | undefined = this.journeys?.execute(task.key);
-    const run = async (): Promise<number> => {
-      // Dependencies from the store: spilled ones are read back (metered as unspill).
-      const args = task.args.map((arg) => {
-        if (typeof arg !== "object") return arg;
-        const value = this.store.get(arg.ref);
-        if (value === undefined) throw new Error(`dependency ${arg.ref} of ${task.key} is not in memory`);
-        return value;
-      });
-      const message: ThreadTask = { func: task.func, args };
-      const transferList = [];
-      if (SECEDING.has(task.func)) {
-        const channel = new MessageChannel();
-        channel.port1.on("message", () => this.state.secede(task.key));
-        channel.port1.unref();
-        message.port = channel.port2;
-        transferList.push(channel.port2);
-      }
-      const posted = performance.now();
-      const result = (await this.threads.run(message, { transferList })) as ThreadResult;
-      const poolSeconds = (performance.now() - posted) / 1000;
-      // The secede message may still be on its way when the result arrives.
-      if (result.secededAfter !== undefined) this.state.secede(task.key);
-      if (ledger !== undefined) digestThreadTimes(ledger, result, poolSeconds);
-      const size = sizeOf(result.value);
-      this.store.set(task.key, result.value, size);
-      return size;
-    };
-    try {
-      const nbytes = ledger === undefined ? await run() : await ledger.run(run);
-      ledger?.end("memory");
-      this.state.executeDone(task.key, { ok: true, nbytes });
-      this.noteSlow(task);
-    } catch (error) {
-      ledger?.end("error");
-      this.state.executeDone(task.key, { ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-    }
+  /** Runs a task the state machine made executing, then tells it how that went. */
+  private runTask(task: WorkerTask): void {
+    this.execute(task).then(
+      (nbytes) => {
+        this.state.executeDone(task.key, { ok: true, nbytes });
+        this.noteSlow(task);
+      },
+      (error: unknown) => this.state.executeDone(task.key, { ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    );
   }
 
-  private async gatherDep(peer: string, tasks: WorkerTask[]): Promise<void> {
+  /** One task run: arguments from the store (unspilling), the function on a thread, the result into the store. Returns its size. */
+  async execute(task: WorkerTask): Promise<number> {
+    const args = task.args.map((arg) => {
+      if (typeof arg !== "object") return arg;
+      const value = this.store.get(arg.ref);
+      if (value === undefined) throw new Error(`dependency ${arg.ref} of ${task.key} is not in memory`);
+      return value;
+    });
+    const message: ThreadTask = { func: task.func, args };
+    const transferList = [];
+    if (SECEDING.has(task.func)) {
+      const channel = new MessageChannel();
+      channel.port1.on("message", () => this.state.secede(task.key));
+      channel.port1.unref();
+      message.port = channel.port2;
+      transferList.push(channel.port2);
+    }
+    const posted = performance.now();
+    const result = (await this.threads.run(message, { transferList })) as ThreadResult;
+    const poolSeconds = (performance.now() - posted) / 1000;
+    // The secede message may still be on its way when the result arrives.
+    if (result.secededAfter !== undefined) this.state.secede(task.key);
+    const ledger = this.journeys?.currentLedger();
+    if (ledger !== undefined) digestThreadTimes(ledger, result, poolSeconds);
+    const size = sizeOf(result.value);
+    this.store.set(task.key, result.value, size);
+    return size;
+  }
+
+  /** Fetches keys the state machine put in flight, then tells it how that went. */
+  private fetch(peer: string, tasks: WorkerTask[]): void {
+    this.gatherDep(peer, tasks).then(
+      ({ outcome, received }) => {
+        this.state.gatherDepDone(peer, tasks, outcome, received);
+        if (received.size > 0) this.scheduler.send({ op: "add-keys", keys: [...received.keys()] });
+      },
+      () => this.state.gatherDepDone(peer, tasks, "failed", new Map()),
+    );
+  }
+
+  /** One gather_dep: `tasks`' keys from `peer` in one get_data request, into the store. */
+  async gatherDep(peer: string, tasks: WorkerTask[]): Promise<GatherResult> {
     const keys = tasks.map((task) => task.key);
-    const ledger: GatherLedger | undefined = this.journeys?.gather(peer, keys);
-    const meter: Meter = ledger === undefined ? unmetered : (activity, work) => ledger.meter(activity, work);
     const received = new Map<string, number>();
-    const transfer = async (): Promise<GatherOutcome> => {
-      let connection: Connection;
-      try {
-        connection = await meter("connect", () => this.peers.acquire(peer));
-      } catch {
-        return "failed";
-      }
-      let reply: GetDataReply;
-      try {
-        reply = await meter("network", () => connection.request<GetDataReply>({ op: "get_data", keys, who: this.address }));
-      } catch {
-        connection.destroy();
-        return "failed";
-      }
-      this.peers.release(peer, connection);
-      if (reply.status === "busy") return "busy";
-      const data = reply.data ?? {};
-      let bytes = 0;
-      for (const key of keys) if (data[key] !== undefined) bytes += data[key].byteLength;
-      ledger?.digest("network", bytes, "bytes");
-      for (const key of keys) {
-        const serialized = data[key];
-        if (serialized === undefined) continue;
-        const value = meter("deserialize", () => v8.deserialize(serialized));
-        const size = sizeOf(value);
-        this.store.set(key, value, size);
-        received.set(key, size);
-      }
-      if (this.journeys !== undefined && reply.carriers !== undefined) linkProducers(this.journeys, reply.carriers);
-      return received.size === 0 ? "missing" : "ok";
-    };
-    const outcome = ledger === undefined ? await transfer() : await ledger.run(transfer);
-    ledger?.end(outcome);
-    this.state.gatherDepDone(peer, tasks, outcome, received);
-    if (received.size > 0) this.scheduler.send({ op: "add-keys", keys: [...received.keys()] });
+    let connection: Connection;
+    try {
+      connection = await this.connectTo(peer);
+    } catch {
+      return { outcome: "failed", received };
+    }
+    let reply: GetDataReply;
+    try {
+      reply = await this.requestData(connection, keys);
+    } catch {
+      connection.destroy();
+      return { outcome: "failed", received };
+    }
+    this.peers.release(peer, connection);
+    if (reply.status === "busy") return { outcome: "busy", received };
+    const data = reply.data ?? {};
+    let bytes = 0;
+    for (const key of keys) if (data[key] !== undefined) bytes += data[key].byteLength;
+    this.journeys?.currentLedger()?.digest("network", bytes, "bytes");
+    for (const key of keys) {
+      const serialized = data[key];
+      if (serialized === undefined) continue;
+      const value = this.deserialize(serialized);
+      const size = sizeOf(value);
+      this.store.set(key, value, size);
+      received.set(key, size);
+      const carrier = reply.carriers?.[key];
+      if (this.journeys !== undefined && carrier !== undefined) this.journeys.linkFrom(key, carrier);
+    }
+    return { outcome: received.size === 0 ? "missing" : "ok", received };
+  }
+
+  connectTo(peer: string): Promise<Connection> {
+    return this.peers.acquire(peer);
+  }
+
+  requestData(connection: Connection, keys: string[]): Promise<GetDataReply> {
+    return connection.request<GetDataReply>({ op: "get_data", keys, who: this.address });
+  }
+
+  deserialize(bytes: Uint8Array): unknown {
+    return v8.deserialize(bytes);
   }
 
   private taskFinished(task: WorkerTask): void {
@@ -318,7 +368,7 @@ export class Worker {
  * not running, or blocked), seceded (after secede()), and executor (handing the task to the
  * thread and the result back, structured clone included). They add up to the pool call's time.
  */
-function digestThreadTimes(ledger: ExecuteLedger, result: ThreadResult, poolSeconds: number): void {
+function digestThreadTimes(ledger: ActivityLedger, result: ThreadResult, poolSeconds: number): void {
   const attached = result.secededAfter ?? result.wall;
   if (result.cpu !== undefined) {
     const cpu = Math.min(result.cpu, attached);

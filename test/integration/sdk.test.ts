@@ -105,6 +105,8 @@ describe.each([
     }
     const spanNames = traces.flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => span.name))));
     expect(spanNames).toEqual(expect.arrayContaining(["probe", "global-probe"]));
+    const journeyScopes = traces.flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans)).filter((scope) => scope.scope?.name === "taskjourney");
+    expect(journeyScopes.flatMap((scope) => scope.spans).length).toBeGreaterThan(0);
     const last = metrics[metrics.length - 1];
     expect(sumValue(last, "task.state.time", { "task.prefix": "sum", "task.state": "waiting" })).toBe(4);
     expect(sumValue(last, "task.gather.size", { "transfer.outcome": "ok" })).toBe(3000);
@@ -180,11 +182,15 @@ describe("startTelemetry configuration", () => {
         { key: "service.name", value: { stringValue: "taskjourney-worker" } },
       ]),
     );
-    const probe = firstSpans.resourceSpans[0].scopeSpans[0].spans[0];
+    const spans = spanLines.flatMap((line) => line.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+    const probe = spans.find((span) => span.name === "probe")!;
     expect(probe).toMatchObject({ name: "probe", attributes: [{ key: "task.key", value: { stringValue: "sum-1" } }] });
     expect(probe.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(probe.spanId).toMatch(/^[0-9a-f]{16}$/);
     expect(probe.startTimeUnixNano).toMatch(/^\d{19}$/);
+    // The journeys' span trees use the tracer provider made here: inc-1 failed, and failed journeys are kept.
+    const scopes = spanLines.flatMap((line) => line.resourceSpans.flatMap((resource) => resource.scopeSpans as Array<{ scope?: { name?: string }; spans: unknown[] }>));
+    expect(scopes.filter((scope) => scope.scope?.name === "taskjourney").flatMap((scope) => scope.spans).length).toBeGreaterThan(0);
 
     const metricLines = (await lines(metricsPath)) as unknown as OtlpMetricsRequestJson[];
     // At least one periodic export plus the final one at shutdown.

@@ -37,6 +37,8 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["maxLinksPerSpan", { maxLinksPerSpan: -1 }],
   ["maxAttributeLength", { maxAttributeLength: 7 }],
   ["maxKeysPerTransfer", { maxKeysPerTransfer: -2 }],
+  ["maxChildrenPerSpan", { maxChildrenPerSpan: -1 }],
+  ["maxChildrenPerSpan", { maxChildrenPerSpan: 0.5 }],
   ["strict", { strict: 1 }],
   ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
   ["temporality", { temporality: "Delta" }],
@@ -89,6 +91,7 @@ describe("options validation", () => {
       maxLinksPerSpan: 0,
       maxAttributeLength: 8,
       maxKeysPerTransfer: 0,
+      maxChildrenPerSpan: 0,
       explicitBuckets: [],
       timeOrigin: 0,
     });

@@ -29,6 +29,14 @@ export interface DurationStats {
 export type DurationStatisticsOptions = ExponentialHistogramOptions;
 
 /**
+ * 512 buckets, not the OpenTelemetry SDK's 160: task durations routinely span four decades
+ * (1 ms to 10 s), which 160 buckets hold only at scale 3 (quantile error up to 4.4 %), 512 at
+ * scale 5 (up to 1.1 %), meeting the 2 % the scheduler's estimates need. Memory is 4 KiB per
+ * (prefix, state) in use; exported data points carry only the occupied buckets.
+ */
+export const DEFAULT_STATISTICS_MAX_SIZE = 512;
+
+/**
  * Durations of one (prefix, state): exact moments from Welford's recurrence, quantiles
  * from an exponential histogram that the metric producer also exports as-is.
  */
@@ -37,7 +45,7 @@ export class DurationStatistics {
   private readonly distribution: ExponentialHistogram;
 
   constructor(options: DurationStatisticsOptions = {}) {
-    this.distribution = new ExponentialHistogram(options);
+    this.distribution = new ExponentialHistogram({ maxSize: DEFAULT_STATISTICS_MAX_SIZE, ...options });
   }
 
   /**

@@ -19,10 +19,11 @@ describe("DurationStatistics", () => {
     expect(stats.max).toBe(9);
     expect(stats.quantile(0)).toBe(2);
     expect(stats.quantile(1)).toBe(9);
-    // 2 to 9 fits 160 buckets at scale 6 (64 per doubling), where the bound is 2^(2^-7) - 1 = 0.54 %.
-    expect(statistics.histogram.scale).toBe(6);
-    expect(stats.quantile(0.5)).toBe(2 ** (127.5 / 64));
-    expect(Math.abs(stats.quantile(0.5) - 4) / 4).toBeLessThanOrEqual(2 ** (2 ** -7) - 1);
+    // 2 to 9 fits the default 512 buckets at scale 7 (128 per doubling), where the bound is
+    // 2^(2^-8) - 1 = 0.27 %.
+    expect(statistics.histogram.scale).toBe(7);
+    expect(stats.quantile(0.5)).toBe(2 ** (255.5 / 128));
+    expect(Math.abs(stats.quantile(0.5) - 4) / 4).toBeLessThanOrEqual(2 ** (2 ** -8) - 1);
   });
 
   it("gives an empty snapshot of NaNs", () => {
