@@ -1,4 +1,4 @@
-import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, trace as traceApi, ValueType, type Context, type MeterProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
@@ -10,7 +10,17 @@ import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { TaskMetricProducer } from "./otel/metric-producer.js";
 import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
-import { INSTRUMENTATION_SCOPE } from "./otel/semconv.js";
+import {
+  INSTRUMENTATION_SCOPE,
+  METRIC_ACTIVE,
+  METRIC_DROPPED,
+  METRIC_EXECUTE_TIME,
+  METRIC_GATHER_SIZE,
+  METRIC_GATHER_TIME,
+  METRIC_STATE_TIME,
+  METRIC_TRANSITIONS,
+  METRIC_WAIT_TIME,
+} from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
@@ -46,9 +56,17 @@ function fail(option: string, expected: string, value: unknown): never {
   throw new TypeError(`TaskJourneys: option "${option}" must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
 }
 
-function wholeNumber(option: string, value: number, min: number): number {
-  if (!Number.isInteger(value) || value < min) fail(option, `an integer >= ${min}`, value);
+function wholeNumber(option: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    fail(option, max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`, value);
+  }
   return value;
+}
+
+/** Options given as `undefined` mean "the default", as they would if left out. */
+function defined<T extends object>(options: T | undefined): Partial<T> {
+  if (options === undefined || options === null) return {};
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function fraction(option: string, value: number): number {
@@ -59,7 +77,8 @@ function fraction(option: string, value: number): number {
 /** Checks every option once, at construction, and fills in the defaults. */
 export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
-  const merged = { ...DEFAULT_OPTIONS, ...options, sampling: { ...DEFAULT_OPTIONS.sampling, ...options.sampling } };
+  const given = defined(options);
+  const merged = { ...DEFAULT_OPTIONS, ...given, sampling: { ...DEFAULT_OPTIONS.sampling, ...defined(options.sampling) } };
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
@@ -68,11 +87,12 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   fraction("sampling.ratio", merged.sampling.ratio);
   fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
   if (typeof merged.sampling.keepErrors !== "boolean") fail("sampling.keepErrors", "a boolean", merged.sampling.keepErrors);
-  wholeNumber("prefixLimit", merged.prefixLimit, 1);
-  wholeNumber("activityLimit", merged.activityLimit, 1);
+  // Upper bounds keep typed arrays sized (prefixes × states, prefixes × activities) allocatable.
+  wholeNumber("prefixLimit", merged.prefixLimit, 1, 100_000);
+  wholeNumber("activityLimit", merged.activityLimit, 1, 4096);
   wholeNumber("retainedJourneys", merged.retainedJourneys, 0);
   wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
-  wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2);
+  wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
@@ -310,18 +330,26 @@ export class TaskJourneys {
     const meter = (meterProvider ?? metricsApi.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, VERSION);
     const producer = new TaskMetricProducer(this.recorder, { ...this.metricProducer["options"], temporality: "cumulative" });
     const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
-    const names: Array<[string, string, "counter" | "gauge"]> = [
-      ["task.state.time", "s", "counter"],
-      ["task.execute.time", "s", "counter"],
-      ["task.gather.time", "s", "counter"],
-      ["task.wait.time", "s", "counter"],
-      ["task.gather.size", "By", "counter"],
-      ["task.transitions", "{transition}", "counter"],
-      ["task.active", "{task}", "gauge"],
-      ["taskjourney.dropped", "{item}", "counter"],
+    // The same names, units, value types and descriptions as the producer's data points.
+    const descriptors = producer.produce([0, 0], [0, 0]).map((metric) => metric.descriptor);
+    const described = new Map(descriptors.map((descriptor) => [descriptor.name, descriptor]));
+    const names: Array<[string, string, "counter" | "gauge", ValueType, string]> = [
+      [METRIC_STATE_TIME, "s", "counter", ValueType.DOUBLE, "Time tasks spent in each state, by task prefix."],
+      [METRIC_EXECUTE_TIME, "s", "counter", ValueType.DOUBLE, "Time spent executing tasks, by activity."],
+      [METRIC_GATHER_TIME, "s", "counter", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
+      [METRIC_WAIT_TIME, "s", "counter", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
+      [METRIC_GATHER_SIZE, "By", "counter", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
+      [METRIC_TRANSITIONS, "{transition}", "counter", ValueType.INT, "Transitions of tasks into each state."],
+      [METRIC_ACTIVE, "{task}", "gauge", ValueType.INT, "Tasks currently in each state."],
+      [METRIC_DROPPED, "{item}", "counter", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
     ];
-    for (const [name, unit, kind] of names) {
-      instruments.set(name, kind === "counter" ? meter.createObservableCounter(name, { unit }) : meter.createObservableGauge(name, { unit }));
+    for (const [name, unit, kind, valueType, fallback] of names) {
+      const description = described.get(name)?.description ?? fallback;
+      const instrumentOptions = { unit, valueType, description };
+      instruments.set(
+        name,
+        kind === "counter" ? meter.createObservableCounter(name, instrumentOptions) : meter.createObservableGauge(name, instrumentOptions),
+      );
     }
     const callback = (result: { observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void }) => {
       const now: [number, number] = [0, 0];

@@ -107,7 +107,11 @@ export interface StartTelemetryOptions {
   fileDirectory?: string;
   /** Register the tracer provider (with context manager and propagator) and meter provider globally; default true. */
   registerGlobal?: boolean;
-  /** The environment to read OTEL_* variables from; default process.env. */
+  /**
+   * The environment to read the OTEL_* variables named here from; default process.env. (Settings
+   * the SDK reads by itself, such as OTEL_BSP_*, OTEL_TRACES_SAMPLER or OTEL_EXPORTER_OTLP_HEADERS,
+   * still come from process.env.)
+   */
   env?: Readonly<Record<string, string | undefined>>;
 }
 

@@ -23,7 +23,7 @@ export interface TaskJourneysOptions {
   timeOrigin?: number;
   /** Where span trees go; default: the global tracer provider. */
   tracerProvider?: TracerProvider;
-  /** Where taskjourney reports on itself; default: the global meter provider. Task metrics go through `metricProducer`. */
+  /** For readers that cannot take `metricProducer`: export the task sums and gauges (not the duration histogram) as observable instruments of this provider. */
   meterProvider?: MeterProvider;
   /** Which journeys become span trees. */
   sampling?: SamplingOptions;

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { formatBreakdown } from "../../src/index.js";
 import { ProgressBar } from "./progress.js";
 import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
-import { Scheduler, type DecisionStats } from "./scheduler.js";
+import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import type { WorkerConfig } from "./worker.js";
 import { buildGraph, type Workload } from "./workloads.js";
@@ -87,6 +87,9 @@ function plain(value: unknown): unknown {
 
 export async function runCluster(options: ClusterOptions, print: (text: string) => void = () => {}): Promise<RunSummary> {
   const wallStart = performance.now();
+  const phase = (name: string) => {
+    if (options.verbose) process.stderr.write(`[${((performance.now() - wallStart) / 1000).toFixed(2)} s] ${name}\n`);
+  };
   const outDir = path.resolve(options.outDir);
   fs.mkdirSync(outDir, { recursive: true });
   for (const stale of ["otlp", "summary.json", "report.txt", "pids.json"]) fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
@@ -97,8 +100,8 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
   try {
     const address = await scheduler.start();
     if (options.telemetry) {
-      telemetry = startTelemetry({ role: "scheduler", instance: address, outDir, traceRatio: options.traceRatio });
-      scheduler.useJourneys(telemetry.journeys);
+      telemetry = await startTelemetry({ role: "scheduler", instance: address, outDir, traceRatio: options.traceRatio });
+      instrumentScheduler(scheduler, telemetry.journeys);
     }
     const tsx = import.meta.resolve("tsx");
     for (let index = 0; index < options.workers; index++) {
@@ -131,6 +134,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     });
     crashed.catch(() => {});
     await Promise.race([scheduler.waitForWorkers(options.workers), crashed]);
+    phase("workers registered");
 
     const graph = buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length });
     print(`${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`);
@@ -141,15 +145,19 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     const runSeconds = (performance.now() - runStart) / 1000;
     progress.finish();
 
+    phase("computed");
     const summaries = await Promise.race([scheduler.summaries(), crashed]);
+    phase("summaries");
     const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
     const report = aggregate(summaries, schedulerTotals);
     scheduler.close();
     const closing = Promise.all(children.map(exited));
     const timeout = setTimeout(() => killChildren(), 15_000);
     await closing;
+    phase("workers exited");
     clearTimeout(timeout);
     await telemetry?.shutdown();
+    phase("telemetry flushed");
 
     const slowest = report.slowest[0]?.breakdown;
     const summary: RunSummary = {

@@ -7,8 +7,31 @@
  * worker → worker      get_data (request) → { status: "OK", data, carriers } | { status: "busy" }
  *                      (the scheduler uses get_data too, to fetch the final result)
  */
+import type { MessagePort } from "node:worker_threads";
 import type { Breakdown } from "../../src/index.js";
+import type { Value } from "./functions.mjs";
 import type { Arg } from "./workloads.js";
+
+/** What the worker posts to a thread (tasks.mjs). */
+export interface ThreadTask {
+  func: string;
+  args: unknown[];
+  /** Measure the thread's CPU time (costs two reads of /proc/thread-self/sched). */
+  measure?: boolean;
+  /** Present for functions that may secede: the thread says "secede" through it. */
+  port?: MessagePort;
+}
+
+/** What a thread answers (tasks.mjs). */
+export interface ThreadResult {
+  value: Value;
+  /** Seconds from the function's start to its return, in the thread. */
+  wall: number;
+  /** Seconds on CPU of this thread over the same span (until secede, if it seceded); undefined if unknown. */
+  cpu: number | undefined;
+  /** Seconds from the function's start to its secede() call, if it seceded. */
+  secededAfter: number | undefined;
+}
 
 export interface RegisterMessage {
   op: "register";

@@ -14,11 +14,14 @@
  * occupancy, quantile(0.9) for the move-away margin — once a prefix has 3 finished tasks; before
  * that, a default. With telemetry off the scheduler keeps the same statistics itself with
  * taskjourney's DurationStatistics, so decisions are made alike in both modes.
+ *
+ * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
+ * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
+ * of the key's processing span — so the worker's journey nests under it.
  */
-import { DurationStatistics, keySplit, type DurationStats, type TaskJourneys } from "../../src/index.js";
+import { DurationStatistics, instrument, keySplit, type DurationStats, type TaskJourneys, type TraceCarrier, type Unwrap } from "../../src/index.js";
 import { Heap } from "./heap.js";
 import type { ComputeTaskMessage, GetDataReply, RegisterMessage, TaskFinishedMessage, WorkerSummary } from "./protocol.js";
-import { injectScheduler } from "./propagation.js";
 import { Connection, connect, listen, type Message } from "./transport.js";
 import { priorities, type Graph, type TaskSpec } from "./workloads.js";
 import v8 from "node:v8";
@@ -37,7 +40,7 @@ interface WorkerInfo {
   hasWhat: Set<SchedulerTask>;
 }
 
-interface SchedulerTask {
+export interface SchedulerTask {
   spec: TaskSpec;
   key: string;
   prefix: string;
@@ -454,8 +457,8 @@ export class Scheduler {
       })),
     };
     if (this.journeys !== undefined) {
-      const carrier = injectScheduler(this.journeys, task.key);
-      if (carrier !== undefined) message.carrier = carrier;
+      const carrier: TraceCarrier = {};
+      if (this.journeys.inject(task.key, carrier)) message.carrier = carrier as Record<string, string>;
     }
     worker.connection.send(message);
   }
@@ -485,9 +488,19 @@ export class Scheduler {
     }
   }
 
-  private transition(task: SchedulerTask, to: SchedulerTaskState): void {
-    const from = task.state;
+  /** The one place a task changes state (instrumented by `instrumentScheduler`). */
+  transition(task: SchedulerTask, to: SchedulerTaskState): void {
     task.state = to;
-    this.journeys?.transition(task.key, from, to);
   }
+}
+
+/**
+ * Hooks taskjourney into a scheduler: its transitions are recorded through `instrument()`, and it
+ * reads its duration estimates from `journeys.stats` and injects trace context into compute-task.
+ */
+export function instrumentScheduler(scheduler: Scheduler, journeys: TaskJourneys): Unwrap {
+  scheduler.useJourneys(journeys);
+  return instrument(scheduler, journeys, {
+    transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
+  });
 }

@@ -21,11 +21,10 @@ import v8 from "node:v8";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { instrument, type ActivityLedger, type TaskJourneys, type TraceCarrier, type Unwrap } from "../../src/index.js";
-import { SECEDING, sizeOf } from "./functions.js";
-import type { ComputeTaskMessage, GetDataReply, SlowJourney, WorkerSummary } from "./protocol.js";
+import { SECEDING, sizeOf } from "./functions.mjs";
+import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
 import { readTotals } from "./report.js";
 import { SpillBuffer } from "./spill.js";
-import type { ThreadResult, ThreadTask } from "./tasks.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
 import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
@@ -110,18 +109,21 @@ export class Worker {
   constructor(private readonly config: WorkerConfig) {}
 
   async start(): Promise<void> {
+    this.log(`modules loaded ${(performance.now() / 1000).toFixed(2)} s after process start`);
     const { server, address } = await listen((connection) => {
       connection.onMessage = (message) => this.handlePeer(connection, message);
     });
     this.server = server;
     this.address = address;
     if (this.config.telemetry) {
-      this.telemetry = startTelemetry({ role: "worker", instance: address, outDir: this.config.outDir, traceRatio: this.config.traceRatio });
+      this.telemetry = await startTelemetry({ role: "worker", instance: address, outDir: this.config.outDir, traceRatio: this.config.traceRatio });
       this.journeys = this.telemetry.journeys;
     }
     this.store = new SpillBuffer(this.config.memoryLimit, path.join(this.config.spillDirectory, address.replace(/\W+/g, "_")));
     this.threads = new Piscina({
-      filename: new URL("./tasks.ts", import.meta.url).href,
+      filename: new URL("./tasks.mjs", import.meta.url).href,
+      // Plain JavaScript: the threads need no TypeScript loader (tsx would cost ~1 s per thread).
+      execArgv: [],
       minThreads: this.config.nthreads,
       // Room for seceded tasks, which keep their thread but stop counting against nthreads.
       maxThreads: this.config.nthreads + 8,
@@ -144,7 +146,7 @@ export class Worker {
       if (!this.closing) this.die("lost the scheduler connection");
     };
     await this.scheduler.request({ op: "register", address, nthreads: this.config.nthreads, pid: process.pid, memoryLimit: this.config.memoryLimit });
-    this.log(`ready, ${this.config.nthreads} threads, memory limit ${this.config.memoryLimit} bytes`);
+    this.log(`ready ${(performance.now() / 1000).toFixed(2)} s after process start, ${this.config.nthreads} threads, memory limit ${this.config.memoryLimit} bytes`);
   }
 
   // ---- messages ---------------------------------------------------------------------------------
@@ -217,7 +219,7 @@ export class Worker {
       if (value === undefined) throw new Error(`dependency ${arg.ref} of ${task.key} is not in memory`);
       return value;
     });
-    const message: ThreadTask = { func: task.func, args };
+    const message: ThreadTask = { func: task.func, args, measure: this.journeys !== undefined };
     const transferList = [];
     if (SECEDING.has(task.func)) {
       const channel = new MessageChannel();
@@ -390,6 +392,7 @@ async function main(): Promise<void> {
   const worker = new Worker(config);
   // The parent is gone (even killed with SIGKILL): never outlive it.
   process.on("disconnect", () => worker.die("parent process gone"));
+  if (!process.connected) worker.die("parent process gone before this worker started");
   process.on("uncaughtException", (error) => {
     process.stderr.write(`worker ${worker.address}: ${error.stack ?? String(error)}\n`);
     worker.die("uncaught error");

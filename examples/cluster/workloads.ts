@@ -3,7 +3,7 @@
  * references to other keys' results). Keys look like Dask's ("sum-2-17"), so taskjourney's
  * keySplit gives the prefixes "arange", "square", "sum", …
  */
-import { FUNCTIONS, SECEDING, calibrateWork, type Value } from "./functions.js";
+import { FUNCTIONS, SECEDING, calibrateWork, type Value } from "./functions.mjs";
 
 /** A literal argument, or the result of another task. */
 export type Arg = number | { ref: string };

@@ -49,3 +49,9 @@ export const RESOURCE_ROLE = "taskjourney.role";
 export const RESOURCE_INSTANCE = "service.instance.id";
 
 export const INSTRUMENTATION_SCOPE = "taskjourney";
+
+/**
+ * The waiting span's apportioned breakdown: one attribute per activity, `task.wait.<activity>`
+ * = seconds (e.g. `task.wait.network`), so a trace alone can rebuild `explain()`.
+ */
+export const ATTR_TASK_WAIT_PREFIX = "task.wait.";

@@ -16,6 +16,7 @@ import {
 } from "@opentelemetry/api";
 import { keySplit, keySplitGroup, keyToText, type Key } from "../model/keys.js";
 import { ALL_STATES, stateId, type Role } from "../model/states.js";
+import { DEPENDENCIES_ACTIVITY } from "../model/activities.js";
 import {
   ACTIVITY_END,
   ACTIVITY_FIELDS,
@@ -39,6 +40,7 @@ import {
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
   ATTR_TASK_ROLE,
+  ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
   ATTR_THREAD_CPU_TIME,
   ATTR_THREAD_NONCPU_TIME,
@@ -443,13 +445,38 @@ export class SpanBridge implements RecorderListener {
       span.end = end;
       const state = journey.visitState(visit);
       if (journey.kind === COMPUTE_JOURNEY) {
-        if (state === WAITING) this.linkTransfers(journey.fetchedBy, span, false);
+        if (state === WAITING) {
+          this.linkTransfers(journey.fetchedBy, span, false);
+          this.waitAttributes(journey, visit, span);
+        }
         this.emitActivities(journey.activities, visit, span);
       } else if (journey.kind === FETCH_JOURNEY && state === FLIGHT) {
         this.linkTransfers([journey], span, true);
       }
       this.finishSpan(span, end);
     }
+  }
+
+  /**
+   * The waiting visit's apportioned breakdown (what explain() shows under waiting) as
+   * `task.wait.<activity>` = seconds, so a trace alone can rebuild explain(). Without a
+   * breakdown (no dependency was fetched during the visit), its whole time is `dependencies`.
+   */
+  private waitAttributes(journey: Journey, visit: number, span: OpenSpan): void {
+    const breakdown = journey.waitBreakdown;
+    const attributes: Attributes = {};
+    let any = false;
+    if (breakdown !== undefined) {
+      for (let index = 0; index < breakdown.length; index += 3) {
+        if (breakdown[index] !== visit) continue;
+        const name = ATTR_TASK_WAIT_PREFIX + this.recorder.activities.name(breakdown[index + 1]);
+        attributes[name] = ((attributes[name] as number | undefined) ?? 0) + breakdown[index + 2];
+        any = true;
+      }
+    }
+    const seconds = span.end - span.start;
+    if (!any && seconds > 0) attributes[ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY] = seconds;
+    span.span.setAttributes(attributes);
   }
 
   private finishTask(journey: Journey, task: OpenSpan): void {
@@ -554,8 +581,10 @@ export class SpanBridge implements RecorderListener {
     for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
       if (records[record + ACTIVITY_VISIT] !== visit) continue;
       const parentRecord = records[record + ACTIVITY_PARENT];
-      const parent = parentRecord === -1 ? owner : opened?.[parentRecord / ACTIVITY_FIELDS];
-      // A child of an activity capped away goes with it (counted on that activity's parent).
+      // Nested under its parent activity's span; at top level when that activity belongs to an
+      // earlier visit (metered across executing → long-running). A child of an activity capped
+      // away goes with it (counted on that activity's parent).
+      const parent = parentRecord === -1 || records[parentRecord + ACTIVITY_VISIT] !== visit ? owner : opened?.[parentRecord / ACTIVITY_FIELDS];
       if (parent === undefined) continue;
       const start = clamp(records[record + ACTIVITY_START], parent.start, parent.end);
       const recordedEnd = records[record + ACTIVITY_END];

@@ -20,25 +20,29 @@ export class Interner {
     readonly overflowName: string,
     seed: readonly string[] = [],
   ) {
-    for (const name of seed) this.id(name);
+    for (const name of seed) this.add(name);
   }
 
   /** The id of `name`, interning it while under the limit. */
   id(name: string): number {
     const known = this.ids.get(name);
     if (known !== undefined) return known;
-    if (this.names.length < this.limit) {
-      const id = this.names.length;
-      this.names.push(name);
-      this.ids.set(name, id);
-      return id;
-    }
+    // A real name equal to the overflow name joins the overflow bucket rather than becoming a
+    // second series with the same attributes.
+    if (name !== this.overflowName && this.names.length < this.limit) return this.add(name);
     // Remember folded names up to a bound only to count them; never per call allocation beyond it.
     if (this.seenOverflow.size < 10_000 && !this.seenOverflow.has(name)) {
       this.seenOverflow.add(name);
       this.overflowed++;
     }
     return this.limit;
+  }
+
+  private add(name: string): number {
+    const id = this.names.length;
+    this.names.push(name);
+    this.ids.set(name, id);
+    return id;
   }
 
   /** The id of `name` if interned, -1 otherwise; never interns. */

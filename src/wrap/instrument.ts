@@ -126,12 +126,32 @@ function extract(journeys: TaskJourneys, fn: Extract, self: unknown, args: unkno
   }
 }
 
-function keysOf(value: unknown): readonly Key[] | undefined {
-  if (Array.isArray(value)) return value as Key[];
+/** The extractor returned a value of the wrong kind: a bug of the extractor, counted as such. */
+function wrongKind(journeys: TaskJourneys, site: string, value: unknown, expected: string): typeof FAILED {
+  report(journeys, EXTRACTOR_ERROR, site, new TypeError(`returned ${show(value)}, not ${expected}`));
+  return FAILED;
+}
+
+/** A state name, undefined (skip the call) or FAILED. */
+function extractState(journeys: TaskJourneys, state: string | Extract, self: unknown, args: unknown[], site: string): unknown {
+  if (typeof state === "string") return state;
+  const value = extract(journeys, state, self, args, site);
+  return value === FAILED || value === undefined || typeof value === "string" ? value : wrongKind(journeys, site, value, "a state name");
+}
+
+/** An array of keys (from any iterable), undefined (skip the call) or FAILED. */
+function extractKeys(journeys: TaskJourneys, fn: Extract, self: unknown, args: unknown[], site: string): readonly Key[] | undefined | typeof FAILED {
+  const value = extract(journeys, fn, self, args, site);
+  if (value === FAILED || value === undefined || Array.isArray(value)) return value as readonly Key[] | undefined | typeof FAILED;
   if (value !== null && typeof value === "object" && typeof (value as Iterable<Key>)[Symbol.iterator] === "function") {
-    return Array.from(value as Iterable<Key>);
+    try {
+      return Array.from(value as Iterable<Key>);
+    } catch (error) {
+      report(journeys, EXTRACTOR_ERROR, site, error);
+      return FAILED;
+    }
   }
-  return undefined;
+  return wrongKind(journeys, site, value, "an iterable of keys");
 }
 
 /** Everything a wrapper reads, fixed at instrument() time. */
@@ -143,59 +163,67 @@ interface Site {
   readonly name: string;
 }
 
+/**
+ * Records a call with `record` (unless unwrapped), then calls the original. `record` returns the
+ * strict recorder's InvalidTransition, thrown before the original runs.
+ */
+function recordingWrapper(site: Site, record: (self: unknown, args: unknown[]) => InvalidTransition | undefined): AnyFunction {
+  const { original, on } = site;
+  return {
+    record(this: unknown, ...args: unknown[]): unknown {
+      if (on.active) {
+        const thrown = record(this, args);
+        if (thrown !== undefined) throw thrown;
+      }
+      return Reflect.apply(original, this, args);
+    },
+  }.record;
+}
+
 function transitionWrapper(site: Site, spec: { key: Extract; from: string | Extract; to: string | Extract; dependencies?: Extract }): AnyFunction {
-  const { journeys, original, on } = site;
+  const journeys = site.journeys;
   const { key, from, to, dependencies } = spec;
   const keySite = `${site.name}: the key extractor`;
   const fromSite = `${site.name}: the from extractor`;
   const toSite = `${site.name}: the to extractor`;
   const dependenciesSite = `${site.name}: the dependencies extractor`;
-  return {
-    transition(this: unknown, ...args: unknown[]): unknown {
-      if (on.active) {
-        const k = extract(journeys, key, this, args, keySite);
-        const f = typeof from === "string" ? from : extract(journeys, from, this, args, fromSite);
-        const t = typeof to === "string" ? to : extract(journeys, to, this, args, toSite);
-        const d = dependencies === undefined ? undefined : extract(journeys, dependencies, this, args, dependenciesSite);
-        if (k !== FAILED && f !== FAILED && t !== FAILED && d !== FAILED && k !== undefined && f !== undefined && t !== undefined) {
-          let thrown: InvalidTransition | undefined;
-          try {
-            journeys.transition(k as Key, f as string, t as string);
-            if (d !== undefined) journeys.dependencies(k as Key, keysOf(d) ?? (d as Key[]));
-          } catch (error) {
-            thrown = internalFailure(journeys, site.name, error);
-          }
-          if (thrown !== undefined) throw thrown;
-        }
-      }
-      return Reflect.apply(original, this, args);
-    },
-  }.transition;
+  return recordingWrapper(site, (self, args) => {
+    // One extractor at a time: a call the key extractor skips is never shown to the others.
+    const k = extract(journeys, key, self, args, keySite);
+    if (k === FAILED || k === undefined) return undefined;
+    const f = extractState(journeys, from, self, args, fromSite);
+    if (f === FAILED || f === undefined) return undefined;
+    const t = extractState(journeys, to, self, args, toSite);
+    if (t === FAILED || t === undefined) return undefined;
+    const d = dependencies === undefined ? undefined : extractKeys(journeys, dependencies, self, args, dependenciesSite);
+    if (d === FAILED) return undefined;
+    try {
+      journeys.transition(k as Key, f as string, t as string);
+      if (d !== undefined) journeys.dependencies(k as Key, d);
+    } catch (error) {
+      return internalFailure(journeys, site.name, error);
+    }
+    return undefined;
+  });
 }
 
 function dependenciesWrapper(site: Site, spec: { key: Extract; dependencies: Extract }): AnyFunction {
-  const { journeys, original, on } = site;
+  const journeys = site.journeys;
   const { key, dependencies } = spec;
   const keySite = `${site.name}: the key extractor`;
   const dependenciesSite = `${site.name}: the dependencies extractor`;
-  return {
-    dependencies(this: unknown, ...args: unknown[]): unknown {
-      if (on.active) {
-        const k = extract(journeys, key, this, args, keySite);
-        const d = extract(journeys, dependencies, this, args, dependenciesSite);
-        if (k !== FAILED && d !== FAILED && k !== undefined && d !== undefined) {
-          let thrown: InvalidTransition | undefined;
-          try {
-            journeys.dependencies(k as Key, keysOf(d) ?? (d as Key[]));
-          } catch (error) {
-            thrown = internalFailure(journeys, site.name, error);
-          }
-          if (thrown !== undefined) throw thrown;
-        }
-      }
-      return Reflect.apply(original, this, args);
-    },
-  }.dependencies;
+  return recordingWrapper(site, (self, args) => {
+    const k = extract(journeys, key, self, args, keySite);
+    if (k === FAILED || k === undefined) return undefined;
+    const d = extractKeys(journeys, dependencies, self, args, dependenciesSite);
+    if (d === FAILED || d === undefined) return undefined;
+    try {
+      journeys.dependencies(k as Key, d);
+    } catch (error) {
+      return internalFailure(journeys, site.name, error);
+    }
+    return undefined;
+  });
 }
 
 /** What ends an execute or gather ledger, fixed at instrument() time. */
@@ -325,12 +353,20 @@ function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?
     gather(this: unknown, ...args: unknown[]): unknown {
       if (!on.active) return Reflect.apply(original, this, args);
       const p = extract(journeys, peer, this, args, peerSite);
-      const ks = extract(journeys, keys, this, args, keysSite);
+      if (typeof p !== "string") {
+        if (p !== FAILED) wrongKind(journeys, peerSite, p, "a peer address string");
+        return Reflect.apply(original, this, args);
+      }
+      const ks = extractKeys(journeys, keys, this, args, keysSite);
+      if (ks === FAILED || ks === undefined) return Reflect.apply(original, this, args);
       const n = nbytes === undefined ? undefined : extract(journeys, nbytes, this, args, nbytesSite);
-      if (p === FAILED || ks === FAILED || n === FAILED) return Reflect.apply(original, this, args);
+      if (n !== undefined && typeof n !== "number") {
+        if (n !== FAILED) wrongKind(journeys, nbytesSite, n, "a number of bytes");
+        return Reflect.apply(original, this, args);
+      }
       let ledger: Ledger;
       try {
-        ledger = journeys.gather(p as string, keysOf(ks) ?? (ks as Key[]), n as number | undefined) as Ledger;
+        ledger = journeys.gather(p, ks, n) as Ledger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
         if (thrown !== undefined) throw thrown;

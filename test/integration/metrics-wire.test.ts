@@ -226,8 +226,9 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
         [S("inc", "waiting")]: { ...one(-2097153, 0.25), count: 2, zeroCount: 1, min: 0 },
         [S("inc", "ready")]: { ...one(-1048577, 0.5), count: 2, zeroCount: 1, min: 0 },
         [S("inc", "executing")]: one(-435199, 0.75),
-        [S("a", "fetch")]: { count: 3, sum: 2.5, min: 0.5, max: 1, scale: 7, zeroCount: 0, offset: -129, bucketCounts: counts(129, { 0: 1, 128: 2 }), negative: 0 },
-        [S("a", "flight")]: { count: 3, sum: 6.25, min: 0.25, max: 3, scale: 5, zeroCount: 0, offset: -65, bucketCounts: counts(116, { 0: 1, 115: 2 }), negative: 0 },
+        // Downscaled to fit the default 512 buckets (see test/otel/metric-producer.test.ts).
+        [S("a", "fetch")]: { count: 3, sum: 2.5, min: 0.5, max: 1, scale: 8, zeroCount: 0, offset: -257, bucketCounts: counts(257, { 0: 1, 256: 2 }), negative: 0 },
+        [S("a", "flight")]: { count: 3, sum: 6.25, min: 0.25, max: 3, scale: 7, zeroCount: 0, offset: -257, bucketCounts: counts(460, { 0: 1, 459: 2 }), negative: 0 },
       },
     });
   });
@@ -256,10 +257,10 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     expect(second["task.active"]).toMatchObject({ kind: "gauge", points: { [S("inc", "executing")]: 0 } });
     expect(first["task.state.duration"]).toMatchObject({
       temporality: DELTA,
-      points: { [S("inc", "executing")]: { count: 2, sum: 2.5, min: 1, max: 1.5, scale: 8, zeroCount: 0, offset: -1, bucketCounts: counts(151, { 0: 1, 150: 1 }) } },
+      points: { [S("inc", "executing")]: { count: 2, sum: 2.5, min: 1, max: 1.5, scale: 9, zeroCount: 0, offset: -1, bucketCounts: counts(301, { 0: 1, 300: 1 }) } },
     });
     const delta = (second["task.state.duration"] as { points: Record<string, Record<string, unknown>> }).points[S("inc", "executing")];
-    expect(delta).toMatchObject({ count: 1, sum: 2 ** -10, scale: 3, zeroCount: 0, offset: -81, bucketCounts: counts(86, { 0: 1 }) });
+    expect(delta).toMatchObject({ count: 1, sum: 2 ** -10, scale: 5, zeroCount: 0, offset: -321, bucketCounts: counts(340, { 0: 1 }) });
     expect(delta.min).toBeUndefined();
     expect(delta.max).toBeUndefined();
     expect((second["task.state.duration"] as { points: Record<string, unknown> }).points[S("inc", "ready")]).toMatchObject({ count: 1, zeroCount: 1, sum: 0 });

@@ -78,10 +78,11 @@ describe("temporality: delta", () => {
     });
     expect(values(first.get("task.gather.size"))).toEqual({ [O("ok")]: 1000, [O("busy")]: 64 });
     expect(values(first.get("taskjourney.dropped"))).toEqual({ [R("invalid-key")]: 1 });
-    // 1 and 1.5 at scale 8: buckets -1 and floor(256 log2 1.5) = 149.
+    // 1 and 1.5 at scale 9 (the largest within the default 512 buckets): buckets -1 and
+    // floor(512 log2 1.5) = 299.
     expect(histogramsOf<ExponentialHistogram>(first.get("task.state.duration"))[S("inc", "executing")]).toEqual({
-      count: 2, sum: 2.5, min: 1, max: 1.5, scale: 8, zeroCount: 0,
-      positive: { offset: -1, bucketCounts: [1, ...new Array(149).fill(0), 1] },
+      count: 2, sum: 2.5, min: 1, max: 1.5, scale: 9, zeroCount: 0,
+      positive: { offset: -1, bucketCounts: [1, ...new Array(299).fill(0), 1] },
       negative: { offset: 0, bucketCounts: [] },
     });
 
@@ -115,13 +116,13 @@ describe("temporality: delta", () => {
       [S("a", "fetch")]: 1,
       [S("a", "flight")]: 0,
     });
-    // With 2^-10 the cumulative histogram downscaled to 3 (2^-10 in bucket -81, 1 in -1, 1.5 in
-    // 4); the delta is at that scale, with the previous counts subtracted bucket by bucket.
+    // With 2^-10 the cumulative histogram downscaled to 5 (2^-10 in bucket -321, 1 in -1, 1.5 in
+    // 18); the delta is at that scale, with the previous counts subtracted bucket by bucket.
     // Min and max of an interval are unknown, so they are left out.
     const delta = histogramsOf<ExponentialHistogram>(second.get("task.state.duration"));
     expect(delta[S("inc", "executing")]).toEqual({
-      count: 1, sum: TINY, scale: 3, zeroCount: 0,
-      positive: { offset: -81, bucketCounts: [1, ...new Array(85).fill(0)] },
+      count: 1, sum: TINY, scale: 5, zeroCount: 0,
+      positive: { offset: -321, bucketCounts: [1, ...new Array(339).fill(0)] },
       negative: { offset: 0, bucketCounts: [] },
     });
     expect(delta[S("inc", "waiting")]).toMatchObject({ count: 1, sum: 0.5, zeroCount: 0 });

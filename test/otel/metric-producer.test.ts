@@ -167,16 +167,17 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
       [S("inc", "waiting")]: { ...single(-2097153, 0.25), count: 2, zeroCount: 1, min: 0 },
       [S("inc", "ready")]: { ...single(-1048577, 0.5), count: 2, zeroCount: 1, min: 0 },
       [S("inc", "executing")]: single(-1048576 + 613377, 0.75),
-      // 0.5, 1, 1: 2^s buckets lie between 0.5 and 1, so s = 7 is the largest scale within 160 buckets.
+      // 0.5, 1, 1: 2^s buckets lie between 0.5 and 1, so s = 8 is the largest scale within the
+      // default 512 buckets.
       [S("a", "fetch")]: {
-        count: 3, sum: 2.5, min: 0.5, max: 1, scale: 7, zeroCount: 0,
-        positive: { offset: -129, bucketCounts: buckets(129, { 0: 1, 128: 2 }) },
+        count: 3, sum: 2.5, min: 0.5, max: 1, scale: 8, zeroCount: 0,
+        positive: { offset: -257, bucketCounts: buckets(257, { 0: 1, 256: 2 }) },
         negative: { offset: 0, bucketCounts: [] },
       },
-      // 3, 3, 0.25: at scale 5, 0.25 is in bucket -65 and 3 in bucket 32 + floor(32 log2 1.5) = 50.
+      // 3, 3, 0.25: at scale 7, 0.25 is in bucket -257 and 3 in bucket 128 + floor(128 log2 1.5) = 202.
       [S("a", "flight")]: {
-        count: 3, sum: 6.25, min: 0.25, max: 3, scale: 5, zeroCount: 0,
-        positive: { offset: -65, bucketCounts: buckets(116, { 0: 1, 115: 2 }) },
+        count: 3, sum: 6.25, min: 0.25, max: 3, scale: 7, zeroCount: 0,
+        positive: { offset: -257, bucketCounts: buckets(460, { 0: 1, 459: 2 }) },
         negative: { offset: 0, bucketCounts: [] },
       },
     });
@@ -217,6 +218,29 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     const [histogram] = second.get("task.state.duration")!.dataPoints as DataPoint<ExponentialHistogram>[];
     expect(histogram.value).toMatchObject({ count: 2, sum: 3, min: 1, max: 2, scale: expect.any(Number) });
     expect(histogram.value.positive.bucketCounts.reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it("histogramMaxSize bounds the buckets: with 160 the same visits land at lower scales", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock, { histogramMaxSize: 160 });
+    const p = track(pipeline([journeys.metricProducer]));
+    workerDay(journeys, clock);
+    const durations = Object.fromEntries([...points<ExponentialHistogram>(byName(await p.collect()).get("task.state.duration"))].map(([key, point]) => [key, point.value]));
+    // 0.5, 1, 1 fit 160 buckets at scale 7 (0.5 in bucket -129, 1 in -1).
+    expect(durations[S("a", "fetch")]).toEqual({
+      count: 3, sum: 2.5, min: 0.5, max: 1, scale: 7, zeroCount: 0,
+      positive: { offset: -129, bucketCounts: buckets(129, { 0: 1, 128: 2 }) },
+      negative: { offset: 0, bucketCounts: [] },
+    });
+    // 3, 3, 0.25 at scale 5: 0.25 in bucket -65, 3 in 32 + floor(32 log2 1.5) = 50.
+    expect(durations[S("a", "flight")]).toEqual({
+      count: 3, sum: 6.25, min: 0.25, max: 3, scale: 5, zeroCount: 0,
+      positive: { offset: -65, bucketCounts: buckets(116, { 0: 1, 115: 2 }) },
+      negative: { offset: 0, bucketCounts: [] },
+    });
+    for (const histogram of Object.values(durations)) expect(histogram.positive.bucketCounts.length).toBeLessThanOrEqual(160);
+    // A single value keeps the highest scale whatever the size.
+    expect(durations[S("sum", "waiting")]).toEqual(single(2097151, 4));
   });
 
   it("executeTimeByPrefix adds task.prefix to task.execute.time and only there", async () => {
@@ -278,18 +302,18 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     expect([point.value.min, point.value.max]).toEqual([0.003, 1234]);
   });
 
-  it("places values in the same exponential buckets, at the same scale, as the SDK's own aggregation", async () => {
+  it.each([{ maxSize: undefined }, { maxSize: 160 }, { maxSize: 20 }] as Array<{ maxSize: number | undefined }>)("places values in the same exponential buckets, at the same scale, as the SDK's own aggregation (histogramMaxSize $maxSize)", async ({ maxSize }) => {
     // Durations from 1 ms to 100 s (pseudo-random, deterministic), zeros included.
     let seed = 12345;
     const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
     const durations = [0, 0, 1, 2, 0.5, ...Array.from({ length: 300 }, () => 10 ** (-3 + 5 * random()))];
 
-    const journeys = worker(new FakeClock(0));
+    const journeys = worker(new FakeClock(0), maxSize === undefined ? {} : { histogramMaxSize: maxSize });
     const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: NEVER, metricProducers: [journeys.metricProducer] });
     const provider = new MeterProvider({
       readers: [reader],
-      views: [{ instrumentName: "probe", aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM, options: { maxSize: 160 } } }],
+      views: [{ instrumentName: "probe", aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM, options: { maxSize: journeys.options.histogramMaxSize } } }],
     });
     const probe = provider.getMeter("probe").createHistogram("probe", { unit: "s" });
     durations.forEach((d, i) => {

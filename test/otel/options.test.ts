@@ -68,7 +68,7 @@ describe("options validation", () => {
   });
 
   it("shows the bad value in the message", () => {
-    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow('TaskJourneys: option "prefixLimit" must be an integer >= 1, got 0');
+    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow('TaskJourneys: option "prefixLimit" must be an integer from 1 to 100000, got 0');
     expect(() => new TaskJourneys({ clock, role: "client" as never })).toThrow('got "client"');
   });
 
@@ -106,6 +106,18 @@ describe("options validation", () => {
     expect(sampling).toEqual(defaultSampling);
     // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
     expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);
+  });
+
+  // Forwarding an optional value (`prefixLimit: config.prefixLimit`) must not throw.
+  it("takes an option given as undefined as its default", () => {
+    expect(resolveOptions({ clock, role: undefined, prefixLimit: undefined, temporality: undefined })).toMatchObject({ role: "worker", prefixLimit: 100, temporality: "cumulative" });
+  });
+  // ExponentialHistogram rejects huge sizes; the error must come at construction, not from inside
+  // transition().
+  it("rejects a histogramMaxSize the histograms cannot have, at construction", () => {
+    expect(() => new TaskJourneys({ clock, histogramMaxSize: 2 ** 25 })).toThrow(/option "histogramMaxSize"/);
+    expect(() => new TaskJourneys({ clock, prefixLimit: 1e9 })).toThrow(/option "prefixLimit"/);
+    expect(() => new TaskJourneys({ clock, activityLimit: 1e9 })).toThrow(/option "activityLimit"/);
   });
 
   it("keeps a partial sampling object's other defaults", () => {

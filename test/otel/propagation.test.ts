@@ -58,6 +58,9 @@ describe("context propagation between TaskJourneys instances", () => {
     worker.journeys.transition("inc-1", "waiting", "ready");
     clock.set(101.5);
     worker.journeys.transition("inc-1", "ready", "executing");
+    // On a worker, inject() names the task span (live here), for the data it will serve.
+    const live: Record<string, string> = {};
+    expect(worker.journeys.inject("inc-1", live)).toBe(true);
     clock.set(102.5);
     worker.journeys.execute("inc-1").end("memory");
     clock.set(103);
@@ -74,6 +77,7 @@ describe("context propagation between TaskJourneys instances", () => {
       "      executing 101.5-102.5",
     ]);
     const workerTask = find(spans, taskSpan("inc-1", "worker"));
+    expect(live.traceparent).toBe(`00-${workerTask.spanContext().traceId}-${workerTask.spanContext().spanId}-01`);
     expect(workerTask.parentSpanContext).toMatchObject({ isRemote: true, spanId: message.traceparent.slice(36, 52) });
     expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([message.traceparent.slice(3, 35)]));
     const schedulerTask = find(spans, taskSpan("inc-1", "scheduler"));

@@ -46,6 +46,8 @@ describe("span trees of worker journeys", () => {
       "      disk-read 103.5-104",
       "    run 104-105",
     ]);
+    // No dependency was fetched: the whole wait is `dependencies`, as in explain().
+    expect(find(spans, (span) => span.name === "waiting").attributes).toEqual({ "task.wait.dependencies": 2 });
     const task = find(spans, taskSpan("inc-1"));
     expect(task.attributes).toEqual({
       "task.key": "inc-1",
@@ -119,6 +121,14 @@ describe("span trees of worker journeys", () => {
     });
     const task = find(spans, taskSpan("sum-1"));
     expect(task.attributes["task.dependencies"]).toBe(3);
+    // The waiting span carries explain()'s apportioned breakdown of the wait.
+    const waiting = childOf(spans, task, "waiting");
+    const explained = journeys.explain("sum-1")!.children[0];
+    expect(explained.name).toBe("waiting");
+    const waitAttributes = Object.fromEntries(Object.entries(waiting.attributes).filter(([name]) => name.startsWith("task.wait.")));
+    expect(waitAttributes).toEqual(Object.fromEntries(explained.children.map((node) => [`task.wait.${node.name}`, node.seconds])));
+    expect(Object.values(waitAttributes).reduce<number>((sum, value) => sum + Number(value), 0)).toBeCloseTo(4.5, 9);
+    expect(Object.keys(waitAttributes)).toEqual(expect.arrayContaining(["task.wait.network", "task.wait.connect", "task.wait.deserialize"]));
     // The gather_deps are in the reducer's trace; the fetch journeys are traces of their own.
     expect(gather.spanContext().traceId).toBe(task.spanContext().traceId);
     expect(find(spans, taskSpan("a-1")).spanContext().traceId).not.toBe(task.spanContext().traceId);
@@ -233,6 +243,36 @@ describe("span trees of worker journeys", () => {
     expect(task.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it("a seceded task: executing then long-running, activities under the visit they were metered in", async () => {
+    const h = harness();
+    const { journeys, clock, exporter } = h;
+    journeys.transition("big-1", "released", "waiting");
+    journeys.transition("big-1", "waiting", "ready");
+    clock.set(101);
+    journeys.transition("big-1", "ready", "executing");
+    const ledger = journeys.execute("big-1");
+    await ledger.meter("unspill", async () => {
+      clock.set(101.5);
+      journeys.transition("big-1", "executing", "long-running");
+      // Opened inside unspill but in the next visit: a top-level span of long-running.
+      await ledger.meter("disk-read", async () => {
+        clock.advance(0.5);
+      });
+    });
+    ledger.meter("seceded", () => clock.advance(1));
+    ledger.end("memory");
+    expect(render(exporter.getFinishedSpans())).toEqual([
+      "task big [big-1@worker] 100-103",
+      "  waiting 100-100",
+      "  ready 100-101",
+      "  executing 101-101.5",
+      "    unspill 101-101.5",
+      "  long-running 101.5-103",
+      "    disk-read 101.5-102",
+      "    seceded 102-103",
+    ]);
+  });
+
   it("a failed task: span status ERROR and task.outcome error", () => {
     const h = harness();
     const { journeys, clock, exporter } = h;
@@ -246,5 +286,42 @@ describe("span trees of worker journeys", () => {
     expect(task.status).toEqual({ code: SpanStatusCode.ERROR, message: "task ended in error" });
     expect(task.attributes["task.outcome"]).toBe("error");
     expect(childOf(exporter.getFinishedSpans(), task, "executing").endTime).toEqual([ORIGIN + 102, 0]);
+  });
+});
+
+describe("span trees of scheduler journeys", () => {
+  it("waiting → queued → processing → waiting → no-worker → processing → erred: one span per visit, ERROR status", () => {
+    const h = harness({ role: "scheduler", instance: "tcp://scheduler:8786" });
+    const { journeys, clock, exporter } = h;
+    const steps: Array<[string, string, number]> = [
+      ["released", "waiting", 100],
+      ["waiting", "queued", 100.5],
+      ["queued", "processing", 101],
+      ["processing", "waiting", 102],
+      ["waiting", "no-worker", 102.25],
+      ["no-worker", "processing", 103],
+      ["processing", "erred", 104],
+    ];
+    for (const [from, to, at] of steps) {
+      clock.set(at);
+      journeys.transition(["x-7f3a", 0], from, to);
+    }
+    const spans = exporter.getFinishedSpans();
+    expect(render(spans)).toEqual([
+      "task x [('x-7f3a', 0)@scheduler] 100-104 ERROR",
+      "  waiting 100-100.5",
+      "  queued 100.5-101",
+      "  processing 101-102",
+      "  waiting 102-102.25",
+      "  no-worker 102.25-103",
+      "  processing 103-104",
+    ]);
+    expect(find(spans, taskSpan("('x-7f3a', 0)", "scheduler")).attributes).toEqual({
+      "task.key": "('x-7f3a', 0)",
+      "task.prefix": "x",
+      "task.group": "x-7f3a",
+      "task.role": "scheduler",
+      "task.outcome": "erred",
+    });
   });
 });

@@ -123,8 +123,12 @@ describe("transition methods", () => {
     transfer.end("ok");
     journeys.transition("add-1", "waiting", "ready");
     journeys.transition("add-2", "waiting", "ready");
-    expect(activities(journeys.explain("add-1"), "waiting")).toEqual([["other", 4], ["network", 2]]);
-    expect(activities(journeys.explain("add-2"), "waiting")).toEqual([["other", 4], ["network", 2]]);
+    // Both dependents were told their dependency: its transfer's network time is in their waiting.
+    for (const key of ["add-1", "add-2"]) {
+      const waiting = activities(journeys.explain(key), "waiting");
+      expect(waiting).toContainEqual(["network", 2]);
+      expect(waiting.reduce((sum, [, seconds]) => sum + seconds, 0)).toBeCloseTo(6, 9);
+    }
   });
 });
 
@@ -261,7 +265,10 @@ describe("gather methods", () => {
     const x = journeys.explain("x-1")!;
     expect(x.outcome).toBe("memory");
     expect(states(x)).toEqual([["fetch", 1], ["flight", 0.75]]);
-    expect(activities(x, "flight")).toEqual([["network", 0.25], ["other", 0.5]]);
+    // x-1's share of the transfer: half of the 0.5 s metered as network by the wrapped read().
+    const flight = activities(x, "flight");
+    expect(flight[0]).toEqual(["network", 0.25]);
+    expect(flight.reduce((sum, [, seconds]) => sum + seconds, 0)).toBeCloseTo(0.75, 9);
 
     journeys.transition("z-1", "released", "fetch");
     await w.gatherDep("tcp://busy", new Set(["z-1"]), 10);
@@ -474,6 +481,33 @@ describe("failures of extractors and mappers never reach the host", () => {
       expect(warnings.some((w) => w.includes('execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled)'))).toBe(true);
       expect(warnings.every((w) => w.includes('taskjourney.dropped{reason="wrap-extractor-error"}'))).toBe(true);
     }
+  });
+
+  it("counts extractors that return the wrong kind of value, and asks no further once the key is skipped", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock, { strict: true });
+    const w = new Worker(clock);
+    let asked = 0;
+    instrument(w, journeys, {
+      transition: {
+        method: "transition",
+        key: (key) => (key === "skip" ? undefined : key),
+        from: (_key, from) => (from === "bad" ? (7 as never) : (asked++, from)),
+        to: (_key, _from, to) => to,
+      },
+      gather: { method: "gatherDep", peer: (peer) => peer, keys: () => 42 as never, nbytes: () => "many" as never },
+    });
+    w.transition("skip", "released", "waiting");
+    expect(asked).toBe(0);
+    w.transition("x-1", "bad", "waiting");
+    w.transition("x-2", "released", "waiting");
+    expect(asked).toBe(1);
+    await w.gatherDep("tcp://a", new Set(["g-1"]), 1);
+    expect(journeys.dropped()).toEqual({ "wrap-extractor-error": 2 });
+    expect(warnings.map((warning) => warning.split(";")[0])).toEqual([
+      'taskjourney: transition method "transition": the from extractor failed (TypeError: returned 7, not a state name)',
+      'taskjourney: gather method "gatherDep": the keys extractor failed (TypeError: returned 42, not an iterable of keys)',
+    ]);
   });
 
   it("with strict: true, lets the recorder's InvalidTransition through for the user's tests", () => {

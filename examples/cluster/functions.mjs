@@ -1,19 +1,16 @@
+// @ts-check
 /**
  * The task functions of the example workloads: plain numeric array code, no I/O and no
- * telemetry. Worker threads run them (tasks.ts); tests run them in-process to compute the
+ * telemetry. Worker threads run them (tasks.mjs); tests run them in-process to compute the
  * expected result of a graph.
+ *
+ * Plain JavaScript on purpose: piscina's threads load it without a TypeScript loader, which
+ * starts a thread in milliseconds instead of the second or so tsx takes per thread. Types for
+ * TypeScript importers are in functions.d.mts.
  */
 
-/** A task's value: numeric arrays, lists of them (a shuffle's split), or a number. */
-export type Value = Float64Array | Float64Array[] | number;
-
-/** What a seceding function calls when it stops counting against the thread pool. */
-export interface TaskContext {
-  secede(): void;
-}
-
 /** Deterministic pseudo-random numbers in [0, 1) from (stream, index): a 32-bit hash. */
-function unit(stream: number, index: number): number {
+function unit(/** @type {number} */ stream, /** @type {number} */ index) {
   let h = Math.imul(stream ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 0x7f4a7c15, 0xc2b2ae35);
   h ^= h >>> 16;
   h = Math.imul(h, 0x7feb352d);
@@ -24,7 +21,7 @@ function unit(stream: number, index: number): number {
 }
 
 /** Values of partition `i`: `length` numbers in [0, 1). */
-function arange(i: number, length: number, seed: number): Float64Array {
+function arange(/** @type {number} */ i, /** @type {number} */ length, /** @type {number} */ seed) {
   const out = new Float64Array(length);
   const stream = (seed * 1000003 + i) | 0;
   for (let k = 0; k < length; k++) out[k] = unit(stream, k);
@@ -32,7 +29,7 @@ function arange(i: number, length: number, seed: number): Float64Array {
 }
 
 /** x², then `passes` rounds of a cheap smoothing so the task has some CPU to it. */
-function square(x: Float64Array, passes: number): Float64Array {
+function square(/** @type {Float64Array} */ x, /** @type {number} */ passes) {
   const out = new Float64Array(x.length);
   for (let k = 0; k < x.length; k++) out[k] = x[k] * x[k];
   for (let pass = 0; pass < passes; pass++) {
@@ -42,21 +39,21 @@ function square(x: Float64Array, passes: number): Float64Array {
 }
 
 /** Elementwise sum, in argument order. */
-function add(...arrays: Float64Array[]): Float64Array {
+function add(/** @type {Float64Array[]} */ ...arrays) {
   const out = new Float64Array(arrays[0].length);
   for (const array of arrays) for (let k = 0; k < out.length; k++) out[k] += array[k];
   return out;
 }
 
 /** The sum of all elements. */
-function total(x: Float64Array): number {
+function total(/** @type {Float64Array} */ x) {
   let sum = 0;
   for (let k = 0; k < x.length; k++) sum += x[k];
   return sum;
 }
 
 /** Splits `x` into `n` groups by value range: group j holds the values in [j/n, (j+1)/n). */
-function split(x: Float64Array, n: number): Float64Array[] {
+function split(/** @type {Float64Array} */ x, /** @type {number} */ n) {
   const counts = new Uint32Array(n);
   for (let k = 0; k < x.length; k++) counts[Math.min(n - 1, Math.floor(x[k] * n))]++;
   const groups = Array.from(counts, (count) => new Float64Array(count));
@@ -68,12 +65,12 @@ function split(x: Float64Array, n: number): Float64Array[] {
   return groups;
 }
 
-function getitem(groups: Float64Array[], j: number): Float64Array {
+function getitem(/** @type {Float64Array[]} */ groups, /** @type {number} */ j) {
   return groups[j];
 }
 
 /** Concatenates and sorts: one output partition of the shuffle. */
-function merge(...parts: Float64Array[]): Float64Array {
+function merge(/** @type {Float64Array[]} */ ...parts) {
   let length = 0;
   for (const part of parts) length += part.length;
   const out = new Float64Array(length);
@@ -86,7 +83,7 @@ function merge(...parts: Float64Array[]): Float64Array {
 }
 
 /** [count, sum, sortedness violations] of all output partitions, in order. */
-function checksum(...parts: Float64Array[]): Float64Array {
+function checksum(/** @type {Float64Array[]} */ ...parts) {
   let count = 0;
   let sum = 0;
   let unsorted = 0;
@@ -103,14 +100,14 @@ function checksum(...parts: Float64Array[]): Float64Array {
 }
 
 /** CPU work of `iterations` steps (the skewed workload sizes it from a lognormal draw). */
-function work(i: number, iterations: number): Float64Array {
+function work(/** @type {number} */ i, /** @type {number} */ iterations) {
   let x = i + 1;
   for (let step = 0; step < iterations; step++) x = (x * 1.000000119 + 0.5) % 1048576;
   return Float64Array.of(x, iterations);
 }
 
 /** Waits `milliseconds` for something outside (an I/O stand-in), after seceding from the pool. */
-function poll(i: number, milliseconds: number, context?: TaskContext): Float64Array {
+function poll(/** @type {number} */ i, /** @type {number} */ milliseconds, /** @type {{ secede(): void } | undefined} */ context) {
   context?.secede();
   const cell = new Int32Array(new SharedArrayBuffer(4));
   Atomics.wait(cell, 0, 0, milliseconds);
@@ -118,40 +115,26 @@ function poll(i: number, milliseconds: number, context?: TaskContext): Float64Ar
 }
 
 /** Sums the first element of each input: the skewed workload's reduction. */
-function collect(...parts: Float64Array[]): Float64Array {
+function collect(/** @type {Float64Array[]} */ ...parts) {
   let sum = 0;
   for (const part of parts) sum += part[0];
   return Float64Array.of(sum, parts.length);
 }
 
-type TaskFunction = (...args: any[]) => Value;
-
-export const FUNCTIONS: Readonly<Record<string, TaskFunction>> = {
-  arange,
-  square,
-  add,
-  total,
-  split,
-  getitem,
-  merge,
-  checksum,
-  work,
-  poll,
-  collect,
-};
+export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect });
 
 /** Functions that take a TaskContext as their last argument (they may secede). */
 export const SECEDING = new Set(["poll"]);
 
 /** Size in memory of a value, as a worker accounts for it. */
-export function sizeOf(value: unknown): number {
+export function sizeOf(/** @type {unknown} */ value) {
   if (ArrayBuffer.isView(value)) return value.byteLength;
-  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + sizeOf(item), 16);
+  if (Array.isArray(value)) return value.reduce((/** @type {number} */ sum, item) => sum + sizeOf(item), 16);
   return 8;
 }
 
 /** Steps of `work` per second on this machine, measured over about 20 ms. */
-export function calibrateWork(): number {
+export function calibrateWork() {
   let iterations = 1000;
   for (;;) {
     const start = performance.now();

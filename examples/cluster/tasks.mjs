@@ -1,0 +1,105 @@
+// @ts-check
+/**
+ * The piscina worker-thread entry: runs one task function and measures the thread's own time.
+ * Plain JavaScript, loaded without a TypeScript loader (see functions.mjs); the message and
+ * result types are ThreadTask and ThreadResult in protocol.ts.
+ *
+ * CPU time of *this thread*: Node 20 has no per-thread CPU clock (`process.threadCpuUsage`
+ * arrived in Node 23.9; `process.cpuUsage()` is process-wide), so on Linux the thread reads the
+ * scheduler's accounting of itself from /proc/thread-self/sched: `se.sum_exec_runtime` is its CPU
+ * time up to `se.exec_start`, when its current run on a CPU began; while it runs (as it does when
+ * reading) its CPU time is that plus the time since. The scheduler's clock is the CPU's
+ * `clock_task`, which runs behind CLOCK_MONOTONIC by a per-CPU offset (interrupt and stolen time
+ * since boot), so only differences of two readings on the same CPU are meaningful: a task during
+ * which the thread moved to another CPU (`se.nr_migrations` changed) gets no CPU time, and the
+ * worker records its thread time as "thread-wall" instead. Time stolen by a hypervisor during the
+ * current run counts as CPU. (/proc/thread-self/schedstat is cheaper but only brought up to date
+ * at scheduler ticks, which loses most of a short task.) A reading costs some tens of µs, so it is
+ * taken only when the worker is instrumented; without the file (other systems, kernels without
+ * SCHED_DEBUG) CPU time is always unknown.
+ *
+ * thread-cpu is then that CPU time; thread-noncpu the rest of the thread's wall time: runnable but
+ * not running (more busy threads than cores), or blocked.
+ */
+import fs from "node:fs";
+import { FUNCTIONS, SECEDING } from "./functions.mjs";
+
+const PATTERN = /se\.exec_start\s*:\s*([\d.]+)[\s\S]*?se\.sum_exec_runtime\s*:\s*([\d.]+)[\s\S]*?se\.nr_migrations\s*:\s*(\d+)/;
+const buffer = Buffer.alloc(1024);
+/** @type {number | undefined} */
+let sched;
+try {
+  // Opened by this thread, so /proc/thread-self is this thread for the life of the descriptor.
+  sched = fs.openSync("/proc/thread-self/sched", "r");
+} catch {
+  sched = undefined;
+}
+
+/**
+ * This thread's CPU time in ms, offset by its CPU's clock difference, and its migration count;
+ * undefined where the file cannot be read.
+ * @returns {{ cpu: number, migrations: number } | undefined}
+ */
+function reading() {
+  if (sched === undefined) return undefined;
+  try {
+    const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
+    const now = Number(process.hrtime.bigint()) / 1e6;
+    const match = PATTERN.exec(buffer.latin1Slice(0, length));
+    if (match === null) throw new Error("unexpected format");
+    return { cpu: Number(match[2]) + now - Number(match[1]), migrations: Number(match[3]) };
+  } catch {
+    fs.closeSync(sched);
+    sched = undefined;
+    return undefined;
+  }
+}
+
+/**
+ * Seconds on CPU between two readings, or undefined when they are not comparable.
+ * @param {{ cpu: number, migrations: number } | undefined} start
+ * @param {{ cpu: number, migrations: number } | undefined} end
+ * @param {number} wall seconds
+ */
+function cpuBetween(start, end, wall) {
+  if (start === undefined || end === undefined || start.migrations !== end.migrations) return undefined;
+  const seconds = (end.cpu - start.cpu) / 1000;
+  return seconds >= 0 ? Math.min(seconds, wall) : undefined;
+}
+
+/**
+ * @param {{ func: string, args: unknown[], measure?: boolean, port?: import("node:worker_threads").MessagePort }} task
+ */
+export default function runTask(task) {
+  const fn = FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (task.func)];
+  if (fn === undefined) throw new Error(`unknown task function "${task.func}"`);
+  const measure = task.measure === true;
+  const cpuStart = measure ? reading() : undefined;
+  const start = performance.now();
+  /** @type {number | undefined} */
+  let secededAt;
+  /** @type {{ cpu: number, migrations: number } | undefined} */
+  let cpuAtSecede;
+  const context = {
+    secede() {
+      if (secededAt !== undefined) return;
+      cpuAtSecede = measure ? reading() : undefined;
+      secededAt = performance.now();
+      task.port?.postMessage("secede");
+    },
+  };
+  try {
+    const call = /** @type {(...args: unknown[]) => unknown} */ (fn);
+    const value = SECEDING.has(task.func) ? call(...task.args, context) : call(...task.args);
+    const end = performance.now();
+    const cpuEnd = !measure ? undefined : secededAt === undefined ? reading() : cpuAtSecede;
+    return {
+      value,
+      wall: (end - start) / 1000,
+      cpu: cpuBetween(cpuStart, cpuEnd, ((secededAt ?? end) - start) / 1000 + 0.001),
+      secededAfter: secededAt === undefined ? undefined : (secededAt - start) / 1000,
+    };
+  } finally {
+    task.port?.close();
+  }
+}

@@ -1,0 +1,383 @@
+import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { ALL_STATES } from "../model/states.js";
+import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, TRANSFER_LUMP, type TransferOutcome } from "../model/activities.js";
+import {
+  ATTR_TASK_KEY,
+  ATTR_TASK_OUTCOME,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_ROLE,
+  ATTR_TASK_WAIT_PREFIX,
+  ATTR_TASK_WORKER,
+  ATTR_THREAD_CPU_TIME,
+  ATTR_THREAD_NONCPU_TIME,
+  ATTR_TRANSFER_KEY_COUNT,
+  ATTR_TRANSFER_KEYS,
+  ATTR_TRANSFER_OUTCOME,
+  ATTR_UNFINISHED,
+  RESOURCE_INSTANCE,
+  SPAN_GATHER_DEP,
+  SPAN_RUN,
+  SPAN_TASK_PREFIX,
+} from "../otel/semconv.js";
+import type { DecodedSpan } from "./otlp-json.js";
+
+/**
+ * explain() from a trace: the Breakdown of a key's journey rebuilt from the span tree the bridge
+ * (src/otel/spans.ts) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
+ * live records:
+ *
+ * - the journey is a `task <prefix>` span with `task.key`; its state-visit children, in start
+ *   order, are the first level (name = state, seconds = span duration; the terminal state has no
+ *   span, as it has no visit in explain());
+ * - a compute journey's waiting visit: its apportioned breakdown from the `task.wait.<activity>`
+ *   attributes, largest first; without them, one `dependencies` node;
+ * - any other visit: its activity spans (nested as metered, siblings of one name summed), the
+ *   `run` span read back as its `thread-cpu` / `thread-noncpu` digests, and `other` for what no
+ *   activity claimed; `gather_dep` children are transfers, not activities of the visit;
+ * - a fetch journey's flight visit: its even share of the gather_dep that carried it (the span its
+ *   flight span links to), its activities' self times divided by `transfer.key_count`.
+ *
+ * Spans carry what the recorder recorded at nanosecond resolution, so seconds agree with
+ * explain() to about 1e-9 s.
+ */
+
+/** Remainders below this are rounding, not time anyone spent (as in explain.ts). */
+const EPSILON = 1e-9;
+const STATES: ReadonlySet<string> = new Set(ALL_STATES);
+const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
+const THREAD_CPU = "thread-cpu";
+const THREAD_NONCPU = "thread-noncpu";
+
+export type JourneyKind = "compute" | "fetch" | "scheduler";
+
+export interface BreakdownFromSpansOptions {
+  /**
+   * Which journey of the key: by default the worker compute journey (the latest, if the key was
+   * computed more than once), else the scheduler's, else a fetch journey.
+   */
+  kind?: JourneyKind;
+  /** Only journeys on this worker or scheduler (`task.worker`, or the resource's `service.instance.id`). */
+  instance?: string;
+}
+
+/** The spans of one trace file, indexed once for any number of look-ups. */
+export class SpanIndex {
+  readonly spans: readonly DecodedSpan[];
+  /** Task spans (`task <prefix>` with `task.key`), in start order. */
+  readonly tasks: DecodedSpan[] = [];
+  private readonly children = new Map<string, DecodedSpan[]>();
+  private readonly byId = new Map<string, DecodedSpan>();
+  private readonly order = new Map<DecodedSpan, number>();
+
+  constructor(spans: readonly DecodedSpan[]) {
+    this.spans = spans;
+    spans.forEach((span, index) => {
+      this.order.set(span, index);
+      this.byId.set(idOf(span.traceId, span.spanId), span);
+      if (span.parentSpanId !== undefined) {
+        const key = idOf(span.traceId, span.parentSpanId);
+        let list = this.children.get(key);
+        if (list === undefined) {
+          list = [];
+          this.children.set(key, list);
+        }
+        list.push(span);
+      }
+      if (isTaskSpan(span)) this.tasks.push(span);
+    });
+    this.tasks.sort((a, b) => compareBigint(a.startNanos, b.startNanos));
+  }
+
+  /** Children of `span`, in start order (see `byStart`). */
+  childrenOf(span: DecodedSpan): DecodedSpan[] {
+    const list = this.children.get(idOf(span.traceId, span.spanId));
+    return list === undefined ? [] : [...list].sort(this.byStart);
+  }
+
+  get(traceId: string, spanId: string): DecodedSpan | undefined {
+    return this.byId.get(idOf(traceId, spanId));
+  }
+
+  /**
+   * Start order; ties by end (a zero-length activity before the one that starts as it ends), then
+   * by reverse position in the file: the bridge ends sibling activity spans last-opened first.
+   */
+  readonly byStart = (a: DecodedSpan, b: DecodedSpan): number =>
+    compareBigint(a.startNanos, b.startNanos) || compareBigint(a.endNanos, b.endNanos) || this.order.get(b)! - this.order.get(a)!;
+
+  /** Distinct `task.key` values, in first-seen order. */
+  keys(): string[] {
+    return [...new Set(this.tasks.map((span) => span.attributes[ATTR_TASK_KEY] as string))];
+  }
+}
+
+function idOf(traceId: string, spanId: string): string {
+  return `${traceId}/${spanId}`;
+}
+
+function compareBigint(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function seconds(span: DecodedSpan): number {
+  const nanos = span.endNanos - span.startNanos;
+  return nanos > 0n ? Number(nanos) / 1e9 : 0;
+}
+
+function numberAttribute(span: DecodedSpan, name: string): number | undefined {
+  const value = span.attributes[name];
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function stringAttribute(span: DecodedSpan, name: string): string | undefined {
+  const value = span.attributes[name];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** What kind of journey a task span is: scheduler by its role, fetch by its first state. */
+export function journeyKind(index: SpanIndex, task: DecodedSpan): JourneyKind {
+  if (stringAttribute(task, ATTR_TASK_ROLE) === "scheduler") return "scheduler";
+  const first = index.childrenOf(task).find((child) => STATES.has(child.name) && child.scope === task.scope);
+  return first !== undefined && FETCH_STATES.has(first.name) ? "fetch" : "compute";
+}
+
+/** The worker or scheduler a task span ran on. */
+export function journeyInstance(task: DecodedSpan): string {
+  const worker = stringAttribute(task, ATTR_TASK_WORKER);
+  if (worker !== undefined) return worker;
+  const instance = task.resource[RESOURCE_INSTANCE];
+  return typeof instance === "string" ? instance : "";
+}
+
+/** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */
+export function breakdownsFromSpans(spans: readonly DecodedSpan[] | SpanIndex, key: string): Breakdown[] {
+  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+  return index.tasks.filter((task) => task.attributes[ATTR_TASK_KEY] === key).map((task) => breakdownOfTask(index, task));
+}
+
+/**
+ * The Breakdown `journeys.explain(key)` gave for the journey of `key` that the spans hold (see
+ * BreakdownFromSpansOptions for which one), or undefined when they hold none.
+ */
+export function breakdownFromSpans(
+  spans: readonly DecodedSpan[] | SpanIndex,
+  key: string,
+  options: BreakdownFromSpansOptions = {},
+): Breakdown | undefined {
+  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+  const candidates = index.tasks
+    .filter((task) => task.attributes[ATTR_TASK_KEY] === key)
+    .filter((task) => options.instance === undefined || journeyInstance(task) === options.instance)
+    .map((task) => ({ task, kind: journeyKind(index, task) }));
+  const preference: JourneyKind[] = options.kind !== undefined ? [options.kind] : ["compute", "scheduler", "fetch"];
+  for (const kind of preference) {
+    const ofKind = candidates.filter((candidate) => candidate.kind === kind);
+    // The latest: a key computed again after being lost is explained by its last computation.
+    if (ofKind.length > 0) return breakdownOfTask(index, ofKind[ofKind.length - 1].task, kind);
+  }
+  return undefined;
+}
+
+/** The Breakdown of one task span. */
+export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: JourneyKind = journeyKind(index, task)): Breakdown {
+  const unfinished = task.attributes[ATTR_UNFINISHED] === true;
+  const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
+  const visits = index.childrenOf(task).filter((child) => STATES.has(child.name) && child.scope === task.scope);
+  const children = visits.map((visit, position) => {
+    const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
+    // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
+    const isCurrent = unfinished && position === visits.length - 1;
+    if (visit.name === "waiting" && kind === "compute") {
+      if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
+    } else if (visit.name === "flight" && kind === "fetch") {
+      node.children = flightActivities(index, visit, node.seconds, !isCurrent);
+    } else {
+      node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
+    }
+    return node;
+  });
+  const prefix = task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");
+  return {
+    key: stringAttribute(task, ATTR_TASK_KEY) ?? "",
+    prefix,
+    instance: journeyInstance(task),
+    seconds: seconds(task),
+    kind,
+    outcome,
+    children,
+  };
+}
+
+/** A waiting visit's apportioned breakdown, from its `task.wait.<activity>` attributes. */
+function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
+  const nodes: BreakdownNode[] = [];
+  for (const [name, value] of Object.entries(visit.attributes)) {
+    if (!name.startsWith(ATTR_TASK_WAIT_PREFIX) || typeof value !== "number" || !Number.isFinite(value)) continue;
+    addNode(nodes, name.slice(ATTR_TASK_WAIT_PREFIX.length), value, []);
+  }
+  if (nodes.length === 0 && total > EPSILON) nodes.push({ name: DEPENDENCIES_ACTIVITY, seconds: total, children: [] });
+  return nodes.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
+}
+
+/**
+ * The activities under `parent` (a state visit or an activity), summed by name, with `other` for
+ * what they leave of `total` (when there are any).
+ */
+function visitActivities(index: SpanIndex, parent: DecodedSpan, total: number, withRemainder: boolean, topLevel: boolean): BreakdownNode[] {
+  const nodes: BreakdownNode[] = [];
+  let claimed = 0;
+  for (const child of index.childrenOf(parent)) {
+    if (!isActivitySpan(child, parent)) continue;
+    if (topLevel && isRunOfDigests(index, child)) {
+      // The bridge's `run` span: the top-level thread digests of an execution, as one interval.
+      for (const [name, value] of threadDigests(child)) {
+        addNode(nodes, name, value, []);
+        claimed += value;
+      }
+      continue;
+    }
+    const childSeconds = seconds(child);
+    const nested = visitActivities(index, child, childSeconds, true, false);
+    // Digests nested in an activity are its thread.cpu_time / thread.noncpu_time attributes.
+    const digests = threadDigests(child);
+    if (digests.length > 0) {
+      // Recompute the remainder with the digests counted.
+      const other = nested.find((node) => node.name === OTHER_ACTIVITY);
+      const spanChildren = nested.filter((node) => node !== other);
+      for (const [name, value] of digests) addNode(spanChildren, name, value, []);
+      const remainder = childSeconds - spanChildren.reduce((sum, node) => sum + node.seconds, 0);
+      if (remainder > EPSILON) addNode(spanChildren, OTHER_ACTIVITY, remainder, []);
+      addNode(nodes, child.name, childSeconds, spanChildren);
+    } else {
+      addNode(nodes, child.name, childSeconds, nested);
+    }
+    claimed += childSeconds;
+  }
+  const remainder = total - claimed;
+  if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
+  return nodes;
+}
+
+/**
+ * Whether a child span is an activity of its parent: not a gather_dep (a transfer, with its own
+ * activities), not another journey's task span (a worker's journey nests under the scheduler's
+ * processing span), and made by the same instrumentation (not the user's own spans).
+ */
+function isActivitySpan(child: DecodedSpan, parent: DecodedSpan): boolean {
+  return child.name !== SPAN_GATHER_DEP && !isTaskSpan(child) && child.scope === parent.scope;
+}
+
+function isTaskSpan(span: DecodedSpan): boolean {
+  return span.name.startsWith(SPAN_TASK_PREFIX) && typeof span.attributes[ATTR_TASK_KEY] === "string";
+}
+
+/**
+ * Whether a `run` span is the bridge's span of top-level thread digests (no children, lasting at
+ * most their sum) rather than an activity the user named "run".
+ */
+function isRunOfDigests(index: SpanIndex, span: DecodedSpan): boolean {
+  if (span.name !== SPAN_RUN) return false;
+  const cpu = numberAttribute(span, ATTR_THREAD_CPU_TIME);
+  const noncpu = numberAttribute(span, ATTR_THREAD_NONCPU_TIME);
+  if (cpu === undefined && noncpu === undefined) return false;
+  if (index.childrenOf(span).length > 0) return false;
+  return seconds(span) <= (cpu ?? 0) + (noncpu ?? 0) + 1e-6;
+}
+
+/** The thread digests a span carries as attributes, cpu first. */
+function threadDigests(span: DecodedSpan): Array<[string, number]> {
+  const digests: Array<[string, number]> = [];
+  const cpu = numberAttribute(span, ATTR_THREAD_CPU_TIME);
+  const noncpu = numberAttribute(span, ATTR_THREAD_NONCPU_TIME);
+  // The run span sets both once either was digested; a zero it did not see digested is left out.
+  const run = span.name === SPAN_RUN;
+  if (cpu !== undefined && !(run && cpu === 0 && noncpu !== undefined && noncpu > 0)) digests.push([THREAD_CPU, cpu]);
+  if (noncpu !== undefined && !(run && noncpu === 0 && cpu !== undefined && cpu > 0)) digests.push([THREAD_NONCPU, noncpu]);
+  return digests;
+}
+
+/**
+ * A fetch journey's flight visit: the recorder gives each key a transfer carried an even share of
+ * the transfer's activity self times (flat), plus its share of the transfer's `other`; a transfer
+ * that did not succeed gives a share of its wall time under its outcome instead.
+ */
+function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, withRemainder: boolean): BreakdownNode[] {
+  const own = index.childrenOf(visit).filter((child) => isActivitySpan(child, visit));
+  if (own.length > 0) return visitActivities(index, visit, total, withRemainder, true);
+  const gather = carrier(index, visit);
+  const nodes: BreakdownNode[] = [];
+  if (gather !== undefined) {
+    const count = numberAttribute(gather, ATTR_TRANSFER_KEY_COUNT) ?? 1;
+    const share = count > 0 ? 1 / count : 0;
+    const wall = seconds(gather);
+    const outcome = stringAttribute(gather, ATTR_TRANSFER_OUTCOME) as TransferOutcome | undefined;
+    const lump = outcome === undefined ? undefined : TRANSFER_LUMP[outcome];
+    if (lump !== undefined) {
+      addNode(nodes, lump, wall * share, []);
+    } else {
+      let topLevel = 0;
+      const flatten = (span: DecodedSpan) => {
+        for (const child of index.childrenOf(span)) {
+          if (!isActivitySpan(child, span)) continue;
+          const childSeconds = seconds(child);
+          if (span === gather && isRunOfDigests(index, child)) {
+            for (const [name, value] of threadDigests(child)) {
+              addNode(nodes, name, value * share, []);
+              topLevel += value;
+            }
+            continue;
+          }
+          if (span === gather) topLevel += childSeconds;
+          const grandchildren = index.childrenOf(child).filter((grandchild) => isActivitySpan(grandchild, child));
+          const digests = threadDigests(child);
+          const nested = grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) + digests.reduce((sum, [, value]) => sum + value, 0);
+          addNode(nodes, child.name, Math.max(0, childSeconds - nested) * share, []);
+          flatten(child);
+          for (const [name, value] of digests) addNode(nodes, name, value * share, []);
+        }
+      };
+      flatten(gather);
+      const other = wall - topLevel;
+      if (other > 0) addNode(nodes, OTHER_ACTIVITY, other * share, []);
+    }
+  }
+  const claimed = nodes.reduce((sum, node) => sum + node.seconds, 0);
+  const remainder = total - claimed;
+  if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
+  return nodes;
+}
+
+/** The gather_dep span of the transfer that carried a flight visit: linked, a child, or found by its keys. */
+function carrier(index: SpanIndex, visit: DecodedSpan): DecodedSpan | undefined {
+  for (const link of visit.links) {
+    const target = index.get(link.traceId, link.spanId);
+    if (target !== undefined && target.name === SPAN_GATHER_DEP) return target;
+  }
+  const child = index.childrenOf(visit).find((span) => span.name === SPAN_GATHER_DEP);
+  if (child !== undefined) return child;
+  // No link (capped away): the transfer that began as the flight did, listing this key.
+  const task = visit.parentSpanId === undefined ? undefined : index.get(visit.traceId, visit.parentSpanId);
+  const key = task === undefined ? undefined : task.attributes[ATTR_TASK_KEY];
+  return index.spans.find((span) => {
+    if (span.name !== SPAN_GATHER_DEP || span.startNanos !== visit.startNanos) return false;
+    const keys = span.attributes[ATTR_TRANSFER_KEYS];
+    return Array.isArray(keys) && keys.includes(key as string);
+  });
+}
+
+function addNode(nodes: BreakdownNode[], name: string, value: number, children: BreakdownNode[]): void {
+  const existing = nodes.find((node) => node.name === name);
+  if (existing === undefined) {
+    nodes.push({ name, seconds: value, children });
+    return;
+  }
+  existing.seconds += value;
+  for (const child of children) addNode(existing.children, child.name, child.seconds, child.children);
+}
+
+/** A few `task.key` values of the spans, for telling what a file holds. */
+export function keysInSpans(spans: readonly DecodedSpan[] | SpanIndex, limit = 10): { keys: string[]; total: number } {
+  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+  const keys = index.keys();
+  return { keys: keys.slice(0, limit), total: keys.length };
+}

@@ -1,0 +1,549 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { createRequire } from "node:module";
+import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { ALL_STATES } from "../model/states.js";
+import { formatBreakdown, formatSeconds } from "./format.js";
+import type { PrefixRow } from "./table.js";
+
+/**
+ * The HTML report: one self-contained page (ECharts inlined) with the per-prefix table, time by
+ * state per prefix, the execute / gather activity breakdowns, the waiting breakdown by dependent
+ * prefix and the slowest tasks' breakdowns. Every user-controlled string (keys, prefixes,
+ * activity and state names, titles) is escaped for HTML, and the chart data travels as JSON in a
+ * `<script type="application/json">` block with `<`, `>`, `&` and line separators escaped, so no
+ * name can end the block or start markup.
+ */
+
+/** Everything the report shows; plain JSON (NaN quantiles may be written as null). */
+export interface ReportData {
+  /** The page title. */
+  title: string;
+  /** When the data was taken, ISO 8601. */
+  generatedAt: string;
+  /** The workload's name, if a benchmark or example produced the data. */
+  workload?: string;
+  /** A line under the title. */
+  description?: string;
+  /** The per-prefix rows (src/report/table.ts): count, p50/p90/p99 of `durationOf`, seconds by state. */
+  prefixes: PrefixRow[];
+  /** What the quantiles measure. Default "executing". */
+  durationOf?: string;
+  /** task.execute.time by activity, seconds. */
+  execute: Record<string, number>;
+  /** task.gather.time by activity, seconds. */
+  gather: Record<string, number>;
+  /** task.wait.time by dependent prefix, then by activity, seconds. */
+  wait: Record<string, Record<string, number>>;
+  /** The slowest journeys' breakdowns (explain()), slowest first. */
+  slowest?: Breakdown[];
+}
+
+export interface RenderOptions {
+  /**
+   * Inline ECharts (read from the installed `echarts` package) so the page works offline.
+   * Default true; when false, or when `echarts` cannot be found, the page loads it from jsDelivr.
+   */
+  inlineEcharts?: boolean;
+}
+
+/** Where the page loads ECharts from when it cannot inline it. */
+export const ECHARTS_CDN = "https://cdn.jsdelivr.net/npm/echarts@6/dist/echarts.min.js";
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text made safe for HTML element content and quoted attribute values. */
+export function escapeHtml(text: unknown): string {
+  return String(text).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]);
+}
+
+/**
+ * JSON safe inside a `<script>` element: `<`, `>` and `&` as \u escapes (no `</script>`, no
+ * `<!--`), and U+2028 / U+2029 escaped. Non-finite numbers become null, as JSON has none.
+ */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === "number" && !Number.isFinite(item) ? null : item))
+    .replace(/</g, "\\u003c")
+    .replace(/>/g, "\\u003e")
+    .replace(/&/g, "\\u0026")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+}
+
+let echartsSource: string | null | undefined;
+
+/** The installed echarts.min.js, or null when the `echarts` package cannot be found. */
+function loadEcharts(): string | null {
+  if (echartsSource !== undefined) return echartsSource;
+  const require = createRequire(import.meta.url);
+  let file: string | undefined;
+  try {
+    file = require.resolve("echarts/dist/echarts.min.js");
+  } catch {
+    try {
+      file = path.join(path.dirname(require.resolve("echarts")), "echarts.min.js");
+    } catch {
+      file = undefined;
+    }
+  }
+  try {
+    echartsSource = file === undefined ? null : fs.readFileSync(file, "utf8");
+  } catch {
+    echartsSource = null;
+  }
+  return echartsSource;
+}
+
+const STATE_ORDER = new Map<string, number>(ALL_STATES.map((state, index) => [state, index]));
+
+function byLifecycle(a: string, b: string): number {
+  return (STATE_ORDER.get(a) ?? Number.MAX_SAFE_INTEGER) - (STATE_ORDER.get(b) ?? Number.MAX_SAFE_INTEGER) || a.localeCompare(b);
+}
+
+/** Largest first, `other` last: the order of the activity charts and tables. */
+function byShare([a, x]: [string, number], [b, y]: [string, number]): number {
+  return (a === "other" ? 1 : 0) - (b === "other" ? 1 : 0) || y - x || a.localeCompare(b);
+}
+
+function finite(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : Number.NaN;
+}
+
+/** The states with time in some row, in lifecycle order. */
+function statesOf(rows: readonly PrefixRow[]): string[] {
+  return [...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)))].sort(byLifecycle);
+}
+
+interface SunburstNode {
+  name: string;
+  value: number;
+  children?: SunburstNode[];
+}
+
+function sunburstNodes(nodes: readonly BreakdownNode[]): SunburstNode[] {
+  return nodes
+    .filter((node) => node.seconds > 0)
+    .map((node) => {
+      const children = sunburstNodes(node.children);
+      return children.length > 0 ? { name: node.name, value: node.seconds, children } : { name: node.name, value: node.seconds };
+    });
+}
+
+/** The data the page's charts draw, as embedded JSON. */
+function chartData(data: ReportData, states: readonly string[]) {
+  const prefixes = data.prefixes.map((row) => row.prefix);
+  const waitPrefixes = Object.keys(data.wait).sort(
+    (a, b) => sum(Object.values(data.wait[b])) - sum(Object.values(data.wait[a])) || a.localeCompare(b),
+  );
+  const waitActivities = [...new Set(waitPrefixes.flatMap((prefix) => Object.keys(data.wait[prefix])))]
+    .map((activity): [string, number] => [activity, sum(waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0))])
+    .filter(([, total]) => total > 0)
+    .sort(byShare)
+    .map(([activity]) => activity);
+  const slowest = data.slowest?.[0];
+  return {
+    states: {
+      prefixes,
+      series: states.map((state) => ({ name: state, data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0) })),
+    },
+    execute: activityEntries(data.execute),
+    gather: activityEntries(data.gather),
+    wait: {
+      prefixes: waitPrefixes,
+      series: waitActivities.map((activity) => ({ name: activity, data: waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0) })),
+    },
+    slowest: slowest === undefined ? null : { name: slowest.key, value: slowest.seconds, children: sunburstNodes(slowest.children) },
+  };
+}
+
+function activityEntries(seconds: Readonly<Record<string, number>>): Array<[string, number]> {
+  return Object.entries(seconds)
+    .map(([name, value]): [string, number] => [name, finite(value)])
+    .filter(([, value]) => value > 0)
+    .sort(byShare);
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const value of values) if (Number.isFinite(value)) total += value;
+  return total;
+}
+
+function prefixTable(data: ReportData, states: readonly string[]): string {
+  const durationOf = escapeHtml(data.durationOf ?? "executing");
+  const head =
+    `<tr class="group"><th></th><th></th><th colspan="3">${durationOf} duration</th>` +
+    (states.length > 0 ? `<th colspan="${states.length}">time by state</th>` : "") +
+    `</tr><tr><th class="name">prefix</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
+  const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds)))}</td>`;
+  const rows = data.prefixes.map(
+    (row) =>
+      `<tr><td class="name">${escapeHtml(row.prefix)}</td><td>${escapeHtml(String(row.count))}</td>${cell(row.p50)}${cell(row.p90)}${cell(row.p99)}` +
+      `${states.map((state) => cell(finite(row.stateSeconds[state]) || 0)).join("")}</tr>`,
+  );
+  const total =
+    data.prefixes.length === 0
+      ? `<tr><td class="name empty" colspan="${5 + states.length}">(no prefixes recorded)</td></tr>`
+      : `<tr class="total"><td class="name">total</td><td>${sum(data.prefixes.map((row) => row.count))}</td><td></td><td></td><td></td>` +
+        `${states.map((state) => cell(sum(data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0)))).join("")}</tr>`;
+  return `<table class="prefixes"><thead>${head}</thead><tbody>${rows.join("")}${total}</tbody></table>`;
+}
+
+function activityTable(seconds: Readonly<Record<string, number>>): string {
+  const entries = activityEntries(seconds);
+  if (entries.length === 0) return `<p class="empty">(nothing recorded)</p>`;
+  const total = sum(entries.map(([, value]) => value));
+  const rows = entries.map(
+    ([name, value]) =>
+      `<tr><td class="name">${escapeHtml(name)}</td><td>${escapeHtml(formatSeconds(value))}</td><td>${((value / total) * 100).toFixed(1)}%</td></tr>`,
+  );
+  return `<table class="activities"><tbody>${rows.join("")}<tr class="total"><td class="name">total</td><td>${escapeHtml(formatSeconds(total))}</td><td>100.0%</td></tr></tbody></table>`;
+}
+
+function slowestSection(slowest: readonly Breakdown[] | undefined): string {
+  if (slowest === undefined || slowest.length === 0) return `<p class="empty">(no journey breakdowns in the data)</p>`;
+  const [first, ...others] = slowest;
+  const more = others
+    .slice(0, 9)
+    .map(
+      (breakdown) =>
+        `<details><summary>${escapeHtml(breakdown.key)} — ${escapeHtml(formatSeconds(breakdown.seconds))}</summary><pre>${escapeHtml(formatBreakdown(breakdown))}</pre></details>`,
+    )
+    .join("");
+  return (
+    `<div class="slowest"><pre class="tree">${escapeHtml(formatBreakdown(first))}</pre><div class="chart" id="chart-slowest" style="height:460px"></div></div>` +
+    (more === "" ? "" : `<h3>Next slowest</h3>${more}`)
+  );
+}
+
+/** The page's own script: reads the embedded JSON and draws the charts. No user data in here. */
+const PAGE_SCRIPT = `
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("taskjourney-data").textContent);
+  var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  function esc(text) { return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
+  function seconds(s) {
+    if (s === null || !isFinite(s)) return "-";
+    if (s === 0) return "0 s";
+    if (s < 0.001) return (s * 1e6).toFixed(1) + " \\u00b5s";
+    if (s < 1) return (s * 1000).toFixed(1) + " ms";
+    return s.toFixed(1) + " s";
+  }
+  if (typeof echarts === "undefined") {
+    var charts = document.querySelectorAll(".chart");
+    for (var i = 0; i < charts.length; i++) charts[i].textContent = "(charts need ECharts, which could not be loaded)";
+    return;
+  }
+  var STATE_COLORS = {
+    waiting: "#f2a93b", fetch: "#c9a0dc", flight: "#9b6fc3", missing: "#e377c2", ready: "#6fa8dc",
+    constrained: "#3d85c6", executing: "#6aa84f", "long-running": "#38761d", resumed: "#b6d7a8",
+    cancelled: "#999999", rescheduled: "#bbbbbb", memory: "#76a5af", error: "#cc0000",
+    queued: "#a4c2f4", "no-worker": "#e06666", processing: "#93c47d", released: "#cccccc"
+  };
+  var all = [];
+  function chart(id, option, height) {
+    var element = document.getElementById(id);
+    if (!element) return;
+    if (height) element.style.height = height + "px";
+    var instance = echarts.init(element, null, { renderer: "canvas" });
+    instance.setOption(option);
+    all.push(instance);
+  }
+  function axisTooltip(params) {
+    var lines = [esc(params[0].axisValue)];
+    var total = 0;
+    params.forEach(function (p) { total += p.value || 0; });
+    params.forEach(function (p) {
+      if (!p.value) return;
+      lines.push(p.marker + esc(p.seriesName) + ": " + esc(seconds(p.value)) + " (" + (total > 0 ? (100 * p.value / total).toFixed(1) : "-") + "%)");
+    });
+    lines.push("total: " + esc(seconds(total)));
+    return lines.join("<br>");
+  }
+  function stacked(id, block, colors) {
+    if (block.prefixes.length === 0 || block.series.length === 0) {
+      document.getElementById(id).textContent = "(nothing recorded)";
+      document.getElementById(id).style.height = "auto";
+      return;
+    }
+    var height = Math.max(260, 34 * block.prefixes.length + 110);
+    chart(id, {
+      animation: false,
+      tooltip: { trigger: "axis", axisPointer: { type: "shadow" }, formatter: axisTooltip },
+      legend: { type: "scroll", top: 0 },
+      grid: { left: 8, right: 24, top: 40, bottom: 8, containLabel: true },
+      xAxis: { type: "value", axisLabel: { formatter: seconds } },
+      yAxis: { type: "category", inverse: true, data: block.prefixes, axisLabel: { width: 220, overflow: "truncate" } },
+      series: block.series.map(function (s) {
+        var series = { name: s.name, type: "bar", stack: "total", data: s.data, emphasis: { focus: "series" } };
+        if (colors && colors[s.name]) series.itemStyle = { color: colors[s.name] };
+        return series;
+      })
+    }, height);
+  }
+  function bars(id, entries, color) {
+    if (entries.length === 0) {
+      document.getElementById(id).textContent = "(nothing recorded)";
+      document.getElementById(id).style.height = "auto";
+      return;
+    }
+    var total = 0;
+    entries.forEach(function (e) { total += e[1]; });
+    chart(id, {
+      animation: false,
+      tooltip: { trigger: "item", formatter: function (p) { return esc(p.name) + ": " + esc(seconds(p.value)) + " (" + (100 * p.value / total).toFixed(1) + "%)"; } },
+      grid: { left: 8, right: 90, top: 8, bottom: 8, containLabel: true },
+      xAxis: { type: "value", axisLabel: { formatter: seconds } },
+      yAxis: { type: "category", inverse: true, data: entries.map(function (e) { return e[0]; }), axisLabel: { width: 160, overflow: "truncate" } },
+      series: [{
+        type: "bar", data: entries.map(function (e) { return e[1]; }), itemStyle: { color: color },
+        label: { show: true, position: "right", formatter: function (p) { return seconds(p.value) + "  " + (100 * p.value / total).toFixed(1) + "%"; } }
+      }]
+    }, Math.max(200, 30 * entries.length + 40));
+  }
+  stacked("chart-states", data.states, STATE_COLORS);
+  bars("chart-execute", data.execute, "#6aa84f");
+  bars("chart-gather", data.gather, "#9b6fc3");
+  stacked("chart-wait", data.wait, null);
+  if (data.slowest) {
+    var root = data.slowest;
+    root.children.forEach(function (state) { if (STATE_COLORS[state.name]) state.itemStyle = { color: STATE_COLORS[state.name] }; });
+    chart("chart-slowest", {
+      animation: false,
+      tooltip: { formatter: function (p) {
+        var path = (p.treePathInfo || []).slice(1).map(function (n) { return esc(n.name); }).join(" / ");
+        return (path || esc(p.name)) + ": " + esc(seconds(p.value));
+      } },
+      series: [{
+        type: "sunburst", data: root.children, radius: ["12%", "92%"], sort: null, nodeClick: "rootToNode",
+        label: { rotate: "radial", minAngle: 8, overflow: "truncate", width: 90 },
+        levels: [{}, { r0: "12%", r: "52%", label: { rotate: "tangential" } }, { r0: "52%", r: "90%", label: { align: "right" } }, { r0: "90%", r: "96%", label: { show: false } }]
+      }]
+    });
+  }
+  window.addEventListener("resize", function () { all.forEach(function (c) { c.resize(); }); });
+})();
+`;
+
+const STYLE = `
+  :root { color-scheme: light; }
+  body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2328; background: #f6f8fa; }
+  header { background: #24292f; color: #fff; padding: 18px 32px; }
+  header h1 { margin: 0; font-size: 22px; font-weight: 600; }
+  header .meta { color: #c9d1d9; margin-top: 4px; font-size: 13px; }
+  main { padding: 16px 32px 40px; max-width: 1400px; }
+  section { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 14px 18px; margin: 16px 0; }
+  h2 { font-size: 17px; margin: 0 0 10px; }
+  h3 { font-size: 14px; margin: 14px 0 6px; }
+  .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+  .grid section { margin: 0; }
+  table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+  th, td { padding: 4px 10px; text-align: right; white-space: nowrap; border-bottom: 1px solid #eaeef2; }
+  th { font-weight: 600; color: #57606a; font-size: 12px; }
+  tr.group th { border-bottom: none; text-align: center; font-weight: 500; }
+  .name { text-align: left; max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
+  tr.total td { font-weight: 600; border-top: 2px solid #d0d7de; }
+  .table-scroll { overflow-x: auto; }
+  .chart { width: 100%; height: 300px; }
+  pre { font: 12.5px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f6f8fa; border: 1px solid #eaeef2; border-radius: 6px; padding: 10px 12px; overflow-x: auto; margin: 0; }
+  .slowest { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }
+  details { margin: 6px 0; } summary { cursor: pointer; }
+  .empty { color: #57606a; font-style: italic; }
+  .note { color: #57606a; font-size: 12px; margin: 6px 0 0; }
+`;
+
+/** The report page for `data`, as one HTML string. */
+export function renderHtmlReport(data: ReportData, options: RenderOptions = {}): string {
+  const states = statesOf(data.prefixes);
+  const echartsCode = options.inlineEcharts === false ? null : loadEcharts();
+  const echartsTag =
+    echartsCode === null
+      ? `<!-- ECharts could not be inlined (the echarts package was not found, or inlining was turned off): loaded from jsDelivr, so the charts need network access. -->\n<script src="${ECHARTS_CDN}"></script>`
+      : `<!-- ECharts ${escapeHtml(echartsVersion())} (Apache-2.0), inlined so the page works offline. -->\n<script>${echartsCode.replace(/<\/script/gi, "<\\/script")}</script>`;
+  const meta = [
+    data.workload === undefined ? undefined : `workload ${escapeHtml(data.workload)}`,
+    `generated ${escapeHtml(data.generatedAt)}`,
+    `${data.prefixes.length} prefixes`,
+  ].filter((part) => part !== undefined);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="taskjourney">
+<title>${escapeHtml(data.title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>${escapeHtml(data.title)}</h1>
+<div class="meta">${meta.join(" · ")}</div>
+${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.description)}</div>`}
+</header>
+<main>
+<section id="prefixes">
+<h2>Per prefix</h2>
+<div class="table-scroll">${prefixTable(data, states)}</div>
+<p class="note">count and quantiles: visits to ${escapeHtml(data.durationOf ?? "executing")}; time by state: total seconds all tasks of the prefix spent in each state.</p>
+</section>
+<section id="states">
+<h2>Time by state per prefix</h2>
+<div class="chart" id="chart-states"></div>
+</section>
+<div class="grid">
+<section id="execute">
+<h2>Execute: where executing time went</h2>
+<div class="chart" id="chart-execute"></div>
+${activityTable(data.execute)}
+</section>
+<section id="gather">
+<h2>Gather: where transfer time went</h2>
+<div class="chart" id="chart-gather"></div>
+${activityTable(data.gather)}
+</section>
+</div>
+<section id="wait">
+<h2>Waiting: what dependents waited for, by dependent prefix</h2>
+<div class="chart" id="chart-wait"></div>
+</section>
+<section id="slowest">
+<h2>Slowest task${data.slowest !== undefined && data.slowest.length > 0 ? `: ${escapeHtml(data.slowest[0].key)}` : ""}</h2>
+${slowestSection(data.slowest)}
+</section>
+</main>
+<script type="application/json" id="taskjourney-data">${scriptJson(chartData(data, states))}</script>
+${echartsTag}
+<script>${PAGE_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+function echartsVersion(): string {
+  try {
+    const require = createRequire(import.meta.url);
+    const file = require.resolve("echarts/package.json");
+    return String((JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown }).version ?? "");
+  } catch {
+    return "";
+  }
+}
+
+// ---- reading report data ------------------------------------------------------------------------
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function secondsRecord(value: unknown, field: string): Record<string, number> {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw new TypeError(`${field} must be an object of seconds by name`);
+  const out: Record<string, number> = {};
+  for (const [name, seconds] of Object.entries(value)) {
+    if (seconds === null) continue;
+    if (typeof seconds !== "number") throw new TypeError(`${field}.${name} must be a number of seconds`);
+    out[name] = seconds;
+  }
+  return out;
+}
+
+function quantile(value: unknown): number {
+  return typeof value === "number" ? value : Number.NaN;
+}
+
+function prefixRows(value: unknown, field: string): PrefixRow[] {
+  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of {prefix, count, p50, p90, p99, stateSeconds}`);
+  return value.map((row: unknown, index) => {
+    if (!isRecord(row) || typeof row.prefix !== "string") throw new TypeError(`${field}[${index}] must have a string prefix`);
+    return {
+      prefix: row.prefix,
+      count: typeof row.count === "number" ? row.count : 0,
+      p50: quantile(row.p50),
+      p90: quantile(row.p90),
+      p99: quantile(row.p99),
+      stateSeconds: secondsRecord(row.stateSeconds, `${field}[${index}].stateSeconds`),
+    };
+  });
+}
+
+function breakdownNode(value: unknown, field: string): BreakdownNode {
+  if (!isRecord(value) || typeof value.name !== "string") throw new TypeError(`${field} must be {name, seconds, children}`);
+  return {
+    name: value.name,
+    seconds: typeof value.seconds === "number" ? value.seconds : Number.NaN,
+    children: Array.isArray(value.children) ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`)) : [],
+  };
+}
+
+function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of breakdowns`);
+  return value
+    .filter((item) => item !== null && item !== undefined)
+    .map((item: unknown, index) => {
+      if (!isRecord(item) || typeof item.key !== "string") throw new TypeError(`${field}[${index}] must be a breakdown with a string key`);
+      return {
+        key: item.key,
+        prefix: typeof item.prefix === "string" ? item.prefix : "",
+        instance: typeof item.instance === "string" ? item.instance : "",
+        seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
+        kind: typeof item.kind === "string" ? item.kind : "compute",
+        outcome: typeof item.outcome === "string" ? item.outcome : undefined,
+        children: Array.isArray(item.children) ? item.children.map((child, i) => breakdownNode(child, `${field}[${index}].children[${i}]`)) : [],
+      };
+    });
+}
+
+function waitRecord(value: unknown, field: string): Record<string, Record<string, number>> {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw new TypeError(`${field} must be an object: dependent prefix → activity → seconds`);
+  const out: Record<string, Record<string, number>> = {};
+  for (const [prefix, activities] of Object.entries(value)) out[prefix] = secondsRecord(activities, `${field}.${prefix}`);
+  return out;
+}
+
+/**
+ * ReportData from parsed JSON, checked: a ReportData object as written by JSON.stringify (NaN
+ * quantiles as null), or the cluster example's run summary (`{workload, description, report:
+ * {rows, execute, gather, waitByPrefix, slowest: [{breakdown}]}}`). Throws a TypeError naming
+ * the field that is wrong.
+ */
+export function reportDataFrom(json: unknown): ReportData {
+  if (!isRecord(json)) throw new TypeError("expected a JSON object: ReportData {title, generatedAt, prefixes, execute, gather, wait, slowest?}");
+  const generatedAt = typeof json.generatedAt === "string" ? json.generatedAt : new Date().toISOString();
+  const workload = typeof json.workload === "string" ? json.workload : undefined;
+  const description = typeof json.description === "string" ? json.description : undefined;
+  if (Array.isArray(json.prefixes)) {
+    return {
+      title: typeof json.title === "string" ? json.title : "taskjourney report",
+      generatedAt,
+      workload,
+      description,
+      prefixes: prefixRows(json.prefixes, "prefixes"),
+      durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
+      execute: secondsRecord(json.execute, "execute"),
+      gather: secondsRecord(json.gather, "gather"),
+      wait: waitRecord(json.wait, "wait"),
+      slowest: breakdowns(json.slowest, "slowest"),
+    };
+  }
+  const report = json.report;
+  if (isRecord(report) && Array.isArray(report.rows)) {
+    const slowest = Array.isArray(report.slowest) ? report.slowest.map((item: unknown) => (isRecord(item) ? item.breakdown : undefined)) : undefined;
+    return {
+      title: typeof json.title === "string" ? json.title : `taskjourney: ${workload ?? "cluster run"}`,
+      generatedAt,
+      workload,
+      description,
+      prefixes: prefixRows(report.rows, "report.rows"),
+      execute: secondsRecord(report.execute, "report.execute"),
+      gather: secondsRecord(report.gather, "report.gather"),
+      wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
+      slowest: breakdowns(slowest, "report.slowest[].breakdown"),
+    };
+  }
+  throw new TypeError(
+    "expected ReportData: {title, generatedAt, workload?, prefixes: [{prefix, count, p50, p90, p99, stateSeconds}], execute: {activity: s}, gather: {activity: s}, wait: {prefix: {activity: s}}, slowest?: [Breakdown]}",
+  );
+}

@@ -1,0 +1,216 @@
+import * as fs from "node:fs";
+
+/**
+ * Reading spans back from OTLP/JSON: the OpenTelemetry Collector's file exporter (one
+ * `ExportTraceServiceRequest` per line) or an OTLP/HTTP JSON request body. Both spellings of
+ * the same data are accepted:
+ *
+ * - trace and span ids as hex (the OTLP/JSON spec, the Collector, @opentelemetry/otlp-transformer's
+ *   JsonTraceSerializer) or as base64 (the protobuf JSON mapping some exporters use);
+ * - 64-bit integers (timestamps, `intValue`) as decimal strings (the Collector) or as numbers;
+ * - `scopeSpans` or the older `instrumentationLibrarySpans`.
+ */
+
+export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [key: string]: AttributeValue };
+export type Attributes = Record<string, AttributeValue>;
+
+/** One span, decoded into plain values; ids in lowercase hex. */
+export interface DecodedSpan {
+  traceId: string;
+  spanId: string;
+  /** The parent's span id, or undefined for a root span. */
+  parentSpanId: string | undefined;
+  name: string;
+  /** OTLP span kind: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
+  kind: number;
+  /** Unix epoch nanoseconds, exact. */
+  startNanos: bigint;
+  endNanos: bigint;
+  attributes: Attributes;
+  links: Array<{ traceId: string; spanId: string; attributes: Attributes }>;
+  /** OTLP status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
+  /** The attributes of the resource that emitted the span (service.name, service.instance.id). */
+  resource: Attributes;
+  /** The instrumentation scope's name ("taskjourney" for ours). */
+  scope: string;
+}
+
+/** Bad input, with where it was found; the CLI reports it as a data error. */
+export class OtlpJsonError extends Error {
+  override name = "OtlpJsonError";
+}
+
+const HEX = /^[0-9a-fA-F]*$/;
+
+/**
+ * A trace or span id as lowercase hex, whichever way it was written: hex of `bytes` bytes, or
+ * base64 of them. Empty or absent ids give "".
+ */
+export function decodeId(value: unknown, bytes: number): string {
+  if (typeof value !== "string" || value === "") return "";
+  if (value.length === bytes * 2 && HEX.test(value)) return value.toLowerCase();
+  const decoded = Buffer.from(value, "base64");
+  if (decoded.length === bytes) return decoded.toString("hex");
+  // Neither: keep it as written so that ids still match each other within one file.
+  return value.toLowerCase();
+}
+
+/** A uint64 nanosecond timestamp written as a string or a number (or {low, high} long bits). */
+function decodeNanos(value: unknown): bigint {
+  if (typeof value === "string" && /^\d+$/.test(value)) return BigInt(value);
+  if (typeof value === "number" && Number.isFinite(value)) return BigInt(Math.round(value));
+  if (value !== null && typeof value === "object" && "low" in value && "high" in value) {
+    const { low, high } = value as { low: number; high: number };
+    return (BigInt(high >>> 0) << 32n) + BigInt(low >>> 0);
+  }
+  return 0n;
+}
+
+function decodeNumber(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") {
+    // The protobuf JSON mapping spells non-finite doubles as strings.
+    if (value === "NaN") return Number.NaN;
+    if (value === "Infinity") return Number.POSITIVE_INFINITY;
+    if (value === "-Infinity") return Number.NEGATIVE_INFINITY;
+    const parsed = Number(value);
+    return parsed;
+  }
+  return Number.NaN;
+}
+
+/** An OTLP AnyValue as a plain value. */
+export function decodeAnyValue(value: unknown): AttributeValue {
+  if (value === null || typeof value !== "object") return null;
+  const any = value as Record<string, unknown>;
+  if ("stringValue" in any) return String(any.stringValue);
+  if ("boolValue" in any) return any.boolValue === true || any.boolValue === "true";
+  if ("intValue" in any) return decodeNumber(any.intValue);
+  if ("doubleValue" in any) return decodeNumber(any.doubleValue);
+  if ("arrayValue" in any) {
+    const values = (any.arrayValue as { values?: unknown[] } | null)?.values;
+    return Array.isArray(values) ? values.map(decodeAnyValue) : [];
+  }
+  if ("kvlistValue" in any) {
+    const values = (any.kvlistValue as { values?: unknown[] } | null)?.values;
+    return decodeAttributes(values);
+  }
+  if ("bytesValue" in any) return String(any.bytesValue);
+  return null;
+}
+
+/** OTLP KeyValue[] as a record. */
+export function decodeAttributes(list: unknown): Attributes {
+  const attributes: Attributes = {};
+  if (!Array.isArray(list)) return attributes;
+  for (const entry of list) {
+    if (entry === null || typeof entry !== "object") continue;
+    const { key, value } = entry as { key?: unknown; value?: unknown };
+    if (typeof key === "string") attributes[key] = decodeAnyValue(value);
+  }
+  return attributes;
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The spans of one ExportTraceServiceRequest (`{"resourceSpans": [...]}`), appended to `into`. */
+export function decodeTraceRequest(request: unknown, into: DecodedSpan[] = []): DecodedSpan[] {
+  if (request === null || typeof request !== "object") return into;
+  const resourceSpansList = asArray((request as { resourceSpans?: unknown }).resourceSpans);
+  for (const resourceSpans of resourceSpansList) {
+    if (resourceSpans === null || typeof resourceSpans !== "object") continue;
+    const rs = resourceSpans as { resource?: { attributes?: unknown }; scopeSpans?: unknown; instrumentationLibrarySpans?: unknown };
+    const resource = decodeAttributes(rs.resource?.attributes);
+    const scopes = [...asArray(rs.scopeSpans), ...asArray(rs.instrumentationLibrarySpans)];
+    for (const scopeSpans of scopes) {
+      if (scopeSpans === null || typeof scopeSpans !== "object") continue;
+      const ss = scopeSpans as { scope?: { name?: unknown }; instrumentationLibrary?: { name?: unknown }; spans?: unknown };
+      const scope = String(ss.scope?.name ?? ss.instrumentationLibrary?.name ?? "");
+      for (const span of asArray(ss.spans)) {
+        if (span === null || typeof span !== "object") continue;
+        const s = span as Record<string, unknown>;
+        const parent = decodeId(s.parentSpanId, 8);
+        const status = s.status as { code?: unknown } | undefined;
+        into.push({
+          traceId: decodeId(s.traceId, 16),
+          spanId: decodeId(s.spanId, 8),
+          parentSpanId: parent === "" || /^0+$/.test(parent) ? undefined : parent,
+          name: typeof s.name === "string" ? s.name : "",
+          kind: decodeKind(s.kind),
+          startNanos: decodeNanos(s.startTimeUnixNano),
+          endNanos: decodeNanos(s.endTimeUnixNano),
+          attributes: decodeAttributes(s.attributes),
+          links: asArray(s.links).map((link) => {
+            const l = (link ?? {}) as { traceId?: unknown; spanId?: unknown; attributes?: unknown };
+            return { traceId: decodeId(l.traceId, 16), spanId: decodeId(l.spanId, 8), attributes: decodeAttributes(l.attributes) };
+          }),
+          statusCode: decodeStatus(status?.code),
+          resource,
+          scope,
+        });
+      }
+    }
+  }
+  return into;
+}
+
+const KINDS = ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER"];
+const STATUSES = ["STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"];
+
+function decodeKind(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") return Math.max(0, KINDS.indexOf(value));
+  return 0;
+}
+
+function decodeStatus(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") return Math.max(0, STATUSES.indexOf(value));
+  return 0;
+}
+
+/**
+ * Every span of an OTLP/JSON text: JSON lines (one request per line, as the Collector's file
+ * exporter writes), or one JSON document holding a request or an array of requests.
+ */
+export function decodeOtlpJson(text: string, source = "input"): DecodedSpan[] {
+  const spans: DecodedSpan[] = [];
+  const trimmed = text.trim();
+  if (trimmed === "") return spans;
+  const lines = trimmed.split(/\r?\n/);
+  let lineError: { line: number; message: string } | undefined;
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index].trim();
+    if (line === "") continue;
+    try {
+      decodeDocument(JSON.parse(line), spans);
+    } catch (error) {
+      lineError = { line: index + 1, message: error instanceof Error ? error.message : String(error) };
+      break;
+    }
+  }
+  if (lineError === undefined) return spans;
+  // Not JSON lines: perhaps one pretty-printed document.
+  try {
+    return decodeDocument(JSON.parse(trimmed), []);
+  } catch {
+    throw new OtlpJsonError(`${source}: line ${lineError.line} is not JSON (${lineError.message}); expected OTLP/JSON trace requests, one per line`);
+  }
+}
+
+function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
+  if (Array.isArray(document)) {
+    for (const item of document) decodeTraceRequest(item, into);
+  } else {
+    decodeTraceRequest(document, into);
+  }
+  return into;
+}
+
+/** Reads and decodes an OTLP/JSON file (see decodeOtlpJson). */
+export function readOtlpJsonFile(path: string): DecodedSpan[] {
+  return decodeOtlpJson(fs.readFileSync(path, "utf8"), path);
+}

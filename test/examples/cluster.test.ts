@@ -1,0 +1,197 @@
+/**
+ * The cluster example end to end: a real scheduler process, real worker processes on loopback,
+ * piscina threads, TCP transfers and spill files. Each run is `node --import tsx main.ts` in a
+ * child process; everything it started is checked by PID at the end, and killed in afterAll
+ * should a test fail half way.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildGraph, evaluateLocally } from "../../examples/cluster/workloads.js";
+import type { RunSummary } from "../../examples/cluster/cluster.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const MAIN = path.join(ROOT, "examples/cluster/main.ts");
+
+interface Run {
+  child: ChildProcess;
+  outDir: string;
+}
+const runs: Run[] = [];
+
+/** Whether `pid` is a running process (a zombie waiting to be reaped is not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function pidsOf(outDir: string): { scheduler: number; workers: number[] } | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outDir, "pids.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function start(args: string[]): Run {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-cluster-test-"));
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args, "--out", outDir, "--quiet"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const run = { child, outDir };
+  runs.push(run);
+  return run;
+}
+
+function finished(run: Run, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  let output = "";
+  run.child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  run.child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      run.child.kill("SIGKILL");
+      reject(new Error(`the cluster did not finish within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    run.child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+  role: string;
+}
+
+function readSpans(outDir: string): OtlpSpan[] {
+  const directory = path.join(outDir, "otlp");
+  const spans: OtlpSpan[] = [];
+  for (const file of fs.readdirSync(directory).filter((name) => name.startsWith("traces-"))) {
+    for (const line of fs.readFileSync(path.join(directory, file), "utf8").split("\n")) {
+      if (line.trim() === "") continue;
+      for (const resourceSpans of JSON.parse(line).resourceSpans) {
+        const role = resourceSpans.resource.attributes.find((a: { key: string }) => a.key === "taskjourney.role")?.value.stringValue;
+        for (const scope of resourceSpans.scopeSpans) for (const span of scope.spans) spans.push({ ...span, role });
+      }
+    }
+  }
+  return spans;
+}
+
+function attribute(span: OtlpSpan, key: string): unknown {
+  const value = span.attributes.find((a) => a.key === key)?.value;
+  if (value === undefined) return undefined;
+  const [first] = Object.values(value);
+  return typeof first === "string" && /^\d+$/.test(first) && "intValue" in value ? Number(first) : first;
+}
+
+afterAll(async () => {
+  for (const run of runs) {
+    const pids = pidsOf(run.outDir);
+    for (const pid of [...(pids?.workers ?? []), run.child.pid ?? -1]) {
+      if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
+    }
+    fs.rmSync(run.outDir, { recursive: true, force: true });
+  }
+});
+
+describe("the cluster example", () => {
+  it("computes a small reduction right, with real transfers in its spans, spilling, and no process left behind", async () => {
+    const options = { size: 120, seed: 7, length: 4096 };
+    const run = start([
+      "--workload", "reduction",
+      "--size", String(options.size),
+      "--length", String(options.length),
+      "--seed", String(options.seed),
+      "--workers", "3",
+      "--threads", "2",
+      "--memory-limit", "64k",
+      "--trace-ratio", "1",
+    ]);
+    const { code, output } = await finished(run, 60_000);
+    expect(code, output).toBe(0);
+    const summary = JSON.parse(fs.readFileSync(path.join(run.outDir, "summary.json"), "utf8")) as RunSummary;
+
+    // The answer is the graph's, evaluated here in-process with the same functions.
+    expect(summary.result).toBe(evaluateLocally(buildGraph("reduction", options)));
+    expect(summary.tasks).toBe(buildGraph("reduction", options).tasks.length);
+
+    // Spans: gather_dep transfers with their bytes, and the worker journeys nested under the
+    // scheduler's (trace context went scheduler → worker in compute-task).
+    const spans = readSpans(run.outDir);
+    const gathers = spans.filter((span) => span.name === "gather_dep");
+    expect(gathers.length).toBeGreaterThan(0);
+    const transferred = gathers.filter((span) => (attribute(span, "transfer.bytes") as number) > 0 && attribute(span, "transfer.outcome") === "ok");
+    expect(transferred.length).toBeGreaterThan(0);
+    expect(gathers.every((span) => span.kind === 3 && span.role === "worker")).toBe(true);
+    expect(attribute(transferred[0], "transfer.peer")).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    const schedulerSpans = new Map(spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]));
+    const nested = spans.filter((span) => span.role === "worker" && span.name.startsWith("task ") && schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId);
+    expect(nested.length).toBeGreaterThan(0);
+    expect(schedulerSpans.get(nested[0].parentSpanId!)!.name).toBe("processing");
+
+    // A 64 KiB limit against 32 KiB arrays: values spill to disk and come back when used.
+    const counters = summary.report.workers.map((worker) => worker.counters);
+    expect(counters.reduce((sum, c) => sum + c.spilled, 0)).toBeGreaterThan(0);
+    expect(counters.reduce((sum, c) => sum + c.unspilled, 0)).toBeGreaterThan(0);
+    expect(summary.report.execute["disk-read"]).toBeGreaterThan(0);
+    expect((summary.report.execute["disk-write"] ?? 0) + (summary.report.gather["disk-write"] ?? 0)).toBeGreaterThan(0);
+    expect(summary.report.gatherBytes.ok).toBeGreaterThan(0);
+
+    // The scheduler decided with live statistics once a prefix had some.
+    expect(summary.decisions.total).toBe(summary.tasks);
+    expect(summary.decisions.informed).toBeGreaterThan(0);
+
+    // The report: per-prefix rows, an explain of the slowest task, OTLP metric files.
+    expect(summary.report.rows.map((row) => row.prefix).sort()).toEqual(["arange", "final-sum", "square", "sum"]);
+    expect(summary.slowestExplain).toMatch(/spent .* on worker tcp:\/\//);
+    expect(fs.readdirSync(path.join(run.outDir, "otlp")).filter((name) => name.startsWith("metrics-worker-"))).toHaveLength(3);
+
+    // Every process is gone.
+    const pids = pidsOf(run.outDir)!;
+    expect(pids.workers).toHaveLength(3);
+    for (const pid of [...pids.workers, pids.scheduler]) expect(alive(pid), `pid ${pid}`).toBe(false);
+  });
+
+  it("leaves no worker behind when the scheduler process is killed", async () => {
+    const run = start(["--workload", "reduction", "--size", "5000", "--workers", "2", "--no-telemetry"]);
+    const exited = finished(run, 60_000);
+    await until(() => pidsOf(run.outDir) !== undefined, 30_000, "the workers to be started");
+    const { workers } = pidsOf(run.outDir)!;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    run.child.kill("SIGKILL");
+    await exited;
+    await until(() => workers.every((pid) => !alive(pid)), 15_000, `workers ${workers.join(", ")} to exit`);
+  });
+});

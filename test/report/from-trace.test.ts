@@ -1,0 +1,304 @@
+/**
+ * explain() from a trace file: journeys run with a fake clock through real TaskJourneys and the
+ * real SDK, their finished spans serialized to OTLP/JSON exactly as the OTLP/HTTP JSON exporter
+ * does (otlp-transformer's JsonTraceSerializer), written as JSON lines like the Collector's file
+ * exporter, read back, and rebuilt: the Breakdown must be the one explain() gives.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { TaskJourneys, type Breakdown, type BreakdownNode, type TaskJourneysOptions } from "../../src/index.js";
+import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "../../src/report/from-trace.js";
+import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
+import { formatBreakdown } from "../../src/report/format.js";
+import { FakeClock } from "../helpers/clock.js";
+
+const ORIGIN = 1_700_000_000;
+const WORKER = "tcp://10.0.0.7:40001";
+const PEER_1 = "tcp://10.0.0.8:40001";
+const PEER_2 = "tcp://10.0.0.9:40001";
+const SCHEDULER = "tcp://10.0.0.1:8786";
+
+const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-from-trace-"));
+afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+interface Process {
+  journeys: TaskJourneys;
+  exporter: InMemorySpanExporter;
+  clock: FakeClock;
+}
+
+function process_(clock: FakeClock, options: TaskJourneysOptions): Process {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ "service.name": "taskjourney-test", "service.instance.id": options.instance ?? "" }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const journeys = new TaskJourneys({ clock: clock.now, timeOrigin: ORIGIN, tracerProvider: provider, ...options });
+  return { journeys, exporter, clock };
+}
+
+/** One OTLP/JSON request per line, as the Collector's file exporter writes them. */
+function jsonLines(batches: ReadableSpan[][]): string {
+  const decoder = new TextDecoder();
+  return batches.map((spans) => decoder.decode(JsonTraceSerializer.serializeRequest(spans))).join("\n") + "\n";
+}
+
+function writeFile(name: string, text: string): string {
+  const file = path.join(directory, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** Same names in the same order, seconds within 1e-6, all the way down. */
+function expectSameNodes(actual: BreakdownNode[], expected: BreakdownNode[], where: string): void {
+  expect(actual.map((node) => node.name), where).toEqual(expected.map((node) => node.name));
+  expected.forEach((node, index) => {
+    expect(Math.abs(actual[index].seconds - node.seconds), `${where}/${node.name}: ${actual[index].seconds} vs ${node.seconds}`).toBeLessThan(1e-6);
+    expectSameNodes(actual[index].children, node.children, `${where}/${node.name}`);
+  });
+}
+
+function expectSameBreakdown(actual: Breakdown | undefined, expected: Breakdown | undefined): void {
+  expect(expected).toBeDefined();
+  expect(actual).toBeDefined();
+  const { children: actualChildren, seconds: actualSeconds, ...actualHead } = actual!;
+  const { children: expectedChildren, seconds: expectedSeconds, ...expectedHead } = expected!;
+  expect(actualHead).toEqual(expectedHead);
+  expect(Math.abs(actualSeconds - expectedSeconds)).toBeLessThan(1e-6);
+  expectSameNodes(actualChildren, expectedChildren, expected!.key);
+  // And so the same text (once float noise below a microsecond cannot flip a rounding).
+  expect(formatBreakdown(rounded(actual!))).toBe(formatBreakdown(rounded(expected!)));
+}
+
+function rounded<T extends Breakdown | BreakdownNode>(node: T): T {
+  return { ...node, seconds: Math.round(node.seconds * 1e6) / 1e6, children: node.children.map(rounded) };
+}
+
+/**
+ * A worker: sum-1 waits for a-1, a-2 (one transfer from peer 1, nested activities, spilled) and
+ * a-3 (a busy transfer from peer 2, then a good one); then ready, then executing with
+ * deserialize twice, unspill(disk-read), a metered `compute` holding thread digests, top-level
+ * thread digests, serialize. inc-1 runs with no dependencies; bad-1 fails while executing.
+ */
+function workerScenario(options: TaskJourneysOptions = {}): Process {
+  const clock = new FakeClock(100);
+  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, ...options });
+  const { journeys } = worker;
+
+  journeys.transition("sum-1", "released", "waiting");
+  journeys.dependencies("sum-1", ["a-1", "a-2", "a-3"]);
+  for (const key of ["a-1", "a-2", "a-3"]) journeys.transition(key, "released", "fetch");
+  clock.set(100.5);
+  const first = journeys.gather(PEER_1, ["a-1", "a-2"], 3000);
+  const busy = journeys.gather(PEER_2, ["a-3"], 1000);
+  first.meter("connect", () => clock.advance(0.25));
+  busy.meter("connect", () => clock.advance(0.125));
+  busy.end("busy");
+  first.meter("network", () => {
+    clock.advance(0.5);
+    first.meter("decompress", () => clock.advance(0.25));
+  });
+  first.meter("deserialize", () => clock.advance(0.375));
+  first.meter("spill", () => {
+    first.meter("serialize", () => clock.advance(0.125));
+    first.meter("disk-write", () => clock.advance(0.25));
+  });
+  clock.advance(0.0625);
+  first.end("ok");
+  clock.advance(0.5);
+  journeys.transition("a-3", "fetch", "flight");
+  const second = journeys.gather(PEER_2, ["a-3"], 1000);
+  second.meter("connect", () => clock.advance(0.0625));
+  second.meter("network", () => clock.advance(1.5));
+  second.end("ok");
+  clock.advance(0.25);
+  journeys.transition("sum-1", "waiting", "ready");
+  clock.advance(0.75);
+  journeys.transition("sum-1", "ready", "executing");
+  const ledger = journeys.execute("sum-1");
+  ledger.meter("deserialize", () => clock.advance(0.125));
+  ledger.meter("unspill", () => {
+    clock.advance(0.0625);
+    ledger.meter("disk-read", () => clock.advance(0.25));
+  });
+  ledger.meter("deserialize", () => clock.advance(0.0625));
+  ledger.meter("compute", () => {
+    clock.advance(1);
+    ledger.digest("thread-cpu", 0.75);
+    ledger.digest("thread-noncpu", 0.125);
+  });
+  clock.advance(2);
+  ledger.digest("thread-cpu", 1.5);
+  ledger.digest("thread-noncpu", 0.25);
+  ledger.meter("serialize", () => clock.advance(0.1));
+  clock.advance(0.03);
+  ledger.end("memory");
+
+  // No dependencies: waiting is all `dependencies`.
+  journeys.transition("inc-1", "released", "waiting");
+  clock.advance(0.5);
+  journeys.transition("inc-1", "waiting", "ready");
+  clock.advance(0.25);
+  const inc = journeys.execute("inc-1");
+  clock.advance(0.4);
+  inc.digest("thread-cpu", 0.3);
+  inc.digest("thread-noncpu", 0.1);
+  inc.end("memory");
+
+  // A failure while executing, with only a cpu digest.
+  journeys.transition("bad-1", "released", "waiting");
+  journeys.transition("bad-1", "waiting", "ready");
+  clock.advance(0.125);
+  const bad = journeys.execute("bad-1");
+  bad.meter("deserialize", () => clock.advance(0.25));
+  clock.advance(0.5);
+  bad.digest("thread-cpu", 0.5);
+  bad.end("error");
+  return worker;
+}
+
+/** The scheduler's journey of sum-1, in its own process (another resource, another line of the file). */
+function schedulerScenario(): Process {
+  const clock = new FakeClock(99);
+  const scheduler = process_(clock, { role: "scheduler", instance: SCHEDULER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+  const { journeys } = scheduler;
+  journeys.transition("sum-1", "released", "waiting");
+  clock.advance(0.25);
+  journeys.transition("sum-1", "waiting", "queued");
+  clock.advance(0.5);
+  journeys.transition("sum-1", "queued", "processing");
+  clock.set(108);
+  journeys.transition("sum-1", "processing", "memory");
+  return scheduler;
+}
+
+describe("breakdownFromSpans: explain() rebuilt from an OTLP/JSON trace file", () => {
+  const worker = workerScenario();
+  const scheduler = schedulerScenario();
+  const file = writeFile(
+    "spans.jsonl",
+    jsonLines([worker.exporter.getFinishedSpans(), scheduler.exporter.getFinishedSpans()]),
+  );
+  const spans = readOtlpJsonFile(file);
+
+  it("reads every span of every line", () => {
+    expect(spans.length).toBe(worker.exporter.getFinishedSpans().length + scheduler.exporter.getFinishedSpans().length);
+    const root = spans.find((span) => span.name === "task sum" && span.attributes["task.role"] === "worker")!;
+    expect(root.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(root.spanId).toMatch(/^[0-9a-f]{16}$/);
+    expect(root.resource["service.instance.id"]).toBe(WORKER);
+    expect(root.startNanos).toBe(BigInt(ORIGIN + 100) * 1_000_000_000n);
+  });
+
+  it("the compute journey with apportioned waiting, nested activities and thread digests", () => {
+    const expected = worker.journeys.explain("sum-1");
+    expectSameBreakdown(breakdownFromSpans(spans, "sum-1"), expected);
+    // The tree has what the scenario put in it (so the comparison compares something).
+    const executing = expected!.children.find((node) => node.name === "executing")!;
+    expect(executing.children.map((node) => node.name)).toEqual([
+      "deserialize",
+      "unspill",
+      "compute",
+      "thread-cpu",
+      "thread-noncpu",
+      "serialize",
+      "other",
+    ]);
+    expect(executing.children.find((node) => node.name === "compute")!.children.map((node) => node.name)).toEqual([
+      "thread-cpu",
+      "thread-noncpu",
+      "other",
+    ]);
+  });
+
+  it("a journey without dependencies, and a failed one", () => {
+    expectSameBreakdown(breakdownFromSpans(spans, "inc-1"), worker.journeys.explain("inc-1"));
+    expectSameBreakdown(breakdownFromSpans(spans, "bad-1"), worker.journeys.explain("bad-1"));
+    expect(breakdownFromSpans(spans, "bad-1")!.outcome).toBe("error");
+  });
+
+  it("fetch journeys: each key's even share of the transfer that carried it, busy lumps included", () => {
+    for (const key of ["a-1", "a-2", "a-3"]) {
+      expectSameBreakdown(breakdownFromSpans(spans, key, { kind: "fetch" }), worker.journeys.explain(key));
+      expectSameBreakdown(breakdownFromSpans(spans, key), worker.journeys.explain(key));
+    }
+  });
+
+  it("the scheduler's journey of the same key, on its own resource", () => {
+    expectSameBreakdown(breakdownFromSpans(spans, "sum-1", { kind: "scheduler" }), scheduler.journeys.explain("sum-1"));
+    expect(breakdownFromSpans(spans, "sum-1", { kind: "scheduler" })!.instance).toBe(SCHEDULER);
+    expect(breakdownFromSpans(spans, "sum-1", { instance: SCHEDULER })!.kind).toBe("scheduler");
+  });
+
+  it("every journey of a key, in start order; unknown keys give nothing", () => {
+    const all = breakdownsFromSpans(spans, "sum-1");
+    expect(all.map((breakdown) => `${breakdown.kind}@${breakdown.instance}`)).toEqual([`scheduler@${SCHEDULER}`, `compute@${WORKER}`]);
+    expect(breakdownFromSpans(spans, "nope-1")).toBeUndefined();
+    expect(breakdownsFromSpans(spans, "nope-1")).toEqual([]);
+    const { keys, total } = keysInSpans(new SpanIndex(spans), 3);
+    expect(keys).toHaveLength(3);
+    expect(total).toBe(6);
+  });
+
+  it("journeys emitted retroactively (tail-kept at their end) rebuild the same", () => {
+    const tail = workerScenario({ sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: true } });
+    const tailSpans = decodeOtlpJson(jsonLines([tail.exporter.getFinishedSpans()]));
+    // Only the failed journey is kept.
+    expect(new Set(tailSpans.filter((span) => span.name.startsWith("task ")).map((span) => span.attributes["task.key"]))).toEqual(new Set(["bad-1"]));
+    expectSameBreakdown(breakdownFromSpans(tailSpans, "bad-1"), tail.journeys.explain("bad-1"));
+  });
+});
+
+describe("OTLP/JSON spellings", () => {
+  const worker = workerScenario();
+  const request = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(worker.exporter.getFinishedSpans()))) as {
+    resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>;
+  };
+
+  /** The protobuf JSON mapping: base64 ids, 64-bit integers as strings, enums by name. */
+  function protobufStyle(value: unknown, key = ""): unknown {
+    if (Array.isArray(value)) return value.map((item) => protobufStyle(item));
+    if (value !== null && typeof value === "object") {
+      return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, protobufStyle(item, name)]));
+    }
+    if (typeof value === "string" && (key === "traceId" || key === "spanId" || key === "parentSpanId")) return Buffer.from(value, "hex").toString("base64");
+    if (key === "intValue" || key === "startTimeUnixNano" || key === "endTimeUnixNano") return String(value);
+    if (key === "kind" && typeof value === "number") return ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT"][value];
+    return value;
+  }
+
+  it("base64 ids and string integers (protobuf JSON mapping) decode to the same spans", () => {
+    const hex = decodeOtlpJson(JSON.stringify(request));
+    const base64 = decodeOtlpJson(JSON.stringify(protobufStyle(request)));
+    expect(base64).toEqual(hex);
+    expectSameBreakdown(breakdownFromSpans(base64, "sum-1"), worker.journeys.explain("sum-1"));
+  });
+
+  it("one pretty-printed document, or an array of requests", () => {
+    const pretty = decodeOtlpJson(JSON.stringify(request, null, 2));
+    const array = decodeOtlpJson(JSON.stringify([request, request]));
+    expect(pretty.length).toBe(worker.exporter.getFinishedSpans().length);
+    expect(array.length).toBe(2 * pretty.length);
+  });
+
+  it("ids: hex as is (lowercased), base64 to hex; text that is not JSON is an error naming the line", () => {
+    expect(decodeId("0AF7651916CD43DD8448EB211C80319C", 16)).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(decodeId(Buffer.from("b7ad6b7169203331", "hex").toString("base64"), 8)).toBe("b7ad6b7169203331");
+    expect(() => decodeOtlpJson('{"resourceSpans": []}\nnot json\n', "file.jsonl")).toThrow(/file\.jsonl: line 2 is not JSON/);
+    expect(decodeOtlpJson("\n\n")).toEqual([]);
+  });
+
+  it("a waiting span without task.wait.* attributes falls back to one `dependencies` node", () => {
+    const spans: DecodedSpan[] = decodeOtlpJson(JSON.stringify(request)).map((span) =>
+      span.name === "waiting" ? { ...span, attributes: Object.fromEntries(Object.entries(span.attributes).filter(([name]) => !name.startsWith("task.wait."))) } : span,
+    );
+    const breakdown = breakdownFromSpans(spans, "sum-1")!;
+    const waiting = breakdown.children.find((node) => node.name === "waiting")!;
+    expect(waiting.children).toEqual([{ name: "dependencies", seconds: waiting.seconds, children: [] }]);
+  });
+});
