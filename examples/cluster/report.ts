@@ -115,6 +115,8 @@ export function histogramQuantile(h: HistogramData, q: number): number {
 export interface ClusterReport {
   /** Worker journeys per prefix: quantiles of executing, time by state. */
   rows: PrefixRow[];
+  /** Worker state durations per (prefix, state), merged across workers: any quantile, or a plot. */
+  durations: Array<{ prefix: string; state: string; histogram: HistogramData }>;
   /** Scheduler time per prefix and state (queued, processing, …), when the scheduler was traced. */
   schedulerRows: PrefixRow[];
   execute: Record<string, number>;
@@ -161,10 +163,24 @@ function rowsOf(totals: TelemetryTotals[], measured: string): PrefixRow[] {
   return rows.sort((a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0));
 }
 
+function mergedDurations(totals: TelemetryTotals[]): Array<{ prefix: string; state: string; histogram: HistogramData }> {
+  const groups = new Map<string, { prefix: string; state: string; histograms: HistogramData[] }>();
+  for (const total of totals) {
+    for (const { prefix, state, histogram } of total.durations) {
+      const id = `${prefix}\u0000${state}`;
+      let group = groups.get(id);
+      if (group === undefined) groups.set(id, (group = { prefix, state, histograms: [] }));
+      group.histograms.push(histogram);
+    }
+  }
+  return [...groups.values()].map(({ prefix, state, histograms }) => ({ prefix, state, histogram: mergeHistograms(histograms) }));
+}
+
 export function aggregate(workers: readonly WorkerSummary[], scheduler: TelemetryTotals | undefined): ClusterReport {
   const totals = workers.flatMap((worker) => (worker.telemetry === undefined ? [] : [worker.telemetry]));
   const report: ClusterReport = {
     rows: rowsOf(totals, "executing"),
+    durations: mergedDurations(totals),
     schedulerRows: scheduler === undefined ? [] : rowsOf([scheduler], "processing"),
     execute: {},
     gather: {},

@@ -122,7 +122,9 @@ import { TailSampler } from "./tail-sampling.js";
  * `thread.cpu_time` / `thread.noncpu_time` attributes; at top level, they become one `run` span
  * ending at the latest digest and lasting their sum. The `other` remainder is a gap, not a span.
  * Fetch journeys carry only per-key shares of their transfer's activities, which the gather_dep
- * span shows in full, so their state spans have no activity children.
+ * span shows in full, so their state spans have no activity children. A compute journey's waiting
+ * span carries the apportioned breakdown of the wait (what explain() shows) as
+ * `task.wait.<activity>` = seconds attributes.
  */
 
 export interface SpanBridgeOptions {

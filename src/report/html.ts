@@ -29,6 +29,10 @@ export interface ReportData {
   prefixes: PrefixRow[];
   /** What the quantiles measure. Default "executing". */
   durationOf?: string;
+  /** The scheduler's per-prefix rows (quantiles of `schedulerDurationOf`), shown when present. */
+  schedulerPrefixes?: PrefixRow[];
+  /** What the scheduler rows' quantiles measure. Default "processing". */
+  schedulerDurationOf?: string;
   /** task.execute.time by activity, seconds. */
   execute: Record<string, number>;
   /** task.gather.time by activity, seconds. */
@@ -169,24 +173,34 @@ function sum(values: readonly number[]): number {
   return total;
 }
 
-function prefixTable(data: ReportData, states: readonly string[]): string {
-  const durationOf = escapeHtml(data.durationOf ?? "executing");
+function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states: readonly string[]): string {
+  const durationOf = escapeHtml(durationOfState);
   const head =
     `<tr class="group"><th></th><th></th><th colspan="3">${durationOf} duration</th>` +
     (states.length > 0 ? `<th colspan="${states.length}">time by state</th>` : "") +
     `</tr><tr><th class="name">prefix</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
   const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds)))}</td>`;
-  const rows = data.prefixes.map(
+  const lines = rows.map(
     (row) =>
       `<tr><td class="name">${escapeHtml(row.prefix)}</td><td>${escapeHtml(String(row.count))}</td>${cell(row.p50)}${cell(row.p90)}${cell(row.p99)}` +
       `${states.map((state) => cell(finite(row.stateSeconds[state]) || 0)).join("")}</tr>`,
   );
   const total =
-    data.prefixes.length === 0
+    rows.length === 0
       ? `<tr><td class="name empty" colspan="${5 + states.length}">(no prefixes recorded)</td></tr>`
-      : `<tr class="total"><td class="name">total</td><td>${sum(data.prefixes.map((row) => row.count))}</td><td></td><td></td><td></td>` +
-        `${states.map((state) => cell(sum(data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0)))).join("")}</tr>`;
-  return `<table class="prefixes"><thead>${head}</thead><tbody>${rows.join("")}${total}</tbody></table>`;
+      : `<tr class="total"><td class="name">total</td><td>${sum(rows.map((row) => row.count))}</td><td></td><td></td><td></td>` +
+        `${states.map((state) => cell(sum(rows.map((row) => finite(row.stateSeconds[state]) || 0)))).join("")}</tr>`;
+  return `<table class="prefixes"><thead>${head}</thead><tbody>${lines.join("")}${total}</tbody></table>`;
+}
+
+function schedulerSection(data: ReportData): string {
+  const rows = data.schedulerPrefixes;
+  if (rows === undefined || rows.length === 0) return "";
+  const durationOf = data.schedulerDurationOf ?? "processing";
+  return (
+    `<h3>On the scheduler</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows))}</div>` +
+    `<p class="note">count and quantiles: visits to ${escapeHtml(durationOf)} on the scheduler.</p>`
+  );
 }
 
 function activityTable(seconds: Readonly<Record<string, number>>): string {
@@ -384,8 +398,9 @@ ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.des
 <main>
 <section id="prefixes">
 <h2>Per prefix</h2>
-<div class="table-scroll">${prefixTable(data, states)}</div>
+<div class="table-scroll">${prefixTable(data.prefixes, data.durationOf ?? "executing", states)}</div>
 <p class="note">count and quantiles: visits to ${escapeHtml(data.durationOf ?? "executing")}; time by state: total seconds all tasks of the prefix spent in each state.</p>
+${schedulerSection(data)}
 </section>
 <section id="states">
 <h2>Time by state per prefix</h2>
@@ -522,6 +537,8 @@ export function reportDataFrom(json: unknown): ReportData {
       description,
       prefixes: prefixRows(json.prefixes, "prefixes"),
       durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
+      schedulerPrefixes: json.schedulerPrefixes === undefined || json.schedulerPrefixes === null ? undefined : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
+      schedulerDurationOf: typeof json.schedulerDurationOf === "string" ? json.schedulerDurationOf : undefined,
       execute: secondsRecord(json.execute, "execute"),
       gather: secondsRecord(json.gather, "gather"),
       wait: waitRecord(json.wait, "wait"),
@@ -537,6 +554,7 @@ export function reportDataFrom(json: unknown): ReportData {
       workload,
       description,
       prefixes: prefixRows(report.rows, "report.rows"),
+      schedulerPrefixes: Array.isArray(report.schedulerRows) ? prefixRows(report.schedulerRows, "report.schedulerRows") : undefined,
       execute: secondsRecord(report.execute, "report.execute"),
       gather: secondsRecord(report.gather, "report.gather"),
       wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
@@ -544,6 +562,6 @@ export function reportDataFrom(json: unknown): ReportData {
     };
   }
   throw new TypeError(
-    "expected ReportData: {title, generatedAt, workload?, prefixes: [{prefix, count, p50, p90, p99, stateSeconds}], execute: {activity: s}, gather: {activity: s}, wait: {prefix: {activity: s}}, slowest?: [Breakdown]}",
+    "expected ReportData: {title, generatedAt, workload?, prefixes: [{prefix, count, p50, p90, p99, stateSeconds}], execute: {activity: s}, gather: {activity: s}, wait: {prefix: {activity: s}}, slowest?: [Breakdown]}, or the cluster example's summary {report: {rows, ...}}",
   );
 }

@@ -256,7 +256,7 @@ function end(
       const mapped = map.call(self, result, error);
       if (mapped !== undefined) {
         if (ending.outcomes.includes(mapped as string)) outcome = mapped as string;
-        else throw new TypeError(`returned ${JSON.stringify(mapped) ?? String(mapped)}, not one of ${ending.outcomes.join(", ")}`);
+        else throw new TypeError(`returned ${show(mapped)}, not one of ${ending.outcomes.join(", ")}`);
       }
     } catch (mapperError) {
       report(ending.journeys, EXTRACTOR_ERROR, ending.outcomeSite, mapperError);
@@ -270,13 +270,14 @@ function end(
   return undefined;
 }
 
-type Ledger = { run<R>(work: () => R): R; end(outcome?: never): void };
+/** An execute or gather ledger, as the wrappers use it. */
+type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never): void };
 
 /**
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
  * settlement of a returned promise. Results and errors pass through unchanged.
  */
-function runInLedger(ending: Ending, ledger: Ledger, original: AnyFunction, self: unknown, args: unknown[]): unknown {
+function runInLedger(ending: Ending, ledger: OpenLedger, original: AnyFunction, self: unknown, args: unknown[]): unknown {
   let result: unknown;
   try {
     result = ledger.run(() => Reflect.apply(original, self, args));
@@ -286,17 +287,25 @@ function runInLedger(ending: Ending, ledger: Ledger, original: AnyFunction, self
     throw error;
   }
   if (isThenable(result)) {
-    return result.then(
-      (value) => {
-        const thrown = end(ending, ledger, self, value, undefined, false);
-        if (thrown !== undefined) throw thrown;
-        return value;
-      },
-      (error: unknown) => {
-        end(ending, ledger, self, undefined, error, true);
-        throw error;
-      },
-    );
+    let settled: PromiseLike<unknown>;
+    try {
+      settled = result.then(
+        (value) => {
+          const thrown = end(ending, ledger, self, value, undefined, false);
+          if (thrown !== undefined) throw thrown;
+          return value;
+        },
+        (error: unknown) => {
+          end(ending, ledger, self, undefined, error, true);
+          throw error;
+        },
+      );
+    } catch {
+      // A thenable whose then() throws: not one to wait for. Return it as it is.
+      end(ending, ledger, self, result, undefined, false);
+      return result;
+    }
+    return settled;
   }
   const thrown = end(ending, ledger, self, result, undefined, false);
   if (thrown !== undefined) throw thrown;
@@ -321,9 +330,9 @@ function executeWrapper(site: Site, spec: { key: Extract; outcome?: Ending["outc
       if (!on.active) return Reflect.apply(original, this, args);
       const k = extract(journeys, key, this, args, keySite);
       if (k === FAILED || k === undefined) return Reflect.apply(original, this, args);
-      let ledger: Ledger;
+      let ledger: OpenLedger;
       try {
-        ledger = journeys.execute(k as Key) as Ledger;
+        ledger = journeys.execute(k as Key) as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
         if (thrown !== undefined) throw thrown;
@@ -364,9 +373,9 @@ function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?
         if (n !== FAILED) wrongKind(journeys, nbytesSite, n, "a number of bytes");
         return Reflect.apply(original, this, args);
       }
-      let ledger: Ledger;
+      let ledger: OpenLedger;
       try {
-        ledger = journeys.gather(p, ks, n) as Ledger;
+        ledger = journeys.gather(p, ks, n) as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
         if (thrown !== undefined) throw thrown;
