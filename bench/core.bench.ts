@@ -14,9 +14,13 @@
  * Run: node --expose-gc --import tsx bench/core.bench.ts [--verbose]
  */
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import { DEFAULT_OPTIONS, TaskJourneys, keySplit } from "../src/index.js";
+import type { TaskJourneys as TaskJourneysType } from "../src/index.js";
 import { do_not_optimize, nowNs, runSuite } from "./harness.js";
+import { library, source } from "./lib.js";
 import { ACTIVITIES, countingClock, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
+
+const { DEFAULT_OPTIONS, TaskJourneys, keySplit } = library;
+type TaskJourneys = TaskJourneysType;
 
 const PREFIXES = 100;
 /** Larger than keySplit's memo (4,096 keys), so each journey's begin sees a key it has not memoized. */
@@ -30,8 +34,16 @@ const names = prefixNames(PREFIXES);
 const keys = keyPool(KEY_POOL, names, 1);
 const mask = KEY_POOL - 1;
 
-function makeJourneys(options: { clock?: () => number } = {}): TaskJourneys {
-  return new TaskJourneys({ role: "worker", sampling: { ratio: 0 }, prefixLimit: PREFIXES, clock: options.clock ?? clock });
+/** Sampling off: no head sampling and no tail sampling, so only recording is measured (spans.bench.ts measures spans). */
+const SAMPLING_OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
+
+function makeJourneys(options: { clock?: () => number; sampling?: typeof SAMPLING_OFF | { ratio: number } } = {}): TaskJourneys {
+  return new TaskJourneys({
+    role: "worker",
+    sampling: options.sampling ?? SAMPLING_OFF,
+    prefixLimit: PREFIXES,
+    clock: options.clock ?? clock,
+  });
 }
 
 // ---- the journey's clock reads, counted -------------------------------------------------------
@@ -54,6 +66,20 @@ let next = 0;
 
 function fullJourney(): void {
   workerJourney(journeys, keys[next++ & mask]);
+}
+
+// The defaults but head sampling: tail sampling (keep journeys slower than their prefix's p99)
+// records every journey's duration once more; kept journeys go to the global (no-op) tracer.
+const tailJourneys = makeJourneys({ sampling: { ratio: 0 } });
+let tailNext = 0;
+function tailSampledJourney(): void {
+  workerJourney(tailJourneys, keys[tailNext++ & mask]);
+}
+
+// A transition of a key without a journey (memory → released, released → forgotten): the cheapest call.
+let noJourneyNext = 0;
+function noJourneyTransition(): void {
+  journeys.transition(keys[noJourneyNext++ & mask], "memory", "released");
 }
 
 // Live fetch journeys for the transition() case, on keys of their own.
@@ -148,6 +174,8 @@ const TRANSITION = "transition() (live fetch journey, fetch⇄flight)";
 const JOURNEY = "full journey (taskjourney)";
 const FLOOR = `clock floor (${CLOCK_READS} clock reads)`;
 const OTEL = "full journey (plain OpenTelemetry)";
+const TAIL = "full journey, tail sampling on (p99, no-op tracer)";
+const NO_JOURNEY = "transition() of a key with no journey";
 
 const result = await runSuite({
   name: "core",
@@ -157,6 +185,8 @@ const result = await runSuite({
     { name: JOURNEY, fn: fullJourney, maxNs: 1_000 },
     { name: FLOOR, fn: () => do_not_optimize(clockFloor()) },
     { name: OTEL, fn: plainOtel },
+    { name: TAIL, fn: tailSampledJourney },
+    { name: NO_JOURNEY, fn: noJourneyTransition },
   ],
   ratios: [
     { name: "full journey / clock floor", numerator: JOURNEY, denominator: FLOOR, max: 1.5 },
@@ -164,13 +194,14 @@ const result = await runSuite({
     { name: "full journey / clock read", numerator: JOURNEY, denominator: CLOCK },
   ],
   notes: [
+    `package: ${source}; sampling off (ratio 0, keepSlowerThan 0) unless the case says otherwise`,
     `keys: ${KEY_POOL} distinct "<prefix>-<32 hex>" keys over ${PREFIXES} prefixes, built before timing; a fresh key per journey`,
     `journey: ${CLOCK_READS} clock reads; transition(): ${LIVE_FETCH_JOURNEYS} live fetch journeys, fetch → flight / flight → fetch, restarted (untimed) every ${ROUND_TRIPS} round trips`,
   ],
 });
 
 // Keep the recorders reachable to the end, and make sure the journeys did not drop input.
-const drops = { ...journeys.dropped(), ...fetchJourneys.dropped() };
+const drops = { ...journeys.dropped(), ...fetchJourneys.dropped(), ...tailJourneys.dropped() };
 if (Object.keys(drops).length > 0) {
   console.error(`warning: the benchmark's journeys dropped input: ${JSON.stringify(drops)}`);
   process.exitCode = 1;

@@ -61,8 +61,10 @@ export interface SuiteResult {
   runtime: string;
   cases: CaseResult[];
   ratios: RatioResult[];
-  /** Free-form facts the suite wants in the summary (e.g. memory before/after). */
+  /** Free-form lines printed under the suite's table. */
   notes: string[];
+  /** Named values for bench/run.ts's summary (e.g. heap before/after). */
+  facts?: Record<string, string | number>;
 }
 
 export interface Suite {
@@ -70,6 +72,7 @@ export interface Suite {
   cases: BenchCase[];
   ratios?: BenchRatio[];
   notes?: string[];
+  facts?: Record<string, string | number>;
 }
 
 const TIME = (ns: number): string =>
@@ -120,6 +123,11 @@ export function printSuite(result: SuiteResult, print: (line: string) => void = 
         ]),
       ),
     );
+  }
+  const facts = Object.entries(result.facts ?? {});
+  if (facts.length > 0) {
+    print("");
+    print(table(["fact", "value"], facts.map(([name, value]) => [name, String(value)])));
   }
   for (const note of result.notes) print(note);
 }
@@ -191,6 +199,7 @@ export async function runSuite(suite: Suite): Promise<SuiteResult> {
     cases: results,
     ratios,
     notes: suite.notes ?? [],
+    facts: suite.facts,
   };
   printSuite(result);
   report(result);

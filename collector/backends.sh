@@ -15,7 +15,7 @@
 # caller parses (`env`, `status --json`).
 #
 # Environment (all optional):
-#   TASKJOURNEY_CACHE    cache dir, default $HOME/.cache/taskjourney
+#   TASKJOURNEY_CACHE    cache dir, default $HOME/.cache/taskjourney (collector/.cache without HOME)
 #   TASKJOURNEY_RUN_DIR  logs, PID files, data; default $TASKJOURNEY_CACHE/run
 #   TJ_BIND_HOST         default 127.0.0.1
 #   TJ_OTLP_GRPC_PORT 14317, TJ_OTLP_HTTP_PORT 14318         collector OTLP in
@@ -40,7 +40,9 @@ JAEGER_VERSION=v1.76.0     # github.com/jaegertracing/jaeger module (Jaeger v2 b
 GO_MIN_VERSION=1.26.0      # collector v0.161.0 modules declare `go 1.26.0`
 
 # ---- layout --------------------------------------------------------------------------
-CACHE="${TASKJOURNEY_CACHE:-$HOME/.cache/taskjourney}"
+# Without HOME (some CI sandboxes), fall back to collector/.cache (gitignored).
+if [[ -n "${HOME:-}" ]]; then CACHE="${TASKJOURNEY_CACHE:-$HOME/.cache/taskjourney}"
+else CACHE="${TASKJOURNEY_CACHE:-$HERE/.cache}"; fi
 RUN="${TASKJOURNEY_RUN_DIR:-$CACHE/run}"
 BIN="$CACHE/bin"
 STAMPS="$CACHE/stamps"
@@ -49,6 +51,15 @@ JAEGER_BIN="$BIN/jaeger"
 OCB_BIN="$BIN/builder"
 
 # ---- ports (exported: the collector and Jaeger configs read them) ---------------------
+# `start` records the values it used in $RUN/started.env; while that file exists (until
+# `stop`), they are the defaults here, so `env`, `status` and `stop` called without the
+# caller's overrides still see the ports that are really in use.
+STARTED_ENV="$RUN/started.env"
+if [[ -f "$STARTED_ENV" ]]; then
+  while IFS='=' read -r k v; do
+    [[ "$k" =~ ^TJ_[A-Z_]+$ && -z "${!k:-}" ]] && export "$k=$v"
+  done <"$STARTED_ENV"
+fi
 export TJ_BIND_HOST="${TJ_BIND_HOST:-127.0.0.1}"
 export TJ_OTLP_GRPC_PORT="${TJ_OTLP_GRPC_PORT:-14317}"
 export TJ_OTLP_HTTP_PORT="${TJ_OTLP_HTTP_PORT:-14318}"
@@ -193,35 +204,68 @@ install_collector() {
     tail -n 40 "$CACHE/build/ocb.log" >&2
     die "collector build failed (full log: $CACHE/build/ocb.log)"
   fi
-  install -m 755 "$CACHE/build/otelcol-taskjourney/otelcol-taskjourney" "$OTELCOL_BIN"
+  # Copy then rename: replacing a binary that is running must not fail ("text file busy").
+  install -m 755 "$CACHE/build/otelcol-taskjourney/otelcol-taskjourney" "$OTELCOL_BIN.tmp"
+  mv -f "$OTELCOL_BIN.tmp" "$OTELCOL_BIN"
   stamp_write otelcol "$want"
   log "collector: built $OTELCOL_BIN ($(elapsed "$t") s)"
 }
 
+JAEGER_MOD_DIR="$CACHE/build/jaeger-tool"
+JAEGER_PREFETCH_PID=""
+
+jaeger_want() { echo "jaeger $JAEGER_VERSION go $GO_VERSION"; }
+jaeger_up_to_date() { [[ -x "$JAEGER_BIN" ]] && stamp_ok jaeger "$(jaeger_want)"; }
+
+# `go get -tool` in a scratch module of its own, so that Jaeger's dependency versions
+# (collector v0.140 line) are exactly its own and never mix with the v0.161 collector
+# build. This step is mostly module download (network), so install runs it in the
+# background while the collector compiles (CPU).
+jaeger_prefetch() {
+  rm -rf "$JAEGER_MOD_DIR"; mkdir -p "$JAEGER_MOD_DIR"
+  (
+    cd "$JAEGER_MOD_DIR" &&
+    "$GO" mod init taskjourney.invalid/jaeger-tool &&
+    "$GO" get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION"
+  ) >"$CACHE/build/jaeger-get.log" 2>&1
+}
+
+start_jaeger_prefetch() {
+  jaeger_up_to_date && return 0
+  log "jaeger: go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION (scratch module, in the background)"
+  jaeger_prefetch 9>&- &
+  JAEGER_PREFETCH_PID=$!
+}
+
 install_jaeger() {
-  local want="jaeger $JAEGER_VERSION go $GO_VERSION"
-  if [[ -x "$JAEGER_BIN" ]] && stamp_ok jaeger "$want"; then
+  if jaeger_up_to_date; then
     log "jaeger: up to date ($JAEGER_BIN)"; return
   fi
   local t; t=$(now)
-  local mod="$CACHE/build/jaeger-tool"
-  log "jaeger: go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION (scratch module), go build"
-  rm -rf "$mod"; mkdir -p "$mod"
-  # A scratch module of its own, so that Jaeger's dependency versions (collector v0.140
-  # line) are exactly its own and never mix with the v0.161 collector build.
+  local rc=0
+  if [[ -n "$JAEGER_PREFETCH_PID" ]]; then
+    wait "$JAEGER_PREFETCH_PID" || rc=$?
+    JAEGER_PREFETCH_PID=""
+  else
+    log "jaeger: go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION (scratch module)"
+    jaeger_prefetch || rc=$?
+  fi
+  if [[ "$rc" != 0 ]]; then
+    tail -n 40 "$CACHE/build/jaeger-get.log" >&2
+    die "jaeger: go get -tool failed (full log: $CACHE/build/jaeger-get.log)"
+  fi
+  log "jaeger: go build github.com/jaegertracing/jaeger/cmd/jaeger"
   if ! (
-    cd "$mod" &&
-    "$GO" mod init taskjourney.invalid/jaeger-tool &&
-    "$GO" get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION" &&
+    cd "$JAEGER_MOD_DIR" &&
     "$GO" build -ldflags="-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$JAEGER_VERSION" \
       -o "$JAEGER_BIN.tmp" github.com/jaegertracing/jaeger/cmd/jaeger
-  ) >"$CACHE/build/jaeger.log" 2>&1; then
-    tail -n 40 "$CACHE/build/jaeger.log" >&2
-    die "jaeger build failed (full log: $CACHE/build/jaeger.log)"
+  ) >"$CACHE/build/jaeger-build.log" 2>&1; then
+    tail -n 40 "$CACHE/build/jaeger-build.log" >&2
+    die "jaeger build failed (full log: $CACHE/build/jaeger-build.log)"
   fi
   mv -f "$JAEGER_BIN.tmp" "$JAEGER_BIN"
-  stamp_write jaeger "$want"
-  log "jaeger: built $JAEGER_BIN ($(elapsed "$t") s)"
+  stamp_write jaeger "$(jaeger_want)"
+  log "jaeger: built $JAEGER_BIN ($(elapsed "$t") s after the collector)"
 }
 
 cmd_install() {
@@ -231,8 +275,12 @@ cmd_install() {
   go_env
   log "cache: $CACHE (go $GO_VERSION, GOMODCACHE=$GOMODCACHE, GOFLAGS=$GOFLAGS)"
   install_prometheus
+  # A failed step must not leave the background `go get` running.
+  trap '[[ -n "$JAEGER_PREFETCH_PID" ]] && kill "$JAEGER_PREFETCH_PID" 2>/dev/null; true' EXIT
+  start_jaeger_prefetch
   install_collector
   install_jaeger
+  trap - EXIT
   log "install complete ($(elapsed "$t") s)"
 }
 
@@ -361,6 +409,7 @@ cmd_start() {
     done
   done
   # Prometheus and Jaeger first: the collector's exporters point at them.
+  env_pairs | grep '^TJ_' | grep -v '_URL=\|_ENDPOINT=' >"$STARTED_ENV"
   for name in prometheus jaeger; do start_one "$name"; done
   for name in prometheus jaeger; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
   start_one collector
@@ -368,26 +417,51 @@ cmd_start() {
   log "all ready in $(elapsed "$t") s: OTLP http://$H:$TJ_OTLP_HTTP_PORT (HTTP) / $H:$TJ_OTLP_GRPC_PORT (gRPC), Jaeger $JAEGER_QUERY_URL, Prometheus $PROMETHEUS_URL"
 }
 
-stop_one() {
-  local name="$1" pid deadline
-  pid="$(running_pid "$name")"
-  if [[ -z "$pid" ]]; then rm -f "$(pid_file "$name")"; return 0; fi
-  kill -TERM "$pid" 2>/dev/null || true
+# TERM the given services, wait up to STOP_TIMEOUT for all of them, then KILL the rest.
+stop_services() {
+  local name pid names=() pids=() i deadline alive killed=0
+  for name in "$@"; do
+    pid="$(running_pid "$name")"
+    if [[ -z "$pid" ]]; then rm -f "$(pid_file "$name")"; continue; fi
+    kill -TERM "$pid" 2>/dev/null || true
+    names+=("$name"); pids+=("$pid")
+  done
+  [[ ${#pids[@]} == 0 ]] && return 0
   deadline=$((SECONDS + STOP_TIMEOUT))
-  while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "$name (pid $pid) still running after ${STOP_TIMEOUT}s: KILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
-  rm -f "$(pid_file "$name")"
-  log "$name: stopped (pid $pid)"
+  while :; do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [[ "$alive" == 0 ]] && break
+    if (( SECONDS >= deadline )); then
+      if [[ "$killed" == 1 ]]; then
+        log "error: process(es) survived KILL: ${pids[*]}"
+        return 1
+      fi
+      killed=1
+      for i in "${!pids[@]}"; do
+        if kill -0 "${pids[$i]}" 2>/dev/null; then
+          log "${names[$i]} (pid ${pids[$i]}) still running after ${STOP_TIMEOUT}s: KILL"
+          kill -KILL "${pids[$i]}" 2>/dev/null || true
+        fi
+      done
+      deadline=$((SECONDS + 5))
+      sleep 0.2
+      continue
+    fi
+    sleep 0.1
+  done
+  for i in "${!pids[@]}"; do
+    rm -f "$(pid_file "${names[$i]}")"
+    log "${names[$i]}: stopped (pid ${pids[$i]})"
+  done
 }
 
 stop_all() {
-  # Collector first so that it can flush to Jaeger and Prometheus on shutdown.
-  local name
-  for name in collector jaeger prometheus; do stop_one "$name"; done
+  # Collector first, so that it can flush to Jaeger and Prometheus on shutdown; then
+  # those two together.
+  stop_services collector
+  stop_services jaeger prometheus
+  rm -f "$STARTED_ENV"
 }
 
 cmd_stop() { with_lock; stop_all; }
@@ -472,7 +546,7 @@ cmd_logs() {
 cmd_clean() {
   with_lock
   stop_all
-  case "$CACHE" in ""|/|"$HOME") die "refusing to delete '$CACHE'" ;; esac
+  case "$CACHE" in ""|/|"${HOME:-/}") die "refusing to delete '$CACHE'" ;; esac
   rm -rf "$CACHE"
   log "removed $CACHE"
 }

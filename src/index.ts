@@ -1,6 +1,9 @@
 export { TaskJourneys, DEFAULT_OPTIONS } from "./journeys.js";
 export { keySplit, keySplitGroup, keyToText, isKey } from "./model/keys.js";
 export { formatBreakdown, formatSeconds } from "./report/format.js";
+export { breakdownFromSpans, breakdownsFromSpans, SpanIndex } from "./report/from-trace.js";
+export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
+export { renderHtmlReport, reportDataFrom } from "./report/html.js";
 export { InvalidTransition } from "./recorder/errors.js";
 export { TaskMetricProducer } from "./otel/metric-producer.js";
 export { DurationStatistics, ExponentialHistogram } from "./model/statistics/index.js";
@@ -29,6 +32,9 @@ export type {
 } from "./types.js";
 export type { Key } from "./model/keys.js";
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
+export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";
+export type { DecodedSpan } from "./report/otlp-json.js";
+export type { ReportData, RenderOptions } from "./report/html.js";
 export type { DurationStats } from "./model/statistics/index.js";
 export type { Role, WorkerState, SchedulerState, TaskState } from "./model/states.js";
 export type { ExecuteOutcome, TransferOutcome } from "./model/activities.js";

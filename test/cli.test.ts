@@ -55,6 +55,7 @@ function traceFile(): { file: string; journeys: TaskJourneys } {
   ledger.meter("deserialize", () => clock.advance(0.25));
   clock.advance(2);
   ledger.digest("thread-cpu", 1.5);
+  ledger.digest("thread-noncpu", 0.25);
   ledger.end("memory");
   journeys.transition("sum-1", "released", "waiting");
   journeys.dependencies("sum-1", ["x-1"]);
@@ -74,48 +75,52 @@ describe("taskjourney CLI", () => {
   const { file, journeys } = traceFile();
 
   it("--help and --version", async () => {
-    const help = await run("--help");
+    const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("taskjourney explain <key> --from <spans.jsonl> [--json] [--all]");
     expect(help.stdout).toContain("taskjourney report --from <summary.json>");
-    const version = await run("--version");
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
-  });
+  }, 60_000);
 
   it("usage errors exit with 2 and say what is wrong", async () => {
-    const none = await run();
+    const [none, unknown, noKey, noFrom, badOption, reportNoFrom] = await Promise.all([
+      run(),
+      run("frobnicate"),
+      run("explain", "--from", file),
+      run("explain", "inc-1"),
+      run("explain", "inc-1", "--from", file, "--bogus"),
+      run("report", "--out", path.join(directory, "x.html")),
+    ]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("Usage:");
-    const unknown = await run("frobnicate");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "frobnicate"');
-    const noKey = await run("explain", "--from", file);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain("explain needs a key");
-    const noFrom = await run("explain", "inc-1");
     expect(noFrom.code).toBe(2);
     expect(noFrom.stderr).toContain("explain needs --from <file>");
-    const badOption = await run("explain", "inc-1", "--from", file, "--bogus");
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain("--bogus");
-    const reportNoFrom = await run("report", "--out", path.join(directory, "x.html"));
     expect(reportNoFrom.code).toBe(2);
-  });
+    expect(reportNoFrom.stderr).toContain("report needs --from <summary.json>");
+  }, 60_000);
 
   it("data errors exit with 1: a missing file, a key not in the file (listing keys found), a file that is not JSON", async () => {
-    const missing = await run("explain", "inc-1", "--from", path.join(directory, "nope.jsonl"));
+    const garbage = path.join(directory, "garbage.jsonl");
+    fs.writeFileSync(garbage, "hello\n");
+    const [missing, notFound, bad] = await Promise.all([
+      run("explain", "inc-1", "--from", path.join(directory, "nope.jsonl")),
+      run("explain", "dec-9", "--from", file),
+      run("explain", "inc-1", "--from", garbage),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/trace file .*nope\.jsonl does not exist/);
-    const notFound = await run("explain", "dec-9", "--from", file);
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toContain('no journey of key "dec-9"');
     expect(notFound.stderr).toMatch(/its 3 task keys include "inc-1", "(sum|x)-1", "(sum|x)-1"/);
-    const garbage = path.join(directory, "garbage.jsonl");
-    fs.writeFileSync(garbage, "hello\n");
-    const bad = await run("explain", "inc-1", "--from", garbage);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("line 1 is not JSON");
-  });
+  }, 60_000);
 
   it("explain prints the tree explain() gives, or its JSON", async () => {
     const text = await run("explain", "inc-1", "--from", file);
@@ -129,7 +134,7 @@ describe("taskjourney CLI", () => {
     expect(parsed.key).toBe("sum-1");
     expect(parsed.children.map((node: { name: string }) => node.name)).toEqual(expected.children.map((node) => node.name));
     expect(parsed.seconds).toBeCloseTo(expected.seconds, 6);
-  });
+  }, 60_000);
 
   it("explain --all prints every journey of the key", async () => {
     const all = await run("explain", "x-1", "--from", file, "--all", "--json");
@@ -137,7 +142,7 @@ describe("taskjourney CLI", () => {
     const parsed = JSON.parse(all.stdout);
     expect(Array.isArray(parsed)).toBe(true);
     expect(parsed.map((breakdown: { kind: string }) => breakdown.kind)).toEqual(["fetch"]);
-  });
+  }, 60_000);
 
   it("report writes a self-contained HTML page from a summary", async () => {
     const summary = path.join(directory, "summary.json");
@@ -172,5 +177,5 @@ describe("taskjourney CLI", () => {
     const wrong = await run("report", "--from", path.join(directory, "wrong.json"));
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("expected ReportData");
-  });
+  }, 60_000);
 });

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatBreakdown } from "../../src/index.js";
+import { source, taskjourney } from "./taskjourney.js";
 import { ProgressBar } from "./progress.js";
 import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
@@ -48,6 +48,10 @@ export interface RunSummary {
   runSeconds: number;
   /** Seconds of the whole run, process start-up and shutdown included. */
   wallSeconds: number;
+  /** CPU seconds of all processes (threads included) while computing: the scheduler's over the run, each worker's from its first task. */
+  cpuSeconds: number;
+  /** Where taskjourney was loaded from: the built dist/ or the sources. */
+  taskjourney: "dist" | "src";
   pids: { scheduler: number; workers: number[] };
   /** Where the OTLP data went, if telemetry was on. */
   destination: string | undefined;
@@ -117,7 +121,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
         verbose: options.verbose,
       };
       const child = fork(WORKER_ENTRY, [], {
-        execArgv: ["--import", tsx],
+        execArgv: ["--import", tsx, ...(process.env.TJ_EXTRA_ARGV ?? "").split(" ").filter(Boolean)],
         env: { ...process.env, TASKJOURNEY_WORKER: JSON.stringify(config) },
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
@@ -141,8 +145,10 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     const progress = new ProgressBar(graph.tasks.length, options.workload, options.progress);
     scheduler.onProgress = (done) => progress.update(done);
     const runStart = performance.now();
+    const cpuStart = process.cpuUsage();
     const value = await Promise.race([scheduler.compute(graph), crashed]);
     const runSeconds = (performance.now() - runStart) / 1000;
+    const schedulerCpu = process.cpuUsage(cpuStart);
     progress.finish();
 
     phase("computed");
@@ -168,11 +174,13 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       result: plain(value),
       runSeconds,
       wallSeconds: (performance.now() - wallStart) / 1000,
+      cpuSeconds: (schedulerCpu.user + schedulerCpu.system) / 1e6 + summaries.reduce((sum, worker) => sum + worker.cpuSeconds, 0),
+      taskjourney: source,
       pids,
       destination: telemetry?.destination,
       decisions: scheduler.decisions,
       report,
-      slowestExplain: slowest === undefined ? undefined : formatBreakdown(slowest),
+      slowestExplain: slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest),
     };
     const text = formatReport(report);
     fs.writeFileSync(path.join(outDir, "summary.json"), JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2));

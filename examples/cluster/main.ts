@@ -23,10 +23,11 @@ async function main(): Promise<void> {
   const out = path.relative(process.cwd(), path.resolve(options.outDir)) || ".";
   const lines = [
     `Result (${summary.workload}): ${result}`,
-    `Run: ${summary.runSeconds.toFixed(2)} s for ${summary.tasks} tasks (${(summary.tasks / summary.runSeconds).toFixed(0)} tasks/s); ${summary.wallSeconds.toFixed(2)} s with start-up and shutdown`,
+    `Run: ${summary.runSeconds.toFixed(2)} s for ${summary.tasks} tasks (${(summary.tasks / summary.runSeconds).toFixed(0)} tasks/s, ${summary.cpuSeconds.toFixed(2)} CPU s); ${summary.wallSeconds.toFixed(2)} s with start-up and shutdown`,
     `Scheduler: ${summary.decisions.total} decisions, ${summary.decisions.informed} with live duration statistics, ${summary.decisions.movedFromHolder} moved off the dependency holder, ${summary.decisions.queued} queued`,
   ];
   if (options.telemetry) {
+    lines.push(`taskjourney: loaded from ${summary.taskjourney === "dist" ? "dist/ (the built package)" : "src/ through tsx (dist/ missing or older than src/)"}`);
     lines.push(
       otlpEndpoint() === undefined
         ? `Telemetry: OTLP JSON in ${out}/otlp/ (traces-*.jsonl, metrics-*.jsonl)`

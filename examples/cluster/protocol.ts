@@ -111,6 +111,8 @@ export interface WorkerSummary {
   address: string;
   pid: number;
   nthreads: number;
+  /** CPU seconds of the whole process (its threads included) from its first task to the summary. */
+  cpuSeconds: number;
   counters: Record<string, number>;
   telemetry: TelemetryTotals | undefined;
   /** The slowest compute journeys on this worker, slowest first. */

@@ -4,9 +4,10 @@
  * workers — exponential histograms merge exactly, like a metrics backend would — and prints the
  * per-prefix table, the activity breakdowns and the explain tree of the slowest task.
  */
-import { formatBreakdown, type TaskJourneys } from "../../src/index.js";
+import type { TaskJourneys } from "../../src/index.js";
 import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report/table.js";
 import type { HistogramData, SlowJourney, TelemetryTotals, WorkerSummary } from "./protocol.js";
+import { taskjourney } from "./taskjourney.js";
 
 interface Point {
   attributes: Record<string, unknown>;
@@ -233,7 +234,7 @@ export function formatReport(report: ClusterReport): string {
   sections.push(formatActivityTable("wait (dependencies)", report.wait));
   const slowest = report.slowest[0];
   if (slowest !== undefined && slowest.breakdown !== undefined) {
-    sections.push(`Slowest task (explain):\n${formatBreakdown(slowest.breakdown)}`);
+    sections.push(`Slowest task (explain):\n${taskjourney.formatBreakdown(slowest.breakdown)}`);
   }
   const counters = report.workers
     .map((worker) => {

@@ -19,7 +19,8 @@
  * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
  * of the key's processing span — so the worker's journey nests under it.
  */
-import { DurationStatistics, instrument, keySplit, type DurationStats, type TaskJourneys, type TraceCarrier, type Unwrap } from "../../src/index.js";
+import type { DurationStatistics, DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+import { taskjourney } from "./taskjourney.js";
 import { Heap } from "./heap.js";
 import type { ComputeTaskMessage, GetDataReply, RegisterMessage, TaskFinishedMessage, WorkerSummary } from "./protocol.js";
 import { Connection, connect, listen, type Message } from "./transport.js";
@@ -178,7 +179,7 @@ export class Scheduler {
       this.tasks.set(spec.key, {
         spec,
         key: spec.key,
-        prefix: keySplit(spec.key),
+        prefix: taskjourney.keySplit(spec.key),
         state: "released",
         priority: order.get(spec.key)!,
         dependencies: [],
@@ -318,7 +319,7 @@ export class Scheduler {
     worker.hasWhat.add(task);
     if (this.journeys === undefined) {
       let statistics = this.ownStatistics.get(task.prefix);
-      if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new DurationStatistics()));
+      if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new taskjourney.DurationStatistics()));
       statistics.record((performance.now() - task.processingSince) / 1000);
     }
     this.transition(task, "memory");
@@ -500,7 +501,7 @@ export class Scheduler {
  */
 export function instrumentScheduler(scheduler: Scheduler, journeys: TaskJourneys): Unwrap {
   scheduler.useJourneys(journeys);
-  return instrument(scheduler, journeys, {
+  return taskjourney.instrument(scheduler, journeys, {
     transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
   });
 }

@@ -7,7 +7,8 @@
  */
 import path from "node:path";
 import type { TaskJourneys } from "../../src/index.js";
-import { startTelemetry as startSdk, type Destination } from "../../src/sdk.js";
+import type { Destination } from "../../src/sdk.js";
+import { sdk } from "./taskjourney.js";
 
 export interface TelemetryOptions {
   role: "scheduler" | "worker";
@@ -37,11 +38,20 @@ function describe(destinations: readonly Destination[]): string {
 }
 
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {
-  const telemetry = await startSdk({
+  const telemetry = await sdk.startTelemetry({
     role: options.role,
     instance: options.instance,
     serviceName: process.env.OTEL_SERVICE_NAME ?? "taskjourney-cluster",
-    journeys: { sampling: { ratio: options.traceRatio } },
+    journeys: {
+      sampling: {
+        ratio: options.traceRatio,
+        // A scheduler journey lasts from submission to result, and the whole graph is submitted
+        // at once: each journey ends later than the ones before, so "slower than the p99 so far"
+        // would keep nearly all of them. Slow tasks are kept where their time is spent: on the
+        // workers (whose journeys start when the task arrives there).
+        ...(options.role === "scheduler" ? { keepSlowerThan: 0 } : {}),
+      },
+    },
     fileDirectory: path.join(options.outDir, "otlp"),
     exporters: { metricExportIntervalMillis: 10_000 },
     // The cluster makes no spans of its own: no need for global providers.

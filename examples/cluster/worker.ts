@@ -20,7 +20,8 @@ import path from "node:path";
 import v8 from "node:v8";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import { instrument, type ActivityLedger, type TaskJourneys, type TraceCarrier, type Unwrap } from "../../src/index.js";
+import type { ActivityLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+import { taskjourney } from "./taskjourney.js";
 import { SECEDING, sizeOf } from "./functions.mjs";
 import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
 import { readTotals } from "./report.js";
@@ -56,11 +57,11 @@ export interface GatherResult {
  */
 export function instrumentWorker(worker: Worker, state: WorkerState, store: SpillBuffer, journeys: TaskJourneys): Unwrap {
   const unwraps = [
-    instrument(state, journeys, {
+    taskjourney.instrument(state, journeys, {
       transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
       dependencies: { method: "computeTask", key: (event) => event.key, dependencies: (event) => event.deps.map((dep) => dep.key) },
     }),
-    instrument(worker, journeys, {
+    taskjourney.instrument(worker, journeys, {
       execute: { method: "execute", key: (task) => task.key },
       gather: {
         method: "gatherDep",
@@ -74,7 +75,7 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
         { method: "deserialize", activity: "deserialize" },
       ],
     }),
-    instrument(store, journeys, {
+    taskjourney.instrument(store, journeys, {
       activities: [
         { method: "spill", activity: "spill" },
         { method: "serializeValue", activity: "serialize" },
@@ -105,6 +106,8 @@ export class Worker {
   private closing = false;
   private readonly slowest: SlowJourney[] = [];
   private readonly counters = { servedGetData: 0, answeredBusy: 0 };
+  /** Process CPU time (all threads) when the first task arrived. */
+  private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
 
   constructor(private readonly config: WorkerConfig) {}
 
@@ -155,6 +158,7 @@ export class Worker {
     switch (message.op) {
       case "compute-task": {
         const task = message as ComputeTaskMessage;
+        this.cpuAtFirstTask ??= process.cpuUsage();
         // Before the key's first transition here, so that its journey nests under the scheduler's.
         if (this.journeys !== undefined && task.carrier !== undefined) this.journeys.parent(task.key, task.carrier);
         this.state.computeTask(task);
@@ -327,6 +331,7 @@ export class Worker {
       address: this.address,
       pid: process.pid,
       nthreads: this.config.nthreads,
+      cpuSeconds: cpuSecondsSince(this.cpuAtFirstTask),
       counters: {
         ...this.state.counters,
         ...this.store.counters,
@@ -363,6 +368,12 @@ export class Worker {
   private log(line: string): void {
     if (this.config.verbose) process.stderr.write(`worker ${this.address}: ${line}\n`);
   }
+}
+
+function cpuSecondsSince(start: NodeJS.CpuUsage | undefined): number {
+  if (start === undefined) return 0;
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
 }
 
 /**

@@ -26,14 +26,16 @@ import type { DecodedSpan } from "./otlp-json.js";
  * (src/otel/spans.ts) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
  * live records:
  *
- * - the journey is a `task <prefix>` span with `task.key`; its state-visit children, in start
+ * - the journey is a `task <prefix>` span with `task.key`; its state-visit children, in visit
  *   order, are the first level (name = state, seconds = span duration; the terminal state has no
  *   span, as it has no visit in explain());
  * - a compute journey's waiting visit: its apportioned breakdown from the `task.wait.<activity>`
  *   attributes, largest first; without them, one `dependencies` node;
- * - any other visit: its activity spans (nested as metered, siblings of one name summed), the
- *   `run` span read back as its `thread-cpu` / `thread-noncpu` digests, and `other` for what no
- *   activity claimed; `gather_dep` children are transfers, not activities of the visit;
+ * - any other visit: its activity spans in the order they were recorded (see
+ *   SpanIndex.activitiesOf), nested as metered, siblings of one name summed, the `run` span read
+ *   back as its `thread-cpu` / `thread-noncpu` digests, and `other` for what no activity claimed;
+ *   `gather_dep` children are transfers and task spans other journeys, not activities of the
+ *   visit, and spans of other instrumentation scopes are the user's own;
  * - a fetch journey's flight visit: its even share of the gather_dep that carried it (the span its
  *   flight span links to), its activities' self times divided by `transfer.key_count`.
  *
@@ -47,6 +49,12 @@ const STATES: ReadonlySet<string> = new Set(ALL_STATES);
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
 const THREAD_CPU = "thread-cpu";
 const THREAD_NONCPU = "thread-noncpu";
+/**
+ * Marks an activity span made from a digest (`ledger.digest(activity, seconds)`): its interval is
+ * inferred, ending when the digest was taken. Not emitted by spans.ts yet; when it is, it belongs
+ * in semconv.ts.
+ */
+export const ATTR_DIGEST = "taskjourney.digest";
 
 export type JourneyKind = "compute" | "fetch" | "scheduler";
 
@@ -88,22 +96,52 @@ export class SpanIndex {
     this.tasks.sort((a, b) => compareBigint(a.startNanos, b.startNanos));
   }
 
-  /** Children of `span`, in start order (see `byStart`). */
-  childrenOf(span: DecodedSpan): DecodedSpan[] {
-    const list = this.children.get(idOf(span.traceId, span.spanId));
-    return list === undefined ? [] : [...list].sort(this.byStart);
+  /** Children of `span`, in the order the file has them. */
+  childrenOf(span: DecodedSpan): readonly DecodedSpan[] {
+    return this.children.get(idOf(span.traceId, span.spanId)) ?? [];
+  }
+
+  /**
+   * Children of a task span in visit order: by start, ties by end (a zero-length visit before
+   * the one that starts as it ends), then by position in the file (the bridge ends state spans in
+   * visit order, and exporters keep the order spans ended in).
+   */
+  visitsOf(task: DecodedSpan): DecodedSpan[] {
+    return [...this.childrenOf(task)].sort(
+      (a, b) => compareBigint(a.startNanos, b.startNanos) || compareBigint(a.endNanos, b.endNanos) || this.position(a) - this.position(b),
+    );
+  }
+
+  /**
+   * Children of a state, activity or gather_dep span in the order the recorder recorded them
+   * (explain()'s order): a metered activity was recorded when it began, a digest (a measurement
+   * made elsewhere, its interval inferred: the `run` span of thread digests, or a span marked
+   * `taskjourney.digest`) when it ended. Ties: by end, the `run` span first (thread digests are
+   * taken first), then last in the file first (the bridge ends sibling activity spans
+   * last-recorded first).
+   */
+  activitiesOf(span: DecodedSpan): DecodedSpan[] {
+    const keyed = this.childrenOf(span).map((child) => {
+      const run = isRunOfDigests(this, child);
+      return { child, run, key: run || child.attributes[ATTR_DIGEST] === true ? child.endNanos : child.startNanos };
+    });
+    keyed.sort(
+      (a, b) =>
+        compareBigint(a.key, b.key) ||
+        compareBigint(a.child.endNanos, b.child.endNanos) ||
+        Number(b.run) - Number(a.run) ||
+        this.position(b.child) - this.position(a.child),
+    );
+    return keyed.map(({ child }) => child);
+  }
+
+  private position(span: DecodedSpan): number {
+    return this.order.get(span)!;
   }
 
   get(traceId: string, spanId: string): DecodedSpan | undefined {
     return this.byId.get(idOf(traceId, spanId));
   }
-
-  /**
-   * Start order; ties by end (a zero-length activity before the one that starts as it ends), then
-   * by reverse position in the file: the bridge ends sibling activity spans last-opened first.
-   */
-  readonly byStart = (a: DecodedSpan, b: DecodedSpan): number =>
-    compareBigint(a.startNanos, b.startNanos) || compareBigint(a.endNanos, b.endNanos) || this.order.get(b)! - this.order.get(a)!;
 
   /** Distinct `task.key` values, in first-seen order. */
   keys(): string[] {
@@ -137,7 +175,7 @@ function stringAttribute(span: DecodedSpan, name: string): string | undefined {
 /** What kind of journey a task span is: scheduler by its role, fetch by its first state. */
 export function journeyKind(index: SpanIndex, task: DecodedSpan): JourneyKind {
   if (stringAttribute(task, ATTR_TASK_ROLE) === "scheduler") return "scheduler";
-  const first = index.childrenOf(task).find((child) => STATES.has(child.name) && child.scope === task.scope);
+  const first = index.visitsOf(task).find((child) => STATES.has(child.name) && child.scope === task.scope);
   return first !== undefined && FETCH_STATES.has(first.name) ? "fetch" : "compute";
 }
 
@@ -182,7 +220,7 @@ export function breakdownFromSpans(
 export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: JourneyKind = journeyKind(index, task)): Breakdown {
   const unfinished = task.attributes[ATTR_UNFINISHED] === true;
   const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
-  const visits = index.childrenOf(task).filter((child) => STATES.has(child.name) && child.scope === task.scope);
+  const visits = index.visitsOf(task).filter((child) => STATES.has(child.name) && child.scope === task.scope);
   const children = visits.map((visit, position) => {
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
@@ -215,6 +253,8 @@ function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
     if (!name.startsWith(ATTR_TASK_WAIT_PREFIX) || typeof value !== "number" || !Number.isFinite(value)) continue;
     addNode(nodes, name.slice(ATTR_TASK_WAIT_PREFIX.length), value, []);
   }
+  // The bridge writes `task.wait.dependencies` for any waiting time; explain() leaves rounding out.
+  if (nodes.length === 1 && nodes[0].name === DEPENDENCIES_ACTIVITY && !(nodes[0].seconds > EPSILON)) nodes.length = 0;
   if (nodes.length === 0 && total > EPSILON) nodes.push({ name: DEPENDENCIES_ACTIVITY, seconds: total, children: [] });
   return nodes.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
 }
@@ -226,7 +266,7 @@ function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
 function visitActivities(index: SpanIndex, parent: DecodedSpan, total: number, withRemainder: boolean, topLevel: boolean): BreakdownNode[] {
   const nodes: BreakdownNode[] = [];
   let claimed = 0;
-  for (const child of index.childrenOf(parent)) {
+  for (const child of index.activitiesOf(parent)) {
     if (!isActivitySpan(child, parent)) continue;
     if (topLevel && isRunOfDigests(index, child)) {
       // The bridge's `run` span: the top-level thread digests of an execution, as one interval.
@@ -284,15 +324,16 @@ function isRunOfDigests(index: SpanIndex, span: DecodedSpan): boolean {
   return seconds(span) <= (cpu ?? 0) + (noncpu ?? 0) + 1e-6;
 }
 
-/** The thread digests a span carries as attributes, cpu first. */
+/**
+ * The thread digests a span carries as attributes, cpu first. (The bridge's `run` span should
+ * carry only the ones digested: a `thread.noncpu_time` of 0 reads as a digest of 0 s.)
+ */
 function threadDigests(span: DecodedSpan): Array<[string, number]> {
   const digests: Array<[string, number]> = [];
   const cpu = numberAttribute(span, ATTR_THREAD_CPU_TIME);
   const noncpu = numberAttribute(span, ATTR_THREAD_NONCPU_TIME);
-  // The run span sets both once either was digested; a zero it did not see digested is left out.
-  const run = span.name === SPAN_RUN;
-  if (cpu !== undefined && !(run && cpu === 0 && noncpu !== undefined && noncpu > 0)) digests.push([THREAD_CPU, cpu]);
-  if (noncpu !== undefined && !(run && noncpu === 0 && cpu !== undefined && cpu > 0)) digests.push([THREAD_NONCPU, noncpu]);
+  if (cpu !== undefined) digests.push([THREAD_CPU, cpu]);
+  if (noncpu !== undefined) digests.push([THREAD_NONCPU, noncpu]);
   return digests;
 }
 
@@ -317,7 +358,7 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
     } else {
       let topLevel = 0;
       const flatten = (span: DecodedSpan) => {
-        for (const child of index.childrenOf(span)) {
+        for (const child of index.activitiesOf(span)) {
           if (!isActivitySpan(child, span)) continue;
           const childSeconds = seconds(child);
           if (span === gather && isRunOfDigests(index, child)) {

@@ -150,7 +150,7 @@ function workerScenario(options: TaskJourneysOptions = {}): Process {
   inc.digest("thread-noncpu", 0.1);
   inc.end("memory");
 
-  // A failure while executing, with only a cpu digest.
+  // A failure while executing; a thread-noncpu digest of 0 s.
   journeys.transition("bad-1", "released", "waiting");
   journeys.transition("bad-1", "waiting", "ready");
   clock.advance(0.125);
@@ -158,6 +158,7 @@ function workerScenario(options: TaskJourneysOptions = {}): Process {
   bad.meter("deserialize", () => clock.advance(0.25));
   clock.advance(0.5);
   bad.digest("thread-cpu", 0.5);
+  bad.digest("thread-noncpu", 0);
   bad.end("error");
   return worker;
 }
@@ -251,6 +252,50 @@ describe("breakdownFromSpans: explain() rebuilt from an OTLP/JSON trace file", (
     // Only the failed journey is kept.
     expect(new Set(tailSpans.filter((span) => span.name.startsWith("task ")).map((span) => span.attributes["task.key"]))).toEqual(new Set(["bad-1"]));
     expectSameBreakdown(breakdownFromSpans(tailSpans, "bad-1"), tail.journeys.explain("bad-1"));
+  });
+});
+
+describe("digests: what spans.ts must emit for explain() order and names", () => {
+  // An execution like the cluster example's: thread digests, then an `executor` digest, all at
+  // the end; and one with a cpu digest only. explain() lists digests in the order they were
+  // taken; a trace can tell that only if digest spans are marked (their interval is inferred, so
+  // they were recorded at their end, not their start), and shows `thread-noncpu` only if the
+  // `run` span carries `thread.noncpu_time` only when it was digested.
+  const clock = new FakeClock(100);
+  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+  const { journeys } = worker;
+  journeys.transition("pool-1", "released", "waiting");
+  journeys.transition("pool-1", "waiting", "ready");
+  const ledger = journeys.execute("pool-1");
+  ledger.meter("deserialize", () => clock.advance(0.125));
+  clock.advance(1);
+  ledger.digest("thread-cpu", 0.25);
+  ledger.digest("thread-noncpu", 0.125);
+  ledger.digest("executor", 0.5);
+  ledger.end("memory");
+  journeys.transition("cpu-1", "released", "waiting");
+  journeys.transition("cpu-1", "waiting", "ready");
+  const cpuOnly = journeys.execute("cpu-1");
+  clock.advance(1);
+  cpuOnly.digest("thread-cpu", 0.75);
+  cpuOnly.end("memory");
+  const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]));
+  const marksDigests = spans.some((span) => span.name === "executor" && span.attributes["taskjourney.digest"] === true);
+  const runOfCpuOnly = spans.find((span) => span.name === "run" && span.endNanos === BigInt(ORIGIN + 102) * 1_000_000_000n + 125_000_000n);
+  const digestsOnlyWhatWasDigested = runOfCpuOnly !== undefined && !("thread.noncpu_time" in runOfCpuOnly.attributes);
+
+  it.skipIf(!marksDigests)("digests in the order they were taken (needs `taskjourney.digest` = true on digest spans)", () => {
+    expectSameBreakdown(breakdownFromSpans(spans, "pool-1"), journeys.explain("pool-1"));
+  });
+
+  it.skipIf(!digestsOnlyWhatWasDigested)("a cpu digest alone (needs `run` without thread.noncpu_time when none was digested)", () => {
+    expectSameBreakdown(breakdownFromSpans(spans, "cpu-1"), journeys.explain("cpu-1"));
+  });
+
+  it("the same digests, whatever their order", () => {
+    const names = (breakdown: Breakdown | undefined) =>
+      breakdown!.children.map((state) => `${state.name}: ${state.children.map((node) => node.name).sort().join(", ")}`);
+    expect(names(breakdownFromSpans(spans, "pool-1"))).toEqual(names(journeys.explain("pool-1")));
   });
 });
 

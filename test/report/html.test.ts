@@ -118,6 +118,16 @@ describe("renderHtmlReport", () => {
     expect(page).toContain("<!-- ECharts could not be inlined");
   });
 
+  it("adds the scheduler's table when there is one", () => {
+    const withScheduler = renderHtmlReport(
+      { ...sample(), schedulerPrefixes: [{ prefix: "square", count: 858, p50: 0.01, p90: 0.02, p99: 0.03, stateSeconds: { queued: 4, processing: 9 } }] },
+      { inlineEcharts: false },
+    );
+    expect(withScheduler).toContain("<h3>On the scheduler</h3>");
+    expect(withScheduler).toMatch(/<th colspan="3">processing duration<\/th>.*<th>queued<\/th><th>processing<\/th>/);
+    expect(page).not.toContain("On the scheduler");
+  });
+
   it("renders empty data without failing", () => {
     const empty = renderHtmlReport({ title: "empty", generatedAt: "now", prefixes: [], execute: {}, gather: {}, wait: {} }, { inlineEcharts: false });
     expect(empty).toContain("(no prefixes recorded)");
