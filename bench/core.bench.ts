@@ -15,7 +15,7 @@
  */
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import type { TaskJourneys as TaskJourneysType } from "../src/index.js";
-import { do_not_optimize, nowNs, runSuite } from "./harness.js";
+import { clockNs, do_not_optimize, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
 import { ACTIVITIES, countingClock, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
 
@@ -98,9 +98,9 @@ startFetchJourneys();
 function transitions(): number {
   const from = (phase & 1) === 0 ? "fetch" : "flight";
   const to = (phase & 1) === 0 ? "flight" : "fetch";
-  const t0 = nowNs();
+  const t0 = clockNs();
   for (let i = 0; i < LIVE_FETCH_JOURNEYS; i++) fetchJourneys.transition(fetchKeys[i], from, to);
-  const elapsed = nowNs() - t0;
+  const elapsed = clockNs() - t0;
   if (++phase === 2 * ROUND_TRIPS) {
     // Untimed: end the journeys (bounded visit lists, as real retries are few) and start anew.
     phase = 0;

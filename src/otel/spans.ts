@@ -577,8 +577,8 @@ export class SpanBridge implements RecorderListener {
   /** Activity spans of the records of `visit` (-1: a transfer's), under `owner`, ended here. */
   private emitActivities(records: number[], visit: number, owner: OpenSpan): void {
     let opened: Array<OpenSpan | undefined> | undefined;
-    let runCpu = 0;
-    let runNoncpu = 0;
+    let runCpu = -1;
+    let runNoncpu = -1;
     let runEnd = Number.NEGATIVE_INFINITY;
     for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
       if (records[record + ACTIVITY_VISIT] !== visit) continue;
@@ -598,8 +598,9 @@ export class SpanBridge implements RecorderListener {
           if (name === THREAD_CPU) parent.cpu = Math.max(parent.cpu, 0) + seconds;
           else parent.noncpu = Math.max(parent.noncpu, 0) + seconds;
         } else {
-          if (name === THREAD_CPU) runCpu += seconds;
-          else runNoncpu += seconds;
+          // -1 until digested, so the run span carries only the kinds actually measured.
+          if (name === THREAD_CPU) runCpu = Math.max(runCpu, 0) + seconds;
+          else runNoncpu = Math.max(runNoncpu, 0) + seconds;
           if (end > runEnd) runEnd = end;
         }
         continue;
@@ -609,7 +610,7 @@ export class SpanBridge implements RecorderListener {
       (opened ??= [])[record / ACTIVITY_FIELDS] = span;
     }
     if (runEnd !== Number.NEGATIVE_INFINITY && this.admitChild(owner)) {
-      const run = this.startChild(SPAN_RUN, owner, Math.max(owner.start, runEnd - runCpu - runNoncpu), runEnd);
+      const run = this.startChild(SPAN_RUN, owner, Math.max(owner.start, runEnd - Math.max(runCpu, 0) - Math.max(runNoncpu, 0)), runEnd);
       run.cpu = runCpu;
       run.noncpu = runNoncpu;
       this.finishSpan(run, run.end);
