@@ -225,7 +225,8 @@ export class TaskJourneys {
    */
   meter<T>(activity: string, work: () => T): T {
     const frame = ambientLedger.getStore();
-    if (frame === undefined) return work();
+    // A timer started inside a task may outlive it: an ended ledger is no ledger.
+    if (frame === undefined || frame.ledger.ended) return work();
     return frame.ledger.meter(activity, work);
   }
 

@@ -163,6 +163,15 @@ export class Recorder implements LedgerHost {
     return this.units.id(name);
   }
 
+  /** Counts and reports once, but never throws, even strict: for failures of telemetry's own making. */
+  count(reason: string, detail: string): void {
+    this.accumulators.drop(reason);
+    if (!this.reported.has(reason)) {
+      this.reported.add(reason);
+      this.config.report(reason, detail);
+    }
+  }
+
   drop(reason: string, detail: string, journey?: Journey): void {
     this.accumulators.drop(reason);
     if (this.config.strict) {
@@ -249,6 +258,7 @@ export class Recorder implements LedgerHost {
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
     this.live.set(id, journey);
+    if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
     this.accumulators.active[cell] += 1;
@@ -290,7 +300,9 @@ export class Recorder implements LedgerHost {
     accumulators.active[base + current] -= 1;
     accumulators.transitions[base + toId] += 1;
     if (current === WAITING) this.apportion(journey, time);
-    else if (current === FETCH) this.leaveFetch(journey, time, toId);
+    else if (current === FETCH) this.leaveFetch(journey, time);
+    // From fetch as usual, or straight from missing/released when the caller's gather() is first.
+    if (toId === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
 
     if (IS_TERMINAL[toId] === 1) {
       this.finish(journey, toId, time);
@@ -417,13 +429,15 @@ export class Recorder implements LedgerHost {
     if (!noted.includes(dependent)) noted.push(dependent);
   }
 
-  private leaveFetch(journey: Journey, time: number, toId: number): void {
-    if (toId === FLIGHT) {
-      const dependents = this.dependentsOf.get(journey.id);
-      if (dependents !== undefined) {
-        for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
-      }
+  /** At a dependency's flight, the dependents waiting for it are the ones it serves. */
+  private noteWaitingDependents(journey: Journey): void {
+    const dependents = this.dependentsOf.get(journey.id);
+    if (dependents !== undefined) {
+      for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
     }
+  }
+
+  private leaveFetch(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
       const start = journey.stateStart;
       journey.activities.push(journey.visitIndex, journey.queueReason, -1, start, time, 0, time - start);

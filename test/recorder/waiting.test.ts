@@ -96,6 +96,21 @@ describe("waiting-time breakdown", () => {
   });
 });
 
+describe("waiting-time breakdown when the caller reports no fetch state", () => {
+  it("a gather() that starts the dependency's journey in flight still serves the waiting dependent", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("t-1", "released", "waiting");
+    journeys.dependencies("t-1", ["d-1"]);
+    clock.advance(1);
+    const ledger = journeys.gather("tcp://peer:1", ["d-1"], 10);
+    ledger.meter("network", () => clock.advance(3));
+    ledger.end("ok");
+    journeys.transition("t-1", "waiting", "ready");
+    expect(waitingOf(journeys, "t-1")).toEqual({ dependencies: 1, network: 3 });
+  });
+});
+
 describe("waiting-time breakdown, property", () => {
   it("always sums to the waiting time and no share is negative", () => {
     const dependency = fc.record({
