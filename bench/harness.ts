@@ -3,9 +3,9 @@
  * process, report medians per operation and ratios between cases, and hand the results to
  * `bench/run.ts` (through the file named by TASKJOURNEY_BENCH_REPORT) for its summary table.
  *
- * A case is either a function mitata calls and batches itself (one operation per call), or a
- * `manual` function that does its own setup, times `ops` operations itself and returns the
- * elapsed nanoseconds; the harness divides by `ops`.
+ * A case is either a function mitata calls and batches itself, or a `manual` function that does
+ * its own untimed setup, times its operations itself and returns the elapsed nanoseconds; either
+ * may do `ops` operations per call, and the harness reports per operation.
  */
 import { writeFileSync } from "node:fs";
 import { do_not_optimize, measure } from "mitata";
@@ -31,11 +31,11 @@ export const clockNs: () => number =
 
 export interface BenchCase {
   name: string;
-  /** One operation per call; mitata batches the calls. */
+  /** `ops` operations per call (default 1); mitata batches the calls. */
   fn?: () => unknown;
   /** Does its own untimed setup, times `ops` operations and returns the elapsed nanoseconds. */
   manual?: () => number;
-  /** Operations per `manual` call (default 1). */
+  /** Operations per call of `fn` or `manual` (default 1); results are per operation. */
   ops?: number;
   /** Target: the median per operation should be at most this many nanoseconds. */
   maxNs?: number;
@@ -177,11 +177,15 @@ export async function runSuite(suite: Suite): Promise<SuiteResult> {
     } else if (benchCase.fn !== undefined) {
       // Always batched (4,096 calls per sample): left to itself mitata times slow calls one by
       // one, and single calls of a few µs are below the CPU clock's resolution.
-      stats = await measure(benchCase.fn, { now: clockNs, batch_threshold: Number.MAX_SAFE_INTEGER });
+      stats = await measure(benchCase.fn, {
+        now: clockNs,
+        batch_threshold: Number.MAX_SAFE_INTEGER,
+        warmup_threshold: Number.MAX_SAFE_INTEGER,
+      });
     } else {
       throw new TypeError(`bench case "${benchCase.name}" has neither fn nor manual`);
     }
-    const ops = benchCase.manual !== undefined ? (benchCase.ops ?? 1) : 1;
+    const ops = benchCase.ops ?? 1;
     const median = stats.p50 / ops;
     const result: CaseResult = {
       name: benchCase.name,

@@ -12,7 +12,8 @@
  *     later than the earliest candidate by more than the task's p90 duration.
  * Durations come from live statistics: `journeys.stats(prefix, "processing")` — mean for
  * occupancy, quantile(0.9) for the move-away margin — once a prefix has 3 finished tasks; before
- * that, a default. With telemetry off the scheduler keeps the same statistics itself with
+ * that, a default. A prefix's estimate is read again at most every 100 ms (a reading copies the
+ * prefix's histogram, too dear to do per decision). With telemetry off the scheduler keeps the same statistics itself with
  * taskjourney's DurationStatistics, so decisions are made alike in both modes.
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
@@ -105,6 +106,8 @@ export interface SchedulerOptions {
   defaultDuration?: number;
   /** Bytes per second assumed for transfers. Default 100 MB/s (Dask's default). */
   bandwidth?: number;
+  /** How long a prefix's duration estimate is reused before the statistics are read again, ms. Default 100. */
+  estimateRefreshMs?: number;
   /** Log every decision through `log`. */
   verbose?: boolean;
   log?: (line: string) => void;
@@ -127,6 +130,9 @@ export class Scheduler {
   private readonly queue = new Heap<SchedulerTask>();
   private readonly noWorker = new Heap<SchedulerTask>();
   private readonly ownStatistics = new Map<string, DurationStatistics>();
+  private readonly estimates = new Map<string, { estimate: Estimate; at: number }>();
+  private readonly finishedByPrefix = new Map<string, number>();
+  private readonly estimateRefreshMs: number;
   private workerWaiters: Array<() => boolean> = [];
   private done = 0;
   private run: { root: SchedulerTask; resolve: (value: unknown) => void; reject: (error: Error) => void } | undefined;
@@ -136,6 +142,7 @@ export class Scheduler {
     this.saturation = options.saturation ?? 1.5;
     this.defaultDuration = options.defaultDuration ?? 0.05;
     this.bandwidth = options.bandwidth ?? 100e6;
+    this.estimateRefreshMs = options.estimateRefreshMs ?? 100;
     this.verbose = options.verbose ?? false;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
@@ -235,8 +242,24 @@ export class Scheduler {
     this.server?.close();
   }
 
-  /** The duration estimate of a prefix: live statistics once there are a few, else the default. */
+  /**
+   * The duration estimate of a prefix: live statistics once there are a few, else the default.
+   * Read from the statistics at most every `estimateRefreshMs` per prefix (a reading copies the
+   * prefix's histogram), and at once when a prefix first has enough finished tasks.
+   */
   estimate(prefix: string): Estimate {
+    const now = performance.now();
+    const finished = this.finishedByPrefix.get(prefix) ?? 0;
+    const cached = this.estimates.get(prefix);
+    if (cached !== undefined && now - cached.at < this.estimateRefreshMs && (cached.estimate.informed || finished < 3)) {
+      return cached.estimate;
+    }
+    const estimate = this.readEstimate(prefix);
+    this.estimates.set(prefix, { estimate, at: now });
+    return estimate;
+  }
+
+  private readEstimate(prefix: string): Estimate {
     let stats: DurationStats | undefined;
     if (this.journeys !== undefined) stats = this.journeys.stats(prefix, "processing");
     else stats = this.ownStatistics.get(prefix)?.snapshot();
@@ -323,6 +346,7 @@ export class Scheduler {
       statistics.record((performance.now() - task.processingSince) / 1000);
     }
     this.transition(task, "memory");
+    this.finishedByPrefix.set(task.prefix, (this.finishedByPrefix.get(task.prefix) ?? 0) + 1);
     this.done++;
     this.onProgress(this.done, this.tasks.size);
     const run = this.run;

@@ -10,10 +10,11 @@
  * time up to `se.exec_start`, when its current run on a CPU began; while it runs (as it does when
  * reading) its CPU time is that plus the time since. The scheduler's clock is the CPU's
  * `clock_task`, which runs behind CLOCK_MONOTONIC by a per-CPU offset (interrupt and stolen time
- * since boot), so only differences of two readings on the same CPU are meaningful: a task during
- * which the thread moved to another CPU (`se.nr_migrations` changed) gets no CPU time, and the
- * worker records its thread time as "thread-wall" instead. Time stolen by a hypervisor during the
- * current run counts as CPU. (/proc/thread-self/schedstat is cheaper but only brought up to date
+ * since boot), so that sum is only used between two readings on the same CPU. When the thread moved
+ * to another CPU during the task (`se.nr_migrations` changed), the task gets the difference of the
+ * two `se.sum_exec_runtime` alone, which misses the current run at each reading: short by at most
+ * a scheduler tick (a few ms), which matters little to a task long enough to have migrated. Time
+ * stolen by a hypervisor during the current run counts as CPU. (/proc/thread-self/schedstat is cheaper but only brought up to date
  * at scheduler ticks, which loses most of a short task.) A reading costs some tens of µs, so it is
  * taken only when the worker is instrumented; without the file (other systems, kernels without
  * SCHED_DEBUG) CPU time is always unknown.
@@ -36,9 +37,9 @@ try {
 }
 
 /**
- * This thread's CPU time in ms, offset by its CPU's clock difference, and its migration count;
- * undefined where the file cannot be read.
- * @returns {{ cpu: number, migrations: number } | undefined}
+ * This thread's CPU time in ms (offset by its CPU's clock difference), its CPU time up to its
+ * current run, and its migration count; undefined where the file cannot be read.
+ * @returns {{ cpu: number, sum: number, migrations: number } | undefined}
  */
 function reading() {
   if (sched === undefined) return undefined;
@@ -47,7 +48,8 @@ function reading() {
     const now = Number(process.hrtime.bigint()) / 1e6;
     const match = PATTERN.exec(buffer.latin1Slice(0, length));
     if (match === null) throw new Error("unexpected format");
-    return { cpu: Number(match[2]) + now - Number(match[1]), migrations: Number(match[3]) };
+    const sum = Number(match[2]);
+    return { cpu: sum + now - Number(match[1]), sum, migrations: Number(match[3]) };
   } catch {
     fs.closeSync(sched);
     sched = undefined;
@@ -56,14 +58,14 @@ function reading() {
 }
 
 /**
- * Seconds on CPU between two readings, or undefined when they are not comparable.
- * @param {{ cpu: number, migrations: number } | undefined} start
- * @param {{ cpu: number, migrations: number } | undefined} end
+ * Seconds on CPU between two readings, or undefined without them.
+ * @param {{ cpu: number, sum: number, migrations: number } | undefined} start
+ * @param {{ cpu: number, sum: number, migrations: number } | undefined} end
  * @param {number} wall seconds
  */
 function cpuBetween(start, end, wall) {
-  if (start === undefined || end === undefined || start.migrations !== end.migrations) return undefined;
-  const seconds = (end.cpu - start.cpu) / 1000;
+  if (start === undefined || end === undefined) return undefined;
+  const seconds = (start.migrations === end.migrations ? end.cpu - start.cpu : end.sum - start.sum) / 1000;
   return seconds >= 0 ? Math.min(seconds, wall) : undefined;
 }
 
@@ -78,7 +80,7 @@ export default function runTask(task) {
   const start = performance.now();
   /** @type {number | undefined} */
   let secededAt;
-  /** @type {{ cpu: number, migrations: number } | undefined} */
+  /** @type {{ cpu: number, sum: number, migrations: number } | undefined} */
   let cpuAtSecede;
   const context = {
     secede() {

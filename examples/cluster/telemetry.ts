@@ -50,6 +50,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         // would keep nearly all of them. Slow tasks are kept where their time is spent: on the
         // workers (whose journeys start when the task arrives there).
         ...(options.role === "scheduler" ? { keepSlowerThan: 0 } : {}),
+        ...(process.env.TJ_EXPERIMENT_NOSPANS ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
     },
     fileDirectory: path.join(options.outDir, "otlp"),

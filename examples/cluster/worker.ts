@@ -105,7 +105,7 @@ export class Worker {
   private outgoing = 0;
   private closing = false;
   private readonly slowest: SlowJourney[] = [];
-  private readonly counters = { servedGetData: 0, answeredBusy: 0 };
+  private readonly counters = { servedGetData: 0, answeredBusy: 0, explained: 0 };
   /** Process CPU time (all threads) when the first task arrived. */
   private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
 
@@ -321,6 +321,7 @@ export class Worker {
     const seconds = (performance.now() - task.arrived) / 1000;
     const slowest = this.slowest;
     if (slowest.length >= SLOWEST_KEPT && seconds <= slowest[slowest.length - 1].seconds) return;
+    this.counters.explained++;
     slowest.push({ key: task.key, seconds, breakdown: this.journeys?.explain(task.key) });
     slowest.sort((a, b) => b.seconds - a.seconds);
     if (slowest.length > SLOWEST_KEPT) slowest.pop();
@@ -400,6 +401,12 @@ async function main(): Promise<void> {
   const config = JSON.parse(raw) as WorkerConfig;
   if (config.memoryLimit === null) config.memoryLimit = Infinity; // JSON has no Infinity
   fs.mkdirSync(config.spillDirectory, { recursive: true });
+  if (process.env.TJ_EXPERIMENT_ALS) {
+    const { AsyncLocalStorage } = await import("node:async_hooks");
+    const als = new AsyncLocalStorage();
+    als.run({}, () => {});
+    (globalThis as any).__als = als;
+  }
   const worker = new Worker(config);
   // The parent is gone (even killed with SIGKILL): never outlive it.
   process.on("disconnect", () => worker.die("parent process gone"));

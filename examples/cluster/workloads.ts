@@ -67,7 +67,7 @@ function reduction({ size, seed, length = 8192 }: WorkloadOptions): Graph {
   const squares: string[] = [];
   for (let i = 0; i < leaves; i++) {
     tasks.push(task(`arange-${i}`, "arange", [i, length, seed]));
-    tasks.push(task(`square-${i}`, "square", [ref(`arange-${i}`), 4]));
+    tasks.push(task(`square-${i}`, "square", [ref(`arange-${i}`), 48]));
     squares.push(`square-${i}`);
   }
   const last = tree("sum", "add", squares, 4, tasks);

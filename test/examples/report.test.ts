@@ -26,7 +26,8 @@ describe("merging workers' duration histograms", () => {
     const fast = Array.from({ length: 500 }, (_, i) => 0.001 + i * 0.00002);
     const slow = Array.from({ length: 300 }, (_, i) => 0.5 * 1.01 ** i);
     const a = new ExponentialHistogram();
-    const b = new ExponentialHistogram();
+    // A smaller histogram reaches a coarser scale.
+    const b = new ExponentialHistogram({ maxSize: 40 });
     fast.forEach((value) => a.record(value));
     slow.forEach((value) => b.record(value));
     expect(a.scale).toBeGreaterThan(b.scale);
