@@ -107,7 +107,7 @@ go_env() {
     elif [[ -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go
     else die "no Go toolchain found (need go >= $GO_MIN_VERSION; set GO=/path/to/go)"; fi
   fi
-  export PATH="$(dirname "$GO"):$PATH"
+  PATH="$(dirname "$GO"):$PATH"; export PATH
   export GOPATH="$CACHE/go"
   export GOMODCACHE="$CACHE/go/pkg/mod"
   export GOCACHE="$CACHE/go-build"
@@ -183,13 +183,19 @@ install_ocb() {
   if [[ -x "$OCB_BIN" ]] && stamp_ok ocb "$want"; then return; fi
   local t; t=$(now)
   log "ocb: go install go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION"
-  "$GO" install -ldflags="-s -w" "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION"
+  if ! "$GO" install -ldflags="-s -w" "go.opentelemetry.io/collector/cmd/builder@$OTELCOL_VERSION" \
+      >"$CACHE/build/ocb-install.log" 2>&1; then
+    tail -n 40 "$CACHE/build/ocb-install.log" >&2
+    die "go install of the collector builder failed (full log: $CACHE/build/ocb-install.log)"
+  fi
   stamp_write ocb "$want"
   log "ocb: done ($(elapsed "$t") s)"
 }
 
 install_collector() {
-  local want="otelcol $OTELCOL_VERSION manifest $(file_sha "$HERE/builder-config.yaml") go $GO_VERSION"
+  local want sha
+  sha="$(file_sha "$HERE/builder-config.yaml")"
+  want="otelcol $OTELCOL_VERSION manifest $sha go $GO_VERSION"
   if [[ -x "$OTELCOL_BIN" ]] && stamp_ok otelcol "$want"; then
     log "collector: up to date ($OTELCOL_BIN)"; return
   fi

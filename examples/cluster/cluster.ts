@@ -29,7 +29,8 @@ export interface ClusterOptions {
   memoryLimit: number;
   outDir: string;
   telemetry: boolean;
-  traceRatio: number;
+  /** Head-sampling ratio of journeys into traces; "off": no traces at all, metrics only. */
+  traceRatio: number | "off";
   seed: number;
   verbose: boolean;
   progress: boolean;
@@ -50,6 +51,8 @@ export interface RunSummary {
   wallSeconds: number;
   /** CPU seconds of all processes (threads included) while computing: the scheduler's over the run, each worker's from its first task. */
   cpuSeconds: number;
+  /** The scheduler's part of cpuSeconds. */
+  schedulerCpuSeconds: number;
   /** Where taskjourney was loaded from: the built dist/ or the sources. */
   taskjourney: "dist" | "src";
   pids: { scheduler: number; workers: number[] };
@@ -121,7 +124,8 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
         verbose: options.verbose,
       };
       const child = fork(WORKER_ENTRY, [], {
-        execArgv: ["--import", tsx, ...(process.env.TJ_EXTRA_ARGV ?? "").split(" ").filter(Boolean)],
+        // TASKJOURNEY_WORKER_ARGV adds Node flags to the workers, e.g. "--cpu-prof --cpu-prof-dir=prof".
+        execArgv: ["--import", tsx, ...(process.env.TASKJOURNEY_WORKER_ARGV ?? "").split(" ").filter(Boolean)],
         env: { ...process.env, TASKJOURNEY_WORKER: JSON.stringify(config) },
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
@@ -175,6 +179,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       runSeconds,
       wallSeconds: (performance.now() - wallStart) / 1000,
       cpuSeconds: (schedulerCpu.user + schedulerCpu.system) / 1e6 + summaries.reduce((sum, worker) => sum + worker.cpuSeconds, 0),
+      schedulerCpuSeconds: (schedulerCpu.user + schedulerCpu.system) / 1e6,
       taskjourney: source,
       pids,
       destination: telemetry?.destination,

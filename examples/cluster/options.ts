@@ -14,6 +14,7 @@ export const HELP = `Usage: tsx examples/cluster/main.ts [options]
   --out DIR            output directory                          (default ./taskjourney-out)
   --no-telemetry       run without taskjourney (for comparison)
   --trace-ratio R      fraction of task journeys traced          (default 0.01)
+                       (slow and failed ones are kept too; "off": no traces, metrics only)
   --seed N             workload seed                             (default 1)
   --verbose            log scheduling decisions and worker events
   --quiet              no progress bar and no report on stdout
@@ -63,8 +64,8 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
   if (!(WORKLOADS as readonly string[]).includes(values.workload)) {
     throw new Error(`--workload must be one of ${WORKLOADS.join(", ")}, got "${values.workload}"`);
   }
-  const traceRatio = Number(values["trace-ratio"]);
-  if (!(traceRatio >= 0 && traceRatio <= 1)) throw new Error(`--trace-ratio must be in [0, 1], got "${values["trace-ratio"]}"`);
+  const traceRatio = values["trace-ratio"] === "off" ? "off" : Number(values["trace-ratio"]);
+  if (traceRatio !== "off" && !(traceRatio >= 0 && traceRatio <= 1)) throw new Error(`--trace-ratio must be in [0, 1] or "off", got "${values["trace-ratio"]}"`);
   return {
     workload: values.workload as Workload,
     size: positive("size", values.size),

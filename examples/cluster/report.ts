@@ -127,7 +127,7 @@ export interface ClusterReport {
   gatherBytes: Record<string, number>;
   dropped: Record<string, number>;
   slowest: SlowJourney[];
-  workers: Array<{ address: string; pid: number; counters: Record<string, number> }>;
+  workers: Array<{ address: string; pid: number; cpuSeconds: number; counters: Record<string, number> }>;
 }
 
 function add(into: Record<string, number>, key: string, value: number): void {
@@ -193,7 +193,7 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
       .flatMap((worker) => worker.slowest)
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 5),
-    workers: workers.map((worker) => ({ address: worker.address, pid: worker.pid, counters: worker.counters })),
+    workers: workers.map((worker) => ({ address: worker.address, pid: worker.pid, cpuSeconds: worker.cpuSeconds, counters: worker.counters })),
   };
   for (const total of [...totals, ...(scheduler === undefined ? [] : [scheduler])]) {
     for (const [reason, count] of Object.entries(total.dropped)) add(report.dropped, reason, count);

@@ -16,8 +16,8 @@ export interface TelemetryOptions {
   instance: string;
   /** Where OTLP JSON files go when no endpoint is configured (in its otlp/ subdirectory). */
   outDir: string;
-  /** Head-sampling ratio of task journeys into traces. */
-  traceRatio: number;
+  /** Head-sampling ratio of task journeys into traces; "off" for no traces at all (not even slow or failed journeys). */
+  traceRatio: number | "off";
 }
 
 export interface Telemetry {
@@ -44,13 +44,14 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     serviceName: process.env.OTEL_SERVICE_NAME ?? "taskjourney-cluster",
     journeys: {
       sampling: {
-        ratio: options.traceRatio,
+        ratio: options.traceRatio === "off" ? 0 : options.traceRatio,
         // A scheduler journey lasts from submission to result, and the whole graph is submitted
         // at once: each journey ends later than the ones before, so "slower than the p99 so far"
         // would keep nearly all of them. Slow tasks are kept where their time is spent: on the
         // workers (whose journeys start when the task arrives there).
         ...(options.role === "scheduler" ? { keepSlowerThan: 0 } : {}),
-        ...(process.env.TJ_EXPERIMENT_NOSPANS ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
+        // No traces at all: neither head-sampled nor kept at their end.
+        ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
     },
     fileDirectory: path.join(options.outDir, "otlp"),

@@ -39,7 +39,7 @@ export interface WorkerConfig {
   spillDirectory: string;
   outDir: string;
   telemetry: boolean;
-  traceRatio: number;
+  traceRatio: number | "off";
   /** get_data requests served at once before answering "busy". */
   outgoingLimit: number;
   verbose: boolean;
@@ -141,7 +141,7 @@ export class Worker {
       whoHas: (keys) => void this.whoHas(keys),
     });
     if (this.journeys !== undefined) instrumentWorker(this, this.state, this.store, this.journeys);
-    // Start every thread before taking work: a thread loads the task module (through tsx) first.
+    // Start every thread before taking work, so that the first tasks do not wait for thread start-up.
     await Promise.all(Array.from({ length: this.config.nthreads }, () => this.threads.run({ func: "poll", args: [0, 20] } satisfies ThreadTask)));
     this.scheduler = await connect(this.config.scheduler);
     this.scheduler.onMessage = (message) => this.handleScheduler(message);
@@ -401,12 +401,6 @@ async function main(): Promise<void> {
   const config = JSON.parse(raw) as WorkerConfig;
   if (config.memoryLimit === null) config.memoryLimit = Infinity; // JSON has no Infinity
   fs.mkdirSync(config.spillDirectory, { recursive: true });
-  if (process.env.TJ_EXPERIMENT_ALS) {
-    const { AsyncLocalStorage } = await import("node:async_hooks");
-    const als = new AsyncLocalStorage();
-    als.run({}, () => {});
-    (globalThis as any).__als = als;
-  }
   const worker = new Worker(config);
   // The parent is gone (even killed with SIGKILL): never outlive it.
   process.on("disconnect", () => worker.die("parent process gone"));

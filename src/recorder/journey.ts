@@ -65,9 +65,8 @@ export class Journey {
   movedByLedger = false;
   end = Number.NaN;
   outcomeState = -1;
-  /** Owned by the span bridge: live spans of a sampled journey, its propagated parent. */
+  /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
-  parentCarrier: unknown = undefined;
 
   constructor(
     /** The key as the caller gave it. */
