@@ -23,8 +23,11 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
-          testTimeout: 600_000,
-          hookTimeout: 1_800_000,
+          // Installs (cached; a cold build takes 10–30 min, allowed up to 45) and starts the real
+          // backends, provides their addresses (inject("backends")) and stops them at the end.
+          globalSetup: ["test/e2e/global-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },

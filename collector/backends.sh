@@ -20,8 +20,8 @@
 #   TJ_BIND_HOST         default 127.0.0.1
 #   TJ_OTLP_GRPC_PORT 14317, TJ_OTLP_HTTP_PORT 14318         collector OTLP in
 #   TJ_COLLECTOR_HEALTH_PORT 13133                            collector health_check
-#   TJ_PROM_EXPORTER_PORT 18889                               collector /metrics (scraped)
-#   TJ_COLLECTOR_METRICS_PORT 18888                           collector's own telemetry
+#   TJ_PROM_EXPORTER_PORT 18889                               collector /metrics (pull; not scraped)
+#   TJ_COLLECTOR_METRICS_PORT 18888                           collector's own telemetry (scraped)
 #   TJ_JAEGER_OTLP_GRPC_PORT 24317, TJ_JAEGER_OTLP_HTTP_PORT 24318   Jaeger OTLP in
 #   TJ_JAEGER_QUERY_PORT 26686, TJ_JAEGER_QUERY_GRPC_PORT 26685      Jaeger query API
 #   TJ_PROMETHEUS_PORT 19090                                  Prometheus
@@ -362,8 +362,9 @@ start_one() {
   case "$name" in
     prometheus)
       rm -rf "$RUN/prometheus-data"; mkdir -p "$RUN/prometheus-data"
-      # Prometheus does not expand env vars in its config: write the scrape target.
-      sed -e "s/127\.0\.0\.1:18889/$H:$TJ_PROM_EXPORTER_PORT/" "$HERE/prometheus.yml" >"$RUN/prometheus.yml"
+      # Prometheus does not expand env vars in its config: write the scrape target (the
+      # collector's own telemetry; taskjourney's metrics come by remote write).
+      sed -e "s/127\.0\.0\.1:18888/$H:$TJ_COLLECTOR_METRICS_PORT/" "$HERE/prometheus.yml" >"$RUN/prometheus.yml"
       launch prometheus "$b" \
         --config.file="$RUN/prometheus.yml" \
         --storage.tsdb.path="$RUN/prometheus-data" \

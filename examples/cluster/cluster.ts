@@ -134,7 +134,8 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       child.once("exit", () => liveChildren.delete(child));
     }
     const pids = { scheduler: process.pid, workers: children.map((child) => child.pid!) };
-    fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify(pids));
+    // For tests and for cleaning up after a crash: who runs, and where spill files go.
+    fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify({ ...pids, spillRoot }));
     const crashed = new Promise<never>((_, reject) => {
       for (const child of children) {
         child.once("exit", (code, signal) => reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)));

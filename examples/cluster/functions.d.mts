@@ -15,5 +15,3 @@ export declare const FUNCTIONS: Readonly<Record<string, TaskFunction>>;
 export declare const SECEDING: ReadonlySet<string>;
 /** Size in memory of a value, as a worker accounts for it. */
 export declare function sizeOf(value: unknown): number;
-/** Steps of `work` per second on this machine, measured over about 20 ms. */
-export declare function calibrateWork(): number;

@@ -132,15 +132,3 @@ export function sizeOf(/** @type {unknown} */ value) {
   if (Array.isArray(value)) return value.reduce((/** @type {number} */ sum, item) => sum + sizeOf(item), 16);
   return 8;
 }
-
-/** Steps of `work` per second on this machine, measured over about 20 ms. */
-export function calibrateWork() {
-  let iterations = 1000;
-  for (;;) {
-    const start = performance.now();
-    work(0, iterations);
-    const elapsed = performance.now() - start;
-    if (elapsed > 20) return (iterations / elapsed) * 1000;
-    iterations *= 4;
-  }
-}

@@ -356,6 +356,7 @@ export class Worker {
     await this.threads.destroy();
     await this.telemetry?.shutdown();
     this.store.close();
+    this.removeSpillRoot();
     this.scheduler.close();
     process.exit(0);
   }
@@ -363,7 +364,17 @@ export class Worker {
   die(reason: string): never {
     process.stderr.write(`worker ${this.address}: ${reason}; exiting\n`);
     this.store?.close();
+    this.removeSpillRoot();
     process.exit(1);
+  }
+
+  /** The parent removes the spill root at exit; if it died first, the last worker out does. */
+  private removeSpillRoot(): void {
+    try {
+      fs.rmdirSync(this.config.spillDirectory);
+    } catch {
+      // not empty (another worker still uses it) or already gone
+    }
   }
 
   private log(line: string): void {

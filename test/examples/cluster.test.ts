@@ -38,7 +38,7 @@ function alive(pid: number): boolean {
   }
 }
 
-function pidsOf(outDir: string): { scheduler: number; workers: number[] } | undefined {
+function pidsOf(outDir: string): { scheduler: number; workers: number[]; spillRoot: string } | undefined {
   try {
     return JSON.parse(fs.readFileSync(path.join(outDir, "pids.json"), "utf8"));
   } catch {
@@ -122,6 +122,7 @@ afterAll(async () => {
     for (const pid of [...(pids?.workers ?? []), run.child.pid ?? -1]) {
       if (pid > 0 && alive(pid)) process.kill(pid, "SIGKILL");
     }
+    if (pids?.spillRoot !== undefined) fs.rmSync(pids.spillRoot, { recursive: true, force: true });
     fs.rmSync(run.outDir, { recursive: true, force: true });
   }
 });
@@ -182,6 +183,7 @@ describe("the cluster example", () => {
     const pids = pidsOf(run.outDir)!;
     expect(pids.workers).toHaveLength(3);
     for (const pid of [...pids.workers, pids.scheduler]) expect(alive(pid), `pid ${pid}`).toBe(false);
+    expect(fs.existsSync(pids.spillRoot), "spill files removed").toBe(false);
   });
 
   it("leaves no worker behind when the scheduler process is killed", async () => {
@@ -193,5 +195,7 @@ describe("the cluster example", () => {
     run.child.kill("SIGKILL");
     await exited;
     await until(() => workers.every((pid) => !alive(pid)), 15_000, `workers ${workers.join(", ")} to exit`);
+    // The workers removed the spill directory their dead parent made.
+    await until(() => !fs.existsSync(pidsOf(run.outDir)!.spillRoot), 5_000, "the spill directory to be removed");
   });
 });

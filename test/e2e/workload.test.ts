@@ -1,0 +1,435 @@
+/**
+ * End to end against the real backends (collector/backends.sh, started by global-setup.ts):
+ * the cluster example — a scheduler and worker processes on loopback — exports over OTLP to the
+ * Collector built by ocb; then Jaeger's query API must hold each task's trace as DESIGN.md draws
+ * it, Prometheus must answer PromQL over our metrics (once each, by remote write), every panel of
+ * the Grafana dashboard must return data, and `taskjourney explain` must rebuild a task's
+ * breakdown from the Collector's file exporter output.
+ *
+ * The tests of this file run in order and share the one workload run of the first test.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { startTelemetry } from "../../src/sdk.js";
+import { backendsEnv, getJson, http, pollUntil, promQuery, ROOT, run, sleep } from "./helpers.js";
+
+/** service.name of everything this file exports, so that its series and traces are told apart. */
+const SERVICE = "taskjourney-e2e";
+const DASHBOARD = path.join(ROOT, "collector/grafana/dashboards/taskjourney.json");
+
+interface JaegerRef {
+  refType: "CHILD_OF" | "FOLLOWS_FROM";
+  traceID: string;
+  spanID: string;
+}
+interface JaegerTag {
+  key: string;
+  type: string;
+  value: unknown;
+}
+interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  references: JaegerRef[];
+  startTime: number;
+  duration: number;
+  tags: JaegerTag[];
+  processID: string;
+}
+interface JaegerTrace {
+  traceID: string;
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string; tags: JaegerTag[] }>;
+}
+interface JaegerAnswer<T> {
+  data: T;
+  errors: unknown;
+}
+
+const tag = (span: JaegerSpan, key: string): unknown => span.tags.find((t) => t.key === key)?.value;
+const processTag = (trace: JaegerTrace, span: JaegerSpan, key: string): unknown => trace.processes[span.processID]?.tags.find((t) => t.key === key)?.value;
+const parentOf = (span: JaegerSpan): string | undefined => span.references.find((r) => r.refType === "CHILD_OF" && r.traceID === span.traceID)?.spanID;
+const childrenOf = (trace: JaegerTrace, span: JaegerSpan): JaegerSpan[] =>
+  trace.spans.filter((s) => parentOf(s) === span.spanID).sort((a, b) => a.startTime - b.startTime);
+
+/** What the workload run left for the later tests. */
+interface RunResult {
+  size: number;
+  tasks: number;
+  wallSeconds: number;
+}
+let workload: RunResult | undefined;
+/** The worker task span the trace test took apart, for `explain`. */
+let explainedKey: string | undefined;
+const tempDirs: string[] = [];
+
+afterAll(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function needWorkload(): RunResult {
+  if (workload === undefined) throw new Error("the workload run (first test of this file) did not succeed");
+  return workload;
+}
+
+/** The cluster example's environment: our OTLP endpoint, no other OTEL_* setting of the caller. */
+function clusterEnv(endpoint: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("OTEL_")) env[name] = value;
+  return {
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_SERVICE_NAME: SERVICE,
+    // Remote write drops delta sums and histograms: cumulative (the SDK default), said aloud.
+    OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "cumulative",
+    // The example exports metrics every 10 s whatever this says (see the size choice below).
+    OTEL_METRIC_EXPORT_INTERVAL: "2000",
+  };
+}
+
+/** Sum of the samples of one metric family in Prometheus text exposition (e.g. the collector's own /metrics). */
+function sumOf(text: string, name: string): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (match !== null && (match[1] === name || match[1] === `${name}_total`)) total += Number(match[3]);
+  }
+  return total;
+}
+
+describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus, file", () => {
+  it("runs a workload that exports to the built Collector", async () => {
+    const env = backendsEnv();
+    const before = (await http(env.TJ_COLLECTOR_METRICS_URL)).text;
+    // Rate panels need two samples of a series, and the example exports metrics every 10 s
+    // (plus once at shutdown), whatever OTEL_METRIC_EXPORT_INTERVAL says: the run must outlast
+    // one interval. 4000 tasks take ~12 s here; should a faster machine finish before the
+    // first export, the run is repeated twice as large (new processes, new series).
+    for (const size of [4000, 12000]) {
+      const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-e2e-"));
+      tempDirs.push(outDir);
+      const result = await run(
+        process.execPath,
+        ["--import", "tsx", "examples/cluster/main.ts", "--workload", "reduction", "--size", String(size), "--trace-ratio", "1", "--quiet", "--json", "--out", outDir],
+        { env: clusterEnv(env.OTEL_EXPORTER_OTLP_ENDPOINT), timeoutMs: 150_000 },
+      );
+      expect(result.code, `cluster example failed (signal ${result.signal}):\n${result.stderr.slice(-3000)}`).toBe(0);
+      const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { tasks: number; wallSeconds: number; destination: string; result: unknown };
+      expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
+      expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/metrics`);
+      expect(typeof summary.result).toBe("number");
+      workload = { size, tasks: summary.tasks, wallSeconds: summary.wallSeconds };
+
+      const twice = await pollUntil(
+        "the run's counters in Prometheus",
+        async () => {
+          const rows = await promQuery(env.PROMETHEUS_URL, `count_over_time(task_state_time_seconds_total{service_name="${SERVICE}"}[15m])`);
+          return rows.length > 0 ? rows.some((row) => Number(row.value![1]) >= 2) : undefined;
+        },
+        30_000,
+      );
+      if (twice) break;
+    }
+    const runResult = needWorkload();
+    expect(runResult.tasks).toBeGreaterThan(1000);
+
+    // The collector took every span and point (nothing refused), beyond what it had before.
+    const after = await pollUntil("the collector's own counters", async () => {
+      const text = (await http(env.TJ_COLLECTOR_METRICS_URL)).text;
+      return sumOf(text, "otelcol_receiver_accepted_spans") > sumOf(before, "otelcol_receiver_accepted_spans") ? text : undefined;
+    });
+    expect(sumOf(after, "otelcol_receiver_accepted_spans")).toBeGreaterThan(runResult.tasks);
+    expect(sumOf(after, "otelcol_receiver_accepted_metric_points")).toBeGreaterThan(0);
+    expect(sumOf(after, "otelcol_receiver_refused_spans")).toBe(0);
+    expect(sumOf(after, "otelcol_receiver_refused_metric_points")).toBe(0);
+  });
+
+  it("counts bad input in taskjourney.dropped, which reaches Prometheus by reason", async () => {
+    needWorkload();
+    const env = backendsEnv();
+    // An in-process worker journal fed bad data (the cluster example never drops anything):
+    // exported every 500 ms so that the counter has the two samples rate() needs.
+    const telemetry = await startTelemetry({
+      role: "worker",
+      instance: "e2e-bad-input",
+      serviceName: SERVICE,
+      registerGlobal: false,
+      env: {},
+      exporters: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, traces: "none", metricExportIntervalMillis: 500 },
+    });
+    try {
+      const journeys = telemetry.journeys;
+      journeys.transition("bad-1", "no-such-state" as never, "ready");
+      journeys.transition("bad-2", "waiting", "ready");
+      await sleep(1500);
+      journeys.transition("bad-3", "no-such-state" as never, "ready");
+      const rows = await pollUntil(
+        "taskjourney_dropped_total with two samples",
+        async () => {
+          const found = await promQuery(env.PROMETHEUS_URL, `count_over_time(taskjourney_dropped_total{service_name="${SERVICE}", reason="unknown-state"}[15m]) >= 2`);
+          return found.length > 0 ? found : undefined;
+        },
+        30_000,
+      );
+      expect(rows[0].metric.taskjourney_role).toBe("worker");
+      expect(rows[0].metric.service_instance_id).toBe("e2e-bad-input");
+      const latest = await promQuery(env.PROMETHEUS_URL, `sum by (reason) (taskjourney_dropped_total{service_name="${SERVICE}"})`);
+      const byReason = Object.fromEntries(latest.map((row) => [row.metric.reason, Number(row.value![1])]));
+      expect(byReason["unknown-state"]).toBeGreaterThanOrEqual(1);
+      expect(byReason["unknown-key"]).toBeGreaterThanOrEqual(1);
+    } finally {
+      await telemetry.shutdown();
+    }
+  });
+
+  it("Jaeger's query API returns a task's trace with the DESIGN.md span tree, gather_dep spans and links", async () => {
+    needWorkload();
+    const jaeger = backendsEnv().JAEGER_QUERY_URL;
+    const services = await pollUntil("the service in Jaeger", async () => {
+      const answer = await getJson<JaegerAnswer<string[]>>(`${jaeger}/api/services`);
+      return answer.data?.includes(SERVICE) ? answer.data : undefined;
+    });
+    expect(services).toContain(SERVICE);
+    const operations = (await getJson<JaegerAnswer<string[]>>(`${jaeger}/api/services/${SERVICE}/operations`)).data;
+    for (const name of ["task arange", "task square", "task sum", "waiting", "ready", "executing", "processing", "gather_dep", "network"]) {
+      expect(operations, `operation "${name}"`).toContain(name);
+    }
+
+    // A trace of a `sum` task whose worker journey waited on a transfer: the search by
+    // operation returns whole traces, so pick one whose worker task span has
+    // waiting → gather_dep (and executing → run).
+    const search = `${jaeger}/api/traces?${new URLSearchParams({ service: SERVICE, operation: "gather_dep", limit: "50", lookback: "1h" })}`;
+    const found = await pollUntil("a trace with a gather_dep span in Jaeger", async () => {
+      const traces = (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? [];
+      for (const candidate of traces) {
+        const task = candidate.spans.find(
+          (s) => s.operationName === "task sum" && processTag(candidate, s, "taskjourney.role") === "worker" && parentOf(s) !== undefined,
+        );
+        if (task === undefined) continue;
+        const states = childrenOf(candidate, task);
+        const waiting = states.find((s) => s.operationName === "waiting");
+        const executing = states.find((s) => s.operationName === "executing");
+        if (
+          waiting !== undefined &&
+          childrenOf(candidate, waiting).some((s) => s.operationName === "gather_dep") &&
+          // A few executions digest no thread time (no `run` span): take one that does.
+          executing !== undefined &&
+          childrenOf(candidate, executing).some((s) => s.operationName === "run")
+        ) {
+          return candidate.traceID;
+        }
+      }
+      return undefined;
+    }, 60_000, 1000);
+
+    // The whole trace, by ID.
+    const trace = (await getJson<JaegerAnswer<JaegerTrace[]>>(`${jaeger}/api/traces/${found}`)).data[0];
+    expect(trace.traceID).toBe(found);
+    const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
+
+    // One trace across processes: the scheduler's journey and the worker's, on two instances.
+    const roles = new Set(Object.values(trace.processes).map((p) => p.tags.find((t) => t.key === "taskjourney.role")?.value));
+    expect(roles).toEqual(new Set(["scheduler", "worker"]));
+    expect(new Set(Object.values(trace.processes).map((p) => p.serviceName))).toEqual(new Set([SERVICE]));
+
+    // The scheduler journey: the root, `task sum`, with its state children.
+    const roots = trace.spans.filter((s) => parentOf(s) === undefined);
+    expect(roots.map((s) => s.operationName)).toEqual(["task sum"]);
+    const root = roots[0];
+    expect(processTag(trace, root, "taskjourney.role")).toBe("scheduler");
+    const key = tag(root, "task.key") as string;
+    expect(key).toMatch(/^sum-\d+-\d+$/);
+    expect(tag(root, "task.prefix")).toBe("sum");
+    const processing = childrenOf(trace, root).find((s) => s.operationName === "processing");
+    expect(processing, "the scheduler's processing span").toBeDefined();
+    expect(childrenOf(trace, root).map((s) => s.operationName)).toContain("waiting");
+
+    // The worker journey nests under the scheduler's processing span.
+    const task = childrenOf(trace, processing!).find((s) => s.operationName === "task sum")!;
+    expect(task, "the worker's task span under processing").toBeDefined();
+    expect(processTag(trace, task, "taskjourney.role")).toBe("worker");
+    expect(tag(task, "task.key")).toBe(key);
+    expect(tag(task, "task.prefix")).toBe("sum");
+    expect(tag(task, "task.group")).toBe("sum");
+    expect(tag(task, "task.worker")).toBe(processTag(trace, task, "service.instance.id"));
+    expect(tag(task, "task.outcome")).toBe("memory");
+    expect(tag(task, "span.kind")).toBe("internal");
+
+    // State children in order: waiting → ready → executing, inside the task span.
+    const states = childrenOf(trace, task);
+    expect(states.map((s) => s.operationName)).toEqual(["waiting", "ready", "executing"]);
+    for (const state of states) {
+      expect(state.startTime).toBeGreaterThanOrEqual(task.startTime);
+      expect(state.startTime + state.duration).toBeLessThanOrEqual(task.startTime + task.duration + 1);
+    }
+    const [waiting, , executing] = states;
+
+    // Activity spans under executing (the thread pool's executor time, the run with thread times).
+    const activities = childrenOf(trace, executing).map((s) => s.operationName);
+    expect(activities.length).toBeGreaterThan(0);
+    expect(activities).toContain("run");
+    const runSpan = childrenOf(trace, executing).find((s) => s.operationName === "run")!;
+    expect(typeof tag(runSpan, "thread.cpu_time")).toBe("number");
+
+    // gather_dep under waiting: kind CLIENT, transfer attributes, its own activity children.
+    const gathers = childrenOf(trace, waiting).filter((s) => s.operationName === "gather_dep");
+    expect(gathers.length).toBeGreaterThan(0);
+    const gather = gathers[0];
+    expect(tag(gather, "span.kind")).toBe("client");
+    expect(Number(tag(gather, "transfer.bytes"))).toBeGreaterThan(0);
+    expect(tag(gather, "transfer.outcome")).toBe("ok");
+    expect(String(tag(gather, "transfer.peer"))).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    expect(String(tag(gather, "transfer.keys"))).toMatch(/square-\d+/);
+    expect(childrenOf(trace, gather).map((s) => s.operationName)).toContain("network");
+    // The waiting span carries its apportioned breakdown.
+    expect(waiting.tags.some((t) => t.key.startsWith("task.wait.") && Number(t.value) > 0)).toBe(true);
+
+    // Links: Jaeger shows OTel links as FOLLOWS_FROM references. The waiting span links to the
+    // gather_dep spans that fetched its dependencies (here, its own child among them)...
+    const waitingLinks = waiting.references.filter((r) => r.refType === "FOLLOWS_FROM");
+    expect(waitingLinks.map((r) => r.spanID)).toContain(gather.spanID);
+    // ...and the task span links to the journeys that produced its dependencies on other
+    // workers (their context travelled with the data): other traces, `task square` spans.
+    const producerLinks = task.references.filter((r) => r.refType === "FOLLOWS_FROM" && r.traceID !== trace.traceID);
+    expect(producerLinks.length).toBeGreaterThan(0);
+    const producerTrace = (await getJson<JaegerAnswer<JaegerTrace[]>>(`${jaeger}/api/traces/${producerLinks[0].traceID}`)).data[0];
+    const producer = producerTrace.spans.find((s) => s.spanID === producerLinks[0].spanID);
+    expect(producer?.operationName).toBe("task square");
+    expect(processTag(producerTrace, producer!, "taskjourney.role")).toBe("worker");
+
+    // Every CHILD_OF reference points inside the trace.
+    for (const span of trace.spans) {
+      const parent = parentOf(span);
+      if (parent !== undefined) expect(byId.has(parent), `parent of ${span.operationName}`).toBe(true);
+    }
+    explainedKey = key;
+  });
+
+  it("PromQL returns task.state.time by prefix and finite duration quantiles, each metric stored once", async () => {
+    needWorkload();
+    const prometheus = backendsEnv().PROMETHEUS_URL;
+    const sel = `service_name="${SERVICE}"`;
+
+    const byPrefix = await promQuery(prometheus, `sum by (task_prefix) (task_state_time_seconds_total{${sel}})`);
+    const seconds = Object.fromEntries(byPrefix.map((row) => [row.metric.task_prefix, Number(row.value![1])]));
+    for (const prefix of ["arange", "square", "sum", "final-sum"]) expect(seconds[prefix], `task_state_time_seconds_total{task_prefix="${prefix}"}`).toBeGreaterThan(0);
+
+    const byState = await promQuery(prometheus, `sum by (task_state) (task_state_time_seconds_total{${sel}, taskjourney_role="worker"})`);
+    expect(byState.map((row) => row.metric.task_state)).toEqual(expect.arrayContaining(["waiting", "ready", "executing", "fetch", "flight"]));
+
+    // task.state.duration is a native histogram (no _bucket series): quantiles straight from it,
+    // and from its rate as the dashboard does.
+    expect(await promQuery(prometheus, `task_state_duration_seconds_bucket{${sel}}`)).toEqual([]);
+    for (const expr of [
+      (q: number) => `histogram_quantile(${q}, sum by (task_prefix) (task_state_duration_seconds{${sel}, task_state="executing"}))`,
+      (q: number) => `histogram_quantile(${q}, sum by (task_prefix) (rate(task_state_duration_seconds{${sel}, task_state="executing"}[1m])))`,
+    ]) {
+      const p50 = Object.fromEntries((await promQuery(prometheus, expr(0.5))).map((row) => [row.metric.task_prefix, Number(row.value![1])]));
+      const p99 = Object.fromEntries((await promQuery(prometheus, expr(0.99))).map((row) => [row.metric.task_prefix, Number(row.value![1])]));
+      expect(Object.keys(p50), expr(0.5)).toEqual(expect.arrayContaining(["arange", "square", "sum"]));
+      for (const prefix of ["arange", "square", "sum"]) {
+        expect(Number.isFinite(p50[prefix]) && p50[prefix] > 0, `p50 of ${prefix}: ${p50[prefix]}`).toBe(true);
+        expect(Number.isFinite(p99[prefix]) && p99[prefix] >= p50[prefix], `p99 of ${prefix}: ${p99[prefix]}`).toBe(true);
+      }
+    }
+    const count = await promQuery(prometheus, `sum(histogram_count(task_state_duration_seconds{${sel}, task_state="executing", taskjourney_role="worker"}))`);
+    expect(Number(count[0].value![1])).toBeGreaterThanOrEqual(needWorkload().tasks);
+
+    // Once each: by remote write only, never a second copy of a series through a scrape.
+    expect(await promQuery(prometheus, `count by (service_instance_id, task_prefix, task_state) (task_state_time_seconds_total{${sel}}) > 1`)).toEqual([]);
+    const scrapedJobs = await promQuery(prometheus, `count by (job) (up)`);
+    expect(scrapedJobs.map((row) => row.metric.job)).toEqual(["otelcol-self"]);
+  });
+
+  it("the Collector's prometheus exporter answers over HTTP with our metric names", async () => {
+    needWorkload();
+    const { text } = await http(backendsEnv().TJ_COLLECTOR_PROMETHEUS_URL);
+    for (const name of ["task_state_time_seconds_total", "task_transitions_total", "task_execute_time_seconds_total", "task_gather_size_bytes_total", "task_wait_time_seconds_total", "task_active"]) {
+      expect(text, name).toMatch(new RegExp(`^${name}\\{[^}]*service_name="${SERVICE}"`, "m"));
+    }
+  });
+
+  it("every dashboard panel's query returns data", async () => {
+    needWorkload();
+    const prometheus = backendsEnv().PROMETHEUS_URL;
+    interface Target {
+      expr: string;
+      refId: string;
+      datasource?: { uid: string };
+    }
+    interface Panel {
+      title: string;
+      type: string;
+      datasource?: { type: string; uid: string };
+      targets?: Target[];
+    }
+    interface Variable {
+      name: string;
+      type: string;
+      query: string | { query: string };
+      includeAll?: boolean;
+      current?: { value: string | string[] };
+    }
+    const dashboard = JSON.parse(fs.readFileSync(DASHBOARD, "utf8")) as { panels: Panel[]; templating: { list: Variable[] } };
+    const variables = dashboard.templating.list;
+    // Concrete values: our service; every instance, role and prefix (the variables' "All");
+    // the duration state's default (executing). Grafana's own: $__rate_interval → 1m.
+    const values: Record<string, string> = { service: SERVICE, __rate_interval: "1m", __range: "1h", __interval: "15s" };
+    for (const variable of variables) {
+      if (variable.type !== "query" || variable.name in values) continue;
+      const current = variable.current?.value;
+      values[variable.name] = variable.includeAll === true ? ".*" : String(Array.isArray(current) ? current[0] : current);
+    }
+    expect(values.duration_state).toBe("executing");
+    const substitute = (text: string): string =>
+      text.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)/g, (whole, braced: string | undefined, plain: string | undefined) => {
+        const name = braced ?? plain!;
+        if (!(name in values)) throw new Error(`unknown variable ${whole} in ${text}`);
+        return values[name];
+      });
+
+    // Template variables: each label_values() query gives values.
+    for (const variable of variables.filter((v) => v.type === "query")) {
+      const query = substitute(typeof variable.query === "string" ? variable.query : variable.query.query);
+      const match = /^label_values\((.*),\s*(\w+)\)$/.exec(query);
+      expect(match, `variable ${variable.name}: ${query}`).not.toBeNull();
+      const answer = await getJson<{ data: string[] }>(`${prometheus}/api/v1/label/${match![2]}/values?${new URLSearchParams({ "match[]": match![1] })}`);
+      expect(answer.data.length, `values of $${variable.name} (${query})`).toBeGreaterThan(0);
+    }
+
+    // Panels: every target's expression returns at least one series.
+    const panels = dashboard.panels.filter((panel) => panel.type !== "row");
+    expect(panels.length).toBeGreaterThanOrEqual(9);
+    const empty: string[] = [];
+    for (const panel of panels) {
+      expect(panel.datasource?.uid, `${panel.title}: data source by variable`).toBe("${datasource}");
+      expect(panel.targets?.length, `${panel.title}: targets`).toBeGreaterThan(0);
+      for (const target of panel.targets!) {
+        const query = substitute(target.expr);
+        const rows = await promQuery(prometheus, query);
+        if (rows.length === 0) empty.push(`${panel.title} [${target.refId}]: ${query}`);
+      }
+    }
+    expect(empty, "panel queries without data").toEqual([]);
+  });
+
+  it("`taskjourney explain` rebuilds a task's breakdown from the Collector's file exporter output", async () => {
+    needWorkload();
+    const key = explainedKey;
+    expect(key, "a key from the Jaeger test").toBeDefined();
+    const file = backendsEnv().TJ_TRACES_FILE;
+    await pollUntil(`${key} in ${file}`, async () => (fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`"${key}"`) ? true : undefined), 20_000);
+    const result = await run(process.execPath, ["--import", "tsx", "src/cli.ts", "explain", key!, "--from", file], { timeoutMs: 120_000 });
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^${key} spent .+ on worker tcp://127\\.0\\.0\\.1:\\d+$`));
+    expect(lines.some((line) => /^├─ waiting\s/.test(line))).toBe(true);
+    expect(lines.some((line) => /^│ {2}[├└]─ gather: network\s/.test(line))).toBe(true);
+    expect(lines.some((line) => /^├─ ready\s/.test(line))).toBe(true);
+    expect(lines.some((line) => /^└─ executing\s/.test(line))).toBe(true);
+    expect(lines.some((line) => /^ {3}[├└]─ thread-cpu\s/.test(line))).toBe(true);
+  });
+});
