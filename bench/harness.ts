@@ -1,26 +1,37 @@
 /**
- * A thin layer over mitata shared by every `bench/*.bench.ts`: run cases side by side in one
+ * A thin layer over mitata shared by the `bench/*.bench.ts` files: run cases side by side in one
  * process, report medians per operation and ratios between cases, and hand the results to
  * `bench/run.ts` (through the file named by TASKJOURNEY_BENCH_REPORT) for its summary table.
  *
  * A case is either a function mitata calls and batches itself, or a `manual` function that does
  * its own untimed setup, times its operations itself and returns the elapsed nanoseconds; either
  * may do `ops` operations per call, and the harness reports per operation.
+ *
+ * Options (flags after the file name, or environment variables):
+ *   --cpu-time      TASKJOURNEY_BENCH_CLOCK=cpu   time samples with the process's CPU time, which a
+ *                                                 busy machine inflates far less than wall time
+ *   --interleaved   TASKJOURNEY_BENCH_MODE=interleaved   instead of mitata's one case after another,
+ *                   rounds that take one sample of every case in turn, so interference from other
+ *                   processes lands on all cases alike and the ratios stay meaningful
+ *   --verbose       TASKJOURNEY_BENCH_VERBOSE=1   a line per case as it finishes
+ *   TASKJOURNEY_BENCH_FILTER=<regexp>             only the cases whose names match
  */
 import { writeFileSync } from "node:fs";
 import { do_not_optimize, measure } from "mitata";
 
 export { do_not_optimize };
 
-/**
- * What the samples are timed with: wall-clock time (default), or with `--cpu-time` (or
- * TASKJOURNEY_BENCH_CLOCK=cpu) the process's CPU time, which a busy machine inflates far less
- * than wall time (resolution 1 µs per sample of thousands of calls; GC helper threads count).
- */
 export const timedWith: "wall" | "cpu" =
   process.argv.includes("--cpu-time") || process.env.TASKJOURNEY_BENCH_CLOCK === "cpu" ? "cpu" : "wall";
 
-/** Nanoseconds now, on the clock the samples are timed with (for `manual` cases). */
+export const sampling: "mitata" | "interleaved" =
+  process.argv.includes("--interleaved") || process.env.TASKJOURNEY_BENCH_MODE === "interleaved" ? "interleaved" : "mitata";
+
+/**
+ * Nanoseconds now, on the clock the samples are timed with (for `manual` cases). The CPU clock
+ * has a resolution of 1 µs, so samples are batches of calls lasting a millisecond or so; it
+ * counts every thread of the process (GC helpers included).
+ */
 export const clockNs: () => number =
   timedWith === "cpu"
     ? () => {
@@ -33,7 +44,7 @@ export interface BenchCase {
   name: string;
   /** `ops` operations per call (default 1); mitata batches the calls. */
   fn?: () => unknown;
-  /** Does its own untimed setup, times `ops` operations and returns the elapsed nanoseconds. */
+  /** Does its own untimed setup, times its operations and returns the elapsed nanoseconds. */
   manual?: () => number;
   /** Operations per call of `fn` or `manual` (default 1); results are per operation. */
   ops?: number;
@@ -92,23 +103,30 @@ export interface Suite {
   facts?: Record<string, string | number>;
 }
 
-const TIME = (ns: number): string =>
-  !Number.isFinite(ns) ? String(ns) : ns < 1_000 ? `${ns.toFixed(1)} ns` : ns < 1_000_000 ? `${(ns / 1_000).toFixed(2)} µs` : `${(ns / 1_000_000).toFixed(2)} ms`;
-
 export function formatNs(ns: number): string {
-  return TIME(ns);
+  if (!Number.isFinite(ns)) return String(ns);
+  if (ns < 1_000) return `${ns.toFixed(1)} ns`;
+  if (ns < 1_000_000) return `${(ns / 1_000).toFixed(2)} µs`;
+  return `${(ns / 1_000_000).toFixed(2)} ms`;
 }
 
-/** Renders rows as an aligned plain-text table; numbers right-aligned. */
-export function table(header: string[], rows: string[][]): string {
+/** Renders rows as an aligned plain-text table: the first `textColumns` columns left-aligned, the rest right-aligned. */
+export function table(header: string[], rows: string[][], textColumns = 1): string {
   const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => (row[column] ?? "").length)));
   const line = (row: string[]): string =>
-    row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join("  ");
+    row
+      .map((cell, column) => (column < textColumns ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .join("  ")
+      .trimEnd();
   return [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line)].join("\n");
 }
 
 function verdict(met: boolean | undefined): string {
   return met === undefined ? "" : met ? "yes" : "NO";
+}
+
+export function ratioTarget(ratio: { max?: number; min?: number }): string {
+  return ratio.max !== undefined ? `≤ ${ratio.max}×` : ratio.min !== undefined ? `≥ ${ratio.min}×` : "";
 }
 
 export function printSuite(result: SuiteResult, print: (line: string) => void = console.log): void {
@@ -118,11 +136,11 @@ export function printSuite(result: SuiteResult, print: (line: string) => void = 
       ["case", "median/op", "p25", "p75", "p99", "target", "met"],
       result.cases.map((c) => [
         c.name,
-        TIME(c.median),
-        TIME(c.p25),
-        TIME(c.p75),
-        TIME(c.p99),
-        c.maxNs === undefined ? "" : `≤ ${TIME(c.maxNs)}`,
+        formatNs(c.median),
+        formatNs(c.p25),
+        formatNs(c.p75),
+        formatNs(c.p99),
+        c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`,
         verdict(c.met),
       ]),
     ),
@@ -132,12 +150,7 @@ export function printSuite(result: SuiteResult, print: (line: string) => void = 
     print(
       table(
         ["ratio (of medians)", "value", "target", "met"],
-        result.ratios.map((r) => [
-          r.name,
-          `${r.value.toFixed(2)}×`,
-          r.max !== undefined ? `≤ ${r.max}×` : r.min !== undefined ? `≥ ${r.min}×` : "",
-          verdict(r.met),
-        ]),
+        result.ratios.map((r) => [r.name, `${r.value.toFixed(2)}×`, ratioTarget(r), verdict(r.met)]),
       ),
     );
   }
@@ -155,54 +168,116 @@ export function report(result: SuiteResult): void {
   if (path !== undefined && path !== "") writeFileSync(path, JSON.stringify(result, null, 2));
 }
 
+interface Samples {
+  /** Nanoseconds per operation, one per sample, in any order. */
+  perOp: number[];
+}
+
+/** mitata, one case after the other; fn cases are always batched (4,096 calls per sample). */
+async function sampleWithMitata(benchCase: BenchCase): Promise<Samples> {
+  const ops = benchCase.ops ?? 1;
+  let stats: Awaited<ReturnType<typeof measure>>;
+  if (benchCase.manual !== undefined) {
+    const manual = benchCase.manual;
+    stats = await measure(
+      function* () {
+        yield { manual };
+      },
+      { now: clockNs },
+    );
+  } else {
+    // Left to itself mitata times a call taking more than a few µs one by one, below the CPU
+    // clock's resolution and with the timer's own cost in every sample: so always batch.
+    stats = await measure(benchCase.fn!, {
+      now: clockNs,
+      batch_threshold: Number.MAX_SAFE_INTEGER,
+      warmup_threshold: Number.MAX_SAFE_INTEGER,
+    });
+  }
+  return { perOp: stats.samples.map((sample) => sample / ops) };
+}
+
+/**
+ * Rounds over all cases: each round takes one sample of every case in turn (a batch of calls
+ * lasting about a millisecond), for `seconds` in all after a warm-up round.
+ */
+function sampleInterleaved(cases: BenchCase[], seconds: number): Samples[] {
+  const batches = cases.map((benchCase) => {
+    if (benchCase.manual !== undefined) return 1;
+    // Warm up, then size the batch to about a millisecond.
+    const fn = benchCase.fn!;
+    for (let i = 0; i < 20_000; i++) fn();
+    const t0 = performance.now();
+    for (let i = 0; i < 1_000; i++) fn();
+    const perCallMs = (performance.now() - t0) / 1_000;
+    return Math.max(16, Math.min(65_536, Math.round(1 / Math.max(perCallMs, 1e-6))));
+  });
+  for (const benchCase of cases) if (benchCase.manual !== undefined) for (let i = 0; i < 8; i++) benchCase.manual();
+  const samples: Samples[] = cases.map(() => ({ perOp: [] }));
+  const deadline = performance.now() + seconds * 1000;
+  for (let round = 0; performance.now() < deadline || round < 30; round++) {
+    for (let c = 0; c < cases.length; c++) {
+      const benchCase = cases[c];
+      const ops = benchCase.ops ?? 1;
+      if (benchCase.manual !== undefined) {
+        const elapsed = benchCase.manual();
+        if (round > 0) samples[c].perOp.push(elapsed / ops);
+        continue;
+      }
+      const fn = benchCase.fn!;
+      const calls = batches[c];
+      const t0 = clockNs();
+      for (let i = 0; i < calls; i++) do_not_optimize(fn());
+      const elapsed = clockNs() - t0;
+      if (round > 0) samples[c].perOp.push(elapsed / calls / ops);
+    }
+  }
+  return samples;
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))];
+}
+
 /** Runs the cases side by side in this process, prints the table and reports the result. */
 export async function runSuite(suite: Suite): Promise<SuiteResult> {
   if (typeof globalThis.gc !== "function") {
-    console.warn("bench: run node with --expose-gc so mitata can collect garbage between cases");
+    console.warn("bench: run node with --expose-gc, so garbage is collected between cases");
   }
   const filter = process.env.TASKJOURNEY_BENCH_FILTER;
   const cases = suite.cases.filter((c) => filter === undefined || filter === "" || new RegExp(filter).test(c.name));
-  const verbose = process.argv.includes("--verbose") || process.env.TASKJOURNEY_BENCH_VERBOSE === "1";
-  const results: CaseResult[] = [];
   for (const benchCase of cases) {
-    let stats: Awaited<ReturnType<typeof measure>>;
-    if (benchCase.manual !== undefined) {
-      const manual = benchCase.manual;
-      stats = await measure(
-        function* () {
-          yield { manual };
-        },
-        { now: clockNs },
-      );
-    } else if (benchCase.fn !== undefined) {
-      // Always batched (4,096 calls per sample): left to itself mitata times slow calls one by
-      // one, and single calls of a few µs are below the CPU clock's resolution.
-      stats = await measure(benchCase.fn, {
-        now: clockNs,
-        batch_threshold: Number.MAX_SAFE_INTEGER,
-        warmup_threshold: Number.MAX_SAFE_INTEGER,
-      });
-    } else {
-      throw new TypeError(`bench case "${benchCase.name}" has neither fn nor manual`);
+    if ((benchCase.fn === undefined) === (benchCase.manual === undefined)) {
+      throw new TypeError(`bench case "${benchCase.name}" needs exactly one of fn and manual`);
     }
-    const ops = benchCase.ops ?? 1;
-    const median = stats.p50 / ops;
-    const result: CaseResult = {
+  }
+  const verbose = process.argv.includes("--verbose") || process.env.TASKJOURNEY_BENCH_VERBOSE === "1";
+  let sampled: Samples[];
+  if (sampling === "interleaved") {
+    globalThis.gc?.();
+    sampled = sampleInterleaved(cases, Number(process.env.TASKJOURNEY_BENCH_SECONDS_PER_SUITE ?? 20));
+  } else {
+    sampled = [];
+    for (const benchCase of cases) {
+      sampled.push(await sampleWithMitata(benchCase));
+      if (verbose) console.log(`${benchCase.name}: ${sampled[sampled.length - 1].perOp.length} samples`);
+    }
+  }
+  const results: CaseResult[] = cases.map((benchCase, c) => {
+    const sorted = [...sampled[c].perOp].sort((a, b) => a - b);
+    const median = quantile(sorted, 0.5);
+    return {
       name: benchCase.name,
-      p25: stats.p25 / ops,
+      p25: quantile(sorted, 0.25),
       median,
-      p75: stats.p75 / ops,
-      p99: stats.p99 / ops,
-      mean: stats.avg / ops,
-      samples: stats.samples.length,
+      p75: quantile(sorted, 0.75),
+      p99: quantile(sorted, 0.99),
+      mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
+      samples: sorted.length,
       maxNs: benchCase.maxNs,
       met: benchCase.maxNs === undefined ? undefined : median <= benchCase.maxNs,
     };
-    results.push(result);
-    if (verbose) {
-      console.log(`${benchCase.name}: median ${TIME(median)}/op over ${stats.samples.length} samples (${stats.ticks} calls)`);
-    }
-  }
+  });
   const ratios: RatioResult[] = [];
   for (const ratio of suite.ratios ?? []) {
     const numerator = results.find((r) => r.name === ratio.numerator);
@@ -217,7 +292,7 @@ export async function runSuite(suite: Suite): Promise<SuiteResult> {
   }
   const result: SuiteResult = {
     suite: suite.name,
-    runtime: `node ${process.version} ${process.arch}, ${timedWith === "cpu" ? "CPU time" : "wall time"}`,
+    runtime: `node ${process.version} ${process.arch}; ${timedWith === "cpu" ? "CPU time" : "wall time"}; ${sampling === "interleaved" ? "interleaved rounds" : "mitata"}`,
     cases: results,
     ratios,
     notes: suite.notes ?? [],
@@ -227,4 +302,3 @@ export async function runSuite(suite: Suite): Promise<SuiteResult> {
   report(result);
   return result;
 }
-

@@ -7,7 +7,7 @@
  *   npm run bench -- core            only bench/core.bench.ts (names or parts of names)
  *   npm run bench -- core memory     several
  *   npm run bench -- --list          what there is
- *   npm run bench -- core --verbose  with mitata's own output
+ *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (see harness.ts)
  *
  * Children run as `node --expose-gc --import tsx <file>`; a bench file that uses ./harness.ts
  * reports its results through the file named by TASKJOURNEY_BENCH_REPORT. Unmet targets do not
@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatNs, table, type SuiteResult } from "./harness.js";
+import { formatNs, ratioTarget, table, type SuiteResult } from "./harness.js";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, "..");
@@ -86,24 +86,24 @@ if (results.length > 0) {
   const caseRows = results.flatMap((result) =>
     result.cases.map((c) => [result.suite, c.name, formatNs(c.median), c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`, verdict(c.met)]),
   );
-  console.log(table(["suite", "case", "median/op", "target", "met"], caseRows));
+  console.log(table(["suite", "case", "median/op", "target", "met"], caseRows, 2));
   const ratioRows = results.flatMap((result) =>
     result.ratios.map((r) => [
       result.suite,
       r.name,
       `${r.value.toFixed(2)}×`,
-      r.max !== undefined ? `≤ ${r.max}×` : r.min !== undefined ? `≥ ${r.min}×` : "",
+      ratioTarget(r),
       verdict(r.met),
     ]),
   );
   if (ratioRows.length > 0) {
     console.log("");
-    console.log(table(["suite", "ratio (of medians)", "value", "target", "met"], ratioRows));
+    console.log(table(["suite", "ratio (of medians)", "value", "target", "met"], ratioRows, 2));
   }
   const factRows = results.flatMap((result) => Object.entries(result.facts ?? {}).map(([name, value]) => [result.suite, name, String(value)]));
   if (factRows.length > 0) {
     console.log("");
-    console.log(table(["suite", "fact", "value"], factRows));
+    console.log(table(["suite", "fact", "value"], factRows, 2));
   }
 }
 if (failures.length > 0) {

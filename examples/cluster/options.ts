@@ -10,7 +10,8 @@ export const HELP = `Usage: tsx examples/cluster/main.ts [options]
   --length N           float64 elements per array (reduction 8192, shuffle 4096)
   --workers N          worker processes                          (default 3)
   --threads N          threads per worker (piscina pool)          (default 2)
-  --memory-limit SIZE  per worker before spilling, e.g. 256MiB, 2MB, 500k, inf (default 256MiB)
+  --memory-limit SIZE  per worker before spilling, e.g. 256MiB, 2MB, 500k, inf
+                       (default 512KiB: small on purpose, so that the demo spills)
   --out DIR            output directory                          (default ./taskjourney-out)
   --no-telemetry       run without taskjourney (for comparison)
   --trace-ratio R      fraction of task journeys traced          (default 0.01)
@@ -49,7 +50,7 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
       length: { type: "string" },
       workers: { type: "string", default: "3" },
       threads: { type: "string", default: "2" },
-      "memory-limit": { type: "string", default: "256MiB" },
+      "memory-limit": { type: "string", default: "512KiB" },
       out: { type: "string", default: "taskjourney-out" },
       telemetry: { type: "boolean", default: true },
       "trace-ratio": { type: "string", default: "0.01" },

@@ -109,6 +109,15 @@ export function keySplit(key: unknown): string {
 }
 
 /**
+ * keySplit for a key seen for the first time (the recorder, once per journey): the same answer,
+ * without consulting or filling the memo of string keys, which a fresh key would only miss and
+ * churn. Tuple keys still go through the memo: their chunks share a first element.
+ */
+export function keySplitUncached(key: unknown): string {
+  return typeof key === "string" ? splitString(key) : keySplit(key);
+}
+
+/**
  * The task group of a key, as Distributed's `key_split_group`: finer than the prefix, it
  * keeps the token that tells one submission of a function from another.
  *

@@ -45,12 +45,39 @@ export const ALL_STATES: readonly TaskState[] = [
 ];
 export const STATE_COUNT = ALL_STATES.length;
 
-const stateIds = new Map<string, number>(ALL_STATES.map((state, id) => [state, id]));
+/**
+ * State names to ids without hashing the name: a perfect hash of its length and first and last
+ * characters picks a slot, and one comparison with the name in that slot confirms it. It runs
+ * twice per transition, where a Map lookup would cost several times as much.
+ */
+const SLOT_MASK = 63;
+const [FIRST_FACTOR, LAST_FACTOR] = perfectFactors();
+const STATE_SLOTS = new Int8Array(SLOT_MASK + 1).fill(-1);
+for (let id = 0; id < STATE_COUNT; id++) STATE_SLOTS[stateSlot(ALL_STATES[id])] = id;
+
+function stateSlot(name: string): number {
+  return (name.length + name.charCodeAt(0) * FIRST_FACTOR + name.charCodeAt(name.length - 1) * LAST_FACTOR) & SLOT_MASK;
+}
+
+/** The smallest factors that give every state a slot of its own (found once, at load). */
+function perfectFactors(): [number, number] {
+  for (let first = 1; first <= SLOT_MASK; first++) {
+    for (let last = 1; last <= SLOT_MASK; last++) {
+      const taken = new Set<number>();
+      for (const name of ALL_STATES) {
+        taken.add((name.length + name.charCodeAt(0) * first + name.charCodeAt(name.length - 1) * last) & SLOT_MASK);
+      }
+      if (taken.size === STATE_COUNT) return [first, last];
+    }
+  }
+  throw new Error("taskjourney: no perfect hash for the state names");
+}
 
 /** The id of a state name, or -1 when the name is not a state. */
 export function stateId(name: string): number {
-  const id = stateIds.get(name);
-  return id === undefined ? -1 : id;
+  if (typeof name !== "string" || name.length === 0) return -1;
+  const id = STATE_SLOTS[stateSlot(name)];
+  return id !== -1 && ALL_STATES[id] === name ? id : -1;
 }
 
 export function stateName(id: number): TaskState {

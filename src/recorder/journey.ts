@@ -27,6 +27,17 @@ export const QUANTITY_VALUE = 3;
 export const QUANTITY_FIELDS = 4;
 
 /**
+ * An empty array whose elements are already doubles. Activity records hold times, so the first
+ * push into a `[]` would convert its elements from small integers to doubles, which V8 does by
+ * allocating the backing store twice; starting as doubles halves that per journey.
+ */
+function emptyNumbers(): number[] {
+  const numbers = [0.5];
+  numbers.pop();
+  return numbers;
+}
+
+/**
  * One key's life on one process, from its first non-released state to a terminal one. Plain
  * data: visits and activities are flat number arrays so a transition appends two numbers.
  */
@@ -34,7 +45,7 @@ export class Journey {
   /** [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. */
   readonly visits: number[] = [];
   /** Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. */
-  readonly activities: number[] = [];
+  readonly activities: number[] = emptyNumbers();
   /** Non-time digests, QUANTITY_FIELDS numbers each. */
   quantities: number[] | undefined = undefined;
   /** [visitIndex, activityId, seconds] per apportioned activity of a waiting visit. */
@@ -123,7 +134,7 @@ export class Journey {
 /** One gather_dep call: a bundle of keys fetched from one peer. */
 export class Transfer {
   /** Activity records, ACTIVITY_FIELDS numbers each; Visit is unused (-1). */
-  readonly activities: number[] = [];
+  readonly activities: number[] = emptyNumbers();
   end = Number.NaN;
   outcome = "";
   openLedgers = 0;

@@ -1,4 +1,4 @@
-import { keySplit, keyToText, type Key } from "../model/keys.js";
+import { keySplitUncached, keyToText, type Key } from "../model/keys.js";
 import {
   ALL_STATES,
   STATE_COUNT,
@@ -110,16 +110,17 @@ export class Recorder implements LedgerHost {
   listener: RecorderListener | undefined = undefined;
   /** Journeys in flight, by key id. */
   readonly live = new Map<string | number, Journey>();
+  /** See liveJourney(). */
+  private recentId: string | number | undefined = undefined;
+  private recentJourney: Journey | undefined = undefined;
   /** Dependents registered through `dependencies()`, by the dependency's key id. */
   private readonly dependentsOf = new Map<string | number, Journey[]>();
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   private readonly pendingDependencies = new Map<string | number, Array<string | number>>();
   private readonly retained: Array<Journey | undefined>;
   private retainedNext = 0;
-  private readonly finished = new Map<string | number, Journey>();
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
-  private readonly stateIds = new Map<string, number>();
   private readonly reported = new Set<string>();
   private readonly config: RecorderConfig;
   private transferIds = 0;
@@ -141,7 +142,6 @@ export class Recorder implements LedgerHost {
     this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
-    for (let id = 0; id < STATE_COUNT; id++) if (this.member[id] === 1) this.stateIds.set(ALL_STATES[id], id);
     this.noLedger = new NoLedger(this);
   }
 
@@ -213,12 +213,11 @@ export class Recorder implements LedgerHost {
   }
 
   private stateOf(name: string): number {
-    const id = this.stateIds.get(name);
-    if (id !== undefined) return id;
-    const known = stateId(name);
+    const id = stateId(name);
+    if (id !== -1 && this.member[id] === 1) return id;
     this.drop(
-      known === -1 ? "unknown-state" : "wrong-role-state",
-      known === -1 ? `unknown state "${String(name).slice(0, 64)}"` : `state "${name}" is not a ${this.role} state`,
+      id === -1 ? "unknown-state" : "wrong-role-state",
+      id === -1 ? `unknown state "${String(name).slice(0, 64)}"` : `state "${name}" is not a ${this.role} state`,
     );
     return -1;
   }
@@ -226,28 +225,45 @@ export class Recorder implements LedgerHost {
   // ---- transitions --------------------------------------------------------------------------
 
   transition(key: Key, from: string, to: string, at?: number): void {
-    const time = this.now(at);
+    // A time passed in is checked first; the clock is read only once the call records something
+    // (a key ending without a journey here, the most common call after a journey, records nothing).
+    const given = at === undefined ? -1 : this.now(at);
     const fromId = this.stateOf(from);
     if (fromId === -1) return;
     const toId = this.stateOf(to);
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
-    const journey = this.live.get(id);
+    const journey = this.liveJourney(id);
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
       if (IS_TERMINAL[toId] === 1) return;
       if (fromId !== RELEASED && IS_TERMINAL[fromId] !== 1) {
         this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
       }
-      this.begin(key, id, toId, time);
+      this.begin(key, id, toId, given === -1 ? this.clock() : given);
       return;
     }
-    this.move(journey, fromId, toId, time);
+    this.move(journey, fromId, toId, given === -1 ? this.clock() : given);
+  }
+
+  /**
+   * The live journey of a key id. The last one looked up, begun or ended is remembered, so the
+   * calls that follow each other for one key (a transition and its ledger, a ledger's end and
+   * the caller's own transition) skip the Map. Kept equal to `live.get(recentId)` by begin()
+   * and finish(), the only places `live` changes.
+   */
+  private liveJourney(id: string | number): Journey | undefined {
+    if (id === this.recentId) return this.recentJourney;
+    const journey = this.live.get(id);
+    this.recentId = id;
+    this.recentJourney = journey;
+    return journey;
   }
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
-    const prefixId = this.prefixes.id(keySplit(key));
+    // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
+    const prefixId = this.prefixes.id(keySplitUncached(key));
     const kind: JourneyKind =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
@@ -258,6 +274,8 @@ export class Recorder implements LedgerHost {
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
     this.live.set(id, journey);
+    this.recentId = id;
+    this.recentJourney = journey;
     if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
@@ -325,7 +343,11 @@ export class Recorder implements LedgerHost {
     journey.state = toId;
     journey.end = time;
     journey.outcomeState = toId;
-    if (this.live.get(journey.id) === journey) this.live.delete(journey.id);
+    if (this.recentJourney === journey || this.live.get(journey.id) === journey) {
+      this.live.delete(journey.id);
+      this.recentId = journey.id;
+      this.recentJourney = undefined;
+    }
     if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
     const noted = journey.notedDependents;
     if (noted !== undefined) {
@@ -342,13 +364,19 @@ export class Recorder implements LedgerHost {
 
   /** Hands a finished journey out and keeps it for explain(). */
   private retire(journey: Journey): void {
-    if (this.listener?.journeyEnded !== undefined) this.notify("journeyEnded", journey);
+    // Every journey passes here: the listener is called directly, not through notify().
+    const listener = this.listener;
+    if (listener !== undefined && listener.journeyEnded !== undefined) {
+      try {
+        listener.journeyEnded(journey);
+      } catch (error) {
+        this.listenerFailed("journeyEnded", error);
+      }
+    }
     const capacity = this.retained.length;
     if (capacity === 0) return;
-    const evicted = this.retained[this.retainedNext];
-    if (evicted !== undefined && this.finished.get(evicted.id) === evicted) this.finished.delete(evicted.id);
+    // No index by key: explain() scans the ring, so retiring a journey stays one store.
     this.retained[this.retainedNext] = journey;
-    this.finished.set(journey.id, journey);
     this.retainedNext = this.retainedNext + 1 === capacity ? 0 : this.retainedNext + 1;
   }
 
@@ -508,7 +536,7 @@ export class Recorder implements LedgerHost {
     const time = this.now(at);
     const id = this.idOf(key);
     if (id === undefined) return this.noLedger;
-    let journey = this.live.get(id);
+    let journey = this.liveJourney(id);
     if (journey === undefined) journey = this.begin(key, id, EXECUTING, time);
     else if (journey.state !== EXECUTING && journey.state !== LONG_RUNNING) this.moveForLedger(journey, EXECUTING, time);
     if (journey.ended) return this.noLedger;
@@ -526,7 +554,7 @@ export class Recorder implements LedgerHost {
     for (const key of keys) {
       const id = this.idOf(key);
       if (id === undefined) continue;
-      let journey = this.live.get(id);
+      let journey = this.liveJourney(id);
       if (journey === undefined) journey = this.begin(key, id, FLIGHT, time);
       else if (journey.state !== FLIGHT) this.moveForLedger(journey, FLIGHT, time);
       if (!journey.ended) {
@@ -633,7 +661,22 @@ export class Recorder implements LedgerHost {
   journeyOf(key: Key): Journey | undefined {
     const id = typeof key === "string" || typeof key === "number" ? key : keyToText(key);
     if (id === undefined) return undefined;
-    return this.live.get(id) ?? this.finished.get(id);
+    return this.live.get(id) ?? this.recentlyFinished(id);
+  }
+
+  /** The newest journey of `id` kept in the ring, scanned newest first. */
+  private recentlyFinished(id: string | number): Journey | undefined {
+    const retained = this.retained;
+    const capacity = retained.length;
+    for (let back = 1; back <= capacity; back++) {
+      let slot = this.retainedNext - back;
+      if (slot < 0) slot += capacity;
+      const journey = retained[slot];
+      // The ring fills in order: an empty slot means there is nothing older.
+      if (journey === undefined) return undefined;
+      if (journey.id === id) return journey;
+    }
+    return undefined;
   }
 
   stats(prefix: string, state: string): DurationStats {
