@@ -99,7 +99,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
   };
   const outDir = path.resolve(options.outDir);
   fs.mkdirSync(outDir, { recursive: true });
-  for (const stale of ["otlp", "summary.json", "report.txt", "pids.json"]) fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
+  for (const stale of ["otlp", "summary.json", "report.txt", "report.html", "pids.json"]) fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
   const spillRoot = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-spill-"));
   const children: ChildProcess[] = [];
   let telemetry: Telemetry | undefined;
@@ -191,6 +191,9 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     const text = formatReport(report);
     fs.writeFileSync(path.join(outDir, "summary.json"), JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2));
     fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
+    // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
+    const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
+    fs.writeFileSync(path.join(outDir, "report.html"), taskjourney.renderHtmlReport(taskjourney.reportDataFrom(jsonSummary)));
     print(text);
     return summary;
   } finally {

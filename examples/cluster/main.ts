@@ -34,7 +34,7 @@ async function main(): Promise<void> {
         : `Telemetry: exported to ${summary.destination}`,
     );
   }
-  lines.push(`Summary: ${out}/summary.json, report: ${out}/report.txt`);
+  lines.push(`Summary: ${out}/summary.json, report: ${out}/report.txt and ${out}/report.html`);
   if (!options.quiet) process.stdout.write(`${lines.join("\n")}\n`);
   if (options.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

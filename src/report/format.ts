@@ -9,6 +9,11 @@ export function formatSeconds(seconds: number): string {
   return `${seconds.toFixed(1)} s`;
 }
 
+/** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
+function isGatherActivity(name: string): boolean {
+  return name !== "dependencies" && name !== "missing" && !name.startsWith("queued");
+}
+
 /**
  * The text tree of a breakdown, as at the top of DESIGN.md:
  *
@@ -23,7 +28,7 @@ export function formatBreakdown(breakdown: Breakdown): string {
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
-      const label = parentState === "waiting" ? `gather: ${node.name}` : node.name;
+      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${node.name}` : node.name;
       rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { formatBreakdown, formatSeconds, type Breakdown } from "../../src/index.js";
+
+describe("formatBreakdown", () => {
+  it("renders the aligned tree, gather activities of waiting prefixed, the rest plain", () => {
+    const breakdown: Breakdown = {
+      key: "inc-7f3a",
+      prefix: "inc",
+      instance: "tcp://10.0.0.7:40001",
+      seconds: 10,
+      kind: "compute",
+      outcome: "memory",
+      children: [
+        {
+          name: "waiting",
+          seconds: 8,
+          children: [
+            { name: "network", seconds: 2, children: [] },
+            { name: "queued (local-saturated)", seconds: 1, children: [] },
+            { name: "dependencies", seconds: 5, children: [] },
+          ],
+        },
+        { name: "ready", seconds: 1.6, children: [] },
+        { name: "executing", seconds: 0.4, children: [{ name: "thread-cpu", seconds: 0.0003, children: [] }] },
+      ],
+    };
+    expect(formatBreakdown(breakdown)).toBe(
+      [
+        "inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001",
+        "├─ waiting                         8.0 s",
+        "│  ├─ gather: network              2.0 s",
+        "│  ├─ queued (local-saturated)     1.0 s",
+        "│  └─ dependencies                 5.0 s",
+        "├─ ready                           1.6 s",
+        "└─ executing                    400.0 ms",
+        "   └─ thread-cpu                300.0 µs",
+      ].join("\n"),
+    );
+  });
+
+  it("formats seconds in µs, ms and s", () => {
+    expect(formatSeconds(0)).toBe("0 s");
+    expect(formatSeconds(0.0000123)).toBe("12.3 µs");
+    expect(formatSeconds(0.25)).toBe("250.0 ms");
+    expect(formatSeconds(12.345)).toBe("12.3 s");
+    expect(formatSeconds(Number.NaN)).toBe("-");
+  });
+});
