@@ -45,6 +45,7 @@ export const DEFAULT_OPTIONS = {
   maxAttributeLength: 256,
   maxKeysPerTransfer: 32,
   maxChildrenPerSpan: 256,
+  asyncContext: true,
 } as const;
 
 type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
@@ -98,6 +99,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
+  if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   if (merged.temporality !== "cumulative" && merged.temporality !== "delta") fail("temporality", '"cumulative" or "delta"', merged.temporality);
   if (merged.histogram !== "exponential" && merged.histogram !== "explicit") fail("histogram", '"exponential" or "explicit"', merged.histogram);
@@ -150,6 +152,7 @@ export class TaskJourneys {
       retainedJourneys: resolved.retainedJourneys,
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
+      asyncContext: resolved.asyncContext,
       sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       report: (reason, detail) =>
@@ -221,7 +224,8 @@ export class TaskJourneys {
 
   /**
    * Meters `work` as `activity` of the execution or transfer surrounding this call (found through
-   * AsyncLocalStorage); outside any ledger it just runs `work`.
+   * AsyncLocalStorage, or only synchronously with `asyncContext: false`); outside any ledger it
+   * just runs `work`.
    */
   meter<T>(activity: string, work: () => T): T {
     const frame = ambientLedger.getStore();

@@ -55,6 +55,15 @@ export interface TaskJourneysOptions {
   maxKeysPerTransfer?: number;
   /** Child spans kept per span (states, activities, gather_deps); further ones are counted in an attribute. */
   maxChildrenPerSpan?: number;
+  /**
+   * How the ledger of an execution or transfer is found by `meter()`, `currentLedger()` and
+   * instrumented activity methods. true (default): across awaits and timers, through
+   * AsyncLocalStorage — on Node 20 that installs promise hooks which tax every promise in the
+   * process. false: only in code that runs synchronously inside the wrapped method, `ledger.run()`
+   * or `ledger.meter()`, with no AsyncLocalStorage at all; after an `await`, take
+   * `currentLedger()` before it and re-enter with `ledger.run(() => ...)`.
+   */
+  asyncContext?: boolean;
 }
 
 /**

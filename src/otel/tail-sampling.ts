@@ -4,6 +4,8 @@ import { ExponentialHistogram } from "../model/statistics/index.js";
 export const TAIL_MIN_JOURNEYS = 32;
 /** At most this many journeys between two refreshes of a (prefix, kind)'s threshold. */
 export const TAIL_MAX_REFRESH_INTERVAL = 1024;
+/** Slow journeys a (prefix, kind) may keep beyond its (1 - quantile) share, for bursts. */
+export const TAIL_KEEP_BURST = 8;
 
 /**
  * In-process tail sampling: a journey is kept at its end when it failed, or when it took longer
@@ -13,11 +15,17 @@ export const TAIL_MAX_REFRESH_INTERVAL = 1024;
  * 32, 64, 128, … doubling up to every 1024 journeys, so the per-journey cost stays a histogram
  * record and one comparison. Until a slot has seen TAIL_MIN_JOURNEYS journeys nothing in it is
  * judged slow.
+ *
+ * Slowness keeping also has a budget: a slot keeps at most (1 - quantile) of its journeys plus a
+ * burst of TAIL_KEEP_BURST. Without it, durations that drift upwards (a scheduler's journeys when
+ * a whole graph is submitted at once: each waits longer than the ones before) would be slower
+ * than the quantile of the past almost every time, and nearly every journey would be kept.
  */
 export class TailSampler {
   private readonly histograms: Array<ExponentialHistogram | undefined>;
   private readonly thresholds: Float64Array;
   private readonly nextRefresh: Float64Array;
+  private readonly keptSlow: Float64Array;
 
   constructor(
     /** The keepSlowerThan quantile; 0 turns slowness keeping off. */
@@ -29,6 +37,7 @@ export class TailSampler {
     this.histograms = new Array<ExponentialHistogram | undefined>(quantile > 0 ? slots : 0).fill(undefined);
     this.thresholds = new Float64Array(quantile > 0 ? slots : 0).fill(Infinity);
     this.nextRefresh = new Float64Array(quantile > 0 ? slots : 0).fill(TAIL_MIN_JOURNEYS);
+    this.keptSlow = new Float64Array(quantile > 0 ? slots : 0);
   }
 
   /**
@@ -36,6 +45,7 @@ export class TailSampler {
    * every journey, sampled or not, so the thresholds describe them all.
    */
   observe(slot: number, seconds: number, failed: boolean): boolean {
+    let count = 0;
     if (this.quantile > 0) {
       let histogram = this.histograms[slot];
       if (histogram === undefined) {
@@ -43,14 +53,18 @@ export class TailSampler {
         this.histograms[slot] = histogram;
       }
       histogram.record(seconds);
-      const count = histogram.count;
+      count = histogram.count;
       if (count >= this.nextRefresh[slot]) {
         this.thresholds[slot] = histogram.quantile(this.quantile);
         this.nextRefresh[slot] = count + Math.min(count, TAIL_MAX_REFRESH_INTERVAL);
       }
     }
     if (failed && this.keepErrors) return true;
-    return this.quantile > 0 && seconds > this.thresholds[slot];
+    if (!(this.quantile > 0 && seconds > this.thresholds[slot])) return false;
+    // Rounded down (with a hair of slack for 1 - 0.99 not being exactly 0.01 in binary).
+    if (this.keptSlow[slot] >= Math.floor((1 - this.quantile) * count + 1e-9) + TAIL_KEEP_BURST) return false;
+    this.keptSlow[slot] += 1;
+    return true;
   }
 
   /** The current threshold of a slot in seconds (Infinity while not yet judged). */

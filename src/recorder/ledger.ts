@@ -16,6 +16,8 @@ export interface LedgerHost {
   activityId(name: string): number;
   unitId(name: string): number;
   drop(reason: string, detail: string): void;
+  /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
+  readonly asyncContext?: boolean;
 }
 
 // Checked once per meter: an async function's continuations need the ambient frame to find their
@@ -72,7 +74,7 @@ export abstract class Ledger {
       this.asyncOpen++;
       let pending: T;
       try {
-        pending = ambientLedger.run(frame, work);
+        pending = ambientLedger.run(frame, work, this.host.asyncContext !== false);
       } catch (error) {
         this.asyncOpen--;
         this.close(record, this.host.now());
@@ -123,7 +125,7 @@ export abstract class Ledger {
 
   /** Runs `work` with this ledger as the ambient one for `journeys.meter()` calls inside it. */
   run<T>(work: () => T): T {
-    return ambientLedger.run({ ledger: this, record: -1 }, work);
+    return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
   }
 
   protected abstract quantity(activityId: number, unitId: number, value: number): void;

@@ -93,6 +93,8 @@ export interface RecorderConfig {
   makeStatistics: () => DurationStatistics;
   /** Told once per drop reason, with the first occurrence's detail. */
   report: (reason: string, detail: string) => void;
+  /** False: ledgers are ambient only synchronously, without AsyncLocalStorage (see ambient.ts). Default true. */
+  asyncContext?: boolean;
 }
 
 /**
@@ -125,9 +127,11 @@ export class Recorder implements LedgerHost {
   private readonly config: RecorderConfig;
   private transferIds = 0;
   readonly noLedger: NoLedger;
+  readonly asyncContext: boolean;
 
   constructor(config: RecorderConfig) {
     this.config = config;
+    this.asyncContext = config.asyncContext !== false;
     this.role = config.role;
     this.instance = config.instance;
     this.clock = config.clock;
