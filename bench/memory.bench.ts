@@ -111,6 +111,7 @@ const recorder = journeys.recorder;
 const dropped = journeys.dropped();
 const before = readings[0];
 const warm = readings.find((reading) => reading.journeys === WARM_UP) ?? readings[1] ?? before;
+const firstMillion = readings.find((reading) => reading.journeys === CHECKPOINT);
 const nsPerJourney = (runSeconds * 1e9) / done;
 
 console.log("");
@@ -126,7 +127,7 @@ const result: SuiteResult = {
   runtime: `node ${process.version} ${process.arch}, ${source}`,
   cases: [
     {
-      name: `journey in the long run (mean, keys built on the fly, 1 in ${DEPENDENCY_EVERY} with a fetched dependency)`,
+      name: `journey in the long run (mean; keys built on the fly; 1 in ${DEPENDENCY_EVERY} fetches a dependency)`,
       p25: nsPerJourney,
       median: nsPerJourney,
       p75: nsPerJourney,
@@ -147,10 +148,15 @@ const result: SuiteResult = {
     "heap after warm-up": MB(warm.heapUsed),
     "heap after": MB(last.heapUsed),
     "heap growth after warm-up": MB(last.heapUsed - warm.heapUsed),
+    ...(firstMillion === undefined || firstMillion === last
+      ? {}
+      : { "heap growth after the first 1 M": MB(last.heapUsed - firstMillion.heapUsed) }),
+    "heap max (any reading after warm-up)": MB(Math.max(...readings.slice(1).map((reading) => reading.heapUsed))),
     "rss before": MB(before.rss),
     "rss after warm-up": MB(warm.rss),
     "rss after": MB(last.rss),
     "rss growth after warm-up": MB(last.rss - warm.rss),
+    "rss max (any reading after warm-up)": MB(Math.max(...readings.slice(1).map((reading) => reading.rss))),
   },
 };
 printSuite(result);

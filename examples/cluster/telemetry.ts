@@ -43,19 +43,19 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     instance: options.instance,
     serviceName: process.env.OTEL_SERVICE_NAME ?? "taskjourney-cluster",
     journeys: {
+      // No AsyncLocalStorage (on Node 20 it puts promise hooks on every promise in the process:
+      // piscina's, the sockets'): worker.ts takes the ledger before each await and re-enters it
+      // with ledger.run() after, so spills and transfers are still charged to their execution.
+      asyncContext: false,
       sampling: {
         ratio: options.traceRatio === "off" ? 0 : options.traceRatio,
-        // A scheduler journey lasts from submission to result, and the whole graph is submitted
-        // at once: each journey ends later than the ones before, so "slower than the p99 so far"
-        // would keep nearly all of them. Slow tasks are kept where their time is spent: on the
-        // workers (whose journeys start when the task arrives there).
-        ...(options.role === "scheduler" ? { keepSlowerThan: 0 } : {}),
         // No traces at all: neither head-sampled nor kept at their end.
         ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
     },
     fileDirectory: path.join(options.outDir, "otlp"),
-    exporters: { metricExportIntervalMillis: 10_000 },
+    // Every 10 s unless OTEL_METRIC_EXPORT_INTERVAL says otherwise.
+    exporters: process.env.OTEL_METRIC_EXPORT_INTERVAL === undefined ? { metricExportIntervalMillis: 10_000 } : {},
     // The cluster makes no spans of its own: no need for global providers.
     registerGlobal: false,
   });

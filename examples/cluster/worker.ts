@@ -217,6 +217,8 @@ export class Worker {
 
   /** One task run: arguments from the store (unspilling), the function on a thread, the result into the store. Returns its size. */
   async execute(task: WorkerTask): Promise<number> {
+    // Taken before the first await: the ledger is ambient only synchronously (asyncContext: false).
+    const ledger = this.journeys?.currentLedger();
     const args = task.args.map((arg) => {
       if (typeof arg !== "object") return arg;
       const value = this.store.get(arg.ref);
@@ -237,10 +239,10 @@ export class Worker {
     const poolSeconds = (performance.now() - posted) / 1000;
     // The secede message may still be on its way when the result arrives.
     if (result.secededAfter !== undefined) this.state.secede(task.key);
-    const ledger = this.journeys?.currentLedger();
     if (ledger !== undefined) digestThreadTimes(ledger, result, poolSeconds);
     const size = sizeOf(result.value);
-    this.store.set(task.key, result.value, size);
+    // Spills this causes are charged to this execution.
+    within(ledger, () => this.store.set(task.key, result.value, size));
     return size;
   }
 
@@ -257,6 +259,8 @@ export class Worker {
 
   /** One gather_dep: `tasks`' keys from `peer` in one get_data request, into the store. */
   async gatherDep(peer: string, tasks: WorkerTask[]): Promise<GatherResult> {
+    // Taken before the first await (asyncContext: false); re-entered after each one.
+    const ledger = this.journeys?.currentLedger();
     const keys = tasks.map((task) => task.key);
     const received = new Map<string, number>();
     let connection: Connection;
@@ -267,7 +271,7 @@ export class Worker {
     }
     let reply: GetDataReply;
     try {
-      reply = await this.requestData(connection, keys);
+      reply = await within(ledger, () => this.requestData(connection, keys));
     } catch {
       connection.destroy();
       return { outcome: "failed", received };
@@ -277,7 +281,13 @@ export class Worker {
     const data = reply.data ?? {};
     let bytes = 0;
     for (const key of keys) if (data[key] !== undefined) bytes += data[key].byteLength;
-    this.journeys?.currentLedger()?.digest("network", bytes, "bytes");
+    ledger?.digest("network", bytes, "bytes");
+    within(ledger, () => this.receive(keys, data, reply.carriers, received));
+    return { outcome: received.size === 0 ? "missing" : "ok", received };
+  }
+
+  /** Deserializes and stores what a get_data reply brought (spills it causes go to the transfer). */
+  private receive(keys: string[], data: Record<string, Uint8Array>, carriers: GetDataReply["carriers"], received: Map<string, number>): void {
     for (const key of keys) {
       const serialized = data[key];
       if (serialized === undefined) continue;
@@ -285,10 +295,9 @@ export class Worker {
       const size = sizeOf(value);
       this.store.set(key, value, size);
       received.set(key, size);
-      const carrier = reply.carriers?.[key];
+      const carrier = carriers?.[key];
       if (this.journeys !== undefined && carrier !== undefined) this.journeys.linkFrom(key, carrier);
     }
-    return { outcome: received.size === 0 ? "missing" : "ok", received };
   }
 
   connectTo(peer: string): Promise<Connection> {
@@ -380,6 +389,11 @@ export class Worker {
   private log(line: string): void {
     if (this.config.verbose) process.stderr.write(`worker ${this.address}: ${line}\n`);
   }
+}
+
+/** Runs `work` with `ledger` ambient, if there is one. */
+function within<T>(ledger: ActivityLedger | undefined, work: () => T): T {
+  return ledger === undefined ? work() : ledger.run(work);
 }
 
 function cpuSecondsSince(start: NodeJS.CpuUsage | undefined): number {

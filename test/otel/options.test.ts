@@ -40,6 +40,7 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["maxChildrenPerSpan", { maxChildrenPerSpan: -1 }],
   ["maxChildrenPerSpan", { maxChildrenPerSpan: 0.5 }],
   ["strict", { strict: 1 }],
+  ["asyncContext", { asyncContext: "no" }],
   ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
   ["temporality", { temporality: "Delta" }],
   ["temporality", { temporality: 0 }],

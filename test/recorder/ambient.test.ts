@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { TaskJourneys } from "../../src/index.js";
+import { ambientLedger } from "../../src/recorder/ambient.js";
+
+function started(options: ConstructorParameters<typeof TaskJourneys>[0]): TaskJourneys {
+  const journeys = new TaskJourneys({ role: "worker", instance: "tcp://127.0.0.1:40009", ...options });
+  journeys.transition("inc-1", "released", "waiting");
+  journeys.transition("inc-1", "waiting", "ready");
+  journeys.transition("inc-1", "ready", "executing");
+  return journeys;
+}
+
+describe("asyncContext: false (synchronous ambient ledger)", () => {
+  it("finds the ledger synchronously inside run() and meter(), not after an await", async () => {
+    const journeys = started({ asyncContext: false });
+    const ledger = journeys.execute("inc-1");
+    expect(journeys.currentLedger()).toBeUndefined();
+    const inside = await ledger.run(async () => {
+      const before = journeys.currentLedger();
+      const nested = journeys.meter("deserialize", () => journeys.currentLedger());
+      await Promise.resolve();
+      return { before, nested, after: journeys.currentLedger() };
+    });
+    expect(inside.before).toBe(ledger);
+    expect(inside.nested).toBe(ledger);
+    expect(inside.after).toBeUndefined();
+    // Re-entered explicitly after the await.
+    expect(ledger.run(() => journeys.currentLedger())).toBe(ledger);
+    expect(journeys.currentLedger()).toBeUndefined();
+    ledger.end("memory");
+    const activities = JSON.stringify(journeys.explain("inc-1"));
+    expect(activities).toContain("deserialize");
+    await journeys.shutdown();
+  });
+
+  it("restores the outer frame after a throw, and an async-context run nested in a sync one wins inside it", async () => {
+    const sync = started({ asyncContext: false });
+    const asyncJourneys = new TaskJourneys({ role: "worker", instance: "tcp://127.0.0.1:40010" });
+    asyncJourneys.transition("inc-2", "released", "waiting");
+    asyncJourneys.transition("inc-2", "waiting", "ready");
+    asyncJourneys.transition("inc-2", "ready", "executing");
+    const outer = sync.execute("inc-1");
+    const inner = asyncJourneys.execute("inc-2");
+    expect(() => outer.run(() => {
+      throw new Error("boom");
+    })).toThrow("boom");
+    expect(ambientLedger.getStore()).toBeUndefined();
+    const seen = await outer.run(() =>
+      inner.run(async () => {
+        await Promise.resolve();
+        return asyncJourneys.currentLedger();
+      }),
+    );
+    expect(seen).toBe(inner);
+    expect(sync.currentLedger()).toBeUndefined();
+    outer.end("memory");
+    inner.end("memory");
+    await sync.shutdown();
+    await asyncJourneys.shutdown();
+  });
+});
