@@ -215,8 +215,15 @@ function sampleInterleaved(cases: BenchCase[], seconds: number): Samples[] {
   for (const benchCase of cases) if (benchCase.manual !== undefined) for (let i = 0; i < 8; i++) benchCase.manual();
   const samples: Samples[] = cases.map(() => ({ perOp: [] }));
   const deadline = performance.now() + seconds * 1000;
+  const order = cases.map((_, c) => c);
   for (let round = 0; performance.now() < deadline || round < 30; round++) {
-    for (let c = 0; c < cases.length; c++) {
+    // A fresh order every round: the garbage one case leaves is collected during whichever case
+    // follows it, and a shuffled order spreads that over all of them instead of one neighbour.
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const c of order) {
       const benchCase = cases[c];
       const ops = benchCase.ops ?? 1;
       if (benchCase.manual !== undefined) {
