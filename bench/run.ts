@@ -7,7 +7,10 @@
  *   npm run bench -- core            only bench/core.bench.ts (names or parts of names)
  *   npm run bench -- core memory     several
  *   npm run bench -- --list          what there is
- *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (see harness.ts)
+ *   npm run bench -- core --repeat=5 five processes each; the summary gives the median of their
+ *                                    medians and the range (a shared machine varies a lot from one
+ *                                    process to the next, far less within one)
+ *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (harness.ts)
  *
  * Children run as `node --expose-gc --import tsx <file>`; a bench file that uses ./harness.ts
  * reports its results through the file named by TASKJOURNEY_BENCH_REPORT. Unmet targets do not
@@ -47,6 +50,13 @@ if (flags.includes("--list") || flags.includes("-l")) {
   process.exit(0);
 }
 
+const repeatFlag = flags.find((flag) => flag.startsWith("--repeat="));
+const repeat = repeatFlag === undefined ? 1 : Number(repeatFlag.slice("--repeat=".length));
+if (!Number.isInteger(repeat) || repeat < 1) {
+  console.error(`bench: --repeat takes a whole number of runs, got ${repeatFlag}`);
+  process.exit(2);
+}
+
 const selected = wanted.length === 0 ? available : available.filter((name) => wanted.some((want) => name === want || name.includes(want)));
 const unknown = wanted.filter((want) => !available.some((name) => name === want || name.includes(want)));
 if (unknown.length > 0) {
@@ -54,59 +64,89 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-const passthrough = flags.filter((flag) => flag !== "--list" && flag !== "-l");
+const passthrough = flags.filter((flag) => flag !== "--list" && flag !== "-l" && !flag.startsWith("--repeat="));
 const scratch = mkdtempSync(join(tmpdir(), "taskjourney-bench-"));
-const results: SuiteResult[] = [];
+/** Per benchmark, one result per run. */
+const results = new Map<string, SuiteResult[]>();
 const failures: string[] = [];
 
 for (const name of selected) {
   const file = join(benchDir, `${name}.bench.ts`);
-  const reportPath = join(scratch, `${name}.json`);
-  console.log(`\n### bench/${basename(file)}`);
-  const started = performance.now();
-  const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file, ...passthrough], {
-    cwd: root,
-    stdio: "inherit",
-    env: { ...process.env, TASKJOURNEY_BENCH_REPORT: reportPath },
-  });
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  if (child.status !== 0) {
-    failures.push(`${name} (${child.signal ?? `exit ${child.status}`})`);
-    console.error(`bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`);
-  } else {
-    console.log(`(bench/${basename(file)}: ${seconds} s)`);
+  for (let run = 1; run <= repeat; run++) {
+    const reportPath = join(scratch, `${name}-${run}.json`);
+    console.log(`\n### bench/${basename(file)}${repeat > 1 ? ` (run ${run} of ${repeat})` : ""}`);
+    const started = performance.now();
+    const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file, ...passthrough], {
+      cwd: root,
+      stdio: "inherit",
+      env: { ...process.env, TASKJOURNEY_BENCH_REPORT: reportPath },
+    });
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (child.status !== 0) {
+      failures.push(`${name} (${child.signal ?? `exit ${child.status}`})`);
+      console.error(`bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`);
+    } else {
+      console.log(`(bench/${basename(file)}: ${seconds} s)`);
+    }
+    if (existsSync(reportPath)) {
+      const runs = results.get(name) ?? [];
+      runs.push(JSON.parse(readFileSync(reportPath, "utf8")) as SuiteResult);
+      results.set(name, runs);
+    }
   }
-  if (existsSync(reportPath)) results.push(JSON.parse(readFileSync(reportPath, "utf8")) as SuiteResult);
 }
 rmSync(scratch, { recursive: true, force: true });
 
-if (results.length > 0) {
-  console.log("\n==================== summary ====================");
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** "1.23 µs", or with several runs "1.23 µs (1.10–1.40)". */
+function spread(values: number[], format: (value: number) => string): string {
+  if (values.length === 1) return format(values[0]);
+  return `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
+}
+
+if (results.size > 0) {
+  console.log(`\n==================== summary${repeat > 1 ? `: median of ${repeat} runs (range)` : ""} ====================`);
   const verdict = (met: boolean | undefined): string => (met === undefined ? "" : met ? "yes" : "NO");
-  const caseRows = results.flatMap((result) =>
-    result.cases.map((c) => [result.suite, c.name, formatNs(c.median), c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`, verdict(c.met)]),
-  );
+  const caseRows: string[][] = [];
+  const ratioRows: string[][] = [];
+  const factRows: string[][] = [];
+  for (const runs of results.values()) {
+    const first = runs[0];
+    for (const c of first.cases) {
+      const medians = runs.map((run) => run.cases.find((other) => other.name === c.name)?.median).filter((value) => value !== undefined);
+      const value = median(medians);
+      const met = c.maxNs === undefined ? undefined : value <= c.maxNs;
+      caseRows.push([first.suite, c.name, spread(medians, formatNs), c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`, verdict(met)]);
+    }
+    for (const r of first.ratios) {
+      const values = runs.map((run) => run.ratios.find((other) => other.name === r.name)?.value).filter((value) => value !== undefined);
+      const value = median(values);
+      const met =
+        r.max === undefined && r.min === undefined ? undefined : (r.max === undefined || value <= r.max) && (r.min === undefined || value >= r.min);
+      ratioRows.push([first.suite, r.name, spread(values, (v) => `${v.toFixed(2)}×`), ratioTarget(r), verdict(met)]);
+    }
+    for (const run of runs) {
+      for (const [name, value] of Object.entries(run.facts ?? {})) {
+        factRows.push([first.suite, runs.length > 1 ? `${name} (run ${runs.indexOf(run) + 1})` : name, String(value)]);
+      }
+    }
+  }
   console.log(table(["suite", "case", "median/op", "target", "met"], caseRows, 2));
-  const ratioRows = results.flatMap((result) =>
-    result.ratios.map((r) => [
-      result.suite,
-      r.name,
-      `${r.value.toFixed(2)}×`,
-      ratioTarget(r),
-      verdict(r.met),
-    ]),
-  );
   if (ratioRows.length > 0) {
     console.log("");
     console.log(table(["suite", "ratio (of medians)", "value", "target", "met"], ratioRows, 2));
   }
-  const factRows = results.flatMap((result) => Object.entries(result.facts ?? {}).map(([name, value]) => [result.suite, name, String(value)]));
   if (factRows.length > 0) {
     console.log("");
     console.log(table(["suite", "fact", "value"], factRows, 2));
   }
 }
 if (failures.length > 0) {
-  console.error(`\nbench: ${failures.length} benchmark(s) failed: ${failures.join(", ")}`);
+  console.error(`\nbench: ${failures.length} benchmark run(s) failed: ${failures.join(", ")}`);
   process.exitCode = 1;
 }

@@ -29,7 +29,8 @@ import { VERSION } from "./version.js";
 export const DEFAULT_OPTIONS = {
   role: "worker",
   instance: "",
-  clock: () => performance.now() / 1000,
+  // `performance` is taken once: in Node the global is a lazy getter, paid on every read otherwise.
+  clock: ((timer: { now(): number }) => () => timer.now() / 1000)(performance),
   sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
   prefixLimit: 100,
   activityLimit: 64,

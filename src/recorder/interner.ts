@@ -11,15 +11,6 @@ export class Interner {
   private readonly seenOverflow = new Set<string>();
 
   /**
-   * A direct-mapped cache in front of the Map, slot chosen from the name's length and three of its
-   * characters: a repeated name costs a comparison instead of hashing it (the recorder interns a
-   * freshly sliced prefix string per journey, whose hash V8 has not computed yet).
-   */
-  private readonly frontNames: Array<string | undefined>;
-  private readonly frontIds: Int32Array;
-  private readonly frontShift: number;
-
-  /**
    * @param limit distinct names kept before folding; the overflow name is id `limit`.
    * @param overflowName the name reported for the folded bucket.
    * @param seed names interned first, in order, so their ids are fixed.
@@ -29,30 +20,12 @@ export class Interner {
     readonly overflowName: string,
     seed: readonly string[] = [],
   ) {
-    // Four slots per name kept, so few names share one: a power of two from 16 to 4096 slots.
-    const bits = Math.min(12, Math.max(4, Math.ceil(Math.log2(Math.max(1, limit) * 4))));
-    this.frontNames = new Array<string | undefined>(1 << bits).fill(undefined);
-    this.frontIds = new Int32Array(1 << bits);
-    this.frontShift = 32 - bits;
-    for (const name of seed) this.add(name);
+    // The seed lists overlap ("other", "deserialize" are both execute and gather activities).
+    for (const name of seed) if (!this.ids.has(name)) this.add(name);
   }
 
   /** The id of `name`, interning it while under the limit. */
   id(name: string): number {
-    if (typeof name !== "string") return this.intern(name);
-    const length = name.length;
-    const mixed = length ^ (name.charCodeAt(0) << 5) ^ (name.charCodeAt(length >> 1) << 11) ^ (name.charCodeAt(length - 1) << 17);
-    const slot = Math.imul(mixed, 0x9e3779b1) >>> this.frontShift;
-    if (this.frontNames[slot] === name) return this.frontIds[slot];
-    const id = this.intern(name);
-    if (id !== this.limit) {
-      this.frontNames[slot] = name;
-      this.frontIds[slot] = id;
-    }
-    return id;
-  }
-
-  private intern(name: string): number {
     const known = this.ids.get(name);
     if (known !== undefined) return known;
     // A real name equal to the overflow name joins the overflow bucket rather than becoming a

@@ -110,7 +110,7 @@ export class Recorder implements LedgerHost {
   readonly units = new Interner(16, "other", ["seconds", "bytes", "count"]);
   readonly accumulators: Accumulators;
   listener: RecorderListener | undefined = undefined;
-  /** Journeys in flight, by key id. */
+  /** Journeys in flight, by key id. Changed only through addLive() and removeLive(). */
   readonly live = new Map<string | number, Journey>();
   /** See liveJourney(). */
   private recentId: string | number | undefined = undefined;
@@ -254,8 +254,8 @@ export class Recorder implements LedgerHost {
   /**
    * The live journey of a key id. The last one looked up, begun or ended is remembered, so the
    * calls that follow each other for one key (a transition and its ledger, a ledger's end and
-   * the caller's own transition) skip the Map. Kept equal to `live.get(recentId)` by begin()
-   * and finish(), the only places `live` changes.
+   * the caller's own transition) skip the Map. `recentJourney` is always `live.get(recentId)`:
+   * `live` changes only through addLive() and removeLive(), which keep it so.
    */
   private liveJourney(id: string | number): Journey | undefined {
     if (id === this.recentId) return this.recentJourney;
@@ -263,6 +263,20 @@ export class Recorder implements LedgerHost {
     this.recentId = id;
     this.recentJourney = journey;
     return journey;
+  }
+
+  private addLive(id: string | number, journey: Journey): void {
+    this.live.set(id, journey);
+    this.recentId = id;
+    this.recentJourney = journey;
+  }
+
+  private removeLive(journey: Journey): void {
+    // Only if it is the live one: a finished journey is never removed in place of its successor.
+    if (this.recentJourney !== journey && this.live.get(journey.id) !== journey) return;
+    this.live.delete(journey.id);
+    this.recentId = journey.id;
+    this.recentJourney = undefined;
   }
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
@@ -277,9 +291,7 @@ export class Recorder implements LedgerHost {
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
-    this.live.set(id, journey);
-    this.recentId = id;
-    this.recentJourney = journey;
+    this.addLive(id, journey);
     if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
@@ -347,11 +359,7 @@ export class Recorder implements LedgerHost {
     journey.state = toId;
     journey.end = time;
     journey.outcomeState = toId;
-    if (this.recentJourney === journey || this.live.get(journey.id) === journey) {
-      this.live.delete(journey.id);
-      this.recentId = journey.id;
-      this.recentJourney = undefined;
-    }
+    this.removeLive(journey);
     if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
     const noted = journey.notedDependents;
     if (noted !== undefined) {

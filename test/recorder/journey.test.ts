@@ -115,3 +115,13 @@ describe("waiting-time apportioning, the field checks", () => {
     expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({ network: 4, deserialize: 1 });
   });
 });
+
+describe("activity ids", () => {
+  it("interns each seeded activity once, with other at id 0", () => {
+    const journeys = new TaskJourneys({ sampling: { ratio: 0 } });
+    const names = journeys.recorder.activities.names;
+    expect(new Set(names).size).toBe(names.length);
+    expect(journeys.recorder.activities.id("other")).toBe(0);
+    expect(journeys.recorder.activities.id("deserialize")).toBe(names.indexOf("deserialize"));
+  });
+});
