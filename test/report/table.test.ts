@@ -19,10 +19,10 @@ describe("formatPrefixTable", () => {
     const lines = text.split("\n");
     expect(lines[0]).toMatch(/^\s+executing duration\s+time by state$/);
     expect(lines[1].split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", "waiting", "fetch", "flight", "ready", "executing"]);
-    expect(lines[2]).toMatch(/^─+(  ─+)+$/);
+    expect(lines[2]).toMatch(/^─+( {2}─+)+$/);
     expect(lines[3].split(/\s{2,}/)).toEqual(["square", "858", "4.1 ms", "6.0 ms", "9.9 ms", "1.2 s", "0 s", "0 s", "800.0 ms", "3.6 s"]);
     expect(lines[4].split(/\s{2,}/)).toEqual(["sum", "286", "8.7 ms", "51.4 ms", "145.5 ms", "7.3 s", "1.0 s", "3.3 s", "690.0 ms", "5.8 s"]);
-    expect(lines[5]).toMatch(/^─+(  ─+)+$/);
+    expect(lines[5]).toMatch(/^─+( {2}─+)+$/);
     expect(lines[6].split(/\s{2,}/)).toEqual(["total", "1144", "8.5 s", "1.0 s", "3.3 s", "1.5 s", "9.4 s"]);
     expect(lines).toHaveLength(7);
   });
