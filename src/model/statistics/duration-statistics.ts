@@ -56,7 +56,7 @@ export class DurationStatistics {
   record(seconds: number): boolean {
     if (!(seconds >= 0) || seconds === Infinity) return false;
     this.moments.record(seconds);
-    this.distribution.record(seconds);
+    this.distribution.recordChecked(seconds);
     return true;
   }
 

@@ -293,19 +293,24 @@ export class ExponentialHistogram implements ReadonlyExponentialHistogram {
    */
   record(value: number): boolean {
     if (!(value >= 0) || value === Infinity) return false;
+    this.recordChecked(value);
+    return true;
+  }
+
+  /** @internal `record()` of a value already known to be finite and non-negative. */
+  recordChecked(value: number): void {
     this.totalCount += 1;
     if (value === 0) {
       // -0 arrives here too; the comparisons store +0 so min and max never show -0.
       this.zeros += 1;
       if (this.minimum > 0) this.minimum = 0;
       if (this.maximum < 0) this.maximum = 0;
-      return true;
+      return;
     }
     this.total += value;
     if (value < this.minimum) this.minimum = value;
     if (value > this.maximum) this.maximum = value;
     this.incrementBucket(bucketIndex(value, this.currentScale), 1);
-    return true;
   }
 
   /**
