@@ -43,7 +43,7 @@ function emptyNumbers(): number[] {
  */
 export class Journey {
   /** [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. */
-  readonly visits: number[];
+  readonly visits: number[] = [];
   /** Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. */
   readonly activities: number[] = emptyNumbers();
   /** Non-time digests, QUANTITY_FIELDS numbers each. */
@@ -91,8 +91,7 @@ export class Journey {
     readonly sampled: boolean,
     public state: number,
   ) {
-    // A literal, not `[]` then push: one backing store, allocated once, instead of two.
-    this.visits = [state, start];
+    this.visits.push(state, start);
   }
 
   /** Index of the current (last) visit. */
