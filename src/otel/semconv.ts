@@ -55,3 +55,6 @@ export const INSTRUMENTATION_SCOPE = "taskjourney";
  * = seconds (e.g. `task.wait.network`), so a trace alone can rebuild `explain()`.
  */
 export const ATTR_TASK_WAIT_PREFIX = "task.wait.";
+
+/** On an activity span made by `digest()`: its interval is inferred, ending when the digest was taken. */
+export const ATTR_DIGEST = "taskjourney.digest";

@@ -33,6 +33,7 @@ import type { RecorderListener } from "../recorder/listener.js";
 import type { Recorder } from "../recorder/recorder.js";
 import {
   ATTR_CHILDREN_DROPPED,
+  ATTR_DIGEST,
   ATTR_LINKS_DROPPED,
   ATTR_TASK_DEPENDENCIES,
   ATTR_TASK_GROUP,
@@ -150,6 +151,8 @@ const FLIGHT = stateId("flight");
 const ERROR = stateId("error");
 const ERRED = stateId("erred");
 const KINDS = 3;
+/** Marks an activity span made from a digest: its interval is inferred, ending when it was taken. */
+const DIGEST_ATTRIBUTES = Object.freeze({ [ATTR_DIGEST]: true });
 const THREAD_CPU = "thread-cpu";
 const THREAD_NONCPU = "thread-noncpu";
 const TRANSFER_DROPPED = Symbol("gather_dep capped away");
@@ -451,7 +454,7 @@ export class SpanBridge implements RecorderListener {
           this.linkTransfers(journey.fetchedBy, span, false);
           this.waitAttributes(journey, visit, span);
         }
-        this.emitActivities(journey.activities, visit, span);
+        this.emitActivities(journey.activities, visit, span, journey.digestRecords);
       } else if (journey.kind === FETCH_JOURNEY && state === FLIGHT) {
         this.linkTransfers([journey], span, true);
       }
@@ -543,7 +546,7 @@ export class SpanBridge implements RecorderListener {
 
   private finishTransfer(transfer: Transfer, gather: OpenSpan, end: number): void {
     gather.end = end;
-    this.emitActivities(transfer.activities, -1, gather);
+    this.emitActivities(transfer.activities, -1, gather, transfer.digestRecords);
     const span = gather.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, transfer.bytes);
     if (transfer.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, transfer.outcome);
@@ -575,7 +578,7 @@ export class SpanBridge implements RecorderListener {
   // ---- activities -----------------------------------------------------------------------------
 
   /** Activity spans of the records of `visit` (-1: a transfer's), under `owner`, ended here. */
-  private emitActivities(records: number[], visit: number, owner: OpenSpan): void {
+  private emitActivities(records: number[], visit: number, owner: OpenSpan, digests: number[] | undefined): void {
     let opened: Array<OpenSpan | undefined> | undefined;
     let runCpu = -1;
     let runNoncpu = -1;
@@ -606,7 +609,7 @@ export class SpanBridge implements RecorderListener {
         continue;
       }
       if (!this.admitChild(parent)) continue;
-      const span = this.startChild(name, parent, start, end);
+      const span = this.startChild(name, parent, start, end, SpanKind.INTERNAL, digests !== undefined && digests.includes(record) ? DIGEST_ATTRIBUTES : undefined);
       (opened ??= [])[record / ACTIVITY_FIELDS] = span;
     }
     if (runEnd !== Number.NEGATIVE_INFINITY && this.admitChild(owner)) {

@@ -46,6 +46,8 @@ export class Journey {
   readonly visits: number[] = [];
   /** Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. */
   readonly activities: number[] = emptyNumbers();
+  /** Offsets of activity records made by digest() (intervals inferred, not metered). */
+  digestRecords: number[] | undefined = undefined;
   /** Non-time digests, QUANTITY_FIELDS numbers each. */
   quantities: number[] | undefined = undefined;
   /** [visitIndex, activityId, seconds] per apportioned activity of a waiting visit. */
@@ -133,6 +135,8 @@ export class Journey {
 
 /** One gather_dep call: a bundle of keys fetched from one peer. */
 export class Transfer {
+  /** Offsets of activity records made by digest(). */
+  digestRecords: number[] | undefined = undefined;
   /** Activity records, ACTIVITY_FIELDS numbers each; Visit is unused (-1). */
   readonly activities: number[] = emptyNumbers();
   end = Number.NaN;

@@ -118,6 +118,7 @@ export abstract class Ledger {
       const now = this.host.now();
       const record = this.open(this.host.activityId(activity), this.parentRecord(), now - value);
       this.close(record, now);
+      this.markDigest(record);
     } else {
       this.quantity(this.host.activityId(activity), this.host.unitId(unit), value);
     }
@@ -129,6 +130,9 @@ export abstract class Ledger {
   }
 
   protected abstract quantity(activityId: number, unitId: number, value: number): void;
+
+  /** Remembers that `record` was digested: its interval is inferred, ending when it was taken. */
+  protected abstract markDigest(record: number): void;
 
   private parentRecord(): number {
     if (this.openRecord !== -1) return this.openRecord;

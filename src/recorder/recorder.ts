@@ -718,6 +718,10 @@ export class ExecutionLedger extends Ledger {
     (this.journey.quantities ??= []).push(this.journey.visitIndex, activityId, unitId, value);
   }
 
+  protected markDigest(record: number): void {
+    (this.journey.digestRecords ??= []).push(record);
+  }
+
   /** Ends the execution: "memory" (success), "error" or "cancelled". */
   end(outcome: ExecuteOutcome = "memory", at?: number): void {
     if (this.ended) {
@@ -760,6 +764,10 @@ export class TransferLedger extends Ledger {
 
   protected quantity(_activityId: number, unitId: number, value: number): void {
     if (this.recorder.units.name(unitId) === "bytes") this.transfer.bytes += value;
+  }
+
+  protected markDigest(record: number): void {
+    (this.transfer.digestRecords ??= []).push(record);
   }
 
   /** Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". */

@@ -1,3 +1,4 @@
+import { ATTR_DIGEST } from "../otel/semconv.js";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES } from "../model/states.js";
 import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, TRANSFER_LUMP, type TransferOutcome } from "../model/activities.js";
@@ -49,12 +50,7 @@ const STATES: ReadonlySet<string> = new Set(ALL_STATES);
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
 const THREAD_CPU = "thread-cpu";
 const THREAD_NONCPU = "thread-noncpu";
-/**
- * Marks an activity span made from a digest (`ledger.digest(activity, seconds)`): its interval is
- * inferred, ending when the digest was taken. Not emitted by spans.ts yet; when it is, it belongs
- * in semconv.ts.
- */
-export const ATTR_DIGEST = "taskjourney.digest";
+export { ATTR_DIGEST };
 
 export type JourneyKind = "compute" | "fetch" | "scheduler";
 
