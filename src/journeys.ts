@@ -1,4 +1,4 @@
-import { diag, metrics as metricsApi, trace as traceApi, ValueType, type Context, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
@@ -8,19 +8,9 @@ import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
-import { TaskMetricProducer } from "./otel/metric-producer.js";
+import { METRIC_DESCRIPTORS, TaskMetricProducer } from "./otel/metric-producer.js";
 import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
-import {
-  INSTRUMENTATION_SCOPE,
-  METRIC_ACTIVE,
-  METRIC_DROPPED,
-  METRIC_EXECUTE_TIME,
-  METRIC_GATHER_SIZE,
-  METRIC_GATHER_TIME,
-  METRIC_STATE_TIME,
-  METRIC_TRANSITIONS,
-  METRIC_WAIT_TIME,
-} from "./otel/semconv.js";
+import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
@@ -336,25 +326,14 @@ export class TaskJourneys {
     const meter = (meterProvider ?? metricsApi.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, VERSION);
     const producer = new TaskMetricProducer(this.recorder, { ...this.metricProducer["options"], temporality: "cumulative" });
     const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
-    // The same names, units, value types and descriptions as the producer's data points.
-    const descriptors = producer.produce([0, 0], [0, 0]).map((metric) => metric.descriptor);
-    const described = new Map(descriptors.map((descriptor) => [descriptor.name, descriptor]));
-    const names: Array<[string, string, "counter" | "gauge", ValueType, string]> = [
-      [METRIC_STATE_TIME, "s", "counter", ValueType.DOUBLE, "Time tasks spent in each state, by task prefix."],
-      [METRIC_EXECUTE_TIME, "s", "counter", ValueType.DOUBLE, "Time spent executing tasks, by activity."],
-      [METRIC_GATHER_TIME, "s", "counter", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
-      [METRIC_WAIT_TIME, "s", "counter", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
-      [METRIC_GATHER_SIZE, "By", "counter", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
-      [METRIC_TRANSITIONS, "{transition}", "counter", ValueType.INT, "Transitions of tasks into each state."],
-      [METRIC_ACTIVE, "{task}", "gauge", ValueType.INT, "Tasks currently in each state."],
-      [METRIC_DROPPED, "{item}", "counter", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
-    ];
-    for (const [name, unit, kind, valueType, fallback] of names) {
-      const description = described.get(name)?.description ?? fallback;
+    // The producer's own names, units, value types and descriptions; the histogram has no
+    // observable instrument.
+    for (const { name, unit, valueType, description } of Object.values(METRIC_DESCRIPTORS)) {
+      if (name === METRIC_STATE_DURATION) continue;
       const instrumentOptions = { unit, valueType, description };
       instruments.set(
         name,
-        kind === "counter" ? meter.createObservableCounter(name, instrumentOptions) : meter.createObservableGauge(name, instrumentOptions),
+        name === METRIC_ACTIVE ? meter.createObservableGauge(name, instrumentOptions) : meter.createObservableCounter(name, instrumentOptions),
       );
     }
     const callback = (result: { observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void }) => {

@@ -5,6 +5,7 @@ import type {
   ExponentialHistogram as OtlpExponentialHistogram,
   Histogram as OtlpHistogram,
   MetricData,
+  MetricDescriptor,
   MetricProducer,
   ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
@@ -39,6 +40,25 @@ export const DATA_POINT_GAUGE = 2;
 export const DATA_POINT_SUM = 3;
 export const TEMPORALITY_DELTA = 0;
 export const TEMPORALITY_CUMULATIVE = 1;
+
+/** Name, unit, value type and description of every task metric, shared with the observable path. */
+export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Object.freeze(
+  Object.fromEntries(
+    (
+      [
+        [METRIC_STATE_TIME, "s", ValueType.DOUBLE, "Time tasks spent in each state, by task prefix."],
+        [METRIC_STATE_DURATION, "s", ValueType.DOUBLE, "Duration of each visit of a task to a state."],
+        [METRIC_EXECUTE_TIME, "s", ValueType.DOUBLE, "Time spent executing tasks, by activity."],
+        [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
+        [METRIC_WAIT_TIME, "s", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
+        [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
+        [METRIC_TRANSITIONS, "{transition}", ValueType.INT, "Transitions of tasks into each state."],
+        [METRIC_ACTIVE, "{task}", ValueType.INT, "Tasks currently in each state."],
+        [METRIC_DROPPED, "{item}", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
+      ] as const
+    ).map(([name, unit, valueType, description]) => [name, Object.freeze({ name, unit, valueType, description })]),
+  ),
+);
 
 export interface MetricProducerOptions {
   temporality: "cumulative" | "delta";
@@ -195,47 +215,27 @@ export class TaskMetricProducer implements MetricProducer {
     }
 
     const metrics: MetricData[] = [];
-    const sum = (name: string, description: string, unit: string, points: DataPoint<number>[], valueType = ValueType.DOUBLE) => {
+    const push = (name: string, dataPointType: number, points: DataPoint<unknown>[], kindTemporality = temporality) => {
       if (points.length === 0) return;
+      const isMonotonic = dataPointType === DATA_POINT_SUM ? { isMonotonic: true } : {};
       metrics.push({
-        descriptor: { name, description, unit, valueType },
-        aggregationTemporality: temporality,
-        dataPointType: DATA_POINT_SUM,
+        descriptor: METRIC_DESCRIPTORS[name],
+        aggregationTemporality: kindTemporality,
+        dataPointType,
         dataPoints: points,
-        isMonotonic: true,
+        ...isMonotonic,
       } as MetricData);
     };
-    sum(METRIC_STATE_TIME, "Time tasks spent in each state, by task prefix.", "s", stateTime);
-    if (durations.length > 0) {
-      metrics.push({
-        descriptor: { name: METRIC_STATE_DURATION, description: "Duration of each visit of a task to a state.", unit: "s", valueType: ValueType.DOUBLE },
-        aggregationTemporality: temporality,
-        dataPointType: DATA_POINT_EXPONENTIAL_HISTOGRAM,
-        dataPoints: durations,
-      } as MetricData);
-    }
-    if (explicitDurations.length > 0) {
-      metrics.push({
-        descriptor: { name: METRIC_STATE_DURATION, description: "Duration of each visit of a task to a state.", unit: "s", valueType: ValueType.DOUBLE },
-        aggregationTemporality: temporality,
-        dataPointType: DATA_POINT_HISTOGRAM,
-        dataPoints: explicitDurations,
-      } as MetricData);
-    }
-    sum(METRIC_EXECUTE_TIME, "Time spent executing tasks, by activity.", "s", executeTime);
-    sum(METRIC_GATHER_TIME, "Time spent fetching dependencies from peers, by activity.", "s", gatherTime);
-    sum(METRIC_WAIT_TIME, "Time tasks waited for their dependencies, by the waiting task's prefix and activity.", "s", waitTime);
-    sum(METRIC_GATHER_SIZE, "Bytes fetched from peers, by transfer outcome.", "By", gatherSize, ValueType.INT);
-    sum(METRIC_TRANSITIONS, "Transitions of tasks into each state.", "{transition}", transitions, ValueType.INT);
-    if (active.length > 0) {
-      metrics.push({
-        descriptor: { name: METRIC_ACTIVE, description: "Tasks currently in each state.", unit: "{task}", valueType: ValueType.INT },
-        aggregationTemporality: TEMPORALITY_CUMULATIVE,
-        dataPointType: DATA_POINT_GAUGE,
-        dataPoints: active,
-      } as MetricData);
-    }
-    sum(METRIC_DROPPED, "Telemetry inputs taskjourney dropped or repaired, by reason.", "{item}", dropped, ValueType.INT);
+    push(METRIC_STATE_TIME, DATA_POINT_SUM, stateTime);
+    push(METRIC_STATE_DURATION, DATA_POINT_EXPONENTIAL_HISTOGRAM, durations);
+    push(METRIC_STATE_DURATION, DATA_POINT_HISTOGRAM, explicitDurations);
+    push(METRIC_EXECUTE_TIME, DATA_POINT_SUM, executeTime);
+    push(METRIC_GATHER_TIME, DATA_POINT_SUM, gatherTime);
+    push(METRIC_WAIT_TIME, DATA_POINT_SUM, waitTime);
+    push(METRIC_GATHER_SIZE, DATA_POINT_SUM, gatherSize);
+    push(METRIC_TRANSITIONS, DATA_POINT_SUM, transitions);
+    push(METRIC_ACTIVE, DATA_POINT_GAUGE, active, TEMPORALITY_CUMULATIVE);
+    push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
     return metrics;
   }
 
@@ -258,44 +258,23 @@ export class TaskMetricProducer implements MetricProducer {
     return { startTime, endTime, attributes, value };
   }
 
+  /** The cell's data point: cumulative, or (delta) what was recorded since the last collection. */
   private exponentialHistogram(cell: number, histogram: ReadonlyExponentialHistogram): OtlpExponentialHistogram {
-    if (!this.delta) {
-      return {
-        count: histogram.count,
-        sum: histogram.sum,
-        scale: histogram.scale,
-        zeroCount: histogram.zeroCount,
-        positive: { offset: histogram.positiveOffset, bucketCounts: histogram.positiveBucketCounts() },
-        negative: { offset: 0, bucketCounts: [] },
-        min: histogram.min,
-        max: histogram.max,
-      };
-    }
+    if (!this.delta) return subtractHistograms(histogram, undefined);
     const previous = this.previousHistograms.get(cell);
     this.previousHistograms.set(cell, histogram.clone());
     return subtractHistograms(histogram, previous);
   }
 
   private explicitHistogram(cell: number, histogram: ReadonlyExponentialHistogram): OtlpHistogram {
-    const current = this.delta ? subtractHistograms(histogram, this.previousHistograms.get(cell)) : undefined;
-    if (this.delta) this.previousHistograms.set(cell, histogram.clone());
-    const source = current ?? {
-      count: histogram.count,
-      sum: histogram.sum,
-      scale: histogram.scale,
-      zeroCount: histogram.zeroCount,
-      positive: { offset: histogram.positiveOffset, bucketCounts: histogram.positiveBucketCounts() },
-      negative: { offset: 0, bucketCounts: [] },
-      min: histogram.min,
-      max: histogram.max,
-    };
-    return toExplicitBuckets(source, this.options.explicitBuckets);
+    return toExplicitBuckets(this.exponentialHistogram(cell, histogram), this.options.explicitBuckets);
   }
 }
 
 /**
  * What was recorded between `previous` and `current` (both cumulative; `current` may have
- * downscaled since). Min and max of the interval are unknown, so they are left out.
+ * downscaled since), or all of `current` without a `previous`. Min and max of an interval are
+ * unknown, so they are left out of a difference.
  */
 export function subtractHistograms(
   current: ReadonlyExponentialHistogram,

@@ -2,11 +2,9 @@ import {
   ACTIVITY_CHILD_SECONDS,
   ACTIVITY_END,
   ACTIVITY_FIELDS,
-  ACTIVITY_ID,
   ACTIVITY_PARENT,
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_START,
-  ACTIVITY_VISIT,
 } from "./journey.js";
 import { ambientLedger, type AmbientFrame } from "./ambient.js";
 
@@ -80,7 +78,7 @@ export abstract class Ledger {
         this.close(record, this.host.now());
         throw error;
       }
-      return this.closeWhenSettled(record, pending, true);
+      return this.closeWhenSettled(record, pending);
     }
     const outer = this.openRecord;
     this.openRecord = record;
@@ -95,7 +93,7 @@ export abstract class Ledger {
     this.openRecord = outer;
     if (isThenable(result)) {
       this.asyncOpen++;
-      return this.closeWhenSettled(record, result, true);
+      return this.closeWhenSettled(record, result);
     }
     this.close(record, this.host.now());
     return result;
@@ -173,7 +171,7 @@ export abstract class Ledger {
     }
   }
 
-  private closeWhenSettled<T>(record: number, pending: T, _async: boolean): T {
+  private closeWhenSettled<T>(record: number, pending: T): T {
     return (pending as unknown as PromiseLike<unknown>).then(
       (value) => {
         this.asyncOpen--;
@@ -203,15 +201,4 @@ export abstract class Ledger {
     }
     const remainder = end - this.start - this.topLevelSeconds;
     return remainder > 0 ? remainder : 0;
-  }
-
-  /** Visits each closed record of this ledger: (activityId, selfSeconds). */
-  protected forEachRecord(visit: (activityId: number, selfSeconds: number) => void): void {
-    const records = this.records;
-    for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
-      visit(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
-    }
-  }
-}
-
-export { ACTIVITY_VISIT };
+  }}
