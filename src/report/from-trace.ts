@@ -1,8 +1,8 @@
-import { ATTR_DIGEST } from "../otel/semconv.js";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES } from "../model/states.js";
 import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, TRANSFER_LUMP, type TransferOutcome } from "../model/activities.js";
 import {
+  ATTR_DIGEST,
   ATTR_TASK_KEY,
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
@@ -50,7 +50,6 @@ const STATES: ReadonlySet<string> = new Set(ALL_STATES);
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
 const THREAD_CPU = "thread-cpu";
 const THREAD_NONCPU = "thread-noncpu";
-export { ATTR_DIGEST };
 
 export type JourneyKind = "compute" | "fetch" | "scheduler";
 
