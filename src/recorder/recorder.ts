@@ -146,7 +146,7 @@ export class Recorder implements LedgerHost {
     this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
-    this.noLedger = new NoLedger(this);
+    this.noLedger = new NoLedger();
   }
 
   // ---- time, ids, drops -------------------------------------------------------------------
@@ -793,7 +793,6 @@ export class TransferLedger extends Ledger {
  * One shared instance, so an invalid key costs no allocation.
  */
 export class NoLedger {
-  constructor(private readonly recorder: Recorder) {}
   meter<T>(_activity: string, work: () => T): T {
     return work();
   }
