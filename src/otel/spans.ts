@@ -57,6 +57,7 @@ import {
 } from "./semconv.js";
 import { injectSpanContext, isSampled, remoteContext, spanContextFrom, type TraceCarrier } from "./propagation.js";
 import { TailSampler } from "./tail-sampling.js";
+import { BoundedMap } from "./bounded-map.js";
 
 /**
  * The bridge from journeys to OpenTelemetry span trees (DESIGN.md, "Spans").
@@ -141,9 +142,12 @@ export interface SpanBridgeOptions {
   maxKeysPerTransfer: number;
 }
 
-/** Contexts waiting for a key's journey (parents, producers) kept at most; the oldest go first. */
+/** A waiting visit's attribute when no fetched dependency explains its time. */
+const WAIT_DEPENDENCIES = ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY;
+
+/** Contexts waiting for a key's journey (parents, producers): the newest this many are kept (at most twice as many). */
 export const PENDING_CONTEXTS_LIMIT = 10_000;
-/** Task span contexts of ended journeys kept for `inject()`. */
+/** Task span contexts of ended journeys kept for `inject()`: the newest this many (at most twice as many). */
 export const RECENT_CONTEXTS_LIMIT = 4_096;
 
 const WAITING = stateId("waiting");
@@ -187,31 +191,6 @@ class JourneySpans {
   constructor(readonly task: OpenSpan) {}
 }
 
-/** A Map that forgets its oldest entries beyond `limit`. */
-class BoundedMap<V> {
-  private readonly map = new Map<string | number, V>();
-  constructor(private readonly limit: number) {}
-  get size(): number {
-    return this.map.size;
-  }
-  set(key: string | number, value: V): void {
-    this.map.delete(key);
-    if (this.map.size >= this.limit) this.map.delete(this.map.keys().next().value as string | number);
-    this.map.set(key, value);
-  }
-  get(key: string | number): V | undefined {
-    return this.map.get(key);
-  }
-  has(key: string | number): boolean {
-    return this.map.has(key);
-  }
-  take(key: string | number): V | undefined {
-    const value = this.map.get(key);
-    if (value !== undefined) this.map.delete(key);
-    return value;
-  }
-}
-
 /**
  * Turns the recorder's journeys and transfers into span trees. A RecorderListener: it is told of
  * head-sampled journeys as they run, and of every journey and transfer at its end, where it does
@@ -225,6 +204,7 @@ export class SpanBridge implements RecorderListener {
   private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
   private readonly tail: TailSampler;
   private readonly taskNames: string[] = [];
+  private readonly waitNames: string[] = [];
   private readonly originWhole: number;
   private readonly originFraction: number;
   private closed = false;
@@ -469,19 +449,31 @@ export class SpanBridge implements RecorderListener {
    */
   private waitAttributes(journey: Journey, visit: number, span: OpenSpan): void {
     const breakdown = journey.waitBreakdown;
-    const attributes: Attributes = {};
-    let any = false;
+    let attributes: Attributes | undefined;
     if (breakdown !== undefined) {
       for (let index = 0; index < breakdown.length; index += 3) {
         if (breakdown[index] !== visit) continue;
-        const name = ATTR_TASK_WAIT_PREFIX + this.recorder.activities.name(breakdown[index + 1]);
+        const name = this.waitAttributeName(breakdown[index + 1]);
+        attributes ??= {};
         attributes[name] = ((attributes[name] as number | undefined) ?? 0) + breakdown[index + 2];
-        any = true;
       }
     }
+    if (attributes !== undefined) {
+      span.span.setAttributes(attributes);
+      return;
+    }
     const seconds = span.end - span.start;
-    if (!any && seconds > 0) attributes[ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY] = seconds;
-    span.span.setAttributes(attributes);
+    if (seconds > 0) span.span.setAttribute(WAIT_DEPENDENCIES, seconds);
+  }
+
+  /** `task.wait.<activity>` of an activity id, built once per id. */
+  private waitAttributeName(activityId: number): string {
+    let name = this.waitNames[activityId];
+    if (name === undefined) {
+      name = ATTR_TASK_WAIT_PREFIX + this.recorder.activities.name(activityId);
+      this.waitNames[activityId] = name;
+    }
+    return name;
   }
 
   private finishTask(journey: Journey, task: OpenSpan): void {
