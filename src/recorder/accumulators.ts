@@ -7,14 +7,8 @@ import { TRANSFER_OUTCOMES } from "../model/activities.js";
  * Everything is cumulative since construction; delta temporality is computed by the producer.
  */
 export class Accumulators {
-  /** Seconds spent in each (prefix, state), summed over finished visits. */
-  readonly stateSeconds: Float64Array;
-  /** Finished visits per (prefix, state). */
-  readonly stateVisits: Float64Array;
   /** Entries into each (prefix, state), terminal states included. */
   readonly transitions: Float64Array;
-  /** Journeys currently in each (prefix, state); terminal states are never counted. */
-  readonly active: Float64Array;
   /** Per-visit durations per (prefix, state), created at the first visit. */
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
@@ -38,26 +32,40 @@ export class Accumulators {
   ) {
     const stateCells = prefixCapacity * stateCount;
     const activityCells = prefixCapacity * activityCapacity;
-    this.stateSeconds = new Float64Array(stateCells);
-    this.stateVisits = new Float64Array(stateCells);
     this.transitions = new Float64Array(stateCells);
-    this.active = new Float64Array(stateCells);
     this.durations = new Array<DurationStatistics | undefined>(stateCells).fill(undefined);
     this.executeSeconds = new Float64Array(activityCells);
     this.gatherSeconds = new Float64Array(activityCapacity);
     this.waitSeconds = new Float64Array(activityCells);
   }
 
-  /** A finished visit of `seconds` in state cell `cell` (prefixId * stateCount + stateId). */
+  /**
+   * A finished visit of `seconds` in state cell `cell` (prefixId * stateCount + stateId). The
+   * visit's statistics are all there is to update: the seconds and visits of a cell are their
+   * sum and count, and the journeys in it are its entries less its finished visits.
+   */
   visit(cell: number, seconds: number): void {
-    this.stateSeconds[cell] += seconds;
-    this.stateVisits[cell] += 1;
     let statistics = this.durations[cell];
     if (statistics === undefined) {
       statistics = this.makeStatistics();
       this.durations[cell] = statistics;
     }
     statistics.record(seconds);
+  }
+
+  /** Seconds spent in a (prefix, state) cell, summed over finished visits. */
+  stateSeconds(cell: number): number {
+    return this.durations[cell]?.sum ?? 0;
+  }
+
+  /** Finished visits of a (prefix, state) cell. */
+  stateVisits(cell: number): number {
+    return this.durations[cell]?.count ?? 0;
+  }
+
+  /** Journeys currently in a (prefix, state) cell: entries less finished visits (0 for terminal states, never left). */
+  active(cell: number, terminal: boolean): number {
+    return terminal ? 0 : this.transitions[cell] - this.stateVisits(cell);
   }
 
   drop(reason: string, count = 1): void {

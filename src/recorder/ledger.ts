@@ -134,6 +134,9 @@ export abstract class Ledger {
 
   private parentRecord(): number {
     if (this.openRecord !== -1) return this.openRecord;
+    // Only an async activity of this ledger, still open, can be the ambient parent: without one,
+    // the ambient frame need not be looked up at all.
+    if (this.asyncOpen === 0) return -1;
     const frame = ambientLedger.getStore();
     if (frame !== undefined && frame.ledger === this && frame.record !== -1) {
       const records = this.records;

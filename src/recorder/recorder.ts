@@ -66,6 +66,7 @@ const SEED_ACTIVITIES = [
   ...EXECUTE_ACTIVITIES,
   ...GATHER_ACTIVITIES,
 ];
+const ACTIVITY_CACHE_MASK = 31;
 const OTHER = 0;
 const DEPENDENCIES = 1;
 const QUEUED = 2;
@@ -126,6 +127,8 @@ export class Recorder implements LedgerHost {
   private readonly reported = new Set<string>();
   private readonly config: RecorderConfig;
   private transferIds = 0;
+  private readonly activityCacheNames = new Array<string>(ACTIVITY_CACHE_MASK + 1).fill("");
+  private readonly activityCacheIds = new Int32Array(ACTIVITY_CACHE_MASK + 1);
   readonly noLedger: NoLedger;
   readonly asyncContext: boolean;
 
@@ -158,9 +161,19 @@ export class Recorder implements LedgerHost {
     return this.clock();
   }
 
+  /**
+   * Activity names arrive as the same few literals over and over ("deserialize", "thread-cpu"):
+   * a small direct-mapped cache by length and first character answers them without hashing.
+   */
   activityId(name: string): number {
-    const id = this.activities.id(name);
-    return id === this.activities.limit ? OTHER : id;
+    if (typeof name !== "string") name = String(name);
+    const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;
+    if (this.activityCacheNames[slot] === name) return this.activityCacheIds[slot];
+    let id = this.activities.id(name);
+    if (id === this.activities.limit) id = OTHER;
+    this.activityCacheNames[slot] = name;
+    this.activityCacheIds[slot] = id;
+    return id;
   }
 
   unitId(name: string): number {
@@ -295,7 +308,6 @@ export class Recorder implements LedgerHost {
     if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
-    this.accumulators.active[cell] += 1;
     if (this.pendingDependencies.size > 0) {
       const dependencies = this.pendingDependencies.get(id);
       if (dependencies !== undefined) {
@@ -331,7 +343,6 @@ export class Recorder implements LedgerHost {
     const accumulators = this.accumulators;
     const base = journey.prefixId * STATE_COUNT;
     accumulators.visit(base + current, time - stateStart);
-    accumulators.active[base + current] -= 1;
     accumulators.transitions[base + toId] += 1;
     if (current === WAITING) this.apportion(journey, time);
     else if (current === FETCH) this.leaveFetch(journey, time);
@@ -344,7 +355,6 @@ export class Recorder implements LedgerHost {
     }
     journey.visits.push(toId, time);
     journey.state = toId;
-    accumulators.active[base + toId] += 1;
     if (journey.sampled && this.listener?.stateEntered !== undefined) this.notify("stateEntered", journey);
   }
 

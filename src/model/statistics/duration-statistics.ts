@@ -69,6 +69,11 @@ export class DurationStatistics {
     return this.moments.count;
   }
 
+  /** Sum of the recorded durations, in recording order (as the histogram exports it). */
+  get sum(): number {
+    return this.distribution.sum;
+  }
+
   /** The live histogram, for export at collection time. */
   get histogram(): ReadonlyExponentialHistogram {
     return this.distribution;
