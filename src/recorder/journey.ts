@@ -71,9 +71,6 @@ export class Journey {
   queueReason = -1;
   /** Ledgers still open on this journey: its end waits for them so no activity is lost. */
   openLedgers = 0;
-  /** A terminal state reached while ledgers were open: [stateId, at], applied when they close. */
-  pendingEndState = -1;
-  pendingEndAt = 0;
   /** The last move was made by a ledger, so the caller repeating it is not an error. */
   movedByLedger = false;
   end = Number.NaN;
