@@ -186,17 +186,22 @@ export class Worker {
     this.outgoing++;
     this.counters.servedGetData++;
     const data: Record<string, Uint8Array> = {};
-    const carriers: Record<string, Record<string, string>> = {};
+    // Only keys whose journeys are traced have a carrier (about 1 in 100): no field, no object, otherwise.
+    let carriers: Record<string, Record<string, string>> | undefined;
+    let carrier: TraceCarrier = {};
     for (const key of message.keys as string[]) {
       const bytes = this.store.serialized(key);
       if (bytes === undefined) continue;
       data[key] = bytes;
-      if (this.journeys !== undefined) {
-        const carrier: TraceCarrier = {};
-        if (this.journeys.inject(key, carrier)) carriers[key] = carrier as Record<string, string>;
+      // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
+      if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
+        (carriers ??= {})[key] = carrier as Record<string, string>;
+        carrier = {};
       }
     }
-    connection.reply(message, { op: "data", status: "OK", data, carriers } satisfies GetDataReply);
+    const reply: GetDataReply = { op: "data", status: "OK", data };
+    if (carriers !== undefined) reply.carriers = carriers;
+    connection.reply(message, reply);
     // The transfer counts until the socket has taken all of it.
     if (connection.socket.writableNeedDrain) connection.socket.once("drain", () => this.outgoing--);
     else this.outgoing--;

@@ -538,15 +538,15 @@ export class Recorder implements LedgerHost {
       const start = source.visitStart(visit);
       const end = source.visitEnd(visit);
       if (!(end > from) || !(start < to) || !(end > start)) continue;
-      const activities: Array<[number, number]> = [];
+      const activities: number[] = [];
       const records = source.activities;
       for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
         if (records[record + ACTIVITY_VISIT] === visit) {
-          activities.push([records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]]);
+          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
         }
       }
       if (activities.length === 0) {
-        activities.push([state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start]);
+        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
       }
       into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
     }
