@@ -127,6 +127,8 @@ export class Recorder implements LedgerHost {
   private readonly reported = new Set<string>();
   private readonly config: RecorderConfig;
   private transferIds = 0;
+  /** queued() reasons to their `queued (<reason>)` activity ids, so a reason's name is built once. */
+  private readonly queueReasons = new Map<string, number>();
   private readonly activityCacheNames = new Array<string>(ACTIVITY_CACHE_MASK + 1).fill("");
   private readonly activityCacheIds = new Int32Array(ACTIVITY_CACHE_MASK + 1);
   readonly noLedger: NoLedger;
@@ -501,7 +503,13 @@ export class Recorder implements LedgerHost {
     if (id === undefined) return;
     const journey = this.live.get(id);
     if (journey === undefined || journey.state !== FETCH) return;
-    journey.queueReason = this.activityId(`${QUEUED_ACTIVITY} (${reason})`);
+    let activity = this.queueReasons.get(reason);
+    if (activity === undefined) {
+      activity = this.activityId(`${QUEUED_ACTIVITY} (${String(reason)})`);
+      // Bounded like the activities themselves: past the limit, reasons are looked up each time.
+      if (this.queueReasons.size < this.activities.limit) this.queueReasons.set(reason, activity);
+    }
+    journey.queueReason = activity;
   }
 
   private apportion(journey: Journey, time: number): void {
