@@ -570,7 +570,7 @@ export class SpanBridge implements RecorderListener {
   // ---- activities -----------------------------------------------------------------------------
 
   /** Activity spans of the records of `visit` (-1: a transfer's), under `owner`, ended here. */
-  private emitActivities(records: number[], visit: number, owner: OpenSpan, digests: number[] | undefined): void {
+  private emitActivities(records: readonly number[], visit: number, owner: OpenSpan, digests: number[] | undefined): void {
     let opened: Array<OpenSpan | undefined> | undefined;
     let runCpu = -1;
     let runNoncpu = -1;

@@ -37,6 +37,9 @@ function emptyNumbers(): number[] {
   return numbers;
 }
 
+/** The activity records of a journey that has none; frozen, so a write that skipped activityRecords() throws. */
+const NO_ACTIVITIES: readonly number[] = Object.freeze([]);
+
 /**
  * One key's life on one process, from its first non-released state to a terminal one. Plain
  * data: visits and activities are flat number arrays so a transition appends two numbers.
@@ -44,8 +47,12 @@ function emptyNumbers(): number[] {
 export class Journey {
   /** [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. */
   readonly visits: number[] = [];
-  /** Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. */
-  readonly activities: number[] = emptyNumbers();
+  /**
+   * Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. The shared,
+   * frozen NO_ACTIVITIES until the first record: most journeys (the scheduler's, most fetches)
+   * never have one. Write through `activityRecords()`.
+   */
+  activities: readonly number[] = NO_ACTIVITIES;
   /** Offsets of activity records made by digest() (intervals inferred, not metered). */
   digestRecords: number[] | undefined = undefined;
   /** Non-time digests, QUANTITY_FIELDS numbers each. */
@@ -91,6 +98,12 @@ export class Journey {
     public state: number,
   ) {
     this.visits.push(state, start);
+  }
+
+  /** The activity records, made writable (allocated) on first use. */
+  activityRecords(): number[] {
+    if (this.activities === NO_ACTIVITIES) this.activities = emptyNumbers();
+    return this.activities as number[];
   }
 
   /** Index of the current (last) visit. */

@@ -492,7 +492,7 @@ export class Recorder implements LedgerHost {
   private leaveFetch(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
       const start = journey.stateStart;
-      journey.activities.push(journey.visitIndex, journey.queueReason, -1, start, time, 0, time - start);
+      journey.activityRecords().push(journey.visitIndex, journey.queueReason, -1, start, time, 0, time - start);
       journey.queueReason = -1;
     }
   }
@@ -662,7 +662,7 @@ export class Recorder implements LedgerHost {
       if (journey.state !== FLIGHT) continue;
       // Each key carried gets an even share of the transfer's activities, on its flight visit.
       const visit = journey.visitIndex;
-      const target = journey.activities;
+      const target = journey.activityRecords();
       if (lumpId !== -1) {
         target.push(visit, lumpId, -1, transfer.start, time, 0, wall * share);
       } else {
@@ -725,7 +725,7 @@ export class ExecutionLedger extends Ledger {
     readonly journey: Journey,
     start: number,
   ) {
-    super(recorder, journey.activities, start);
+    super(recorder, journey.activityRecords(), start);
   }
 
   protected currentVisit(): number {
