@@ -17,11 +17,11 @@
  *
  * Run: node --expose-gc --import tsx bench/core.bench.ts [--cpu-time] [--verbose]
  */
-import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import type { TaskJourneys as TaskJourneysType, TaskJourneysOptions } from "../src/index.js";
 import { clockNs, do_not_optimize, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
 import { ACTIVITIES, countingClock, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
+import { plainMetrics, plainMetricsJourney } from "./plain-otel.js";
 
 const { DEFAULT_OPTIONS, TaskJourneys, keySplit } = library;
 type TaskJourneys = TaskJourneysType;
@@ -143,41 +143,8 @@ function clockFloor(): number {
 
 // ---- plain OpenTelemetry ------------------------------------------------------------------------
 
-/** A reader that collects on demand and never exports: attached, so the SDK really aggregates. */
-class HoldingReader extends MetricReader {
-  protected override async onShutdown(): Promise<void> {}
-  protected override async onForceFlush(): Promise<void> {}
-}
-const reader = new HoldingReader();
-const meterProvider = new MeterProvider({ readers: [reader] });
-const meter = meterProvider.getMeter("bench-plain-otel");
-const stateDuration = meter.createHistogram("task.state.duration", { unit: "s" });
-const executeTime = meter.createCounter("task.execute.time", { unit: "s" });
-
-/** Clock reads the plain OpenTelemetry journey needs; it adds reads to match a package that makes more. */
-const OTEL_CLOCK_READS = 11;
-const EXTRA_READS = Math.max(0, CLOCK_READS - OTEL_CLOCK_READS);
-
-/** The same journey, plain OpenTelemetry: a record per state visit, an add per activity, the same clock reads. */
-function plainOtelJourneyWith(now: () => number): (key: string) => void {
-  return (key) => {
-    for (let i = 0; i < EXTRA_READS; i++) now();
-    const prefix = keySplit(key);
-    const waiting = now(); // released → waiting
-    const ready = now(); // waiting → ready
-    stateDuration.record(ready - waiting, { "task.prefix": prefix, "task.state": "waiting" });
-    const executing = now(); // ready → executing
-    stateDuration.record(executing - ready, { "task.prefix": prefix, "task.state": "ready" });
-    now(); // the execute ledger opens
-    for (const activity of ACTIVITIES) {
-      const start = now();
-      noWork();
-      executeTime.add(now() - start, { "task.activity": activity });
-    }
-    const memory = now(); // the ledger ends (the worker's own executing → memory transition that follows records nothing more)
-    stateDuration.record(memory - executing, { "task.prefix": prefix, "task.state": "executing" });
-  };
-}
+const { meterProvider, reader, stateDuration, executeTime } = plainMetrics();
+const plainOtelJourneyWith = (now: () => number): ((key: string) => void) => plainMetricsJourney({ stateDuration, executeTime }, now, CLOCK_READS);
 const plainOtelJourney = plainOtelJourneyWith(clock);
 let otelNext = 0;
 function plainOtel(): void {

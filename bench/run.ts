@@ -3,7 +3,8 @@
  * benchmark's JIT state and heap do not disturb another's), then prints one summary table of
  * medians and ratios.
  *
- *   npm run bench                    all of them
+ *   npm run bench                    all of them but those run on request only (instructions)
+ *   npm run bench -- instructions    instructions per journey counted by valgrind (about 15 minutes)
  *   npm run bench -- core            only bench/core.bench.ts (names or parts of names)
  *   npm run bench -- core memory     several
  *   npm run bench -- --list          what there is
@@ -28,6 +29,8 @@ const root = resolve(benchDir, "..");
 
 /** The order to run them in when all are asked for: the quick overhead benchmarks first. */
 const PREFERRED_ORDER = ["core", "spans", "wrap", "cluster", "memory"];
+/** Run only when named: they take long or need tools beyond Node (valgrind). */
+const ON_REQUEST = ["instructions"];
 
 function discover(): string[] {
   const names = readdirSync(benchDir)
@@ -57,7 +60,7 @@ if (!Number.isInteger(repeat) || repeat < 1) {
   process.exit(2);
 }
 
-const selected = wanted.length === 0 ? available : available.filter((name) => wanted.some((want) => name === want || name.includes(want)));
+const selected = wanted.length === 0 ? available.filter((name) => !ON_REQUEST.includes(name)) : available.filter((name) => wanted.some((want) => name === want || name.includes(want)));
 const unknown = wanted.filter((want) => !available.some((name) => name === want || name.includes(want)));
 if (unknown.length > 0) {
   console.error(`bench: no benchmark named ${unknown.map((name) => `"${name}"`).join(", ")}; there are: ${available.join(", ")}`);

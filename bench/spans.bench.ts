@@ -25,7 +25,7 @@
  *
  * Run: node --expose-gc --import tsx bench/spans.bench.ts [--cpu-time] [--interleaved] [--verbose]
  */
-import { ROOT_CONTEXT, trace, type Context, type Tracer } from "@opentelemetry/api";
+import type { Context } from "@opentelemetry/api";
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
@@ -37,9 +37,10 @@ import {
 import type { TaskJourneys as TaskJourneysType, TaskJourneysOptions } from "../src/index.js";
 import { clockNs, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
-import { ACTIVITIES, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
+import { keyPool, prefixNames, workerJourney } from "./workload.js";
+import { plainSpansJourney } from "./plain-otel.js";
 
-const { TaskJourneys, keySplit } = library;
+const { TaskJourneys } = library;
 type TaskJourneys = TaskJourneysType;
 type Sampling = NonNullable<TaskJourneysOptions["sampling"]>;
 
@@ -119,32 +120,6 @@ function makeJourneys(sampling: Sampling, provider: BasicTracerProvider, withInF
 
 // ---- plain OpenTelemetry ------------------------------------------------------------------------
 
-/** The journey the plain OpenTelemetry way: one live span per state visit, one per activity. */
-function plainJourney(tracer: Tracer, key: string): void {
-  const prefix = keySplit(key);
-  const attributes = { "task.key": key, "task.prefix": prefix };
-  // released → waiting
-  const task = tracer.startSpan(`task ${prefix}`, { attributes });
-  const parent = trace.setSpan(ROOT_CONTEXT, task);
-  const waiting = tracer.startSpan("waiting", { attributes }, parent);
-  // waiting → ready
-  waiting.end();
-  const ready = tracer.startSpan("ready", { attributes }, parent);
-  // ready → executing
-  ready.end();
-  const executing = tracer.startSpan("executing", { attributes }, parent);
-  // the execute ledger: three metered activities
-  const inExecuting = trace.setSpan(ROOT_CONTEXT, executing);
-  for (const activity of ACTIVITIES) {
-    const span = tracer.startSpan(activity, undefined, inExecuting);
-    noWork();
-    span.end();
-  }
-  // executing → memory: the journey is over
-  executing.end();
-  task.end();
-}
-
 // ---- spans per key, counted before timing -------------------------------------------------------
 
 /** Spans one journey of each pool key emits with `sampling` (or the plain way: `undefined`). */
@@ -155,7 +130,7 @@ function spansPerKey(sampling: Sampling | undefined): Uint8Array {
     const tracer = provider.getTracer("bench-plain-otel");
     for (let i = 0; i < KEY_POOL; i++) {
       const before = ended();
-      plainJourney(tracer, keys[i]);
+      plainSpansJourney(tracer, keys[i]);
       perKey[i] = ended() - before;
     }
   } else {
@@ -211,7 +186,7 @@ function plainCase(name: string, batch: number): SpanCase {
     batch,
     pipeline: p,
     perKey: spansPerKey(undefined),
-    journey: (key) => plainJourney(tracer, key),
+    journey: (key) => plainSpansJourney(tracer, key),
     next: 0,
     journeys: 0,
     expected: 0,

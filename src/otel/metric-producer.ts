@@ -138,7 +138,7 @@ export class TaskMetricProducer implements MetricProducer {
         });
         transitions.push(this.sumPoint(`t${cell}`, accumulators.transitions[cell], attributes, startTime, endTime));
         if (TERMINAL.has(stateName)) continue;
-        active.push({ startTime: endTime, endTime, attributes, value: accumulators.active(cell, false) });
+        active.push({ startTime: endTime, endTime, attributes, value: accumulators.active(cell) });
         if (accumulators.stateVisits(cell) === 0) continue;
         stateTime.push(this.sumPoint(`s${cell}`, accumulators.stateSeconds(cell), attributes, startTime, endTime));
         const statistics = accumulators.durations[cell];

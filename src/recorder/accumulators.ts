@@ -63,9 +63,9 @@ export class Accumulators {
     return this.durations[cell]?.count ?? 0;
   }
 
-  /** Journeys currently in a (prefix, state) cell: entries less finished visits (0 for terminal states, never left). */
-  active(cell: number, terminal: boolean): number {
-    return terminal ? 0 : this.transitions[cell] - this.stateVisits(cell);
+  /** Journeys currently in a (prefix, state) cell of a non-terminal state: entries less finished visits. */
+  active(cell: number): number {
+    return this.transitions[cell] - this.stateVisits(cell);
   }
 
   drop(reason: string, count = 1): void {
