@@ -94,4 +94,4 @@ async function main(): Promise<void> {
   if (flush !== undefined) await flush();
 }
 
-if (process.argv[1]?.endsWith("instructions-driver.ts")) await main();
+if (/instructions-driver\.(ts|mjs)$/.test(process.argv[1] ?? "")) await main();

@@ -1,12 +1,13 @@
 /**
  * Instructions per journey, counted by valgrind, side by side with plain OpenTelemetry: the
- * steady complement of the timed benchmarks on a shared machine, where medians of one case move
- * by half between runs while instruction counts repeat to a fraction of a percent. It misses
+ * steadier complement of the timed benchmarks on a shared machine, where medians of one case
+ * move by half between runs while instruction counts repeat within about 1% on an otherwise idle
+ * machine (V8's timers still fire by wall time, so heavy load beside it adds a few percent). It misses
  * what instructions do not show (cache misses, a slow clock instruction in a VM), so the timed
  * ratios remain the targets; this says whether a change did less work.
  *
  * Each case runs twice under `valgrind --tool=callgrind` with `node --predictable` (no
- * concurrent compiler or GC threads, so the counts repeat), with FEW and MANY journeys; the
+ * concurrent compiler or GC threads), with FEW and MANY journeys; the
  * difference of the two counts over the difference of the journeys cancels start-up and
  * warm-up (V8 is still tiering up well past 50,000 journeys with --predictable: FEW is 150,000
  * for the recording cases). Cases as in core.bench.ts and spans.bench.ts:
@@ -21,13 +22,19 @@
  * (Debian package valgrind); without it, says so and exits 0.
  */
 import { spawn, spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 import { table } from "./harness.js";
 import type { InstructionCase } from "./instructions-driver.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const driver = join(root, "bench", "instructions-driver.ts");
+/**
+ * The driver bundled to plain JavaScript beside its source (so its relative paths hold): run
+ * through the tsx loader instead, counts of one case varied by a third from run to run.
+ */
+const driver = join(root, "bench", ".instructions-driver.mjs");
 
 interface Plan {
   name: string;
@@ -45,7 +52,7 @@ const PLANS: Plan[] = [
 ];
 
 function instructions(driverCase: InstructionCase, journeys: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--import", "tsx", driver, driverCase, String(journeys)];
+  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", driver, driverCase, String(journeys)];
   return new Promise((done, fail) => {
     let output = "";
     const child = spawn("valgrind", args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
@@ -63,6 +70,17 @@ if (spawnSync("valgrind", ["--version"]).status !== 0) {
   console.log("instructions: valgrind is not installed (Debian package valgrind); skipped");
   process.exit(0);
 }
+
+buildSync({
+  entryPoints: [join(root, "bench", "instructions-driver.ts")],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  packages: "external",
+  outfile: driver,
+  logLevel: "error",
+});
+process.on("exit", () => rmSync(driver, { force: true }));
 
 const perJourney = new Map<string, number>();
 for (const plan of PLANS) {
