@@ -1,20 +1,24 @@
 /**
- * A Map that keeps at least the `limit` newest entries and at most twice as many: two
- * generations, the older dropped whole when the newer fills. Every operation is O(1); a single
- * Map trimmed by deleting its oldest key each time would make `keys().next()` step over the
- * deleted entries left at the front, growing slower with every entry until the Map rehashes.
+ * A Map that holds at most `limit` entries and keeps at least the `limit / 2` newest: two
+ * generations of half the limit each, the older dropped whole when the newer fills. Every
+ * operation is O(1); a single Map trimmed by deleting its oldest key each time would make
+ * `keys().next()` step over the deleted entries left at the front, growing slower with every
+ * entry until the Map rehashes.
  */
 export class BoundedMap<V> {
   private current = new Map<string | number, V>();
   private previous = new Map<string | number, V>();
-  constructor(private readonly limit: number) {}
+  private readonly generation: number;
+  constructor(limit: number) {
+    this.generation = Math.max(1, Math.ceil(limit / 2));
+  }
   get size(): number {
     return this.current.size + this.previous.size;
   }
   set(key: string | number, value: V): void {
     if (this.previous.size !== 0) this.previous.delete(key);
     this.current.set(key, value);
-    if (this.current.size >= this.limit) {
+    if (this.current.size >= this.generation) {
       this.previous = this.current;
       this.current = new Map();
     }

@@ -145,9 +145,9 @@ export interface SpanBridgeOptions {
 /** A waiting visit's attribute when no fetched dependency explains its time. */
 const WAIT_DEPENDENCIES = ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY;
 
-/** Contexts waiting for a key's journey (parents, producers): the newest this many are kept (at most twice as many). */
+/** Contexts waiting for a key's journey (parents, producers) kept at most; at least the newest half of them. */
 export const PENDING_CONTEXTS_LIMIT = 10_000;
-/** Task span contexts of ended journeys kept for `inject()`: the newest this many (at most twice as many). */
+/** Task span contexts of ended journeys kept for `inject()` at most; at least the newest half of them. */
 export const RECENT_CONTEXTS_LIMIT = 4_096;
 
 const WAITING = stateId("waiting");
