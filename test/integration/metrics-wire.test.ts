@@ -11,7 +11,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk
 import type { TaskJourneys } from "../../src/index.js";
 import type { TaskJourneysOptions } from "../../src/types.js";
 import { FakeClock } from "../helpers/clock.js";
-import { attributeKey, NEVER, worker, workerDay } from "../otel/metric-producer.helpers.js";
+import { attributeKey, NEVER, S, worker, WORKER_DAY, workerDay } from "../otel/metric-producer.helpers.js";
 import { num, startMockOtlp, type MockOtlp, type Num, type OtlpMetric, type OtlpMetricsRequest } from "./mockotlp.js";
 
 const PROTOCOLS = [
@@ -131,9 +131,6 @@ function decode(request: OtlpMetricsRequest) {
   };
 }
 
-const S = (prefix: string, state: string) => attributeKey({ "task.prefix": prefix, "task.state": state });
-const A = (activity: string) => attributeKey({ "task.activity": activity });
-const PA = (prefix: string, activity: string) => attributeKey({ "task.prefix": prefix, "task.activity": activity });
 const one = (offset: number, value: number) => ({ count: 1, sum: value, min: value, max: value, scale: 20, zeroCount: 0, offset, bucketCounts: [1], negative: 0 });
 const counts = (length: number, set: Record<number, number>) => Array.from({ length }, (_, i) => set[i] ?? 0);
 
@@ -161,60 +158,14 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     ]);
 
     const sum = (unit: string, points: Record<string, number>) => ({ kind: "sum", unit, temporality: CUMULATIVE, monotonic: true, points });
-    expect(metrics["task.state.time"]).toEqual(
-      sum("s", {
-        [S("a", "fetch")]: 2.5,
-        [S("a", "flight")]: 6.25,
-        [S("sum", "waiting")]: 4,
-        [S("sum", "ready")]: 1,
-        [S("sum", "executing")]: 2,
-        [S("inc", "waiting")]: 0.25,
-        [S("inc", "ready")]: 0.5,
-        [S("inc", "executing")]: 0.75,
-      }),
-    );
-    expect(metrics["task.execute.time"]).toEqual(sum("s", { [A("deserialize")]: 0.25, [A("thread-cpu")]: 1.5, [A("other")]: 0.25, [A("failed")]: 0.75 }));
-    expect(metrics["task.gather.time"]).toEqual(sum("s", { [A("connect")]: 0.5, [A("network")]: 2, [A("deserialize")]: 0.5, [A("busy")]: 0.25 }));
-    expect(metrics["task.wait.time"]).toEqual(
-      sum("s", { [PA("sum", "queued")]: 1, [PA("sum", "connect")]: 0.5, [PA("sum", "network")]: 2, [PA("sum", "deserialize")]: 0.5, [PA("inc", "dependencies")]: 0.25 }),
-    );
-    expect(metrics["task.gather.size"]).toEqual(sum("By", { [attributeKey({ "transfer.outcome": "ok" })]: 3000, [attributeKey({ "transfer.outcome": "busy" })]: 500 }));
-    expect(metrics["task.transitions"]).toEqual(
-      sum("{transition}", {
-        [S("a", "fetch")]: 4,
-        [S("a", "flight")]: 3,
-        [S("a", "memory")]: 2,
-        [S("sum", "waiting")]: 1,
-        [S("sum", "ready")]: 1,
-        [S("sum", "executing")]: 1,
-        [S("sum", "memory")]: 1,
-        [S("inc", "waiting")]: 2,
-        [S("inc", "ready")]: 2,
-        [S("inc", "executing")]: 2,
-        [S("inc", "error")]: 1,
-      }),
-    );
-    expect(metrics["task.active"]).toEqual({
-      kind: "gauge",
-      unit: "{task}",
-      points: {
-        [S("a", "fetch")]: 1,
-        [S("a", "flight")]: 0,
-        [S("sum", "waiting")]: 0,
-        [S("sum", "ready")]: 0,
-        [S("sum", "executing")]: 0,
-        [S("inc", "waiting")]: 0,
-        [S("inc", "ready")]: 0,
-        [S("inc", "executing")]: 1,
-      },
-    });
-    expect(metrics["taskjourney.dropped"]).toEqual(
-      sum("{item}", {
-        [attributeKey({ reason: "unknown-state" })]: 1,
-        [attributeKey({ reason: "invalid-key" })]: 1,
-        [attributeKey({ reason: "wrong-role-state" })]: 1,
-      }),
-    );
+    expect(metrics["task.state.time"]).toEqual(sum("s", WORKER_DAY.stateTime));
+    expect(metrics["task.execute.time"]).toEqual(sum("s", WORKER_DAY.executeTime));
+    expect(metrics["task.gather.time"]).toEqual(sum("s", WORKER_DAY.gatherTime));
+    expect(metrics["task.wait.time"]).toEqual(sum("s", WORKER_DAY.waitTime));
+    expect(metrics["task.gather.size"]).toEqual(sum("By", WORKER_DAY.gatherSize));
+    expect(metrics["task.transitions"]).toEqual(sum("{transition}", WORKER_DAY.transitions));
+    expect(metrics["task.active"]).toEqual({ kind: "gauge", unit: "{task}", points: WORKER_DAY.active });
+    expect(metrics["taskjourney.dropped"]).toEqual(sum("{item}", WORKER_DAY.dropped));
     expect(metrics["task.state.duration"]).toEqual({
       kind: "exponentialHistogram",
       unit: "s",

@@ -153,3 +153,75 @@ export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {
 
 /** Attribute keys of workerDay's series, for readability of the expectations. */
 export const series = (attributes: Record<string, string>): string => attributeKey(attributes);
+export const S = (prefix: string, state: string): string => series({ "task.prefix": prefix, "task.state": state });
+export const A = (activity: string): string => series({ "task.activity": activity });
+export const PA = (prefix: string, activity: string): string => series({ "task.prefix": prefix, "task.activity": activity });
+
+/**
+ * What workerDay must produce, per series, whichever way it is exported (metric producer,
+ * observable instruments, OTLP on the wire): the numbers follow from the comments in workerDay.
+ */
+export const WORKER_DAY = {
+  stateTime: {
+    [S("a", "fetch")]: 2.5,
+    [S("a", "flight")]: 6.25,
+    [S("sum", "waiting")]: 4,
+    [S("sum", "ready")]: 1,
+    [S("sum", "executing")]: 2,
+    [S("inc", "waiting")]: 0.25,
+    [S("inc", "ready")]: 0.5,
+    [S("inc", "executing")]: 0.75,
+  },
+  executeTime: {
+    [A("deserialize")]: 0.25,
+    [A("thread-cpu")]: 1.5,
+    [A("other")]: 0.25,
+    // inc-1 failed: its 0.75 s are lumped, its thread-cpu is not useful work.
+    [A("failed")]: 0.75,
+  },
+  gatherTime: {
+    [A("connect")]: 0.5,
+    [A("network")]: 2,
+    [A("deserialize")]: 0.5,
+    [A("busy")]: 0.25,
+  },
+  waitTime: {
+    [PA("sum", "queued")]: 1,
+    [PA("sum", "connect")]: 0.5,
+    [PA("sum", "network")]: 2,
+    [PA("sum", "deserialize")]: 0.5,
+    [PA("inc", "dependencies")]: 0.25,
+  },
+  gatherSize: {
+    [series({ "transfer.outcome": "ok" })]: 3000,
+    [series({ "transfer.outcome": "busy" })]: 500,
+  },
+  transitions: {
+    [S("a", "fetch")]: 4,
+    [S("a", "flight")]: 3,
+    [S("a", "memory")]: 2,
+    [S("sum", "waiting")]: 1,
+    [S("sum", "ready")]: 1,
+    [S("sum", "executing")]: 1,
+    [S("sum", "memory")]: 1,
+    [S("inc", "waiting")]: 2,
+    [S("inc", "ready")]: 2,
+    [S("inc", "executing")]: 2,
+    [S("inc", "error")]: 1,
+  },
+  active: {
+    [S("a", "fetch")]: 1,
+    [S("a", "flight")]: 0,
+    [S("sum", "waiting")]: 0,
+    [S("sum", "ready")]: 0,
+    [S("sum", "executing")]: 0,
+    [S("inc", "waiting")]: 0,
+    [S("inc", "ready")]: 0,
+    [S("inc", "executing")]: 1,
+  },
+  dropped: {
+    [series({ reason: "unknown-state" })]: 1,
+    [series({ reason: "invalid-key" })]: 1,
+    [series({ reason: "wrong-role-state" })]: 1,
+  },
+} as const;

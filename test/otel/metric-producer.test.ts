@@ -21,7 +21,7 @@ import {
   TEMPORALITY_DELTA,
 } from "../../src/otel/metric-producer.js";
 import { FakeClock } from "../helpers/clock.js";
-import { byName, NEVER, pipeline, points, series, taskScope, values, worker, workerDay, type Pipeline } from "./metric-producer.helpers.js";
+import { A, byName, NEVER, PA, pipeline, points, S, taskScope, values, worker, WORKER_DAY, workerDay, type Pipeline } from "./metric-producer.helpers.js";
 
 const open: Pipeline[] = [];
 function track(p: Pipeline): Pipeline {
@@ -32,9 +32,6 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((p) => p.shutdown()));
 });
 
-const S = (prefix: string, state: string) => series({ "task.prefix": prefix, "task.state": state });
-const A = (activity: string) => series({ "task.activity": activity });
-const PA = (prefix: string, activity: string) => series({ "task.prefix": prefix, "task.activity": activity });
 
 /** An exponential histogram with one value's bucket, at scale 20. */
 function single(offset: number, value: number) {
@@ -94,68 +91,14 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     });
     for (const metric of metrics.values()) expect(metric.descriptor.description.length).toBeGreaterThan(10);
 
-    expect(values(metrics.get("task.state.time"))).toEqual({
-      [S("a", "fetch")]: 2.5,
-      [S("a", "flight")]: 6.25,
-      [S("sum", "waiting")]: 4,
-      [S("sum", "ready")]: 1,
-      [S("sum", "executing")]: 2,
-      [S("inc", "waiting")]: 0.25,
-      [S("inc", "ready")]: 0.5,
-      [S("inc", "executing")]: 0.75,
-    });
-    expect(values(metrics.get("task.execute.time"))).toEqual({
-      [A("deserialize")]: 0.25,
-      [A("thread-cpu")]: 1.5,
-      [A("other")]: 0.25,
-      // inc-1 failed: its 0.75 s are lumped, its thread-cpu is not useful work.
-      [A("failed")]: 0.75,
-    });
-    expect(values(metrics.get("task.gather.time"))).toEqual({
-      [A("connect")]: 0.5,
-      [A("network")]: 2,
-      [A("deserialize")]: 0.5,
-      [A("busy")]: 0.25,
-    });
-    expect(values(metrics.get("task.wait.time"))).toEqual({
-      [PA("sum", "queued")]: 1,
-      [PA("sum", "connect")]: 0.5,
-      [PA("sum", "network")]: 2,
-      [PA("sum", "deserialize")]: 0.5,
-      [PA("inc", "dependencies")]: 0.25,
-    });
-    expect(values(metrics.get("task.gather.size"))).toEqual({
-      [series({ "transfer.outcome": "ok" })]: 3000,
-      [series({ "transfer.outcome": "busy" })]: 500,
-    });
-    expect(values(metrics.get("task.transitions"))).toEqual({
-      [S("a", "fetch")]: 4,
-      [S("a", "flight")]: 3,
-      [S("a", "memory")]: 2,
-      [S("sum", "waiting")]: 1,
-      [S("sum", "ready")]: 1,
-      [S("sum", "executing")]: 1,
-      [S("sum", "memory")]: 1,
-      [S("inc", "waiting")]: 2,
-      [S("inc", "ready")]: 2,
-      [S("inc", "executing")]: 2,
-      [S("inc", "error")]: 1,
-    });
-    expect(values(metrics.get("task.active"))).toEqual({
-      [S("a", "fetch")]: 1,
-      [S("a", "flight")]: 0,
-      [S("sum", "waiting")]: 0,
-      [S("sum", "ready")]: 0,
-      [S("sum", "executing")]: 0,
-      [S("inc", "waiting")]: 0,
-      [S("inc", "ready")]: 0,
-      [S("inc", "executing")]: 1,
-    });
-    expect(values(metrics.get("taskjourney.dropped"))).toEqual({
-      [series({ reason: "unknown-state" })]: 1,
-      [series({ reason: "invalid-key" })]: 1,
-      [series({ reason: "wrong-role-state" })]: 1,
-    });
+    expect(values(metrics.get("task.state.time"))).toEqual(WORKER_DAY.stateTime);
+    expect(values(metrics.get("task.execute.time"))).toEqual(WORKER_DAY.executeTime);
+    expect(values(metrics.get("task.gather.time"))).toEqual(WORKER_DAY.gatherTime);
+    expect(values(metrics.get("task.wait.time"))).toEqual(WORKER_DAY.waitTime);
+    expect(values(metrics.get("task.gather.size"))).toEqual(WORKER_DAY.gatherSize);
+    expect(values(metrics.get("task.transitions"))).toEqual(WORKER_DAY.transitions);
+    expect(values(metrics.get("task.active"))).toEqual(WORKER_DAY.active);
+    expect(values(metrics.get("taskjourney.dropped"))).toEqual(WORKER_DAY.dropped);
 
     // Exponential histograms, bucket by bucket. At scale 20 a power of two 2^k is the upper
     // bound of bucket (k << 20) - 1; 1.5 * 2^k falls in bucket (k << 20) + 613377.
