@@ -20,7 +20,8 @@ export {
   TRANSFER_OUTCOMES,
 } from "./model/activities.js";
 export * as semconv from "./otel/semconv.js";
-export { instrument, wrap } from "./wrap/index.js";
+export { instrument } from "./wrap/instrument.js";
+export { wrap } from "./wrap/wrap.js";
 export { VERSION } from "./version.js";
 
 export type {
@@ -52,4 +53,4 @@ export type {
   MethodArgs,
   MethodResult,
   Unwrap,
-} from "./wrap/index.js";
+} from "./wrap/instrument.js";
