@@ -29,6 +29,16 @@ export interface SpillCounters {
   servedFromDisk: number;
 }
 
+/** The SpillBuffer methods a worker meters, and the activity each is charged to (for instrument()). */
+export const SPILL_ACTIVITIES = [
+  { method: "spill", activity: "spill" },
+  { method: "serializeValue", activity: "serialize" },
+  { method: "writeSpillFile", activity: "disk-write" },
+  { method: "unspill", activity: "unspill" },
+  { method: "readSpillFile", activity: "disk-read" },
+  { method: "deserializeValue", activity: "deserialize" },
+] as const satisfies ReadonlyArray<{ method: keyof SpillBuffer; activity: string }>;
+
 export class SpillBuffer {
   /** In memory, least recently used first (a Map iterates in insertion order). */
   private readonly fast = new Map<string, { value: unknown; size: number }>();

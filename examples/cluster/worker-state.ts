@@ -16,6 +16,7 @@
  */
 import { Heap } from "./heap.js";
 import type { Arg } from "./workloads.js";
+import type { ComputeTaskMessage } from "./protocol.js";
 
 export type WorkerTaskState =
   | "released"
@@ -52,14 +53,8 @@ export interface WorkerTask {
   arrived: number;
 }
 
-export interface ComputeTaskEvent {
-  key: string;
-  func: string;
-  args: Arg[];
-  priority: number;
-  deps: Array<{ key: string; who: string[]; nbytes: number }>;
-  carrier?: Record<string, string>;
-}
+/** A compute-task message as the state machine takes it. */
+export type ComputeTaskEvent = Pick<ComputeTaskMessage, "key" | "func" | "args" | "priority" | "deps" | "carrier">;
 
 export type GatherOutcome = "ok" | "busy" | "missing" | "failed";
 

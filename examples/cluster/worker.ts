@@ -25,7 +25,7 @@ import { taskjourney } from "./taskjourney.js";
 import { SECEDING, sizeOf } from "./functions.mjs";
 import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
 import { readTotals } from "./report.js";
-import { SpillBuffer } from "./spill.js";
+import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
 import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
@@ -76,14 +76,7 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
       ],
     }),
     taskjourney.instrument(store, journeys, {
-      activities: [
-        { method: "spill", activity: "spill" },
-        { method: "serializeValue", activity: "serialize" },
-        { method: "writeSpillFile", activity: "disk-write" },
-        { method: "unspill", activity: "unspill" },
-        { method: "readSpillFile", activity: "disk-read" },
-        { method: "deserializeValue", activity: "deserialize" },
-      ],
+      activities: SPILL_ACTIVITIES,
     }),
   ];
   state.observer = { queued: (key, reason) => journeys.queued(key, reason) };

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { TaskJourneys, instrument } from "../../src/index.js";
-import { SpillBuffer } from "../../examples/cluster/spill.js";
+import { SPILL_ACTIVITIES, SpillBuffer } from "../../examples/cluster/spill.js";
 import { ConnectionPool, listen, type Connection } from "../../examples/cluster/transport.js";
 
 const directories: string[] = [];
@@ -54,14 +54,7 @@ describe("the spill buffer", () => {
     const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 } });
     const buffer = store(1024);
     instrument(buffer, journeys, {
-      activities: [
-        { method: "spill", activity: "spill" },
-        { method: "serializeValue", activity: "serialize" },
-        { method: "writeSpillFile", activity: "disk-write" },
-        { method: "unspill", activity: "unspill" },
-        { method: "readSpillFile", activity: "disk-read" },
-        { method: "deserializeValue", activity: "deserialize" },
-      ],
+      activities: SPILL_ACTIVITIES,
     });
     buffer.set("a", array(1), 1024);
     buffer.set("b", array(2), 1024); // spills a outside any execution: nothing recorded
