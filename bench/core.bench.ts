@@ -11,7 +11,9 @@
  *                         {task.prefix, task.state}) per state visit and counter.add(seconds,
  *                         {task.activity}) per activity, on a MeterProvider with a reader attached
  * and, for information: the journey with tail sampling on, journeys interleaved in lockstep (no two
- * consecutive calls for one key), and a transition of a key that has no journey.
+ * consecutive calls for one key), a transition of a key that has no journey, and the lower bound:
+ * the same journey and transition() by MinimalRecorder (lower-bound.ts), the least a recorder of this
+ * call shape can do (a Map of live journeys, a prefix, the same DurationStatistics; no checks).
  *
  * Every recorder also holds 1,000 other journeys in flight, as a busy worker does.
  *
@@ -22,6 +24,7 @@ import { clockNs, do_not_optimize, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
 import { ACTIVITIES, countingClock, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
 import { plainMetrics, plainMetricsJourney } from "./plain-otel.js";
+import { MinimalRecorder } from "./lower-bound.js";
 
 const { DEFAULT_OPTIONS, TaskJourneys, keySplit } = library;
 type TaskJourneys = TaskJourneysType;
@@ -133,6 +136,31 @@ function transitions(): number {
   return elapsed;
 }
 
+// ---- the lower bound: the same journey and transitions by MinimalRecorder -------------------------
+
+function makeMinimal(): MinimalRecorder {
+  const minimal = new MinimalRecorder(clock);
+  for (const key of inFlightKeys) minimal.transition(key, "released", "waiting");
+  return minimal;
+}
+const minimalJourneys = makeMinimal();
+let minimalNext = 0;
+function minimalJourney(): void {
+  workerJourney(minimalJourneys, keys[minimalNext++ & mask]);
+}
+const minimalFetchJourneys = makeMinimal();
+let minimalPhase = 0;
+function minimalTransitions(): number {
+  const from = (minimalPhase & 1) === 0 ? "fetch" : "flight";
+  const to = (minimalPhase & 1) === 0 ? "flight" : "fetch";
+  const t0 = clockNs();
+  for (let i = 0; i < LIVE_FETCH_JOURNEYS; i++) minimalFetchJourneys.transition(fetchKeys[i], from, to);
+  const elapsed = clockNs() - t0;
+  if (++minimalPhase === 2 * ROUND_TRIPS) minimalPhase = 0;
+  return elapsed;
+}
+for (const key of fetchKeys) minimalFetchJourneys.transition(key, "released", "fetch");
+
 // ---- the clock floor ----------------------------------------------------------------------------
 
 function clockFloor(): number {
@@ -165,6 +193,14 @@ const collected = await reader.collect();
 if (collected.resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).length < 2) {
   throw new Error("plain OpenTelemetry case: the reader collected nothing; the comparison would be void");
 }
+// The lower bound must read the clock as often, and record.
+const minimalCounted = countingClock(clock);
+const minimalProbe = new MinimalRecorder(minimalCounted.clock);
+workerJourney(minimalProbe, keys[2]);
+if (minimalCounted.reads() !== CLOCK_READS) {
+  console.warn(`bench: taskjourney's journey reads the clock ${CLOCK_READS} times, the lower bound's ${minimalCounted.reads()}`);
+}
+if (minimalProbe.statistics(keySplit(keys[2]), "executing")?.count !== 1) throw new Error("the lower bound recorded nothing");
 // And taskjourney must really record: a journey shows in the statistics, nothing is dropped.
 fullJourney();
 if (journeys.stats(keySplit(keys[0]), "executing").count < 1) throw new Error("the taskjourney case recorded nothing");
@@ -182,6 +218,8 @@ const OTEL = "full journey (plain OpenTelemetry)";
 const TAIL = "full journey, tail sampling on (p99, no-op tracer)";
 const INTERLEAVED = `full journey, ${LOCKSTEP} interleaved in lockstep`;
 const NO_JOURNEY = "transition() of a key with no journey";
+const MINIMAL_TRANSITION = "lower bound: transition() (MinimalRecorder)";
+const MINIMAL_JOURNEY = "lower bound: full journey (MinimalRecorder)";
 
 await runSuite({
   name: "core",
@@ -194,12 +232,17 @@ await runSuite({
     { name: TAIL, fn: tailSampledJourney },
     { name: INTERLEAVED, fn: interleavedJourneys, ops: LOCKSTEP },
     { name: NO_JOURNEY, fn: noJourneyTransition },
+    { name: MINIMAL_TRANSITION, manual: minimalTransitions, ops: LIVE_FETCH_JOURNEYS },
+    { name: MINIMAL_JOURNEY, fn: minimalJourney },
   ],
   ratios: [
     { name: "full journey / clock floor", numerator: JOURNEY, denominator: FLOOR, max: 1.5 },
     { name: "plain OTel journey / taskjourney journey", numerator: OTEL, denominator: JOURNEY, min: 5 },
     { name: "interleaved journey / clock floor", numerator: INTERLEAVED, denominator: FLOOR },
     { name: "plain OTel journey / interleaved journey", numerator: OTEL, denominator: INTERLEAVED },
+    { name: "lower bound journey / clock floor", numerator: MINIMAL_JOURNEY, denominator: FLOOR },
+    { name: "taskjourney journey / lower bound journey", numerator: JOURNEY, denominator: MINIMAL_JOURNEY },
+    { name: "taskjourney transition() / lower bound transition()", numerator: TRANSITION, denominator: MINIMAL_TRANSITION },
   ],
   notes: [
     `package: ${source}; sampling off (ratio 0, keepSlowerThan 0) unless the case says otherwise; ${IN_FLIGHT} other journeys in flight in each recorder`,

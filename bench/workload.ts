@@ -4,6 +4,12 @@
  */
 import type { TaskJourneys } from "../src/index.js";
 
+/** The calls a worker journey makes: TaskJourneys, or the lower bound's MinimalRecorder (lower-bound.ts). */
+export interface JourneyRecorder {
+  transition(key: string, from: string, to: string): void;
+  execute(key: string): { meter(activity: string, fn: () => unknown): unknown; end(outcome?: "memory"): void };
+}
+
 /** Dask-like function names; further prefixes get a letters-only suffix ("getitem-ab"). */
 const BASE_NAMES = [
   "inc", "add", "sum", "getitem", "rechunk-merge", "rechunk-split", "array", "mean_chunk",
@@ -80,7 +86,7 @@ export const ACTIVITIES = ["deserialize", "thread-cpu", "serialize"] as const;
  * memory, and the worker's own executing → memory transition (already applied by the ledger's
  * end, so recorded as a no-op).
  */
-export function workerJourney(journeys: TaskJourneys, key: string): void {
+export function workerJourney(journeys: JourneyRecorder, key: string): void {
   journeys.transition(key, "released", "waiting");
   journeys.transition(key, "waiting", "ready");
   journeys.transition(key, "ready", "executing");
