@@ -2,9 +2,8 @@
  * Shared workload for the benchmarks: realistic task keys, generated before any timing so that
  * key building is never measured, and the journeys the benchmarks replay.
  */
-import type { TaskJourneys } from "../src/index.js";
 
-/** The calls a worker journey makes: TaskJourneys, or the lower bound's MinimalRecorder (lower-bound.ts). */
+/** The calls a worker journey makes: TaskJourneys (src/journeys.ts), or the lower bound's MinimalRecorder (lower-bound.ts). */
 export interface JourneyRecorder {
   transition(key: string, from: string, to: string): void;
   execute(key: string): { meter(activity: string, fn: () => unknown): unknown; end(outcome?: "memory"): void };
