@@ -15,7 +15,7 @@ import { aggregate, formatReport, readTotals, type ClusterReport } from "./repor
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import type { WorkerConfig } from "./worker.js";
-import { buildGraph, type Workload } from "./workloads.js";
+import { buildGraph, renamedForRound, type Workload } from "./workloads.js";
 
 export interface ClusterOptions {
   workload: Workload;
@@ -36,6 +36,20 @@ export interface ClusterOptions {
   progress: boolean;
   /** get_data requests a worker serves at once before answering "busy". Default 2. */
   outgoingLimit?: number;
+  /**
+   * Rounds of the same workload (under keys of their own) computed and forgotten before the
+   * measured one, on the same processes: to measure a warm cluster, as a long-running one is.
+   * Default 0. The report and the workers' counters cover every round.
+   */
+  warmup?: number;
+}
+
+/** One computation of the graph: warm-up rounds first, the measured one last. */
+export interface RoundSummary {
+  /** Seconds from submitting the graph to having the result. */
+  runSeconds: number;
+  /** CPU seconds of all processes (threads included) over the round. */
+  cpuSeconds: number;
 }
 
 export interface RunSummary {
@@ -49,10 +63,12 @@ export interface RunSummary {
   runSeconds: number;
   /** Seconds of the whole run, process start-up and shutdown included. */
   wallSeconds: number;
-  /** CPU seconds of all processes (threads included) while computing: the scheduler's over the run, each worker's from its first task. */
+  /** CPU seconds of all processes (threads included) while computing: from just before the graph is submitted to its result. */
   cpuSeconds: number;
   /** The scheduler's part of cpuSeconds. */
   schedulerCpuSeconds: number;
+  /** Every round, warm-up rounds first; the last is the measured one (runSeconds, cpuSeconds). */
+  rounds: RoundSummary[];
   /** Where taskjourney was loaded from: the built dist/ or the sources. */
   taskjourney: "dist" | "src";
   pids: { scheduler: number; workers: number[] };
@@ -147,13 +163,28 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
 
     const graph = buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length });
     print(`${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`);
+    const rounds: RoundSummary[] = [];
+    const warmup = options.warmup ?? 0;
+    for (let round = warmup; round > 0; round--) {
+      const started = performance.now();
+      const cpuBefore = await Promise.race([scheduler.cpuSeconds(), crashed]);
+      await Promise.race([scheduler.compute(renamedForRound(graph, round)), crashed]);
+      const runSeconds = (performance.now() - started) / 1000;
+      rounds.push({ runSeconds, cpuSeconds: (await Promise.race([scheduler.cpuSeconds(), crashed])) - cpuBefore });
+      scheduler.forget();
+      print(`warm-up round ${warmup - round + 1} of ${warmup}: ${runSeconds.toFixed(2)} s`);
+      phase(`warm-up round ${warmup - round + 1}`);
+    }
     const progress = new ProgressBar(graph.tasks.length, options.workload, options.progress);
     scheduler.onProgress = (done) => progress.update(done);
+    const cpuBefore = await Promise.race([scheduler.cpuSeconds(), crashed]);
     const runStart = performance.now();
     const cpuStart = process.cpuUsage();
     const value = await Promise.race([scheduler.compute(graph), crashed]);
     const runSeconds = (performance.now() - runStart) / 1000;
     const schedulerCpu = process.cpuUsage(cpuStart);
+    const cpuSeconds = (await Promise.race([scheduler.cpuSeconds(), crashed])) - cpuBefore;
+    rounds.push({ runSeconds, cpuSeconds });
     progress.finish();
 
     phase("computed");
@@ -179,8 +210,9 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       result: plain(value),
       runSeconds,
       wallSeconds: (performance.now() - wallStart) / 1000,
-      cpuSeconds: (schedulerCpu.user + schedulerCpu.system) / 1e6 + summaries.reduce((sum, worker) => sum + worker.cpuSeconds, 0),
+      cpuSeconds,
       schedulerCpuSeconds: (schedulerCpu.user + schedulerCpu.system) / 1e6,
+      rounds,
       taskjourney: source,
       pids,
       destination: telemetry?.destination,

@@ -17,6 +17,8 @@ export const HELP = `Usage: tsx examples/cluster/main.ts [options]
   --trace-ratio R      fraction of task journeys traced          (default 0.01)
                        (slow and failed ones are kept too; "off": no traces, metrics only)
   --seed N             workload seed                             (default 1)
+  --warmup N           rounds of the workload (keys of their own) computed before
+                       the measured one, on the same processes   (default 0)
   --verbose            log scheduling decisions and worker events
   --quiet              no progress bar and no report on stdout
   --json               print summary.json to stdout at the end
@@ -40,6 +42,12 @@ function positive(name: string, text: string): number {
   return value;
 }
 
+function count(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number (0 or more), got "${text}"`);
+  return value;
+}
+
 export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean; quiet: boolean }) | "help" {
   const { values } = parseArgs({
     args: argv,
@@ -55,6 +63,7 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
       telemetry: { type: "boolean", default: true },
       "trace-ratio": { type: "string", default: "0.01" },
       seed: { type: "string", default: "1" },
+      warmup: { type: "string", default: "0" },
       verbose: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
@@ -78,6 +87,7 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
     telemetry: values.telemetry,
     traceRatio,
     seed: Number(values.seed),
+    warmup: count("warmup", values.warmup),
     verbose: values.verbose,
     progress: !values.quiet,
     quiet: values.quiet,

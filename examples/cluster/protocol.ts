@@ -3,7 +3,7 @@
  * transport.ts (length-prefixed v8.serialize frames over TCP).
  *
  * worker → scheduler   register (request), task-finished, task-erred, add-keys, who-has (request)
- * scheduler → worker   compute-task, free-keys, summary (request), close
+ * scheduler → worker   compute-task, free-keys, cpu (request), summary (request), close
  * worker → worker      get_data (request) → { status: "OK", data, carriers } | { status: "busy" }
  *                      (the scheduler uses get_data too, to fetch the final result)
  */

@@ -29,7 +29,7 @@ import { priorities, type Graph, type TaskSpec } from "./workloads.js";
 import v8 from "node:v8";
 import type { Server } from "node:net";
 
-export type SchedulerTaskState = "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred";
+export type SchedulerTaskState = "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred" | "forgotten";
 
 interface WorkerInfo {
   address: string;
@@ -220,6 +220,32 @@ export class Scheduler {
     return result;
   }
 
+  /**
+   * Forgets the finished graph: its result is freed on the worker holding it and every task is
+   * forgotten, so that another graph (with keys of its own) can be computed next.
+   */
+  forget(): void {
+    const run = this.run;
+    if (run === undefined) return;
+    this.run = undefined;
+    for (const task of this.tasks.values()) if (task.state === "memory") this.release(task);
+    for (const task of this.tasks.values()) if (task.state === "released") this.transition(task, "forgotten");
+    this.tasks.clear();
+    this.done = 0;
+  }
+
+  /** CPU seconds used so far by every process of the cluster (threads included): this one and each worker. */
+  async cpuSeconds(): Promise<number> {
+    const own = process.cpuUsage();
+    const workers = await Promise.all(
+      [...this.workers.values()].map(async (worker) => {
+        const reply = await worker.connection.request({ op: "cpu" });
+        return reply.cpuSeconds as number;
+      }),
+    );
+    return (own.user + own.system) / 1e6 + workers.reduce((sum, seconds) => sum + seconds, 0);
+  }
+
   /** Asks every worker for its end-of-run summary. */
   summaries(): Promise<WorkerSummary[]> {
     return Promise.all(
@@ -349,15 +375,15 @@ export class Scheduler {
     this.finishedByPrefix.set(task.prefix, (this.finishedByPrefix.get(task.prefix) ?? 0) + 1);
     this.done++;
     this.onProgress(this.done, this.tasks.size);
-    const run = this.run;
-    if (run !== undefined && task === run.root) {
-      void this.fetchResult(task).then(run.resolve, run.reject);
-      return;
-    }
     const ready: SchedulerTask[] = [];
     for (const dependent of task.dependents) if (--dependent.waitingOn === 0) ready.push(dependent);
     for (const dependency of task.dependencies) {
       if (++dependency.dependentsDone === dependency.dependents.length) this.release(dependency);
+    }
+    const run = this.run;
+    if (run !== undefined && task === run.root) {
+      void this.fetchResult(task).then(run.resolve, run.reject);
+      return;
     }
     for (const dependent of ready.sort((a, b) => a.priority - b.priority)) this.schedule(dependent);
     this.drainQueue();

@@ -160,6 +160,11 @@ export class Worker {
       case "free-keys":
         this.state.freeKeys(message.keys as string[]);
         break;
+      case "cpu": {
+        const used = process.cpuUsage();
+        this.scheduler.reply(message, { op: "cpu", cpuSeconds: (used.user + used.system) / 1e6 });
+        break;
+      }
       case "summary":
         void this.summary().then((summary) => this.scheduler.reply(message, { op: "summary", summary }));
         break;

@@ -202,3 +202,26 @@ export function evaluateLocally(graph: Graph): Value {
   for (const [key] of [...priorities(graph)].sort((a, b) => a[1] - b[1])) evaluate(key);
   return values.get(graph.root)!;
 }
+
+/**
+ * The graph again under keys of its own, for a warm-up round before the measured one: each key
+ * gains a numeric word (`square-7` → `square-7-900001`), which key_split stops at, so prefixes, and
+ * with them the statistics and metrics, are those of the measured graph's keys.
+ */
+export function renamedForRound(graph: Graph, round: number): Graph {
+  const suffix = `-${WARMUP_KEY_BASE + round}`;
+  const rename = (key: string) => key + suffix;
+  return {
+    ...graph,
+    tasks: graph.tasks.map((spec) => ({
+      key: rename(spec.key),
+      func: spec.func,
+      args: spec.args.map((arg) => (typeof arg === "object" ? { ref: rename(arg.ref) } : arg)),
+      deps: spec.deps.map(rename),
+    })),
+    root: rename(graph.root),
+  };
+}
+
+/** Far above any workload's own numbers, so a renamed key never equals a measured one. */
+const WARMUP_KEY_BASE = 900_000;

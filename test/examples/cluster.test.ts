@@ -139,6 +139,8 @@ describe("the cluster example", () => {
       "--threads", "2",
       "--memory-limit", "64k",
       "--trace-ratio", "1",
+      // One warm-up round first: the measured round runs on a cluster that has already computed.
+      "--warmup", "1",
     ]);
     const { code, output } = await finished(run, 60_000);
     expect(code, output).toBe(0);
@@ -170,11 +172,16 @@ describe("the cluster example", () => {
     expect((summary.report.execute["disk-write"] ?? 0) + (summary.report.gather["disk-write"] ?? 0)).toBeGreaterThan(0);
     expect(summary.report.gatherBytes.ok).toBeGreaterThan(0);
 
-    // The scheduler decided with live statistics once a prefix had some.
-    expect(summary.decisions.total).toBe(summary.tasks);
+    // Two rounds, the measured one last; the scheduler decided every task of both, with live
+    // statistics once a prefix had some.
+    expect(summary.rounds).toHaveLength(2);
+    expect(summary.rounds[1].runSeconds).toBe(summary.runSeconds);
+    expect(summary.rounds.every((round) => round.cpuSeconds > 0)).toBe(true);
+    expect(summary.decisions.total).toBe(2 * summary.tasks);
     expect(summary.decisions.informed).toBeGreaterThan(0);
 
-    // The report: per-prefix rows, an explain of the slowest task, OTLP metric files.
+    // The report: per-prefix rows (the warm-up round's renamed keys under the same prefixes), an
+    // explain of the slowest task, OTLP metric files.
     expect(summary.report.rows.map((row) => row.prefix).sort()).toEqual(["arange", "final-sum", "square", "sum"]);
     expect(summary.slowestExplain).toMatch(/spent .* on worker tcp:\/\//);
     expect(fs.readdirSync(path.join(run.outDir, "otlp")).filter((name) => name.startsWith("metrics-worker-"))).toHaveLength(3);

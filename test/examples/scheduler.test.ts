@@ -4,10 +4,10 @@
  */
 import v8 from "node:v8";
 import { afterEach, describe, expect, it } from "vitest";
-import { TaskJourneys } from "../../src/index.js";
+import { TaskJourneys, keySplit } from "../../src/index.js";
 import { Scheduler, instrumentScheduler } from "../../examples/cluster/scheduler.js";
 import { connect, listen, type Connection, type Message } from "../../examples/cluster/transport.js";
-import type { Graph, TaskSpec } from "../../examples/cluster/workloads.js";
+import { renamedForRound, type Graph, type TaskSpec } from "../../examples/cluster/workloads.js";
 import { FakeClock } from "../helpers/clock.js";
 
 interface FakeWorker {
@@ -17,6 +17,9 @@ interface FakeWorker {
   finish(key: string, nbytes: number): void;
   close(): void;
 }
+
+/** What a fake worker answers when asked for its CPU seconds. */
+const FAKE_WORKER_CPU_SECONDS = 1000;
 
 async function fakeWorker(scheduler: string, nthreads: number): Promise<FakeWorker> {
   // Serves get_data (the scheduler fetches the final result that way).
@@ -31,6 +34,7 @@ async function fakeWorker(scheduler: string, nthreads: number): Promise<FakeWork
   const tasks: Message[] = [];
   connection.onMessage = (message) => {
     if (message.op === "compute-task") tasks.push(message);
+    if (message.op === "cpu") connection.reply(message, { op: "cpu", cpuSeconds: FAKE_WORKER_CPU_SECONDS });
   };
   await connection.request({ op: "register", address, nthreads, pid: process.pid, memoryLimit: 1e9 });
   return {
@@ -87,6 +91,46 @@ async function setup(workers: number, nthreads: number, journeys?: TaskJourneys)
 }
 
 describe("the example scheduler", () => {
+  it("forgets a finished graph (its result freed on the worker) and computes the next, renamed for its round", async () => {
+    const { scheduler, fakes } = await setup(1, 2);
+    const worker = fakes[0];
+    const freed: string[] = [];
+    const onMessage = worker.connection.onMessage;
+    worker.connection.onMessage = (message, connection) => {
+      if (message.op === "free-keys") freed.push(...(message.keys as string[]));
+      onMessage(message, connection);
+    };
+    const first = graph("b-0", [["a-0", []], ["b-0", ["a-0"]]]);
+    const warm = renamedForRound(first, 1);
+    expect(warm.tasks.map((task) => task.key)).toEqual(["a-0-900001", "b-0-900001"]);
+    expect(warm.tasks[1]).toMatchObject({ deps: ["a-0-900001"], args: [{ ref: "a-0-900001" }] });
+    expect(warm.tasks.map((task) => keySplit(task.key))).toEqual(first.tasks.map((task) => keySplit(task.key)));
+
+    const warmResult = scheduler.compute(warm);
+    await settle(() => worker.tasks.length === 1);
+    worker.finish("a-0-900001", 8);
+    await settle(() => worker.tasks.length === 2);
+    worker.finish("b-0-900001", 8);
+    await expect(warmResult).resolves.toBe("value of b-0-900001");
+    expect(() => scheduler.compute(first)).toThrow("one graph at a time");
+    scheduler.forget();
+    await settle(() => freed.includes("b-0-900001"));
+    expect(freed).toEqual(["a-0-900001", "b-0-900001"]);
+
+    const result = scheduler.compute(first);
+    await settle(() => worker.tasks.length === 3);
+    worker.finish("a-0", 8);
+    await settle(() => worker.tasks.length === 4);
+    worker.finish("b-0", 8);
+    await expect(result).resolves.toBe("value of b-0");
+    expect(worker.tasks.map((task) => task.key)).toEqual(["a-0-900001", "b-0-900001", "a-0", "b-0"]);
+    // This process's CPU seconds and the fake worker's.
+    const cpu = await scheduler.cpuSeconds();
+    const own = process.cpuUsage();
+    expect(cpu).toBeGreaterThan(FAKE_WORKER_CPU_SECONDS);
+    expect(cpu).toBeLessThanOrEqual(FAKE_WORKER_CPU_SECONDS + (own.user + own.system) / 1e6);
+  });
+
   it("estimates durations from journeys.stats(prefix, 'processing'), and a default before there are 3", () => {
     const clock = new FakeClock(10);
     const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, sampling: { ratio: 0 } });
