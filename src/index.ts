@@ -1,6 +1,6 @@
 export { TaskJourneys, DEFAULT_OPTIONS } from "./journeys.js";
 export { keySplit, keySplitGroup, keyToText, isKey } from "./model/keys.js";
-export { formatBreakdown, formatSeconds } from "./report/format.js";
+export { formatBreakdown, formatBytes, formatSeconds } from "./report/format.js";
 export { breakdownFromSpans, breakdownsFromSpans, SpanIndex } from "./report/from-trace.js";
 export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
 export { renderHtmlReport, reportDataFrom } from "./report/html.js";

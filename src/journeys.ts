@@ -288,7 +288,7 @@ export class TaskJourneys {
     const recorder = this.recorder;
     return explainJourney(
       journey,
-      { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id) },
+      { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
       this.instance,
       recorder.clock(),
     );

@@ -60,5 +60,11 @@ export const TRANSFER_LUMP: Readonly<Record<TransferOutcome, string | undefined>
   cancelled: "cancelled",
 };
 
+/**
+ * The quantity units execute ledgers aggregate into metrics (`task.execute.size` in bytes,
+ * `task.execute.count`); a digest in another unit is kept for `explain()` and spans only.
+ */
+export const QUANTITY_UNITS = ["bytes", "count"] as const;
+
 /** Units `digest()` accepts; a digest in seconds is an activity time, others are quantities. */
 export type DigestUnit = "seconds" | "bytes" | "count" | (string & {});

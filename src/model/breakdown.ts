@@ -19,4 +19,6 @@ export interface BreakdownNode {
   name: string;
   seconds: number;
   children: BreakdownNode[];
+  /** Non-time quantities digested for this activity in this visit, by unit: `{ bytes: 65536 }`. */
+  quantities?: Record<string, number>;
 }

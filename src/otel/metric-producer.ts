@@ -10,7 +10,7 @@ import type {
   ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { ALL_STATES, STATE_COUNT, TERMINAL_STATES } from "../model/states.js";
-import { TRANSFER_OUTCOMES } from "../model/activities.js";
+import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
 import type { ReadonlyExponentialHistogram } from "../model/statistics/index.js";
 import type { Recorder } from "../recorder/recorder.js";
 import {
@@ -24,6 +24,8 @@ import {
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
   METRIC_GATHER_SIZE,
+  METRIC_EXECUTE_SIZE,
+  METRIC_EXECUTE_COUNT,
   METRIC_GATHER_TIME,
   METRIC_STATE_DURATION,
   METRIC_STATE_TIME,
@@ -52,6 +54,8 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
         [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
         [METRIC_WAIT_TIME, "s", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
         [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
+        [METRIC_EXECUTE_SIZE, "By", ValueType.DOUBLE, "Bytes digested into executions (read, written, spilled), by activity."],
+        [METRIC_EXECUTE_COUNT, "{count}", ValueType.DOUBLE, "Counts digested into executions, by activity."],
         [METRIC_TRANSITIONS, "{transition}", ValueType.INT, "Transitions of tasks into each state."],
         [METRIC_ACTIVE, "{task}", ValueType.INT, "Tasks currently in each state."],
         [METRIC_DROPPED, "{item}", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
@@ -154,6 +158,10 @@ export class TaskMetricProducer implements MetricProducer {
     const executeTime: DataPoint<number>[] = [];
     const waitTime: DataPoint<number>[] = [];
     const byActivity = new Float64Array(activityCapacity);
+    const units = QUANTITY_UNITS.length;
+    /** task.execute.size and task.execute.count points, in QUANTITY_UNITS order. */
+    const executeQuantities: DataPoint<number>[][] = QUANTITY_UNITS.map(() => []);
+    const quantitiesByActivity = new Float64Array(activityCapacity * units);
     for (let p = 0; p < prefixCount; p++) {
       const prefixId = p < prefixes.names.length ? p : prefixes.limit;
       const prefix = prefixes.name(prefixId);
@@ -172,6 +180,19 @@ export class TaskMetricProducer implements MetricProducer {
             byActivity[activity] += executed;
           }
         }
+        for (let unit = 0; unit < units; unit++) {
+          const quantity = accumulators.executeQuantities[(base + activity) * units + unit];
+          if (quantity === 0) continue;
+          if (this.options.executeTimeByPrefix) {
+            const attributes = this.attributes(`e\u0000${prefix}\u0000${name}`, {
+              [ATTR_TASK_PREFIX]: prefix,
+              [ATTR_TASK_ACTIVITY]: name,
+            });
+            executeQuantities[unit].push(this.sumPoint(`q${unit}\u0000${base + activity}`, quantity, attributes, startTime, endTime));
+          } else {
+            quantitiesByActivity[activity * units + unit] += quantity;
+          }
+        }
         const waited = accumulators.waitSeconds[base + activity];
         if (waited > 0) {
           const attributes = this.attributes(`w\u0000${prefix}\u0000${name}`, {
@@ -188,6 +209,15 @@ export class TaskMetricProducer implements MetricProducer {
         const name = activities.names[activity];
         const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
         executeTime.push(this.sumPoint(`ea${activity}`, byActivity[activity], attributes, startTime, endTime));
+      }
+      for (let activity = 0; activity < activities.names.length; activity++) {
+        for (let unit = 0; unit < units; unit++) {
+          const quantity = quantitiesByActivity[activity * units + unit];
+          if (quantity === 0) continue;
+          const name = activities.names[activity];
+          const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
+          executeQuantities[unit].push(this.sumPoint(`qa${unit}\u0000${activity}`, quantity, attributes, startTime, endTime));
+        }
       }
     }
 
@@ -233,6 +263,8 @@ export class TaskMetricProducer implements MetricProducer {
     push(METRIC_GATHER_TIME, DATA_POINT_SUM, gatherTime);
     push(METRIC_WAIT_TIME, DATA_POINT_SUM, waitTime);
     push(METRIC_GATHER_SIZE, DATA_POINT_SUM, gatherSize);
+    push(METRIC_EXECUTE_SIZE, DATA_POINT_SUM, executeQuantities[QUANTITY_UNITS.indexOf("bytes")]);
+    push(METRIC_EXECUTE_COUNT, DATA_POINT_SUM, executeQuantities[QUANTITY_UNITS.indexOf("count")]);
     push(METRIC_TRANSITIONS, DATA_POINT_SUM, transitions);
     push(METRIC_ACTIVE, DATA_POINT_GAUGE, active, TEMPORALITY_CUMULATIVE);
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);

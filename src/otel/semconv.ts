@@ -40,6 +40,9 @@ export const METRIC_EXECUTE_TIME = "task.execute.time";
 export const METRIC_GATHER_TIME = "task.gather.time";
 export const METRIC_WAIT_TIME = "task.wait.time";
 export const METRIC_GATHER_SIZE = "task.gather.size";
+/** Bytes and counts digested into execute ledgers (`ledger.digest("disk-read", 65536, "bytes")`). */
+export const METRIC_EXECUTE_SIZE = "task.execute.size";
+export const METRIC_EXECUTE_COUNT = "task.execute.count";
 export const METRIC_TRANSITIONS = "task.transitions";
 export const METRIC_ACTIVE = "task.active";
 export const METRIC_DROPPED = "taskjourney.dropped";

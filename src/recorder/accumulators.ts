@@ -1,5 +1,5 @@
 import { DurationStatistics } from "../model/statistics/index.js";
-import { TRANSFER_OUTCOMES } from "../model/activities.js";
+import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
 
 /**
  * Running totals per (prefix, state) and per (prefix, activity), in typed arrays indexed by
@@ -13,6 +13,11 @@ export class Accumulators {
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
   readonly executeSeconds: Float64Array;
+  /**
+   * Bytes and counts digested into execute ledgers, per (prefix, activity, QUANTITY_UNITS
+   * index): at cell `(prefixId * activityCapacity + activityId) * QUANTITY_UNITS.length + unit`.
+   */
+  readonly executeQuantities: Float64Array;
   /** Gather ledger self seconds per activity. */
   readonly gatherSeconds: Float64Array;
   /** Apportioned waiting seconds per (dependent prefix, activity). */
@@ -35,6 +40,7 @@ export class Accumulators {
     this.transitions = new Float64Array(stateCells);
     this.durations = new Array<DurationStatistics | undefined>(stateCells).fill(undefined);
     this.executeSeconds = new Float64Array(activityCells);
+    this.executeQuantities = new Float64Array(activityCells * QUANTITY_UNITS.length);
     this.gatherSeconds = new Float64Array(activityCapacity);
     this.waitSeconds = new Float64Array(activityCells);
   }

@@ -10,6 +10,11 @@ import {
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
+  QUANTITY_ACTIVITY,
+  QUANTITY_FIELDS,
+  QUANTITY_UNIT,
+  QUANTITY_VALUE,
+  QUANTITY_VISIT,
   type Journey,
 } from "./journey.js";
 
@@ -24,7 +29,7 @@ const EPSILON = 1e-9;
  */
 export function explainJourney(
   journey: Journey,
-  names: { prefix(id: number): string; activity(id: number): string },
+  names: { prefix(id: number): string; activity(id: number): string; unit(id: number): string },
   instance: string,
   now: number,
 ): Breakdown {
@@ -43,6 +48,7 @@ export function explainJourney(
     } else {
       node.children = visitActivities(journey, visit, -1, seconds, names, !isCurrent);
     }
+    if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, visit, names);
     children.push(node);
   }
   return {
@@ -97,6 +103,40 @@ function visitActivities(
   const remainder = seconds - claimed;
   if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
   return nodes;
+}
+
+/**
+ * The quantities digested during `visit`, on the node of their activity (the first of that name,
+ * outermost first), or on a node of no time of their own when the activity was not timed.
+ */
+function addQuantities(
+  nodes: BreakdownNode[],
+  quantities: readonly number[],
+  visit: number,
+  names: { activity(id: number): string; unit(id: number): string },
+): void {
+  for (let index = 0; index < quantities.length; index += QUANTITY_FIELDS) {
+    if (quantities[index + QUANTITY_VISIT] !== visit) continue;
+    const activity = names.activity(quantities[index + QUANTITY_ACTIVITY]);
+    let node = findNode(nodes, activity);
+    if (node === undefined) {
+      node = { name: activity, seconds: 0, children: [] };
+      nodes.push(node);
+    }
+    const unit = names.unit(quantities[index + QUANTITY_UNIT]);
+    const totals = (node.quantities ??= {});
+    totals[unit] = (totals[unit] ?? 0) + quantities[index + QUANTITY_VALUE];
+  }
+}
+
+function findNode(nodes: readonly BreakdownNode[], name: string): BreakdownNode | undefined {
+  const here = nodes.find((node) => node.name === name);
+  if (here !== undefined) return here;
+  for (const node of nodes) {
+    const nested = findNode(node.children, name);
+    if (nested !== undefined) return nested;
+  }
+  return undefined;
 }
 
 function addNode(nodes: BreakdownNode[], name: string, seconds: number, children: BreakdownNode[]): void {

@@ -16,6 +16,7 @@ import {
   GATHER_ACTIVITIES,
   OTHER_ACTIVITY,
   QUEUED_ACTIVITY,
+  QUANTITY_UNITS,
   TRANSFER_LUMP,
   TRANSFER_OUTCOMES,
   type ExecuteOutcome,
@@ -180,6 +181,11 @@ export class Recorder implements LedgerHost {
 
   unitId(name: string): number {
     return this.units.id(name);
+  }
+
+  /** The QUANTITY_UNITS index of a unit id, or -1 for a unit metrics do not aggregate. */
+  quantityUnit(unitId: number): number {
+    return (QUANTITY_UNITS as readonly string[]).indexOf(this.units.name(unitId));
   }
 
   /** Counts and reports once, but never throws, even strict: for failures of telemetry's own making. */
@@ -733,7 +739,13 @@ export class ExecutionLedger extends Ledger {
   }
 
   protected quantity(activityId: number, unitId: number, value: number): void {
-    (this.journey.quantities ??= []).push(this.journey.visitIndex, activityId, unitId, value);
+    const journey = this.journey;
+    (journey.quantities ??= []).push(journey.visitIndex, activityId, unitId, value);
+    const unit = this.recorder.quantityUnit(unitId);
+    if (unit !== -1) {
+      const cell = journey.prefixId * this.recorder.activities.limit + activityId;
+      this.recorder.accumulators.executeQuantities[cell * QUANTITY_UNITS.length + unit] += value;
+    }
   }
 
   protected markDigest(record: number): void {

@@ -9,6 +9,28 @@ export function formatSeconds(seconds: number): string {
   return `${seconds.toFixed(1)} s`;
 }
 
+/** Bytes as the tree shows them: B, KiB, MiB, GiB, one decimal above bytes. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return "-";
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  if (Math.abs(bytes) < 1024) return `${bytes} B`;
+  let value = bytes;
+  let unit = -1;
+  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** A node's digested quantities, e.g. "64.0 KiB, 2 count"; "" without any. */
+function formatQuantities(quantities: Readonly<Record<string, number>> | undefined): string {
+  if (quantities === undefined) return "";
+  return Object.entries(quantities)
+    .map(([unit, value]) => (unit === "bytes" ? formatBytes(value) : `${value} ${unit}`))
+    .join(", ");
+}
+
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
 function isGatherActivity(name: string): boolean {
   return name !== "dependencies" && name !== "missing" && !name.startsWith("queued");
@@ -24,19 +46,20 @@ function isGatherActivity(name: string): boolean {
 export function formatBreakdown(breakdown: Breakdown): string {
   const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${breakdown.instance}`;
   const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${breakdown.outcome === undefined ? " (still running)" : ""}`];
-  const rows: Array<{ prefix: string; label: string; seconds: number }> = [];
+  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string }> = [];
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
       const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${node.name}` : node.name;
-      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds });
+      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities) });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });
   };
   walk(breakdown.children, "", undefined);
   const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
   for (const row of rows) {
-    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}`);
+    const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
+    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}`);
   }
   return lines.join("\n");
 }

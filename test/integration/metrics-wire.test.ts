@@ -147,6 +147,8 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     expect(scope).toMatchObject({ name: "taskjourney", version: expect.any(String) });
     expect(Object.keys(metrics).sort()).toEqual([
       "task.active",
+      "task.execute.count",
+      "task.execute.size",
       "task.execute.time",
       "task.gather.size",
       "task.gather.time",
@@ -163,6 +165,8 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     expect(metrics["task.gather.time"]).toEqual(sum("s", WORKER_DAY.gatherTime));
     expect(metrics["task.wait.time"]).toEqual(sum("s", WORKER_DAY.waitTime));
     expect(metrics["task.gather.size"]).toEqual(sum("By", WORKER_DAY.gatherSize));
+    expect(metrics["task.execute.size"]).toEqual(sum("By", WORKER_DAY.executeSize));
+    expect(metrics["task.execute.count"]).toEqual(sum("{count}", WORKER_DAY.executeCount));
     expect(metrics["task.transitions"]).toEqual(sum("{transition}", WORKER_DAY.transitions));
     expect(metrics["task.active"]).toEqual({ kind: "gauge", unit: "{task}", points: WORKER_DAY.active });
     expect(metrics["taskjourney.dropped"]).toEqual(sum("{item}", WORKER_DAY.dropped));

@@ -24,6 +24,8 @@ describe("the meterProvider option: observable instruments for readers without m
       "task.gather.time": ["s", DataPointType.SUM],
       "task.wait.time": ["s", DataPointType.SUM],
       "task.gather.size": ["By", DataPointType.SUM],
+      "task.execute.size": ["By", DataPointType.SUM],
+      "task.execute.count": ["{count}", DataPointType.SUM],
       "task.transitions": ["{transition}", DataPointType.SUM],
       "task.active": ["{task}", DataPointType.GAUGE],
       "taskjourney.dropped": ["{item}", DataPointType.SUM],
@@ -36,6 +38,7 @@ describe("the meterProvider option: observable instruments for readers without m
     }
     expect(values(metrics.get("task.state.time"))).toEqual(WORKER_DAY.stateTime);
     expect(values(metrics.get("task.gather.size"))).toEqual(WORKER_DAY.gatherSize);
+    expect(values(metrics.get("task.execute.size"))).toEqual(WORKER_DAY.executeSize);
     expect(values(metrics.get("task.active"))[S("inc", "executing")]).toBe(1);
     expect(values(metrics.get("taskjourney.dropped"))).toEqual(WORKER_DAY.dropped);
 

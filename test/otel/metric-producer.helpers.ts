@@ -123,6 +123,9 @@ export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {
   const sum = journeys.execute("sum-1");
   sum.meter("deserialize", () => clock.advance(0.25));
   sum.meter("thread-cpu", () => clock.advance(1.5));
+  // Quantities digested on the way: 64 KiB read from two spill files.
+  sum.digest("disk-read", 65536, "bytes");
+  sum.digest("disk-read", 2, "count");
   clock.advance(0.25);
   sum.end("memory");
   // t=7: inc-1 waits 0 s, is ready 0.5 s, fails after 0.75 s of executing (lumped as "failed").
@@ -132,6 +135,8 @@ export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {
   journeys.transition("inc-1", "ready", "executing");
   const inc = journeys.execute("inc-1");
   inc.meter("thread-cpu", () => clock.advance(0.5));
+  // Bytes written count whatever the outcome: unlike its time, a failed execution's bytes are not lumped.
+  inc.digest("disk-write", 1024, "bytes");
   clock.advance(0.25);
   inc.end("error");
   // t=8.25: inc-2 waits 0.25 s, is ready 0 s and is still executing at collection.
@@ -195,6 +200,13 @@ export const WORKER_DAY = {
   gatherSize: {
     [series({ "transfer.outcome": "ok" })]: 3000,
     [series({ "transfer.outcome": "busy" })]: 500,
+  },
+  executeSize: {
+    [A("disk-read")]: 65536,
+    [A("disk-write")]: 1024,
+  },
+  executeCount: {
+    [A("disk-read")]: 2,
   },
   transitions: {
     [S("a", "fetch")]: 4,

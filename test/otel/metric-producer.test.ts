@@ -85,6 +85,8 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
       "task.gather.time": { unit: "s", valueType: ValueType.DOUBLE, type: DataPointType.SUM, temporality: C, monotonic: true },
       "task.wait.time": { unit: "s", valueType: ValueType.DOUBLE, type: DataPointType.SUM, temporality: C, monotonic: true },
       "task.gather.size": { unit: "By", valueType: ValueType.INT, type: DataPointType.SUM, temporality: C, monotonic: true },
+      "task.execute.size": { unit: "By", valueType: ValueType.DOUBLE, type: DataPointType.SUM, temporality: C, monotonic: true },
+      "task.execute.count": { unit: "{count}", valueType: ValueType.DOUBLE, type: DataPointType.SUM, temporality: C, monotonic: true },
       "task.transitions": { unit: "{transition}", valueType: ValueType.INT, type: DataPointType.SUM, temporality: C, monotonic: true },
       "task.active": { unit: "{task}", valueType: ValueType.INT, type: DataPointType.GAUGE, temporality: C, monotonic: undefined },
       "taskjourney.dropped": { unit: "{item}", valueType: ValueType.INT, type: DataPointType.SUM, temporality: C, monotonic: true },
@@ -96,6 +98,8 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     expect(values(metrics.get("task.gather.time"))).toEqual(WORKER_DAY.gatherTime);
     expect(values(metrics.get("task.wait.time"))).toEqual(WORKER_DAY.waitTime);
     expect(values(metrics.get("task.gather.size"))).toEqual(WORKER_DAY.gatherSize);
+    expect(values(metrics.get("task.execute.size"))).toEqual(WORKER_DAY.executeSize);
+    expect(values(metrics.get("task.execute.count"))).toEqual(WORKER_DAY.executeCount);
     expect(values(metrics.get("task.transitions"))).toEqual(WORKER_DAY.transitions);
     expect(values(metrics.get("task.active"))).toEqual(WORKER_DAY.active);
     expect(values(metrics.get("taskjourney.dropped"))).toEqual(WORKER_DAY.dropped);
@@ -186,7 +190,7 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     expect(durations[S("sum", "waiting")]).toEqual(single(2097151, 4));
   });
 
-  it("executeTimeByPrefix adds task.prefix to task.execute.time and only there", async () => {
+  it("executeTimeByPrefix adds task.prefix to task.execute.time and its sizes and counts, and only there", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock, { executeTimeByPrefix: true });
     const p = track(pipeline([journeys.metricProducer]));
@@ -198,6 +202,8 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
       [PA("sum", "other")]: 0.25,
       [PA("inc", "failed")]: 0.75,
     });
+    expect(values(metrics.get("task.execute.size"))).toEqual({ [PA("sum", "disk-read")]: 65536, [PA("inc", "disk-write")]: 1024 });
+    expect(values(metrics.get("task.execute.count"))).toEqual({ [PA("sum", "disk-read")]: 2 });
     expect(values(metrics.get("task.gather.time"))).toEqual({ [A("connect")]: 0.5, [A("network")]: 2, [A("deserialize")]: 0.5, [A("busy")]: 0.25 });
   });
 

@@ -41,6 +41,35 @@ describe("a worker compute journey", () => {
     expect(formatBreakdown(breakdown)).toContain("inc-1 spent 6.8 s on worker tcp://10.0.0.7:40001");
   });
 
+  it("keeps the bytes and counts digested in a visit on its activity's node, nested or not", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("x-1", "ready", "executing");
+    const ledger = journeys.execute("x-1");
+    await ledger.meter("unspill", async () => {
+      ledger.meter("disk-read", () => clock.advance(0.25));
+      ledger.digest("disk-read", 65536, "bytes");
+      ledger.digest("disk-read", 4096, "bytes");
+      ledger.digest("disk-read", 2, "count");
+    });
+    // Never timed: the quantity gets a node of its own, of no time.
+    ledger.digest("disk-write", 1024, "bytes");
+    ledger.digest("disk-write", 3, "records");
+    clock.advance(0.75);
+    ledger.end("memory");
+    const executing = journeys.explain("x-1")!.children[0];
+    expect(executing.children).toEqual([
+      {
+        name: "unspill",
+        seconds: 0.25,
+        children: [{ name: "disk-read", seconds: 0.25, children: [], quantities: { bytes: 69632, count: 2 } }],
+      },
+      { name: "other", seconds: 0.75, children: [] },
+      { name: "disk-write", seconds: 0, children: [], quantities: { bytes: 1024, records: 3 } },
+    ]);
+    expect(formatBreakdown(journeys.explain("x-1")!)).toContain("disk-read  250.0 ms  68.0 KiB, 2 count");
+  });
+
   it("subtracts nested activities from their parent", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);

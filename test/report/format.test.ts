@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBreakdown, formatSeconds, type Breakdown } from "../../src/index.js";
+import { formatBreakdown, formatBytes, formatSeconds, type Breakdown } from "../../src/index.js";
 
 describe("formatBreakdown", () => {
   it("renders the aligned tree, gather activities of waiting prefixed, the rest plain", () => {
@@ -36,6 +36,14 @@ describe("formatBreakdown", () => {
         "   └─ thread-cpu                300.0 µs",
       ].join("\n"),
     );
+  });
+
+  it("formats bytes in B, KiB, MiB and GiB", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(65536)).toBe("64.0 KiB");
+    expect(formatBytes(1.5 * 2 ** 20)).toBe("1.5 MiB");
+    expect(formatBytes(3 * 2 ** 30)).toBe("3.0 GiB");
+    expect(formatBytes(Number.NaN)).toBe("-");
   });
 
   it("formats seconds in µs, ms and s", () => {
