@@ -91,6 +91,8 @@ export interface TelemetryTotals {
   stateSeconds: Array<{ prefix: string; state: string; seconds: number }>;
   /** task.execute.time by activity. */
   execute: Record<string, number>;
+  /** task.execute.size by activity, bytes. */
+  executeBytes: Record<string, number>;
   /** task.gather.time by activity. */
   gather: Record<string, number>;
   /** task.wait.time by (dependent prefix, activity). */

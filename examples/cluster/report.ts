@@ -17,7 +17,7 @@ interface Point {
 /** Reads the metrics of `journeys` as of now (cumulative) into plain, serializable totals. */
 export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotals> {
   const { resourceMetrics } = await journeys.metricProducer.collect();
-  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, gather: {}, wait: [], gatherBytes: {}, dropped: {} };
+  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, executeBytes: {}, gather: {}, wait: [], gatherBytes: {}, dropped: {} };
   for (const scope of resourceMetrics.scopeMetrics) {
     for (const metric of scope.metrics) {
       const points = metric.dataPoints as unknown as Point[];
@@ -49,6 +49,9 @@ export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotal
             break;
           case "task.execute.time":
             totals.execute[activity] = (totals.execute[activity] ?? 0) + (value as number);
+            break;
+          case "task.execute.size":
+            totals.executeBytes[activity] = (totals.executeBytes[activity] ?? 0) + (value as number);
             break;
           case "task.gather.time":
             totals.gather[activity] = (totals.gather[activity] ?? 0) + (value as number);
@@ -121,6 +124,8 @@ export interface ClusterReport {
   /** Scheduler time per prefix and state (queued, processing, …), when the scheduler was traced. */
   schedulerRows: PrefixRow[];
   execute: Record<string, number>;
+  /** task.execute.size by activity: bytes read and written by executions (spill files). */
+  executeBytes: Record<string, number>;
   gather: Record<string, number>;
   wait: Record<string, number>;
   waitByPrefix: Record<string, Record<string, number>>;
@@ -184,6 +189,7 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
     durations: mergedDurations(totals),
     schedulerRows: scheduler === undefined ? [] : rowsOf([scheduler], "processing"),
     execute: {},
+    executeBytes: {},
     gather: {},
     wait: {},
     waitByPrefix: {},
@@ -200,6 +206,7 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
   }
   for (const total of totals) {
     for (const [activity, seconds] of Object.entries(total.execute)) add(report.execute, activity, seconds);
+    for (const [activity, bytes] of Object.entries(total.executeBytes)) add(report.executeBytes, activity, bytes);
     for (const [activity, seconds] of Object.entries(total.gather)) add(report.gather, activity, seconds);
     for (const { prefix, activity, seconds } of total.wait) {
       add(report.wait, activity, seconds);
@@ -208,12 +215,6 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
     for (const [outcome, bytes] of Object.entries(total.gatherBytes)) add(report.gatherBytes, outcome, bytes);
   }
   return report;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** The text printed at the end of a run. */
@@ -226,9 +227,12 @@ export function formatReport(report: ClusterReport): string {
         formatPrefixTable(report.schedulerRows, { durationOf: "processing", states: statesOf(report.schedulerRows, ["waiting", "queued", "no-worker", "processing"]) }),
     );
   }
-  sections.push(formatActivityTable("execute", report.execute));
+  const executeBytes = Object.entries(report.executeBytes)
+    .map(([activity, bytes]) => `${activity} ${taskjourney.formatBytes(bytes)}`)
+    .join(", ");
+  sections.push(formatActivityTable(`execute${executeBytes === "" ? "" : ` (${executeBytes})`}`, report.execute));
   const transferred = Object.entries(report.gatherBytes)
-    .map(([outcome, bytes]) => `${formatBytes(bytes)} ${outcome}`)
+    .map(([outcome, bytes]) => `${taskjourney.formatBytes(bytes)} ${outcome}`)
     .join(", ");
   sections.push(formatActivityTable(`gather${transferred === "" ? "" : ` (${transferred})`}`, report.gather));
   sections.push(formatActivityTable("wait (dependencies)", report.wait));

@@ -46,6 +46,8 @@ export class SpillBuffer {
   private fastBytes = 0;
   private files = 0;
   readonly counters: SpillCounters = { spilled: 0, spilledBytes: 0, unspilled: 0, unspilledBytes: 0, servedFromDisk: 0 };
+  /** Told of every file written or read, with its activity and size (the worker digests them into the current ledger). */
+  onFileBytes: (activity: "disk-write" | "disk-read", bytes: number) => void = () => {};
 
   constructor(
     /** Bytes kept in memory before spilling; Infinity never spills. */
@@ -149,10 +151,13 @@ export class SpillBuffer {
 
   writeSpillFile(file: string, data: Uint8Array): void {
     fs.writeFileSync(file, data);
+    this.onFileBytes("disk-write", data.length);
   }
 
   readSpillFile(file: string): Buffer {
-    return fs.readFileSync(file);
+    const data = fs.readFileSync(file);
+    this.onFileBytes("disk-read", data.length);
+    return data;
   }
 
   /** Removes the spill directory and forgets everything. */

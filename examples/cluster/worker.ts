@@ -11,7 +11,8 @@
  *     digested into it), `gatherDep` a gather ledger (connect, network with the bytes,
  *     deserialize);
  *   - `instrument()` on the data store: spill (serialize, disk-write) and unspill (disk-read,
- *     deserialize) as activities of whatever execution or transfer caused them;
+ *     deserialize) as activities of whatever execution or transfer caused them, and the spill
+ *     files' sizes digested into the same ledger as bytes (task.execute.size);
  *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
  *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them.
  */
@@ -80,7 +81,12 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
     }),
   ];
   state.observer = { queued: (key, reason) => journeys.queued(key, reason) };
-  return () => unwraps.forEach((unwrap) => unwrap());
+  // Spill file sizes, as quantities of the execution or transfer that caused the spill.
+  store.onFileBytes = (activity, bytes) => journeys.currentLedger()?.digest(activity, bytes, "bytes");
+  return () => {
+    unwraps.forEach((unwrap) => unwrap());
+    store.onFileBytes = () => {};
+  };
 }
 
 const SLOWEST_KEPT = 3;

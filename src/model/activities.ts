@@ -28,6 +28,8 @@ export const GATHER_ACTIVITIES = [
   "other",
 ] as const;
 
+/** The gather activity whose digested bytes are the transfer's size (`transfer.bytes`, `task.gather.size`). */
+export const NETWORK_ACTIVITY = "network";
 /** The remainder of a state's wall time that no metered activity claimed. */
 export const OTHER_ACTIVITY = "other";
 /** Waiting time not covered by any fetch of a dependency: dependencies computing, scheduling. */

@@ -14,6 +14,7 @@ import {
   EXECUTE_LUMP,
   EXECUTE_OUTCOMES,
   GATHER_ACTIVITIES,
+  NETWORK_ACTIVITY,
   OTHER_ACTIVITY,
   QUEUED_ACTIVITY,
   QUANTITY_UNITS,
@@ -792,8 +793,9 @@ export class TransferLedger extends Ledger {
     return -1;
   }
 
-  protected quantity(_activityId: number, unitId: number, value: number): void {
-    if (this.recorder.units.name(unitId) === "bytes") this.transfer.bytes += value;
+  protected quantity(activityId: number, unitId: number, value: number): void {
+    // Only what crossed the wire is the transfer's size: bytes spilled or deserialized on receipt are not.
+    if (activityId === this.recorder.activityId(NETWORK_ACTIVITY) && this.recorder.units.name(unitId) === "bytes") this.transfer.bytes += value;
   }
 
   protected markDigest(record: number): void {

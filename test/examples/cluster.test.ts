@@ -169,6 +169,8 @@ describe("the cluster example", () => {
     expect(counters.reduce((sum, c) => sum + c.spilled, 0)).toBeGreaterThan(0);
     expect(counters.reduce((sum, c) => sum + c.unspilled, 0)).toBeGreaterThan(0);
     expect(summary.report.execute["disk-read"]).toBeGreaterThan(0);
+    // The spill files' sizes, digested as bytes: every unspill reads a whole file of a 32 KiB array and more.
+    expect(summary.report.executeBytes["disk-read"]).toBeGreaterThan(32 * 1024);
     expect((summary.report.execute["disk-write"] ?? 0) + (summary.report.gather["disk-write"] ?? 0)).toBeGreaterThan(0);
     expect(summary.report.gatherBytes.ok).toBeGreaterThan(0);
 

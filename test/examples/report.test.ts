@@ -66,6 +66,7 @@ describe("the cluster report", () => {
         { prefix: "arange", state: "flight", seconds: 1 },
       ],
       execute: { "thread-cpu": seconds, other: 0.5 },
+      executeBytes: { "disk-read": 4096 },
       gather: { network: 1 },
       wait: [{ prefix: "square", activity: "network", seconds: 0.25 }],
       gatherBytes: { ok: 1000 },
@@ -87,6 +88,7 @@ describe("the cluster report", () => {
     expect(report.rows[1]).toMatchObject({ count: 0, stateSeconds: { flight: 2 } });
     expect(report.rows[1].p50).toBeNaN();
     expect(report.execute).toEqual({ "thread-cpu": 4, other: 1 });
+    expect(report.executeBytes).toEqual({ "disk-read": 8192 });
     expect(report.gather).toEqual({ network: 2 });
     expect(report.wait).toEqual({ network: 0.5 });
     expect(report.waitByPrefix).toEqual({ square: { network: 0.5 } });

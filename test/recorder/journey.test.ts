@@ -70,6 +70,20 @@ describe("a worker compute journey", () => {
     expect(formatBreakdown(journeys.explain("x-1")!)).toContain("disk-read  250.0 ms  68.0 KiB, 2 count");
   });
 
+  it("adds only the bytes digested under network to a transfer's size", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("a-1", "released", "fetch");
+    const transfer = journeys.gather("tcp://10.0.0.8:40001", ["a-1"], 1000);
+    transfer.digest("network", 500, "bytes");
+    // Spilled on receipt: bytes written to disk, not bytes that crossed the wire.
+    transfer.digest("disk-write", 4096, "bytes");
+    transfer.end("ok");
+    const { resourceMetrics } = await journeys.metricProducer.collect();
+    const size = resourceMetrics.scopeMetrics[0].metrics.find((metric) => metric.descriptor.name === "task.gather.size")!;
+    expect(size.dataPoints.map((point) => [point.attributes["transfer.outcome"], point.value])).toEqual([["ok", 1500]]);
+  });
+
   it("subtracts nested activities from their parent", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);
