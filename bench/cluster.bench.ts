@@ -66,6 +66,8 @@ interface Sample {
   /** The first round's run and CPU seconds: the cold cluster (the measured round itself when --warmup 0). */
   coldRunSeconds: number;
   coldCpuSeconds: number;
+  /** Tasks in one round's graph. */
+  tasks: number;
   result: unknown;
   taskjourney: string;
 }
@@ -104,6 +106,7 @@ function runOnce(mode: Mode): Promise<Sample> {
           cpuSeconds: summary.cpuSeconds,
           coldRunSeconds: cold.runSeconds,
           coldCpuSeconds: cold.cpuSeconds,
+          tasks: summary.tasks,
           result: summary.result,
           taskjourney: summary.taskjourney,
         });
@@ -174,6 +177,16 @@ const notes = MODES.flatMap((mode) => [
   `per-run time (s) ${mode.padEnd(7)}: ${seconds(mode, "runSeconds").map((x) => x.toFixed(3)).join(" ")}`,
   `per-run CPU  (s) ${mode.padEnd(7)}: ${seconds(mode, "cpuSeconds").map((x) => x.toFixed(3)).join(" ")}`,
 ]);
+const tasks = samples.off[0].tasks;
+for (const mode of MODES.filter((mode) => mode !== "off")) {
+  // The figure that carries over to other workloads: what telemetry adds per task, whatever the task costs.
+  const added = (field: Field) => ((median(mode, field) - median("off", field)) / tasks) * 1e6;
+  notes.push(
+    `CPU added per task (${mode}, all processes): ${added("cpuSeconds").toFixed(0)} µs warm` +
+      (warmup > 0 ? `, ${added("coldCpuSeconds").toFixed(0)} µs cold` : "") +
+      ` (telemetry off: ${((median("off", "cpuSeconds") / tasks) * 1e6).toFixed(0)} µs per task)`,
+  );
+}
 notes.push(
   `ratio of median wall times, start-up and final export included (on / off): ${(median("on", "wallSeconds") / median("off", "wallSeconds")).toFixed(3)}×`,
   `taskjourney loaded from: ${[...new Set(MODES.filter((mode) => mode !== "off").flatMap((mode) => samples[mode].map((s) => s.taskjourney)))].join(", ")}`,
