@@ -150,6 +150,11 @@ function minimalJourney(): void {
 }
 const minimalFetchJourneys = makeMinimal();
 let minimalPhase = 0;
+/**
+ * transitions() again, for the lower bound. Not one function taking the recorder: its call site
+ * would see two receiver types, and each case must be timed with a monomorphic call, as a
+ * scheduler makes it. The lower bound keeps no visit list, so it never needs the restart.
+ */
 function minimalTransitions(): number {
   const from = (minimalPhase & 1) === 0 ? "fetch" : "flight";
   const to = (minimalPhase & 1) === 0 ? "flight" : "fetch";
