@@ -363,7 +363,7 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
   it("the Collector's prometheus exporter answers over HTTP with our metric names", async () => {
     needWorkload();
     const { text } = await http(backendsEnv().TJ_COLLECTOR_PROMETHEUS_URL);
-    for (const name of ["task_state_time_seconds_total", "task_transitions_total", "task_execute_time_seconds_total", "task_gather_size_bytes_total", "task_wait_time_seconds_total", "task_active"]) {
+    for (const name of ["task_state_time_seconds_total", "task_transitions_total", "task_execute_time_seconds_total", "task_execute_size_bytes_total", "task_gather_size_bytes_total", "task_wait_time_seconds_total", "task_active"]) {
       expect(text, name).toMatch(new RegExp(`^${name}\\{[^}]*service_name="${SERVICE}"`, "m"));
     }
   });
