@@ -22,3 +22,28 @@ export interface BreakdownNode {
   /** Non-time quantities digested for this activity in this visit, by unit: `{ bytes: 65536 }`. */
   quantities?: Record<string, number>;
 }
+
+/**
+ * Adds a quantity to the node of its activity among `nodes` (the first of that name, outermost
+ * first), or to a new node of no time of its own when the activity was not timed. explain() and
+ * the trace-file rebuild place quantities alike through it.
+ */
+export function addQuantity(nodes: BreakdownNode[], activity: string, unit: string, value: number): void {
+  let node = findNode(nodes, activity);
+  if (node === undefined) {
+    node = { name: activity, seconds: 0, children: [] };
+    nodes.push(node);
+  }
+  const totals = (node.quantities ??= {});
+  totals[unit] = (totals[unit] ?? 0) + value;
+}
+
+function findNode(nodes: readonly BreakdownNode[], name: string): BreakdownNode | undefined {
+  const here = nodes.find((node) => node.name === name);
+  if (here !== undefined) return here;
+  for (const node of nodes) {
+    const nested = findNode(node.children, name);
+    if (nested !== undefined) return nested;
+  }
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { OTHER_ACTIVITY, DEPENDENCIES_ACTIVITY } from "../model/activities.js";
 import { keyToText } from "../model/keys.js";
@@ -105,10 +105,7 @@ function visitActivities(
   return nodes;
 }
 
-/**
- * The quantities digested during `visit`, on the node of their activity (the first of that name,
- * outermost first), or on a node of no time of their own when the activity was not timed.
- */
+/** The quantities digested during `visit`, on the nodes of their activities (see addQuantity). */
 function addQuantities(
   nodes: BreakdownNode[],
   quantities: readonly number[],
@@ -117,26 +114,8 @@ function addQuantities(
 ): void {
   for (let index = 0; index < quantities.length; index += QUANTITY_FIELDS) {
     if (quantities[index + QUANTITY_VISIT] !== visit) continue;
-    const activity = names.activity(quantities[index + QUANTITY_ACTIVITY]);
-    let node = findNode(nodes, activity);
-    if (node === undefined) {
-      node = { name: activity, seconds: 0, children: [] };
-      nodes.push(node);
-    }
-    const unit = names.unit(quantities[index + QUANTITY_UNIT]);
-    const totals = (node.quantities ??= {});
-    totals[unit] = (totals[unit] ?? 0) + quantities[index + QUANTITY_VALUE];
+    addQuantity(nodes, names.activity(quantities[index + QUANTITY_ACTIVITY]), names.unit(quantities[index + QUANTITY_UNIT]), quantities[index + QUANTITY_VALUE]);
   }
-}
-
-function findNode(nodes: readonly BreakdownNode[], name: string): BreakdownNode | undefined {
-  const here = nodes.find((node) => node.name === name);
-  if (here !== undefined) return here;
-  for (const node of nodes) {
-    const nested = findNode(node.children, name);
-    if (nested !== undefined) return nested;
-  }
-  return undefined;
 }
 
 function addNode(nodes: BreakdownNode[], name: string, seconds: number, children: BreakdownNode[]): void {
