@@ -59,5 +59,14 @@ export const INSTRUMENTATION_SCOPE = "taskjourney";
  */
 export const ATTR_TASK_WAIT_PREFIX = "task.wait.";
 
+/**
+ * A state span's digested quantities: `task.quantity.<unit>.<activity>` = the visit's total, e.g.
+ * `task.quantity.bytes.disk-read` (units are single words; activity names may hold dots).
+ */
+export const ATTR_TASK_QUANTITY_PREFIX = "task.quantity.";
+
+/** On a task span whose `task.key` was truncated to the attribute length limit: the key's full length. */
+export const ATTR_TASK_KEY_LENGTH = "taskjourney.key_length";
+
 /** On an activity span made by `digest()`: its interval is inferred, ending when the digest was taken. */
 export const ATTR_DIGEST = "taskjourney.digest";

@@ -1,11 +1,13 @@
-import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES } from "../model/states.js";
 import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, TRANSFER_LUMP, type TransferOutcome } from "../model/activities.js";
 import {
   ATTR_DIGEST,
   ATTR_TASK_KEY,
+  ATTR_TASK_KEY_LENGTH,
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
+  ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
@@ -182,10 +184,23 @@ export function journeyInstance(task: DecodedSpan): string {
   return typeof instance === "string" ? instance : "";
 }
 
+/**
+ * Whether a task span is a journey of `key`: its `task.key`, or, for a key longer than the
+ * attribute length limit, the truncated `task.key` it begins with and the full length recorded
+ * beside it.
+ */
+function isTaskOf(task: DecodedSpan, key: string): boolean {
+  const recorded = task.attributes[ATTR_TASK_KEY];
+  if (recorded === key) return true;
+  const length = task.attributes[ATTR_TASK_KEY_LENGTH];
+  return typeof recorded === "string" && typeof length === "number" && length === key.length && key.startsWith(recorded);
+}
+
 /** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */
 export function breakdownsFromSpans(spans: readonly DecodedSpan[] | SpanIndex, key: string): Breakdown[] {
   const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
-  return index.tasks.filter((task) => task.attributes[ATTR_TASK_KEY] === key).map((task) => breakdownOfTask(index, task));
+  // Named by the key asked for: the spans may hold only its truncated beginning.
+  return index.tasks.filter((task) => isTaskOf(task, key)).map((task) => ({ ...breakdownOfTask(index, task), key }));
 }
 
 /**
@@ -199,14 +214,14 @@ export function breakdownFromSpans(
 ): Breakdown | undefined {
   const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
   const candidates = index.tasks
-    .filter((task) => task.attributes[ATTR_TASK_KEY] === key)
+    .filter((task) => isTaskOf(task, key))
     .filter((task) => options.instance === undefined || journeyInstance(task) === options.instance)
     .map((task) => ({ task, kind: journeyKind(index, task) }));
   const preference: JourneyKind[] = options.kind !== undefined ? [options.kind] : ["compute", "scheduler", "fetch"];
   for (const kind of preference) {
     const ofKind = candidates.filter((candidate) => candidate.kind === kind);
     // The latest: a key computed again after being lost is explained by its last computation.
-    if (ofKind.length > 0) return breakdownOfTask(index, ofKind[ofKind.length - 1].task, kind);
+    if (ofKind.length > 0) return { ...breakdownOfTask(index, ofKind[ofKind.length - 1].task, kind), key };
   }
   return undefined;
 }
@@ -227,6 +242,7 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     } else {
       node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
     }
+    addQuantities(node.children, visit);
     return node;
   });
   const prefix = task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");
@@ -239,6 +255,17 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     outcome,
     children,
   };
+}
+
+/** A visit's digested quantities, from its `task.quantity.<unit>.<activity>` attributes, placed as explain() places them. */
+function addQuantities(nodes: BreakdownNode[], visit: DecodedSpan): void {
+  for (const [name, value] of Object.entries(visit.attributes)) {
+    if (!name.startsWith(ATTR_TASK_QUANTITY_PREFIX) || typeof value !== "number" || !Number.isFinite(value)) continue;
+    const rest = name.slice(ATTR_TASK_QUANTITY_PREFIX.length);
+    const dot = rest.indexOf(".");
+    if (dot <= 0 || dot === rest.length - 1) continue;
+    addQuantity(nodes, rest.slice(dot + 1), rest.slice(0, dot), value);
+  }
 }
 
 /** A waiting visit's apportioned breakdown, from its `task.wait.<activity>` attributes. */
