@@ -84,6 +84,22 @@ describe("a worker compute journey", () => {
     expect(size.dataPoints.map((point) => [point.attributes["transfer.outcome"], point.value])).toEqual([["ok", 1500]]);
   });
 
+  it("counts every visit in stats() and the metrics, read as they happen or after a thousand", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    for (let i = 1; i <= 1000; i++) {
+      journeys.transition(`inc-${i}`, "released", "waiting");
+      clock.advance(0.5);
+      journeys.transition(`inc-${i}`, "waiting", "ready");
+      if (i === 1 || i === 128 || i === 256) expect(journeys.stats("inc", "waiting").count).toBe(i);
+    }
+    const waiting = journeys.stats("inc", "waiting");
+    expect([waiting.count, waiting.mean, waiting.min, waiting.max]).toEqual([1000, 0.5, 0.5, 0.5]);
+    const { resourceMetrics } = await journeys.metricProducer.collect();
+    const stateTime = resourceMetrics.scopeMetrics[0].metrics.find((metric) => metric.descriptor.name === "task.state.time")!;
+    expect(stateTime.dataPoints.map((point) => [point.attributes["task.state"], point.value])).toEqual([["waiting", 500]]);
+  });
+
   it("subtracts nested activities from their parent", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);
