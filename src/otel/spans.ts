@@ -160,35 +160,131 @@ const DIGEST_ATTRIBUTES = Object.freeze({ [ATTR_DIGEST]: true });
 const THREAD_CPU = "thread-cpu";
 const THREAD_NONCPU = "thread-noncpu";
 const TRANSFER_DROPPED = Symbol("gather_dep capped away");
+/** The links of a span started without: the SDK copies the array it is given, so one empty array serves all. */
+const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
 
-/** A span taskjourney started and has not ended yet, with what its caps counted. */
-class OpenSpan {
+/**
+ * The key under which the API keeps a context's span, learnt from the API itself: it is not
+ * exported, and asking beats hardcoding its description.
+ */
+const SPAN_KEY: symbol = (() => {
+  let key: symbol | undefined;
+  const probe: Context = {
+    getValue(asked) {
+      key = asked;
+      return undefined;
+    },
+    setValue: () => probe,
+    deleteValue: () => probe,
+  };
+  trace.getSpan(probe);
+  if (key === undefined) throw new Error("taskjourney: @opentelemetry/api reads no span key from a context");
+  return key;
+})();
+
+/**
+ * A span as a parent context: the context `trace.setSpan(ROOT_CONTEXT, span)` would give. The SDK
+ * only reads a parent context, and a context of our own costs nothing beyond this object, where
+ * the API's makes an object, a Map and three closures.
+ */
+class ParentContext implements Context {
+  constructor(readonly span: Span) {}
+
+  getValue(key: symbol): unknown {
+    return key === SPAN_KEY ? this.span : undefined;
+  }
+
+  // Writes make a real context, as writing to any context does; the SDK writes to a parent only
+  // for a root span, which taskjourney never asks for.
+  setValue(key: symbol, value: unknown): Context {
+    return trace.setSpan(ROOT_CONTEXT, this.span).setValue(key, value);
+  }
+
+  deleteValue(key: symbol): Context {
+    return trace.setSpan(ROOT_CONTEXT, this.span).deleteValue(key);
+  }
+}
+
+/**
+ * A task, state or gather_dep span taskjourney started and has not ended yet, with what its caps
+ * counted; its own parent context. Its interval is not kept here but passed along from the
+ * journey or transfer, which has it anyway. (Activity spans live in ActivitySlots.)
+ */
+class OpenSpan extends ParentContext {
   children = 0;
   childrenDropped = 0;
   links = 0;
   linksDropped = 0;
-  /** Thread seconds digested under this span's activity, or -1 when none. */
-  cpu = -1;
-  noncpu = -1;
-  private ctx: Context | undefined = undefined;
 
   constructor(
-    readonly span: Span,
-    /** Recorder seconds. */
-    readonly start: number,
-    public end: number,
-  ) {}
-
-  /** The context that makes this span a parent; built on first use. */
-  get context(): Context {
-    return (this.ctx ??= trace.setSpan(ROOT_CONTEXT, this.span));
+    span: Span,
+    /** The start time given to the SDK: a state span's is also the end time of the state before. */
+    readonly startTime: HrTime,
+  ) {
+    super(span);
   }
 }
 
-/** The spans of one emitted journey: its task span and one span per state visit. */
-class JourneySpans {
-  readonly visits: Array<OpenSpan | undefined> = [];
-  constructor(readonly task: OpenSpan) {}
+/**
+ * The activity spans of one `emitActivities` call, in arrays indexed by record (offset /
+ * ACTIVITY_FIELDS) that the bridge keeps from call to call: an activity span starts and ends
+ * within the call, so an object per span would be garbage at once. A slot holds what a record's
+ * span needs while the records nested in it are emitted.
+ */
+class ActivitySlots {
+  /** Taken by a call under way: a call made meanwhile (from a span processor) gets slots of its own. */
+  busy = false;
+  readonly spans: Array<Span | undefined> = [];
+  /** Parent contexts of the activity spans that have nested activity spans, made for the first. */
+  readonly parents: Array<ParentContext | undefined> = [];
+  /** Recorder seconds, clamped into the parent's interval. */
+  start = new Float64Array(8);
+  end = new Float64Array(8);
+  children = new Int32Array(8);
+  childrenDropped = new Int32Array(8);
+  /** Thread seconds digested under the activity, or -1 when none. */
+  cpu = new Float64Array(8);
+  noncpu = new Float64Array(8);
+
+  reserve(count: number): void {
+    if (count <= this.start.length) return;
+    const length = Math.max(count, this.start.length * 2);
+    this.start = new Float64Array(length);
+    this.end = new Float64Array(length);
+    this.children = new Int32Array(length);
+    this.childrenDropped = new Int32Array(length);
+    this.cpu = new Float64Array(length);
+    this.noncpu = new Float64Array(length);
+  }
+
+  open(slot: number, span: Span, start: number, end: number): void {
+    this.spans[slot] = span;
+    this.parents[slot] = undefined;
+    this.start[slot] = start;
+    this.end[slot] = end;
+    this.children[slot] = 0;
+    this.childrenDropped[slot] = 0;
+    this.cpu[slot] = -1;
+    this.noncpu[slot] = -1;
+  }
+
+  /** The parent context of slot's span, made on first use. */
+  parent(slot: number): ParentContext {
+    return (this.parents[slot] ??= new ParentContext(this.spans[slot]!));
+  }
+
+  /** Forgets a slot's span, so that the slots keep no ended span alive. */
+  release(slot: number): void {
+    this.spans[slot] = undefined;
+    this.parents[slot] = undefined;
+  }
+}
+
+/** The task span of an emitted journey, which also holds its state spans: one per visit, undefined where capped away. */
+class TaskSpan extends OpenSpan {
+  // Room for a compute journey's visits from the start: a store into an empty array would grow it
+  // to sixteen slots at the first visit.
+  readonly visits: Array<OpenSpan | undefined> = [undefined, undefined, undefined, undefined];
 }
 
 /**
@@ -205,8 +301,12 @@ export class SpanBridge implements RecorderListener {
   private readonly tail: TailSampler;
   private readonly taskNames: string[] = [];
   private readonly waitNames: string[] = [];
+  private readonly activitySlots = new ActivitySlots();
   private readonly originWhole: number;
   private readonly originFraction: number;
+  /** The last time `hr()` made, and of which recorder seconds. */
+  private lastSeconds = Number.NaN;
+  private lastTime: HrTime = [0, 0];
   private closed = false;
 
   constructor(
@@ -235,9 +335,9 @@ export class SpanBridge implements RecorderListener {
     let spanContext: SpanContext | undefined;
     const journey = this.recorder.live.get(id);
     const spans = journey?.spanState;
-    if (spans instanceof JourneySpans) {
+    if (spans instanceof TaskSpan) {
       const current = this.options.role === "scheduler" ? spans.visits[journey!.visitIndex] : undefined;
-      spanContext = (current ?? spans.task).span.spanContext();
+      spanContext = (current ?? spans).span.spanContext();
     } else {
       spanContext = this.recent.get(id);
     }
@@ -257,7 +357,7 @@ export class SpanBridge implements RecorderListener {
     if (live !== undefined) {
       // Too late to parent: the journey's spans exist already. Keep the relation as a link.
       const spans = live.spanState;
-      if (spans instanceof JourneySpans) this.link(spans.task, spanContext);
+      if (spans instanceof TaskSpan) this.link(spans, spanContext);
       return false;
     }
     this.parents.set(id, spanContext);
@@ -286,7 +386,7 @@ export class SpanBridge implements RecorderListener {
       const client = trace.getSpanContext(contextApi.active());
       if (client !== undefined && isSpanContextValid(client)) links = [{ context: client }];
     }
-    const spans = new JourneySpans(this.startTask(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(parent), links, false));
+    const spans = this.startTask(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(parent), links, false);
     journey.spanState = spans;
     this.open.add(journey);
     this.openVisit(journey, spans, journey.visitIndex);
@@ -294,7 +394,7 @@ export class SpanBridge implements RecorderListener {
 
   stateEntered(journey: Journey): void {
     const spans = journey.spanState;
-    if (spans instanceof JourneySpans) this.openVisit(journey, spans, journey.visitIndex);
+    if (spans instanceof TaskSpan) this.openVisit(journey, spans, journey.visitIndex);
   }
 
   journeyEnded(journey: Journey): void {
@@ -302,11 +402,11 @@ export class SpanBridge implements RecorderListener {
     const outcome = journey.outcomeState;
     const keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
     const spans = journey.spanState;
-    if (spans instanceof JourneySpans) {
+    if (spans instanceof TaskSpan) {
       this.open.delete(journey);
       journey.spanState = undefined;
       this.finishVisits(journey, spans, journey.visitCount - 1);
-      this.finishTask(journey, spans.task);
+      this.finishTask(journey, spans);
     } else if (keep) {
       this.emitRetroactively(journey);
     }
@@ -319,19 +419,19 @@ export class SpanBridge implements RecorderListener {
     let fetchOwner: Journey | undefined;
     let others: Journey[] | undefined;
     for (const fetch of transfer.journeys) {
-      if (fetchOwner === undefined && fetch.spanState instanceof JourneySpans) fetchOwner = fetch;
+      if (fetchOwner === undefined && fetch.spanState instanceof TaskSpan) fetchOwner = fetch;
       const noted = fetch.notedDependents;
       if (noted === undefined) continue;
       for (const dependent of noted) {
-        if (!(dependent.spanState instanceof JourneySpans)) continue;
+        if (!(dependent.spanState instanceof TaskSpan)) continue;
         if (owner === undefined) owner = dependent;
         else if (dependent !== owner && !(others ??= []).includes(dependent)) others.push(dependent);
       }
     }
     owner ??= fetchOwner;
     if (owner === undefined) return;
-    const spans = owner.spanState as JourneySpans;
-    const parent = spans.visits[owner.visitIndex] ?? spans.task;
+    const spans = owner.spanState as TaskSpan;
+    const parent = spans.visits[owner.visitIndex] ?? spans;
     if (!this.admitChild(parent)) {
       transfer.spanState = TRANSFER_DROPPED;
       return;
@@ -341,11 +441,11 @@ export class SpanBridge implements RecorderListener {
     if (others !== undefined) {
       links = [];
       for (const other of others) {
-        if (links.length < this.options.maxLinksPerSpan) links.push({ context: (other.spanState as JourneySpans).task.span.spanContext() });
+        if (links.length < this.options.maxLinksPerSpan) links.push({ context: (other.spanState as TaskSpan).span.spanContext() });
         else linksDropped++;
       }
     }
-    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, Number.NaN, SpanKind.CLIENT, this.transferAttributes(transfer), links);
+    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, SpanKind.CLIENT, this.transferAttributes(transfer), links);
     gather.links = links?.length ?? 0;
     gather.linksDropped = linksDropped;
     transfer.spanState = gather;
@@ -365,11 +465,11 @@ export class SpanBridge implements RecorderListener {
     this.closed = true;
     const now = this.recorder.clock();
     for (const journey of this.open) {
-      const spans = journey.spanState as JourneySpans;
+      const spans = journey.spanState as TaskSpan;
       journey.spanState = undefined;
       this.finishVisits(journey, spans, journey.visitCount, now);
-      spans.task.span.setAttribute(ATTR_UNFINISHED, true);
-      this.finishSpan(spans.task, now);
+      spans.span.setAttribute(ATTR_UNFINISHED, true);
+      this.finishSpan(spans, journey.start, now);
     }
     for (const transfer of this.openTransfers) {
       const gather = transfer.spanState as OpenSpan;
@@ -384,14 +484,14 @@ export class SpanBridge implements RecorderListener {
   // ---- journeys -------------------------------------------------------------------------------
 
   private emitRetroactively(journey: Journey): void {
-    const spans = new JourneySpans(this.startTask(journey, ROOT_CONTEXT, undefined, true));
+    const spans = this.startTask(journey, ROOT_CONTEXT, undefined, true);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
-    this.finishTask(journey, spans.task);
+    this.finishTask(journey, spans);
   }
 
-  private startTask(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): OpenSpan {
+  private startTask(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): TaskSpan {
     const limit = this.options.maxAttributeLength;
     const attributes: Attributes = {
       [ATTR_TASK_KEY]: truncate(typeof journey.id === "string" ? journey.id : String(journey.id), limit),
@@ -406,39 +506,39 @@ export class SpanBridge implements RecorderListener {
       name = SPAN_TASK_PREFIX + this.recorder.prefixes.name(journey.prefixId);
       this.taskNames[journey.prefixId] = name;
     }
-    const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime: this.hr(journey.start), attributes, links }, parent);
-    const task = new OpenSpan(span, journey.start, journey.end);
+    const startTime = this.hr(journey.start);
+    const task = new TaskSpan(this.startSpan(name, parent, startTime, SpanKind.INTERNAL, attributes, links), startTime);
     task.links = links?.length ?? 0;
     return task;
   }
 
-  private openVisit(journey: Journey, spans: JourneySpans, visit: number): void {
-    const task = spans.task;
-    if (!this.admitChild(task)) {
+  private openVisit(journey: Journey, spans: TaskSpan, visit: number): void {
+    if (!this.admitChild(spans)) {
       spans.visits[visit] = undefined;
       return;
     }
-    spans.visits[visit] = this.startChild(ALL_STATES[journey.visitState(visit)], task, journey.visitStart(visit), Number.NaN);
+    spans.visits[visit] = this.startChild(ALL_STATES[journey.visitState(visit)], spans, journey.visitStart(visit));
   }
 
   /** Gives visits [0, count) their children and links and ends them; `now` ends a journey cut short. */
-  private finishVisits(journey: Journey, spans: JourneySpans, count: number, now?: number): void {
+  private finishVisits(journey: Journey, spans: TaskSpan, count: number, now?: number): void {
     for (let visit = 0; visit < count; visit++) {
       const span = spans.visits[visit];
       if (span === undefined) continue;
+      const start = journey.visitStart(visit);
       const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end);
-      span.end = end;
       const state = journey.visitState(visit);
       if (journey.kind === COMPUTE_JOURNEY) {
         if (state === WAITING) {
-          this.linkTransfers(journey.fetchedBy, span, false);
-          this.waitAttributes(journey, visit, span);
+          this.linkTransfers(journey.fetchedBy, span, start, end);
+          this.waitAttributes(journey, visit, span, end - start);
         }
-        this.emitActivities(journey.activities, visit, span, journey.digestRecords);
+        this.emitActivities(journey.activities, visit, span, start, end, journey.digestRecords);
       } else if (journey.kind === FETCH_JOURNEY && state === FLIGHT) {
-        this.linkTransfers([journey], span, true);
+        this.linkFlightTransfers(journey, span, start);
       }
-      this.finishSpan(span, end);
+      // The next state span, when there is one, starts at this one's end with an HrTime to share.
+      this.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
     }
   }
 
@@ -447,7 +547,7 @@ export class SpanBridge implements RecorderListener {
    * `task.wait.<activity>` = seconds, so a trace alone can rebuild explain(). Without a
    * breakdown (no dependency was fetched during the visit), its whole time is `dependencies`.
    */
-  private waitAttributes(journey: Journey, visit: number, span: OpenSpan): void {
+  private waitAttributes(journey: Journey, visit: number, span: OpenSpan, seconds: number): void {
     const breakdown = journey.waitBreakdown;
     let attributes: Attributes | undefined;
     if (breakdown !== undefined) {
@@ -462,7 +562,6 @@ export class SpanBridge implements RecorderListener {
       span.span.setAttributes(attributes);
       return;
     }
-    const seconds = span.end - span.start;
     if (seconds > 0) span.span.setAttribute(WAIT_DEPENDENCIES, seconds);
   }
 
@@ -476,7 +575,7 @@ export class SpanBridge implements RecorderListener {
     return name;
   }
 
-  private finishTask(journey: Journey, task: OpenSpan): void {
+  private finishTask(journey: Journey, task: TaskSpan): void {
     const outcome = journey.outcomeState;
     const span = task.span;
     span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
@@ -494,36 +593,52 @@ export class SpanBridge implements RecorderListener {
         }
       }
     }
-    this.finishSpan(task, journey.end);
+    this.finishSpan(task, journey.start, journey.end);
     this.recent.set(journey.id, span.spanContext());
   }
 
   // ---- transfers ------------------------------------------------------------------------------
 
   /**
-   * Links `span` (a dependent's waiting span, or a fetch journey's flight span) to the gather_dep
-   * of every transfer that carried one of `sources` during it, emitting the transfers no journey
+   * Links a dependent's waiting span to the gather_dep of every transfer that carried one of
+   * `sources` during it (any transfer that overlapped it), emitting the transfers no journey
    * emitted yet under it.
    */
-  private linkTransfers(sources: Journey[] | undefined, span: OpenSpan, flight: boolean): void {
+  private linkTransfers(sources: Journey[] | undefined, span: OpenSpan, start: number, end: number): void {
     if (sources === undefined) return;
     let seen: Transfer[] | undefined;
     for (const source of sources) {
       const transfers = source.transfers;
       if (transfers === undefined) continue;
       for (const transfer of transfers) {
-        // A flight visit begins exactly when its transfer does; a waiting visit is served by any
-        // transfer that overlapped it.
-        if (flight ? transfer.start !== span.start : transfer.start > span.end || transfer.end < span.start) continue;
+        if (transfer.start > end || transfer.end < start) continue;
         if (seen === undefined) seen = [];
         else if (seen.includes(transfer)) continue;
         seen.push(transfer);
-        if (transfer.spanState === undefined && transfer.end === transfer.end) this.emitTransfer(transfer, span);
-        const state = transfer.spanState;
-        if (state instanceof OpenSpan) this.link(span, state.span.spanContext());
-        else if (state !== undefined && state !== TRANSFER_DROPPED) this.link(span, state as SpanContext);
+        this.linkTransfer(transfer, span);
       }
     }
+  }
+
+  /**
+   * Links a fetch journey's flight span to the gather_dep of the transfer that carried it, which
+   * began exactly with the visit. A transfer is listed twice when its keys repeat one: the first
+   * is the one linked, found without a list of those seen.
+   */
+  private linkFlightTransfers(journey: Journey, span: OpenSpan, start: number): void {
+    const transfers = journey.transfers;
+    if (transfers === undefined) return;
+    for (let index = 0; index < transfers.length; index++) {
+      const transfer = transfers[index];
+      if (transfer.start === start && transfers.indexOf(transfer) === index) this.linkTransfer(transfer, span);
+    }
+  }
+
+  private linkTransfer(transfer: Transfer, span: OpenSpan): void {
+    if (transfer.spanState === undefined && transfer.end === transfer.end) this.emitTransfer(transfer, span);
+    const state = transfer.spanState;
+    if (state instanceof OpenSpan) this.link(span, state.span.spanContext());
+    else if (state !== undefined && state !== TRANSFER_DROPPED) this.link(span, state as SpanContext);
   }
 
   /** A gather_dep emitted retroactively, whole, under `parent`. */
@@ -532,18 +647,17 @@ export class SpanBridge implements RecorderListener {
       transfer.spanState = TRANSFER_DROPPED;
       return;
     }
-    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, transfer.end, SpanKind.CLIENT, this.transferAttributes(transfer));
+    const gather = this.startChild(SPAN_GATHER_DEP, parent, transfer.start, SpanKind.CLIENT, this.transferAttributes(transfer));
     this.finishTransfer(transfer, gather, transfer.end);
   }
 
   private finishTransfer(transfer: Transfer, gather: OpenSpan, end: number): void {
-    gather.end = end;
-    this.emitActivities(transfer.activities, -1, gather, transfer.digestRecords);
+    this.emitActivities(transfer.activities, -1, gather, transfer.start, end, transfer.digestRecords);
     const span = gather.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, transfer.bytes);
     if (transfer.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, transfer.outcome);
     if (transfer.outcome === "failed") span.setStatus({ code: SpanStatusCode.ERROR, message: "transfer failed" });
-    this.finishSpan(gather, end);
+    this.finishSpan(gather, transfer.start, end);
     transfer.spanState = span.spanContext();
   }
 
@@ -569,29 +683,55 @@ export class SpanBridge implements RecorderListener {
 
   // ---- activities -----------------------------------------------------------------------------
 
-  /** Activity spans of the records of `visit` (-1: a transfer's), under `owner`, ended here. */
-  private emitActivities(records: readonly number[], visit: number, owner: OpenSpan, digests: number[] | undefined): void {
-    let opened: Array<OpenSpan | undefined> | undefined;
+  /** Activity spans of the records of `visit` (-1: a transfer's), under `owner` (of that interval), ended here. */
+  private emitActivities(records: readonly number[], visit: number, owner: OpenSpan, ownerStart: number, ownerEnd: number, digests: number[] | undefined): void {
+    const slots = this.activitySlots.busy ? new ActivitySlots() : this.activitySlots;
+    slots.reserve(records.length / ACTIVITY_FIELDS);
+    slots.busy = true;
+    try {
+      this.emitActivitySpans(records, visit, owner, ownerStart, ownerEnd, digests, slots);
+    } finally {
+      slots.busy = false;
+    }
+  }
+
+  private emitActivitySpans(
+    records: readonly number[],
+    visit: number,
+    owner: OpenSpan,
+    ownerStart: number,
+    ownerEnd: number,
+    digests: number[] | undefined,
+    slots: ActivitySlots,
+  ): void {
+    let lastSlot = -1;
     let runCpu = -1;
     let runNoncpu = -1;
     let runEnd = Number.NEGATIVE_INFINITY;
-    for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+    for (let record = 0, slot = 0; record < records.length; record += ACTIVITY_FIELDS, slot++) {
       if (records[record + ACTIVITY_VISIT] !== visit) continue;
+      // Cleared before anything can skip it: a nested record reads its parent's slot, which comes
+      // earlier and so was written in this call, never left over from another (one a span
+      // processor's exception cut short).
+      slots.spans[slot] = undefined;
+      lastSlot = slot;
       const parentRecord = records[record + ACTIVITY_PARENT];
       // Nested under its parent activity's span; at top level when that activity belongs to an
       // earlier visit (metered across executing → long-running). A child of an activity capped
       // away goes with it (counted on that activity's parent).
-      const parent = parentRecord === -1 || records[parentRecord + ACTIVITY_VISIT] !== visit ? owner : opened?.[parentRecord / ACTIVITY_FIELDS];
-      if (parent === undefined) continue;
-      const start = clamp(records[record + ACTIVITY_START], parent.start, parent.end);
+      const parentSlot = parentRecord === -1 || records[parentRecord + ACTIVITY_VISIT] !== visit ? -1 : parentRecord / ACTIVITY_FIELDS;
+      if (parentSlot !== -1 && slots.spans[parentSlot] === undefined) continue;
+      const parentStart = parentSlot === -1 ? ownerStart : slots.start[parentSlot];
+      const parentEnd = parentSlot === -1 ? ownerEnd : slots.end[parentSlot];
+      const start = clamp(records[record + ACTIVITY_START], parentStart, parentEnd);
       const recordedEnd = records[record + ACTIVITY_END];
-      const end = clamp(recordedEnd === recordedEnd ? recordedEnd : parent.end, start, parent.end);
+      const end = clamp(recordedEnd === recordedEnd ? recordedEnd : parentEnd, start, parentEnd);
       const name = this.recorder.activities.name(records[record + ACTIVITY_ID]);
       if (name === THREAD_CPU || name === THREAD_NONCPU) {
         const seconds = end - start;
-        if (parent !== owner) {
-          if (name === THREAD_CPU) parent.cpu = Math.max(parent.cpu, 0) + seconds;
-          else parent.noncpu = Math.max(parent.noncpu, 0) + seconds;
+        if (parentSlot !== -1) {
+          if (name === THREAD_CPU) slots.cpu[parentSlot] = Math.max(slots.cpu[parentSlot], 0) + seconds;
+          else slots.noncpu[parentSlot] = Math.max(slots.noncpu[parentSlot], 0) + seconds;
         } else {
           // -1 until digested, so the run span carries only the kinds actually measured.
           if (name === THREAD_CPU) runCpu = Math.max(runCpu, 0) + seconds;
@@ -600,21 +740,32 @@ export class SpanBridge implements RecorderListener {
         }
         continue;
       }
-      if (!this.admitChild(parent)) continue;
-      const span = this.startChild(name, parent, start, end, SpanKind.INTERNAL, digests !== undefined && digests.includes(record) ? DIGEST_ATTRIBUTES : undefined);
-      (opened ??= [])[record / ACTIVITY_FIELDS] = span;
+      let parent: ParentContext;
+      if (parentSlot === -1) {
+        if (!this.admitChild(owner)) continue;
+        parent = owner;
+      } else {
+        if (slots.children[parentSlot] >= this.options.maxChildrenPerSpan) {
+          slots.childrenDropped[parentSlot]++;
+          continue;
+        }
+        slots.children[parentSlot]++;
+        parent = slots.parent(parentSlot);
+      }
+      const attributes = digests !== undefined && digests.includes(record) ? DIGEST_ATTRIBUTES : undefined;
+      slots.open(slot, this.startSpan(name, parent, this.hr(start), SpanKind.INTERNAL, attributes, undefined), start, end);
     }
     if (runEnd !== Number.NEGATIVE_INFINITY && this.admitChild(owner)) {
-      const run = this.startChild(SPAN_RUN, owner, Math.max(owner.start, runEnd - Math.max(runCpu, 0) - Math.max(runNoncpu, 0)), runEnd);
-      run.cpu = runCpu;
-      run.noncpu = runNoncpu;
-      this.finishSpan(run, run.end);
+      const start = Math.max(ownerStart, runEnd - Math.max(runCpu, 0) - Math.max(runNoncpu, 0));
+      this.endSpan(this.startSpan(SPAN_RUN, owner, this.hr(start), SpanKind.INTERNAL, undefined, undefined), start, runEnd, undefined, 0, 0, runCpu, runNoncpu);
     }
-    if (opened !== undefined) {
-      for (let index = opened.length - 1; index >= 0; index--) {
-        const span = opened[index];
-        if (span !== undefined) this.finishSpan(span, span.end);
-      }
+    // Children end before their parents, which come earlier: reversed record order.
+    for (let slot = lastSlot; slot >= 0; slot--) {
+      if (records[slot * ACTIVITY_FIELDS + ACTIVITY_VISIT] !== visit) continue;
+      const span = slots.spans[slot];
+      if (span === undefined) continue;
+      slots.release(slot);
+      this.endSpan(span, slots.start[slot], slots.end[slot], undefined, slots.childrenDropped[slot], 0, slots.cpu[slot], slots.noncpu[slot]);
     }
   }
 
@@ -630,17 +781,15 @@ export class SpanBridge implements RecorderListener {
     return true;
   }
 
-  private startChild(
-    name: string,
-    parent: OpenSpan,
-    start: number,
-    end: number,
-    kind: SpanKind = SpanKind.INTERNAL,
-    attributes?: Attributes,
-    links?: Link[],
-  ): OpenSpan {
-    const span = this.tracer.startSpan(name, { kind, startTime: this.hr(start), attributes, links }, parent.context);
-    return new OpenSpan(span, start, end);
+  private startChild(name: string, parent: OpenSpan, start: number, kind: SpanKind = SpanKind.INTERNAL, attributes?: Attributes, links?: Link[]): OpenSpan {
+    const startTime = this.hr(start);
+    return new OpenSpan(this.startSpan(name, parent, startTime, kind, attributes, links), startTime);
+  }
+
+  private startSpan(name: string, parent: Context, startTime: HrTime, kind: SpanKind, attributes: Attributes | undefined, links: Link[] | undefined): Span {
+    // A fresh options object each time, though the SDK keeps none of it: a tracer of the user's
+    // (a test double recording its calls) may, and must not see it change afterwards.
+    return this.tracer.startSpan(name, { kind, startTime, attributes, links: links ?? NO_LINKS }, parent);
   }
 
   private link(span: OpenSpan, context: SpanContext): void {
@@ -652,17 +801,36 @@ export class SpanBridge implements RecorderListener {
     span.span.addLink({ context });
   }
 
-  private finishSpan(open: OpenSpan, end: number): void {
-    const span = open.span;
-    if (open.childrenDropped > 0) span.setAttribute(ATTR_CHILDREN_DROPPED, open.childrenDropped);
-    if (open.linksDropped > 0) span.setAttribute(ATTR_LINKS_DROPPED, open.linksDropped);
-    if (open.cpu >= 0) span.setAttribute(ATTR_THREAD_CPU_TIME, open.cpu);
-    if (open.noncpu >= 0) span.setAttribute(ATTR_THREAD_NONCPU_TIME, open.noncpu);
-    span.end(this.hr(end > open.start ? end : open.start));
+  private finishSpan(open: OpenSpan, start: number, end: number, endTime?: HrTime): void {
+    this.endSpan(open.span, start, end, endTime, open.childrenDropped, open.linksDropped, -1, -1);
+  }
+
+  /**
+   * Ends a span with its cap counts and digested thread seconds (-1: none), never before `start`;
+   * `endTime`, when given, is `end` as an HrTime already made.
+   */
+  private endSpan(
+    span: Span,
+    start: number,
+    end: number,
+    endTime: HrTime | undefined,
+    childrenDropped: number,
+    linksDropped: number,
+    cpu: number,
+    noncpu: number,
+  ): void {
+    if (childrenDropped > 0) span.setAttribute(ATTR_CHILDREN_DROPPED, childrenDropped);
+    if (linksDropped > 0) span.setAttribute(ATTR_LINKS_DROPPED, linksDropped);
+    if (cpu >= 0) span.setAttribute(ATTR_THREAD_CPU_TIME, cpu);
+    if (noncpu >= 0) span.setAttribute(ATTR_THREAD_NONCPU_TIME, noncpu);
+    span.end(end > start ? (endTime ?? this.hr(end)) : this.hr(start));
   }
 
   /** Recorder seconds as an HrTime, split so that whole seconds of the epoch lose no precision. */
   private hr(seconds: number): HrTime {
+    // Consecutive times are often equal (a task span starts with its first state span, ends with
+    // its last); the SDK keeps the array it is given and never writes to it, so one array serves.
+    if (seconds === this.lastSeconds) return this.lastTime;
     const sum = this.originFraction + seconds;
     let whole = Math.floor(sum);
     let nanos = Math.round((sum - whole) * 1e9);
@@ -670,7 +838,10 @@ export class SpanBridge implements RecorderListener {
       whole += 1;
       nanos -= 1e9;
     }
-    return [this.originWhole + whole, nanos];
+    const time: HrTime = [this.originWhole + whole, nanos];
+    this.lastSeconds = seconds;
+    this.lastTime = time;
+    return time;
   }
 }
 
