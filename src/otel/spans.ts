@@ -28,6 +28,11 @@ import {
   FETCH_JOURNEY,
   type Journey,
   type Transfer,
+  QUANTITY_ACTIVITY,
+  QUANTITY_FIELDS,
+  QUANTITY_UNIT,
+  QUANTITY_VALUE,
+  QUANTITY_VISIT,
 } from "../recorder/journey.js";
 import type { RecorderListener } from "../recorder/listener.js";
 import type { Recorder } from "../recorder/recorder.js";
@@ -38,8 +43,10 @@ import {
   ATTR_TASK_DEPENDENCIES,
   ATTR_TASK_GROUP,
   ATTR_TASK_KEY,
+  ATTR_TASK_KEY_LENGTH,
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
+  ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
@@ -152,6 +159,7 @@ export const RECENT_CONTEXTS_LIMIT = 4_096;
 
 const WAITING = stateId("waiting");
 const FLIGHT = stateId("flight");
+const FETCH = stateId("fetch");
 const ERROR = stateId("error");
 const ERRED = stateId("erred");
 const KINDS = 3;
@@ -493,12 +501,15 @@ export class SpanBridge implements RecorderListener {
 
   private startTask(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): TaskSpan {
     const limit = this.options.maxAttributeLength;
+    const key = typeof journey.id === "string" ? journey.id : String(journey.id);
     const attributes: Attributes = {
-      [ATTR_TASK_KEY]: truncate(typeof journey.id === "string" ? journey.id : String(journey.id), limit),
+      [ATTR_TASK_KEY]: truncate(key, limit),
       [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
       [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
       [ATTR_TASK_ROLE]: this.options.role,
     };
+    // So that `explain --from` can still find a key longer than the limit: its beginning and length.
+    if (key.length > limit) attributes[ATTR_TASK_KEY_LENGTH] = key.length;
     if (this.options.role === "worker") attributes[ATTR_TASK_WORKER] = this.options.instance;
     if (ended) attributes[ATTR_TASK_OUTCOME] = ALL_STATES[journey.outcomeState];
     let name = this.taskNames[journey.prefixId];
@@ -534,12 +545,29 @@ export class SpanBridge implements RecorderListener {
           this.waitAttributes(journey, visit, span, end - start);
         }
         this.emitActivities(journey.activities, visit, span, start, end, journey.digestRecords);
-      } else if (journey.kind === FETCH_JOURNEY && state === FLIGHT) {
-        this.linkFlightTransfers(journey, span, start);
+      } else if (journey.kind === FETCH_JOURNEY) {
+        if (state === FLIGHT) this.linkFlightTransfers(journey, span, start);
+        // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
+        // of a fetch visit (the transfer's own activities are on its gather_dep span).
+        else if (state === FETCH) this.emitActivities(journey.activities, visit, span, start, end, journey.digestRecords);
       }
+      if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       // The next state span, when there is one, starts at this one's end with an HrTime to share.
       this.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
     }
+  }
+
+  /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */
+  private quantityAttributes(quantities: readonly number[], visit: number, span: OpenSpan): void {
+    let attributes: Attributes | undefined;
+    for (let index = 0; index < quantities.length; index += QUANTITY_FIELDS) {
+      if (quantities[index + QUANTITY_VISIT] !== visit) continue;
+      const unit = this.recorder.units.name(quantities[index + QUANTITY_UNIT]);
+      const name = `${ATTR_TASK_QUANTITY_PREFIX}${unit}.${this.recorder.activities.name(quantities[index + QUANTITY_ACTIVITY])}`;
+      attributes ??= {};
+      attributes[name] = ((attributes[name] as number | undefined) ?? 0) + quantities[index + QUANTITY_VALUE];
+    }
+    if (attributes !== undefined) span.span.setAttributes(attributes);
   }
 
   /**

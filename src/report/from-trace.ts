@@ -191,9 +191,9 @@ export function journeyInstance(task: DecodedSpan): string {
  */
 function isTaskOf(task: DecodedSpan, key: string): boolean {
   const recorded = task.attributes[ATTR_TASK_KEY];
-  if (recorded === key) return true;
   const length = task.attributes[ATTR_TASK_KEY_LENGTH];
-  return typeof recorded === "string" && typeof length === "number" && length === key.length && key.startsWith(recorded);
+  if (typeof length !== "number") return recorded === key;
+  return typeof recorded === "string" && length === key.length && key.startsWith(recorded);
 }
 
 /** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */

@@ -59,6 +59,7 @@ function expectSameNodes(actual: BreakdownNode[], expected: BreakdownNode[], whe
   expect(actual.map((node) => node.name), where).toEqual(expected.map((node) => node.name));
   expected.forEach((node, index) => {
     expect(Math.abs(actual[index].seconds - node.seconds), `${where}/${node.name}: ${actual[index].seconds} vs ${node.seconds}`).toBeLessThan(1e-6);
+    expect(actual[index].quantities, `${where}/${node.name} quantities`).toEqual(node.quantities);
     expectSameNodes(actual[index].children, node.children, `${where}/${node.name}`);
   });
 }
@@ -177,6 +178,55 @@ function schedulerScenario(): Process {
   journeys.transition("sum-1", "processing", "memory");
   return scheduler;
 }
+
+describe("breakdownFromSpans: what else explain() shows, from the trace", () => {
+  const clock = new FakeClock(100);
+  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, maxAttributeLength: 64 });
+  const { journeys } = worker;
+  const longKey = `long-7-${"ab".repeat(60)}`;
+  // A fetch that waited for a reason, then came in.
+  journeys.transition("a-1", "released", "fetch");
+  journeys.queued("a-1", "local-saturated");
+  clock.advance(0.25);
+  const transfer = journeys.gather(PEER_1, ["a-1"], 100);
+  transfer.meter("network", () => clock.advance(0.5));
+  transfer.end("ok");
+  // A compute journey that read spilled bytes, of a key longer than the attribute limit.
+  journeys.transition(longKey, "released", "waiting");
+  journeys.transition(longKey, "waiting", "ready");
+  clock.advance(0.125);
+  journeys.transition(longKey, "ready", "executing");
+  const ledger = journeys.execute(longKey);
+  ledger.meter("unspill", () => {
+    ledger.meter("disk-read", () => clock.advance(0.25));
+    ledger.digest("disk-read", 65536, "bytes");
+  });
+  ledger.digest("disk-write", 2, "count");
+  clock.advance(0.5);
+  ledger.end("memory");
+  const spans = readOtlpJsonFile(writeFile("more.jsonl", jsonLines([worker.exporter.getFinishedSpans()])));
+
+  it("a fetch journey's queued reason, under its fetch visit", () => {
+    const expected = journeys.explain("a-1")!;
+    expect(expected.children[0]).toMatchObject({ name: "fetch", children: [{ name: "queued (local-saturated)", seconds: 0.25 }] });
+    expectSameBreakdown(breakdownFromSpans(spans, "a-1"), expected);
+  });
+
+  it("digested quantities, on their activities' nodes; and a key longer than the attribute limit", () => {
+    const expected = journeys.explain(longKey)!;
+    const executing = expected.children.find((node) => node.name === "executing")!;
+    expect(executing.children[0].children[0]).toMatchObject({ name: "disk-read", quantities: { bytes: 65536 } });
+    expect(executing.children.find((node) => node.name === "disk-write")).toMatchObject({ seconds: 0, quantities: { count: 2 } });
+    const task = spans.find((span) => span.name === "task long")!;
+    expect(task.attributes).toMatchObject({ "task.key": longKey.slice(0, 64), "taskjourney.key_length": longKey.length });
+    expect(spans.find((span) => span.name === "executing")!.attributes).toMatchObject({ "task.quantity.bytes.disk-read": 65536, "task.quantity.count.disk-write": 2 });
+    expectSameBreakdown(breakdownFromSpans(spans, longKey), expected);
+    expect(breakdownsFromSpans(spans, longKey)).toHaveLength(1);
+    // Another key of the same beginning but not the same length is not this journey.
+    expect(breakdownFromSpans(spans, `${longKey}x`)).toBeUndefined();
+    expect(breakdownFromSpans(spans, longKey.slice(0, 64))).toBeUndefined();
+  });
+});
 
 describe("breakdownFromSpans: explain() rebuilt from an OTLP/JSON trace file", () => {
   const worker = workerScenario();
