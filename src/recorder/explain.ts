@@ -19,6 +19,8 @@ import {
 } from "./journey.js";
 
 const WAITING = stateId("waiting");
+const THREAD_CPU = "thread-cpu";
+const THREAD_NONCPU = "thread-noncpu";
 const KIND_NAMES = ["compute", "fetch", "scheduler"];
 /** Remainders below this are rounding, not time anyone spent. */
 const EPSILON = 1e-9;
@@ -91,15 +93,29 @@ function visitActivities(
 ): BreakdownNode[] {
   const records = journey.activities;
   const nodes: BreakdownNode[] = [];
+  // Thread digests nested in an activity are measurements over its interval (its span's
+  // thread.cpu_time / thread.noncpu_time), not slices of it: they come after its other
+  // activities, cpu first, as a trace rebuilds them.
+  let cpu = 0;
+  let noncpu = 0;
+  let digested = 0;
   let claimed = 0;
   for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
     if (records[record + ACTIVITY_VISIT] !== visit || records[record + ACTIVITY_PARENT] !== parent) continue;
     // A record's whole time is its self time plus its nested records' (whose parents are closed).
     const total = records[record + ACTIVITY_SELF_SECONDS] + records[record + ACTIVITY_CHILD_SECONDS];
-    const nested = visitActivities(journey, visit, record, total, names, true);
-    addNode(nodes, names.activity(records[record + ACTIVITY_ID]), total, nested);
+    const name = names.activity(records[record + ACTIVITY_ID]);
     claimed += total;
+    if (parent !== -1 && (name === THREAD_CPU || name === THREAD_NONCPU) && journey.digestRecords?.includes(record) === true) {
+      if (name === THREAD_CPU) cpu += total;
+      else noncpu += total;
+      digested |= name === THREAD_CPU ? 1 : 2;
+      continue;
+    }
+    addNode(nodes, name, total, visitActivities(journey, visit, record, total, names, true));
   }
+  if ((digested & 1) !== 0) addNode(nodes, THREAD_CPU, cpu, []);
+  if ((digested & 2) !== 0) addNode(nodes, THREAD_NONCPU, noncpu, []);
   const remainder = seconds - claimed;
   if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
   return nodes;

@@ -8,10 +8,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { TaskJourneys, type Breakdown, type BreakdownNode, type TaskJourneysOptions } from "../../src/index.js";
+import { TaskJourneys, type ActivityLedger, type Breakdown, type BreakdownNode, type TaskJourneysOptions } from "../../src/index.js";
 import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "../../src/report/from-trace.js";
 import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
 import { formatBreakdown } from "../../src/report/format.js";
@@ -178,6 +179,123 @@ function schedulerScenario(): Process {
   journeys.transition("sum-1", "processing", "memory");
   return scheduler;
 }
+
+/** One step inside a ledger: a metered activity (with steps nested in it), or a digest. */
+type Step =
+  | { meter: string; ticks: number; inner: readonly Step[] }
+  | { digest: string; ticks: number }
+  | { quantity: string; value: number; unit: "bytes" | "count" };
+
+/** Times are whole 1/64 s ticks, so sums are exact in binary. */
+const TICK = 1 / 64;
+
+const leafStep: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ meter: fc.constantFrom("deserialize", "disk-read", "serialize", "compute"), ticks: fc.integer({ min: 0, max: 8 }), inner: fc.constant([]) }),
+  fc.record({ digest: fc.constantFrom("thread-cpu", "thread-noncpu", "executor", "seceded"), ticks: fc.integer({ min: 0, max: 8 }) }),
+  fc.record({ quantity: fc.constantFrom("disk-read", "disk-write", "deserialize"), value: fc.integer({ min: 0, max: 1 << 20 }), unit: fc.constantFrom("bytes" as const, "count" as const) }),
+);
+const step: fc.Arbitrary<Step> = fc.oneof(
+  leafStep,
+  fc.record({ meter: fc.constantFrom("unspill", "spill"), ticks: fc.integer({ min: 0, max: 8 }), inner: fc.array(leafStep, { maxLength: 3 }) }),
+);
+
+interface ComputeJourney {
+  long: boolean;
+  waitTicks: number;
+  readyTicks: number;
+  steps: readonly Step[];
+  tailTicks: number;
+  outcome: "memory" | "error";
+}
+interface FetchJourney {
+  reason: string | undefined;
+  fetchTicks: number;
+  networkTicks: number;
+}
+
+const computeJourney: fc.Arbitrary<ComputeJourney> = fc.record({
+  long: fc.boolean(),
+  waitTicks: fc.integer({ min: 0, max: 8 }),
+  readyTicks: fc.integer({ min: 0, max: 8 }),
+  steps: fc.array(step, { maxLength: 4 }),
+  tailTicks: fc.integer({ min: 0, max: 8 }),
+  outcome: fc.constantFrom("memory" as const, "error" as const),
+});
+const fetchJourney: fc.Arbitrary<FetchJourney> = fc.record({
+  reason: fc.option(fc.constantFrom("local-saturated", "remote-saturated"), { nil: undefined }),
+  fetchTicks: fc.integer({ min: 0, max: 8 }),
+  networkTicks: fc.integer({ min: 0, max: 8 }),
+});
+
+function runSteps(ledger: ActivityLedger, clock: FakeClock, steps: readonly Step[]): void {
+  for (const item of steps) {
+    if ("meter" in item) {
+      ledger.meter(item.meter, () => {
+        clock.advance(item.ticks * TICK);
+        runSteps(ledger, clock, item.inner);
+      });
+    } else if ("digest" in item) {
+      clock.advance(item.ticks * TICK);
+      ledger.digest(item.digest, item.ticks * TICK);
+    } else {
+      ledger.digest(item.quantity, item.value, item.unit);
+    }
+  }
+}
+
+/**
+ * A state's top-level thread digests moved after its other activities (before `other`), cpu first.
+ * The trace keeps them as one `run` span placed by time, explain() in the order they were taken;
+ * see "the same digests, whatever their order" below. Everything else keeps its order.
+ */
+function threadDigestsLast(breakdown: Breakdown | undefined): Breakdown | undefined {
+  if (breakdown === undefined) return undefined;
+  const rank = (node: BreakdownNode) => (node.name === "other" ? 3 : node.name === "thread-noncpu" ? 2 : node.name === "thread-cpu" ? 1 : 0);
+  return {
+    ...breakdown,
+    children: breakdown.children.map((state) => ({ ...state, children: [...state.children].sort((a, b) => rank(a) - rank(b)) })),
+  };
+}
+
+describe("breakdownFromSpans: the same as explain() for any journey (property)", () => {
+  it("compute journeys with nested activities, digests and quantities, long keys, failures; fetches queued for a reason", () => {
+    let run = 0;
+    fc.assert(
+      fc.property(fc.array(computeJourney, { minLength: 1, maxLength: 4 }), fc.array(fetchJourney, { maxLength: 3 }), (computes, fetches) => {
+        const clock = new FakeClock(100);
+        const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, maxAttributeLength: 64 });
+        const { journeys } = worker;
+        const keys: string[] = [];
+        fetches.forEach((fetch, index) => {
+          const key = `dep-${index}`;
+          keys.push(key);
+          journeys.transition(key, "released", "fetch");
+          if (fetch.reason !== undefined) journeys.queued(key, fetch.reason);
+          clock.advance(fetch.fetchTicks * TICK);
+          const transfer = journeys.gather(PEER_1, [key], 100);
+          transfer.meter("network", () => clock.advance(fetch.networkTicks * TICK));
+          transfer.end("ok");
+        });
+        computes.forEach((compute, index) => {
+          const key = compute.long ? `task-${index}-${"x".repeat(80)}` : `task-${index}`;
+          keys.push(key);
+          journeys.transition(key, "released", "waiting");
+          clock.advance(compute.waitTicks * TICK);
+          journeys.transition(key, "waiting", "ready");
+          clock.advance(compute.readyTicks * TICK);
+          journeys.transition(key, "ready", "executing");
+          const ledger = journeys.execute(key);
+          runSteps(ledger, clock, compute.steps);
+          clock.advance(compute.tailTicks * TICK);
+          ledger.end(compute.outcome);
+        });
+        const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]), `property run ${run++}`);
+        for (const key of keys) expectSameBreakdown(threadDigestsLast(breakdownFromSpans(spans, key)), threadDigestsLast(journeys.explain(key)));
+      }),
+      { numRuns: 200, seed: 20261130 },
+    );
+  });
+});
 
 describe("breakdownFromSpans: what else explain() shows, from the trace", () => {
   const clock = new FakeClock(100);
