@@ -199,8 +199,24 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ meter: fc.constantFrom("unspill", "spill"), ticks: fc.integer({ min: 0, max: 8 }), inner: fc.array(leafStep, { maxLength: 3 }) }),
 );
 
+/** Dependencies fetched while a compute journey waits: one transfer each group, from one peer each. */
+interface Transfers {
+  groups: number[];
+  connectTicks: number;
+  networkTicks: number;
+  deserializeTicks: number;
+  busyFirst: boolean;
+  /**
+   * How long the busy answer took, at least a tick: a flight visit is matched to the transfer that
+   * began it by their start time, so two transfers of one key at the same clock reading would be
+   * ambiguous (see the closing note of session 3).
+   */
+  busyTicks: number;
+}
+
 interface ComputeJourney {
   long: boolean;
+  fetched: Transfers;
   waitTicks: number;
   readyTicks: number;
   steps: readonly Step[];
@@ -213,8 +229,18 @@ interface FetchJourney {
   networkTicks: number;
 }
 
+const transfers: fc.Arbitrary<Transfers> = fc.record({
+  groups: fc.array(fc.integer({ min: 1, max: 2 }), { maxLength: 2 }),
+  connectTicks: fc.integer({ min: 0, max: 4 }),
+  networkTicks: fc.integer({ min: 0, max: 8 }),
+  deserializeTicks: fc.integer({ min: 0, max: 4 }),
+  busyFirst: fc.boolean(),
+  busyTicks: fc.integer({ min: 1, max: 4 }),
+});
+
 const computeJourney: fc.Arbitrary<ComputeJourney> = fc.record({
   long: fc.boolean(),
+  fetched: transfers,
   waitTicks: fc.integer({ min: 0, max: 8 }),
   readyTicks: fc.integer({ min: 0, max: 8 }),
   steps: fc.array(step, { maxLength: 4 }),
@@ -258,7 +284,7 @@ function threadDigestsLast(breakdown: Breakdown | undefined): Breakdown | undefi
 }
 
 describe("breakdownFromSpans: the same as explain() for any journey (property)", () => {
-  it("compute journeys with nested activities, digests and quantities, long keys, failures; fetches queued for a reason", () => {
+  it("compute journeys with fetched dependencies, nested activities, digests and quantities, long keys, failures; fetches queued for a reason", () => {
     let run = 0;
     fc.assert(
       fc.property(fc.array(computeJourney, { minLength: 1, maxLength: 4 }), fc.array(fetchJourney, { maxLength: 3 }), (computes, fetches) => {
@@ -280,6 +306,23 @@ describe("breakdownFromSpans: the same as explain() for any journey (property)",
           const key = compute.long ? `task-${index}-${"x".repeat(80)}` : `task-${index}`;
           keys.push(key);
           journeys.transition(key, "released", "waiting");
+          const groups = compute.fetched.groups.map((size, group) => Array.from({ length: size }, (_, k) => `in-${index}-${group}-${k}`));
+          journeys.dependencies(key, groups.flat());
+          for (const dependency of groups.flat()) journeys.transition(dependency, "released", "fetch");
+          groups.forEach((group, number) => {
+            const peer = number === 0 ? PEER_1 : PEER_2;
+            if (compute.fetched.busyFirst && number === 0) {
+              const busy = journeys.gather(peer, group, 10);
+              busy.meter("connect", () => clock.advance(compute.fetched.busyTicks * TICK));
+              busy.end("busy");
+            }
+            const transfer = journeys.gather(peer, group, 1000);
+            transfer.meter("connect", () => clock.advance(compute.fetched.connectTicks * TICK));
+            transfer.meter("network", () => clock.advance(compute.fetched.networkTicks * TICK));
+            transfer.meter("deserialize", () => clock.advance(compute.fetched.deserializeTicks * TICK));
+            transfer.end("ok");
+          });
+          keys.push(...groups.flat());
           clock.advance(compute.waitTicks * TICK);
           journeys.transition(key, "waiting", "ready");
           clock.advance(compute.readyTicks * TICK);
