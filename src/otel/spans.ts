@@ -546,7 +546,7 @@ export class SpanBridge implements RecorderListener {
         }
         this.emitActivities(journey.activities, visit, span, start, end, journey.digestRecords);
       } else if (journey.kind === FETCH_JOURNEY) {
-        if (state === FLIGHT) this.linkFlightTransfers(journey, span, start);
+        if (state === FLIGHT) this.linkFlightTransfers(journey, span, visit);
         // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
         // of a fetch visit (the transfer's own activities are on its gather_dep span).
         else if (state === FETCH) this.emitActivities(journey.activities, visit, span, start, end, journey.digestRecords);
@@ -653,12 +653,14 @@ export class SpanBridge implements RecorderListener {
    * began exactly with the visit. A transfer is listed twice when its keys repeat one: the first
    * is the one linked, found without a list of those seen.
    */
-  private linkFlightTransfers(journey: Journey, span: OpenSpan, start: number): void {
+  /** Links a flight visit to the transfers that began in it (a key listed twice in one gather, once). */
+  private linkFlightTransfers(journey: Journey, span: OpenSpan, visit: number): void {
     const transfers = journey.transfers;
-    if (transfers === undefined) return;
+    const visits = journey.transferVisits;
+    if (transfers === undefined || visits === undefined) return;
     for (let index = 0; index < transfers.length; index++) {
       const transfer = transfers[index];
-      if (transfer.start === start && transfers.indexOf(transfer) === index) this.linkTransfer(transfer, span);
+      if (visits[index] === visit && transfers.indexOf(transfer) === index) this.linkTransfer(transfer, span);
     }
   }
 

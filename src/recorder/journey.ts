@@ -74,6 +74,8 @@ export class Journey {
   fetchedBy: Journey[] | undefined = undefined;
   /** Transfers that carried this key (fetch journeys), in order, for span links. */
   transfers: Transfer[] | undefined = undefined;
+  /** The visit (a flight) each of `transfers` began in: by index, not by time, which two transfers may share. */
+  transferVisits: number[] | undefined = undefined;
   /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
   queueReason = -1;
   /** Ledgers still open on this journey: its end waits for them so no activity is lost. */

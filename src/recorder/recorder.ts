@@ -605,7 +605,10 @@ export class Recorder implements LedgerHost {
       else this.drop("invalid-value", `gather() bytes ${String(bytes)}`);
     }
     const transfer = new Transfer(++this.transferIds, String(peer), journeys, nbytes, time);
-    for (const journey of journeys) (journey.transfers ??= []).push(transfer);
+    for (const journey of journeys) {
+      (journey.transfers ??= []).push(transfer);
+      (journey.transferVisits ??= []).push(journey.visitIndex);
+    }
     if (this.listener?.transferStarted !== undefined) {
       try {
         this.listener.transferStarted(transfer);
