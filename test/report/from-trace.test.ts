@@ -336,6 +336,50 @@ describe("breakdownFromSpans: the same as explain() for any journey (property)",
   });
 });
 
+/** The scheduler's transitions by state, for random walks (after distributed's transition table). */
+const SCHEDULER_NEXT: Record<string, string[]> = {
+  released: ["waiting", "erred", "memory"],
+  waiting: ["processing", "queued", "no-worker", "memory", "released", "erred"],
+  queued: ["processing", "released", "erred", "waiting"],
+  "no-worker": ["processing", "released", "waiting", "erred", "memory"],
+  processing: ["memory", "erred", "released", "waiting"],
+};
+
+describe("breakdownFromSpans: the same as explain() for any scheduler journey (property)", () => {
+  it("random walks through the scheduler's states, journeys ending and beginning again", () => {
+    let run = 0;
+    const walk = fc.array(fc.record({ pick: fc.nat(), ticks: fc.integer({ min: 0, max: 8 }) }), { minLength: 1, maxLength: 10 });
+    fc.assert(
+      fc.property(fc.array(walk, { minLength: 1, maxLength: 3 }), (walks) => {
+        const clock = new FakeClock(100);
+        const scheduler = process_(clock, { role: "scheduler", instance: SCHEDULER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+        const { journeys } = scheduler;
+        walks.forEach((steps, index) => {
+          const key = `job-${index}`;
+          let state = "released";
+          for (const { pick, ticks } of steps) {
+            const options = SCHEDULER_NEXT[state] ?? SCHEDULER_NEXT.released;
+            const to = options[pick % options.length];
+            journeys.transition(key, state === "memory" || state === "erred" ? "released" : state, to);
+            state = to;
+            clock.advance(ticks * TICK);
+          }
+          // Ended, so that its spans are in the trace.
+          if (SCHEDULER_NEXT[state] !== undefined && state !== "released") journeys.transition(key, state, "released");
+        });
+        const spans = decodeOtlpJson(jsonLines([scheduler.exporter.getFinishedSpans()]), `scheduler run ${run++}`);
+        walks.forEach((_, index) => {
+          const key = `job-${index}`;
+          const expected = journeys.explain(key);
+          if (expected === undefined) expect(breakdownFromSpans(spans, key)).toBeUndefined();
+          else expectSameBreakdown(breakdownFromSpans(spans, key, { kind: "scheduler" }), expected);
+        });
+      }),
+      { numRuns: 200, seed: 20261130 },
+    );
+  });
+});
+
 describe("breakdownFromSpans: what else explain() shows, from the trace", () => {
   const clock = new FakeClock(100);
   const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, maxAttributeLength: 64 });
