@@ -185,15 +185,15 @@ export function journeyInstance(task: DecodedSpan): string {
 }
 
 /**
- * Whether a task span is a journey of `key`: its `task.key`, or, for a key longer than the
- * attribute length limit, the truncated `task.key` it begins with and the full length recorded
- * beside it.
+ * Whether a task span is a journey of `key`: its `task.key` (for a key longer than the attribute
+ * length limit, the beginning the trace shows, as a user copies it from there), or the full key
+ * of a truncated one: it begins with `task.key` and has the length recorded beside it.
  */
 function isTaskOf(task: DecodedSpan, key: string): boolean {
   const recorded = task.attributes[ATTR_TASK_KEY];
+  if (recorded === key) return true;
   const length = task.attributes[ATTR_TASK_KEY_LENGTH];
-  if (typeof length !== "number") return recorded === key;
-  return typeof recorded === "string" && length === key.length && key.startsWith(recorded);
+  return typeof recorded === "string" && typeof length === "number" && length === key.length && key.startsWith(recorded);
 }
 
 /** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */
