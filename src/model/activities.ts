@@ -28,6 +28,12 @@ export const GATHER_ACTIVITIES = [
   "other",
 ] as const;
 
+/**
+ * The digests of a thread's own times during an execution: measurements over one interval, not
+ * slices of it (spans carry them as thread.cpu_time / thread.noncpu_time).
+ */
+export const THREAD_CPU_ACTIVITY = "thread-cpu";
+export const THREAD_NONCPU_ACTIVITY = "thread-noncpu";
 /** The gather activity whose digested bytes are the transfer's size (`transfer.bytes`, `task.gather.size`). */
 export const NETWORK_ACTIVITY = "network";
 /** The remainder of a state's wall time that no metered activity claimed. */

@@ -16,7 +16,7 @@ import {
 } from "@opentelemetry/api";
 import { keySplit, keySplitGroup, keyToText, type Key } from "../model/keys.js";
 import { ALL_STATES, stateId, type Role } from "../model/states.js";
-import { DEPENDENCIES_ACTIVITY } from "../model/activities.js";
+import { DEPENDENCIES_ACTIVITY, THREAD_CPU_ACTIVITY as THREAD_CPU, THREAD_NONCPU_ACTIVITY as THREAD_NONCPU } from "../model/activities.js";
 import {
   ACTIVITY_END,
   ACTIVITY_FIELDS,
@@ -165,8 +165,6 @@ const ERRED = stateId("erred");
 const KINDS = 3;
 /** Marks an activity span made from a digest: its interval is inferred, ending when it was taken. */
 const DIGEST_ATTRIBUTES = Object.freeze({ [ATTR_DIGEST]: true });
-const THREAD_CPU = "thread-cpu";
-const THREAD_NONCPU = "thread-noncpu";
 const TRANSFER_DROPPED = Symbol("gather_dep capped away");
 /** The links of a span started without: the SDK copies the array it is given, so one empty array serves all. */
 const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];

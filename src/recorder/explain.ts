@@ -1,6 +1,6 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES, stateId } from "../model/states.js";
-import { OTHER_ACTIVITY, DEPENDENCIES_ACTIVITY } from "../model/activities.js";
+import { OTHER_ACTIVITY, DEPENDENCIES_ACTIVITY, THREAD_CPU_ACTIVITY as THREAD_CPU, THREAD_NONCPU_ACTIVITY as THREAD_NONCPU } from "../model/activities.js";
 import { keyToText } from "../model/keys.js";
 import {
   ACTIVITY_CHILD_SECONDS,
@@ -19,8 +19,6 @@ import {
 } from "./journey.js";
 
 const WAITING = stateId("waiting");
-const THREAD_CPU = "thread-cpu";
-const THREAD_NONCPU = "thread-noncpu";
 const KIND_NAMES = ["compute", "fetch", "scheduler"];
 /** Remainders below this are rounding, not time anyone spent. */
 const EPSILON = 1e-9;
