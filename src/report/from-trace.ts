@@ -1,6 +1,13 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES } from "../model/states.js";
-import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, TRANSFER_LUMP, type TransferOutcome } from "../model/activities.js";
+import {
+  DEPENDENCIES_ACTIVITY,
+  OTHER_ACTIVITY,
+  THREAD_CPU_ACTIVITY as THREAD_CPU,
+  THREAD_NONCPU_ACTIVITY as THREAD_NONCPU,
+  TRANSFER_LUMP,
+  type TransferOutcome,
+} from "../model/activities.js";
 import {
   ATTR_DIGEST,
   ATTR_TASK_KEY,
@@ -50,8 +57,6 @@ import type { DecodedSpan } from "./otlp-json.js";
 const EPSILON = 1e-9;
 const STATES: ReadonlySet<string> = new Set(ALL_STATES);
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
-const THREAD_CPU = "thread-cpu";
-const THREAD_NONCPU = "thread-noncpu";
 
 export type JourneyKind = "compute" | "fetch" | "scheduler";
 
