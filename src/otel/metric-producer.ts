@@ -181,7 +181,7 @@ export class TaskMetricProducer implements MetricProducer {
           }
         }
         for (let unit = 0; unit < units; unit++) {
-          const quantity = accumulators.executeQuantities[(base + activity) * units + unit];
+          const quantity = accumulators.executeQuantity(base + activity, unit);
           if (quantity === 0) continue;
           if (this.options.executeTimeByPrefix) {
             const attributes = this.attributes(`e\u0000${prefix}\u0000${name}`, {

@@ -13,11 +13,8 @@ export class Accumulators {
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
   readonly executeSeconds: Float64Array;
-  /**
-   * Bytes and counts digested into execute ledgers, per (prefix, activity, QUANTITY_UNITS
-   * index): at cell `(prefixId * activityCapacity + activityId) * QUANTITY_UNITS.length + unit`.
-   */
-  readonly executeQuantities: Float64Array;
+  /** Bytes and counts digested into execute ledgers, per (prefix, activity) cell and QUANTITY_UNITS index. */
+  private readonly executeQuantities: Float64Array;
   /** Gather ledger self seconds per activity. */
   readonly gatherSeconds: Float64Array;
   /** Apportioned waiting seconds per (dependent prefix, activity). */
@@ -72,6 +69,16 @@ export class Accumulators {
   /** Journeys currently in a (prefix, state) cell of a non-terminal state: entries less finished visits. */
   active(cell: number): number {
     return this.transitions[cell] - this.stateVisits(cell);
+  }
+
+  /** Adds a digested quantity of `unit` (a QUANTITY_UNITS index) to a (prefix, activity) cell. */
+  addExecuteQuantity(activityCell: number, unit: number, value: number): void {
+    this.executeQuantities[activityCell * QUANTITY_UNITS.length + unit] += value;
+  }
+
+  /** The quantity of `unit` (a QUANTITY_UNITS index) digested into a (prefix, activity) cell. */
+  executeQuantity(activityCell: number, unit: number): number {
+    return this.executeQuantities[activityCell * QUANTITY_UNITS.length + unit];
   }
 
   drop(reason: string, count = 1): void {

@@ -746,10 +746,7 @@ export class ExecutionLedger extends Ledger {
     const journey = this.journey;
     (journey.quantities ??= []).push(journey.visitIndex, activityId, unitId, value);
     const unit = this.recorder.quantityUnit(unitId);
-    if (unit !== -1) {
-      const cell = journey.prefixId * this.recorder.activities.limit + activityId;
-      this.recorder.accumulators.executeQuantities[cell * QUANTITY_UNITS.length + unit] += value;
-    }
+    if (unit !== -1) this.recorder.accumulators.addExecuteQuantity(journey.prefixId * this.recorder.activities.limit + activityId, unit, value);
   }
 
   protected markDigest(record: number): void {
