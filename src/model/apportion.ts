@@ -7,9 +7,10 @@
  * interval; we rescale piecewise instead (docs/apportioning.md): the waiting interval is cut at
  * every interval boundary, and each elementary segment is filled by the activities of the
  * intervals active during it, in proportion to their weighted share. The single global rescale
- * gives the same answer for both of the field checks only when no dependency queues behind another; piecewise rescaling also
- * gives the right answer when the second of two serial fetches was queued during the first
- * (the queue time overlapped the first transfer, so the dependent was not waiting *for* it).
+ * gives the same answer for both of the field checks only when no dependency queues behind
+ * another; piecewise rescaling also gives the right answer when the second of two serial fetches
+ * was queued during the first (the queue time overlapped the first transfer, so the dependent was
+ * not waiting *for* it).
  * Segments covered by no interval are `dependencies` time (computing locally, scheduling).
  * The result always sums to the waiting time and no share is negative.
  */
