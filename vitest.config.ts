@@ -1,25 +1,44 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Tests run against the sources, never a dist/ that may be missing or stale: where the examples
+ * and benchmarks import the package by its own name ("taskjourney"), the `taskjourney-source`
+ * export condition (package.json "exports") resolves it to src/. In this process through Vite's
+ * conditions; in the processes tests start (the example cluster and its forked workers) through
+ * NODE_OPTIONS, which they inherit.
+ */
+const CONDITION = "taskjourney-source";
+const fromSource = {
+  resolve: { conditions: [CONDITION] },
+  ssr: { resolve: { conditions: [CONDITION] } },
+};
+const env = { NODE_OPTIONS: [process.env.NODE_OPTIONS, `--conditions=${CONDITION}`].filter(Boolean).join(" ") };
+
 export default defineConfig({
   test: {
     projects: [
       {
+        ...fromSource,
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: ["test/integration/**", "test/e2e/**", "test/examples/**"],
           testTimeout: 20_000,
+          env,
         },
       },
       {
+        ...fromSource,
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts", "test/examples/**/*.test.ts"],
           testTimeout: 90_000,
           hookTimeout: 90_000,
+          env,
         },
       },
       {
+        ...fromSource,
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
@@ -29,6 +48,7 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,
+          env,
         },
       },
     ],

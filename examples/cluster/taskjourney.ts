@@ -1,46 +1,35 @@
 /**
- * taskjourney as the cluster's processes load it: the built package in dist/ — what users run,
- * and what `npm run demo` builds just before — when it is there and no source file is newer;
- * otherwise the TypeScript sources through tsx (while editing src/ without rebuilding).
- * TASKJOURNEY_SOURCE=src or =dist forces one. Types always come from src/.
+ * taskjourney as the cluster's processes load it: the package imports itself by name, so
+ * package.json "exports" decides. By default that is the built dist/ — what users run, and what
+ * `npm run demo` builds just before. With the `taskjourney-source` export condition it is the
+ * TypeScript sources through tsx, e.g. while editing src/ without rebuilding:
+ *
+ *   NODE_OPTIONS=--conditions=taskjourney-source npx tsx examples/cluster/main.ts
+ *
+ * (NODE_OPTIONS rather than a flag: the forked workers inherit the environment, not this
+ * process's flags, and must load the same copy.) The test suites set it in vitest.config.ts.
  *
  * In your own code this is simply `import { … } from "taskjourney"` and `"taskjourney/sdk"`.
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 
-type Library = typeof import("../../src/index.js");
-type Sdk = typeof import("../../src/sdk.js");
+/** Where "taskjourney" resolves in this process: the built dist/ or the sources. */
+export const source: "dist" | "src" = import.meta.resolve("taskjourney").endsWith(".ts") ? "src" : "dist";
 
-const src = fileURLToPath(new URL("../../src/", import.meta.url));
-const distIndex = new URL("../../dist/index.js", import.meta.url);
-const distSdk = new URL("../../dist/sdk.js", import.meta.url);
-
-function newestMtime(directory: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(directory, { withFileTypes: true })) {
-    const path = `${directory}/${entry.name}`;
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+async function load<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    if (source === "dist" && (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
+      throw new Error(
+        "taskjourney: dist/ is not built: run `npm run build` (npm run demo does), or load the sources with NODE_OPTIONS=--conditions=taskjourney-source",
+        { cause: error },
+      );
+    }
+    throw error;
   }
-  return newest;
 }
-
-function useDist(): boolean {
-  const forced = process.env.TASKJOURNEY_SOURCE;
-  if (forced === "src") return false;
-  const built = existsSync(distIndex) && existsSync(distSdk);
-  if (forced === "dist") {
-    if (!built) throw new Error("TASKJOURNEY_SOURCE=dist but dist/ is not built: run `npm run build`");
-    return true;
-  }
-  return built && newestMtime(src) <= Math.min(statSync(distIndex).mtimeMs, statSync(distSdk).mtimeMs);
-}
-
-const fromDist = useDist();
 
 /** The public API (`taskjourney`). */
-export const taskjourney = (await import(fromDist ? distIndex.href : "../../src/index.js")) as Library;
+export const taskjourney = await load(() => import("taskjourney"));
 /** The SDK setup (`taskjourney/sdk`). */
-export const sdk = (await import(fromDist ? distSdk.href : "../../src/sdk.js")) as Sdk;
-/** Where it was loaded from: "dist" or "src". */
-export const source: "dist" | "src" = fromDist ? "dist" : "src";
+export const sdk = await load(() => import("taskjourney/sdk"));

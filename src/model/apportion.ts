@@ -3,13 +3,14 @@
  *
  * Each fetched dependency contributes intervals of what it was doing (queued in `fetch`, a
  * transfer's activities in `flight`, `missing`), weighted by 1 / (number of dependents that were
- * waiting for it). DESIGN.md rescales the whole sum once to the covered part of the waiting
- * interval; we rescale piecewise instead: the waiting interval is cut at every interval boundary,
- * and each elementary segment is filled by the activities of the intervals active during it,
- * in proportion to their weighted share. The single global rescale gives the same answer for both
- * of the field checks only when no dependency queues behind another; piecewise rescaling also
- * gives the right answer when the second of two serial fetches was queued during the first
- * (the queue time overlapped the first transfer, so the dependent was not waiting *for* it).
+ * waiting for it). The first design rescaled the whole sum once to the covered part of the waiting
+ * interval; we rescale piecewise instead (docs/apportioning.md): the waiting interval is cut at
+ * every interval boundary, and each elementary segment is filled by the activities of the
+ * intervals active during it, in proportion to their weighted share. The single global rescale
+ * gives the same answer for both of the field checks only when no dependency queues behind
+ * another; piecewise rescaling also gives the right answer when the second of two serial fetches
+ * was queued during the first (the queue time overlapped the first transfer, so the dependent was
+ * not waiting *for* it).
  * Segments covered by no interval are `dependencies` time (computing locally, scheduling).
  * The result always sums to the waiting time and no share is negative.
  */

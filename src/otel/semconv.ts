@@ -1,8 +1,8 @@
 /**
  * Names taskjourney gives to attributes, metrics and spans. Task attributes have no registered
- * OpenTelemetry semantic convention yet; they live under `task.` and `transfer.` as DESIGN.md
- * fixes them. Metric attribute values are bounded: prefixes (capped), states, activities
- * (capped), outcomes, reasons. Keys only ever appear on spans.
+ * OpenTelemetry semantic convention yet; they live under `task.` and `transfer.`, as the README's
+ * metrics table and docs/spans.md list them. Metric attribute values are bounded: prefixes
+ * (capped), states, activities (capped), outcomes, reasons. Keys only ever appear on spans.
  */
 
 export const ATTR_TASK_KEY = "task.key";

@@ -37,7 +37,7 @@ function isGatherActivity(name: string): boolean {
 }
 
 /**
- * The text tree of a breakdown, as at the top of DESIGN.md:
+ * The text tree of a breakdown, as at the top of the README:
  *
  *     inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001
  *     ├─ waiting      8.0 s

@@ -10,15 +10,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { backendsEnv, ROOT, run } from "./helpers.js";
 
 const COLLECTOR = path.join(ROOT, "collector");
 
-/** YAML → JSON through Python's PyYAML (there is no YAML parser among our npm packages). */
-async function parseYaml(file: string): Promise<any> {
-  const result = await run("python3", ["-c", "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)", file], { timeoutMs: 30_000 });
-  if (result.code !== 0) throw new Error(`cannot parse ${file} as YAML (python3 with PyYAML is needed): ${result.stderr}`);
-  return JSON.parse(result.stdout);
+/** A YAML file as plain data (YAML 1.2 core schema; our files read the same under PyYAML's 1.1). */
+function parseYaml(file: string): any {
+  return parse(fs.readFileSync(file, "utf8"));
 }
 
 /** "host:port" or "scheme://host:port/path" → host. */
@@ -36,8 +35,8 @@ const JAEGER_CONFIGS = ["jaeger.yaml", "compose/jaeger.yaml"];
 const PROMETHEUS_CONFIGS = ["prometheus.yml", "compose/prometheus.yml"];
 
 describe("configurations for users", () => {
-  it("docker-compose.yaml: four pinned services, every mounted file present, loopback ports", async () => {
-    const compose = await parseYaml(path.join(COLLECTOR, "docker-compose.yaml"));
+  it("docker-compose.yaml: four pinned services, every mounted file present, loopback ports", () => {
+    const compose = parseYaml(path.join(COLLECTOR, "docker-compose.yaml"));
     const services = compose.services as Record<string, any>;
     expect(Object.keys(services).sort()).toEqual(["grafana", "jaeger", "otel-collector", "prometheus"]);
     // The builder manifest's release, the contrib image of the same release; Jaeger v2.13.0
@@ -68,41 +67,41 @@ describe("configurations for users", () => {
     const grafanaMounts = Object.fromEntries(bindMounts(services.grafana).map(([source, target]) => [target, source]));
     expect(grafanaMounts["/etc/grafana/provisioning/datasources"]).toBe("./grafana/provisioning/datasources");
     expect(grafanaMounts["/etc/grafana/provisioning/dashboards"]).toBe("./grafana/provisioning/dashboards");
-    const provider = (await parseYaml(path.join(COLLECTOR, "grafana/provisioning/dashboards/dashboards.yaml"))).providers[0];
+    const provider = parseYaml(path.join(COLLECTOR, "grafana/provisioning/dashboards/dashboards.yaml")).providers[0];
     expect(grafanaMounts[provider.options.path]).toBe("./grafana/dashboards");
     const home = services.grafana.environment.GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH as string;
     expect(fs.existsSync(path.join(COLLECTOR, "grafana/dashboards", path.relative(provider.options.path, home)))).toBe(true);
   });
 
-  it("the compose collector sends to compose services: Jaeger by OTLP, Prometheus by remote write only", async () => {
-    const compose = await parseYaml(path.join(COLLECTOR, "docker-compose.yaml"));
-    const config = await parseYaml(path.join(COLLECTOR, "compose/otelcol.yaml"));
+  it("the compose collector sends to compose services: Jaeger by OTLP, Prometheus by remote write only", () => {
+    const compose = parseYaml(path.join(COLLECTOR, "docker-compose.yaml"));
+    const config = parseYaml(path.join(COLLECTOR, "compose/otelcol.yaml"));
     expect(hostOf(config.exporters["otlp_grpc/jaeger"].endpoint)).toBe("jaeger");
     expect(config.exporters.prometheus_remote_write.endpoint).toBe("http://prometheus:9090/api/v1/write");
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(["jaeger", "prometheus"]));
     // Prometheus scrapes only the collector's own telemetry, never the :8889 exporter.
-    const prometheus = await parseYaml(path.join(COLLECTOR, "compose/prometheus.yml"));
+    const prometheus = parseYaml(path.join(COLLECTOR, "compose/prometheus.yml"));
     const targets = prometheus.scrape_configs.flatMap((job: any) => job.static_configs.flatMap((c: any) => c.targets));
     expect(targets).toEqual(["otel-collector:8888"]);
     expect(config.service.telemetry.metrics.readers[0].pull.exporter.prometheus.port).toBe(8888);
     // And the local backends' Prometheus likewise: the collector's own telemetry only.
-    const local = await parseYaml(path.join(COLLECTOR, "prometheus.yml"));
+    const local = parseYaml(path.join(COLLECTOR, "prometheus.yml"));
     expect(local.scrape_configs.flatMap((job: any) => job.static_configs.flatMap((c: any) => c.targets))).toEqual(["127.0.0.1:18888"]);
   });
 
-  it("the Tempo override and the ocb Dockerfile reference files that exist", async () => {
-    const override = await parseYaml(path.join(COLLECTOR, "tempo/docker-compose.yaml"));
+  it("the Tempo override and the ocb Dockerfile reference files that exist", () => {
+    const override = parseYaml(path.join(COLLECTOR, "tempo/docker-compose.yaml"));
     expect(override.services.tempo.image).toMatch(/^grafana\/tempo:\d+\.\d+\.\d+$/);
     // Paths of an override file resolve against the first file's directory, collector/.
     for (const [name, service] of Object.entries(override.services as Record<string, any>)) {
       for (const [source] of bindMounts(service)) expect(fs.existsSync(path.join(COLLECTOR, source)), `${name} mounts ${source}`).toBe(true);
     }
-    const collectorConfig = await parseYaml(path.join(COLLECTOR, "tempo/otelcol.yaml"));
+    const collectorConfig = parseYaml(path.join(COLLECTOR, "tempo/otelcol.yaml"));
     expect(collectorConfig.service.pipelines.traces.exporters).toEqual(["otlp_grpc/tempo"]);
-    const tempo = await parseYaml(path.join(COLLECTOR, "tempo/tempo.yaml"));
+    const tempo = parseYaml(path.join(COLLECTOR, "tempo/tempo.yaml"));
     expect(tempo.distributor.receivers.otlp.protocols.grpc.endpoint).toBe("0.0.0.0:4317");
     expect(tempo.server.http_listen_port).toBe(3200);
-    const datasources = (await parseYaml(path.join(COLLECTOR, "tempo/grafana-datasources/datasources.yaml"))).datasources;
+    const datasources = parseYaml(path.join(COLLECTOR, "tempo/grafana-datasources/datasources.yaml")).datasources;
     expect(datasources.map((d: any) => d.uid).sort()).toEqual(["jaeger", "prometheus", "tempo"]);
 
     const dockerfile = fs.readFileSync(path.join(COLLECTOR, "Dockerfile"), "utf8");
@@ -110,8 +109,8 @@ describe("configurations for users", () => {
     expect(dockerfile).toContain("go.opentelemetry.io/collector/cmd/builder@v0.161.0");
   });
 
-  it("Grafana: provisioned data sources match the dashboard's data source variable", async () => {
-    const datasources = (await parseYaml(path.join(COLLECTOR, "grafana/provisioning/datasources/datasources.yaml"))).datasources as any[];
+  it("Grafana: provisioned data sources match the dashboard's data source variable", () => {
+    const datasources = parseYaml(path.join(COLLECTOR, "grafana/provisioning/datasources/datasources.yaml")).datasources as any[];
     expect(datasources.map((d) => `${d.type}:${d.uid}:${d.url}`).sort()).toEqual(["jaeger:jaeger:http://jaeger:16686", "prometheus:prometheus:http://prometheus:9090"]);
     const dashboard = JSON.parse(fs.readFileSync(path.join(COLLECTOR, "grafana/dashboards/taskjourney.json"), "utf8"));
     expect(dashboard.uid).toBe("taskjourney");

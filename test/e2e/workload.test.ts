@@ -1,7 +1,7 @@
 /**
  * End to end against the real backends (collector/backends.sh, started by global-setup.ts):
  * the cluster example — a scheduler and worker processes on loopback — exports over OTLP to the
- * Collector built by ocb; then Jaeger's query API must hold each task's trace as DESIGN.md draws
+ * Collector built by ocb; then Jaeger's query API must hold each task's trace as docs/spans.md draws
  * it, Prometheus must answer PromQL over our metrics (once each, by remote write), every panel of
  * the Grafana dashboard must return data, and `taskjourney explain` must rebuild a task's
  * breakdown from the Collector's file exporter output.
@@ -189,7 +189,7 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     }
   });
 
-  it("Jaeger's query API returns a task's trace with the DESIGN.md span tree, gather_dep spans and links", async () => {
+  it("Jaeger's query API returns a task's trace with the span tree of docs/spans.md, gather_dep spans and links", async () => {
     needWorkload();
     const jaeger = backendsEnv().JAEGER_QUERY_URL;
     const services = await pollUntil("the service in Jaeger", async () => {

@@ -100,7 +100,7 @@ export function values(metric: MetricData | undefined): Record<string, number> {
 }
 
 /**
- * One worker's recorded day, with every metric of the DESIGN.md table non-empty, in binary
+ * One worker's recorded day, with every metric of the README's metrics table non-empty, in binary
  * fractions of a second so sums are exact. Times in the comments are the fake clock's.
  */
 export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {

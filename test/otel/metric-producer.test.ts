@@ -56,7 +56,7 @@ describe("the local enum constants", () => {
 });
 
 describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMetricReader", () => {
-  it("exports every metric of the DESIGN.md table with its unit, kind and exact values (cumulative by default)", async () => {
+  it("exports every metric of the README's metrics table with its unit, kind and exact values (cumulative by default)", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);
     const p = track(pipeline([journeys.metricProducer]));
