@@ -6,7 +6,8 @@ export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
 export { renderHtmlReport, reportDataFrom } from "./report/html.js";
 export { formatPrefixTable, formatActivityTable } from "./report/table.js";
 export { InvalidTransition } from "./recorder/errors.js";
-export { TaskMetricProducer } from "./otel/metric-producer.js";
+export type { TaskMetricProducer } from "./otel/metric-producer.js";
+export type { MetricProducerOverrides } from "./journeys.js";
 export { DurationStatistics, ExponentialHistogram } from "./model/statistics/index.js";
 export {
   WORKER_STATES,

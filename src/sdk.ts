@@ -42,8 +42,7 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-node";
-import { DEFAULT_OPTIONS, resolveOptions, TaskJourneys } from "./journeys.js";
-import { TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
+import { resolveOptions, TaskJourneys } from "./journeys.js";
 import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
@@ -578,14 +577,8 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   // The journeys: the meter provider is not passed on purpose, since its observable instruments
   // would export the sums a second time next to the metric producer registered below.
   const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
-  const producerOptions: MetricProducerOptions = {
-    temporality: journeys.options.temporality,
-    histogram: journeys.options.histogram,
-    explicitBuckets: journeys.options.explicitBuckets,
-    executeTimeByPrefix: journeys.options.executeTimeByPrefix,
-  };
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
-  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : new TaskMetricProducer(journeys.recorder, producerOptions));
+  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : journeys.createMetricProducer());
   const readers: MetricReader[] = pushExporters.map(
     (exporter, index) =>
       new PeriodicExportingMetricReader({
@@ -601,12 +594,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   let prometheusUrl: string | undefined;
   if (exporters.prometheus !== undefined) {
     const { PrometheusExporter } = await required(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
-    const producer = new TaskMetricProducer(journeys.recorder, {
-      ...producerOptions,
-      temporality: "cumulative",
-      histogram: "explicit",
-      explicitBuckets: journeyOptions.explicitBuckets ?? DEFAULT_OPTIONS.explicitBuckets,
-    });
+    const producer = journeys.createMetricProducer({ temporality: "cumulative", histogram: "explicit" });
     const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
     readers.push(pull);
     const { host, port, endpoint } = exporters.prometheus;

@@ -1,5 +1,6 @@
 import { diag } from "@opentelemetry/api";
 import type { TaskJourneys } from "../journeys.js";
+import { internalsOf } from "../internal.js";
 import { InvalidTransition } from "../recorder/errors.js";
 
 /** A user's extractor or outcome mapper threw or returned something unusable; the call went on unrecorded. */
@@ -30,7 +31,7 @@ export function report(journeys: TaskJourneys | undefined, reason: string, site:
   try {
     let sites = toldGlobally;
     if (journeys !== undefined) {
-      journeys.recorder.accumulators.drop(reason);
+      internalsOf(journeys)!.recorder.accumulators.drop(reason);
       let own = told.get(journeys);
       if (own === undefined) {
         own = new Set();
