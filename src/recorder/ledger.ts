@@ -5,10 +5,18 @@ import {
   ACTIVITY_PARENT,
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_START,
+  type Journey,
+  type Transfer,
 } from "./journey.js";
 import { ambientLedger, type AmbientFrame } from "./ambient.js";
+import type { Accumulators } from "./accumulators.js";
+import type { Interner } from "./interner.js";
 
-/** What a ledger needs from its recorder. */
+/**
+ * What a ledger needs from its recorder. An ended ledger settles its own records into the
+ * accumulators and hands the recorder only what moves its keys on (`executionEnded`,
+ * `transferEnded`): the recorder never calls back into a ledger.
+ */
 export interface LedgerHost {
   now(at?: number): number;
   activityId(name: string): number;
@@ -16,6 +24,18 @@ export interface LedgerHost {
   drop(reason: string, detail: string): void;
   /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
   readonly asyncContext?: boolean;
+  readonly accumulators: Accumulators;
+  readonly units: Interner;
+  /** The QUANTITY_UNITS index of a unit id, or -1 for a unit metrics do not aggregate. */
+  quantityUnit(unitId: number): number;
+  /** An execution ended at `time`: its journey moves on to `nextState` (a state id). */
+  executionEnded(journey: Journey, nextState: number, time: number): void;
+  /**
+   * A transfer ended at `time` (its `end` and `outcome` set): each key carried gets its share of
+   * the transfer's activities (see `addTransferShare`, with `lumpId` and `other`) and moves on to
+   * `nextState`.
+   */
+  transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
 }
 
 // Checked once per meter: an async function's continuations need the ambient frame to find their
@@ -204,4 +224,5 @@ export abstract class Ledger {
     }
     const remainder = end - this.start - this.topLevelSeconds;
     return remainder > 0 ? remainder : 0;
-  }}
+  }
+}

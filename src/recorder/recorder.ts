@@ -8,30 +8,13 @@ import {
   transitionTable,
   type Role,
 } from "../model/states.js";
-import {
-  DEPENDENCIES_ACTIVITY,
-  EXECUTE_ACTIVITIES,
-  EXECUTE_LUMP,
-  EXECUTE_OUTCOMES,
-  GATHER_ACTIVITIES,
-  NETWORK_ACTIVITY,
-  OTHER_ACTIVITY,
-  QUEUED_ACTIVITY,
-  QUANTITY_UNITS,
-  TRANSFER_LUMP,
-  TRANSFER_OUTCOMES,
-  type ExecuteOutcome,
-  type TransferOutcome,
-} from "../model/activities.js";
-import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
+import { OTHER_ACTIVITY, QUANTITY_UNITS, QUEUED_ACTIVITY } from "../model/activities.js";
 import { DurationStatistics, type DurationStats } from "../model/statistics/index.js";
 import { Accumulators } from "./accumulators.js";
+import { OTHER, SEED_ACTIVITIES } from "./activity-ids.js";
+import { Dependencies } from "./dependencies.js";
 import { Interner } from "./interner.js";
 import {
-  ACTIVITY_FIELDS,
-  ACTIVITY_ID,
-  ACTIVITY_SELF_SECONDS,
-  ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
   FETCH_JOURNEY,
   Journey,
@@ -39,7 +22,10 @@ import {
   Transfer,
   type JourneyKind,
 } from "./journey.js";
-import { Ledger, type LedgerHost } from "./ledger.js";
+import type { LedgerHost } from "./ledger.js";
+import { ExecutionLedger } from "./execution-ledger.js";
+import { addTransferShare, TransferLedger } from "./transfer-ledger.js";
+import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
 import { InvalidTransition } from "./errors.js";
 
@@ -50,37 +36,10 @@ const FLIGHT = stateId("flight");
 const MISSING = stateId("missing");
 const EXECUTING = stateId("executing");
 const LONG_RUNNING = stateId("long-running");
-const MEMORY = stateId("memory");
-const ERROR = stateId("error");
-const CANCELLED = stateId("cancelled");
 
 const IS_TERMINAL = terminalMask();
 
-/** Activity ids fixed at construction, in this order, so the recorder needs no lookups for them. */
-const SEED_ACTIVITIES = [
-  OTHER_ACTIVITY,
-  DEPENDENCIES_ACTIVITY,
-  QUEUED_ACTIVITY,
-  "missing",
-  "busy",
-  "failed",
-  "cancelled",
-  ...EXECUTE_ACTIVITIES,
-  ...GATHER_ACTIVITIES,
-];
 const ACTIVITY_CACHE_MASK = 31;
-const OTHER = 0;
-const DEPENDENCIES = 1;
-const QUEUED = 2;
-const MISSING_ACTIVITY = 3;
-
-const TRANSFER_NEXT_STATE: Record<TransferOutcome, number> = {
-  ok: MEMORY,
-  busy: FETCH,
-  missing: MISSING,
-  failed: FETCH,
-  cancelled: CANCELLED,
-};
 
 export interface RecorderConfig {
   role: Role;
@@ -118,10 +77,8 @@ export class Recorder implements LedgerHost {
   /** See liveJourney(). */
   private recentId: string | number | undefined = undefined;
   private recentJourney: Journey | undefined = undefined;
-  /** Dependents registered through `dependencies()`, by the dependency's key id. */
-  private readonly dependentsOf = new Map<string | number, Journey[]>();
-  /** `dependencies()` told before the key's journey began, consumed when it begins. */
-  private readonly pendingDependencies = new Map<string | number, Array<string | number>>();
+  /** Which journeys wait for which, and the apportioning of their waiting time. */
+  private readonly deps: Dependencies;
   private readonly retained: Array<Journey | undefined>;
   private retainedNext = 0;
   private readonly table: Uint8Array;
@@ -150,6 +107,7 @@ export class Recorder implements LedgerHost {
       this.activities.limit,
       config.makeStatistics,
     );
+    this.deps = new Dependencies(this.live, this.accumulators);
     this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
@@ -314,16 +272,11 @@ export class Recorder implements LedgerHost {
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
     this.addLive(id, journey);
-    if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
+    const deps = this.deps;
+    if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
-    if (this.pendingDependencies.size > 0) {
-      const dependencies = this.pendingDependencies.get(id);
-      if (dependencies !== undefined) {
-        this.pendingDependencies.delete(id);
-        this.attachDependencies(journey, dependencies);
-      }
-    }
+    if (deps.pending.size > 0) deps.begun(journey);
     if (sampled && this.listener?.journeyStarted !== undefined) this.notify("journeyStarted", journey);
     return journey;
   }
@@ -353,10 +306,10 @@ export class Recorder implements LedgerHost {
     const base = journey.prefixId * STATE_COUNT;
     accumulators.visit(base + current, time - stateStart);
     accumulators.transitions[base + toId] += 1;
-    if (current === WAITING) this.apportion(journey, time);
+    if (current === WAITING) this.deps.apportion(journey, time);
     else if (current === FETCH) this.leaveFetch(journey, time);
     // From fetch as usual, or straight from missing/released when the caller's gather() is first.
-    if (toId === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
+    if (toId === FLIGHT && this.deps.dependentsOf.size > 0) this.deps.enteredFlight(journey);
 
     if (IS_TERMINAL[toId] === 1) {
       this.finish(journey, toId, time);
@@ -379,17 +332,7 @@ export class Recorder implements LedgerHost {
     journey.end = time;
     journey.outcomeState = toId;
     this.removeLive(journey);
-    if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
-    const noted = journey.notedDependents;
-    if (noted !== undefined) {
-      const weight = 1 / noted.length;
-      for (const dependent of noted) {
-        if (dependent.ended || dependent.state !== WAITING) continue;
-        (dependent.waitSources ??= []).push(journey);
-        (dependent.waitWeights ??= []).push(weight);
-      }
-      journey.notedDependents = undefined;
-    }
+    if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
     if (journey.openLedgers === 0) this.retire(journey);
   }
 
@@ -431,7 +374,7 @@ export class Recorder implements LedgerHost {
     }
   }
 
-  // ---- dependencies and waiting-time apportioning ------------------------------------------
+  // ---- dependencies (dependencies.ts keeps them) ---------------------------------------------
 
   dependencies(key: Key, dependencies: readonly Key[]): void {
     const id = this.idOf(key);
@@ -445,56 +388,12 @@ export class Recorder implements LedgerHost {
       const dependencyId = this.idOf(dependency);
       if (dependencyId !== undefined) ids.push(dependencyId);
     }
-    const journey = this.live.get(id);
-    if (journey !== undefined) {
-      if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
-      this.attachDependencies(journey, ids);
-    } else if (this.pendingDependencies.size < 100_000) {
-      this.pendingDependencies.set(id, ids);
-    } else {
+    if (!this.deps.tell(id, ids)) {
       this.drop("dependencies-overflow", "over 100000 keys told dependencies() before their journey began");
     }
   }
 
-  private attachDependencies(journey: Journey, ids: Array<string | number>): void {
-    journey.dependencyIds = ids;
-    for (const dependencyId of ids) {
-      let dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) {
-        dependents = [];
-        this.dependentsOf.set(dependencyId, dependents);
-      }
-      dependents.push(journey);
-      // A dependency already being fetched serves this dependent too.
-      const dependency = this.live.get(dependencyId);
-      if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
-        this.note(dependency, journey);
-      }
-    }
-  }
-
-  private detachDependencies(journey: Journey): void {
-    for (const dependencyId of journey.dependencyIds!) {
-      const dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) continue;
-      const index = dependents.indexOf(journey);
-      if (index !== -1) dependents.splice(index, 1);
-      if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
-    }
-  }
-
-  private note(dependency: Journey, dependent: Journey): void {
-    const noted = (dependency.notedDependents ??= []);
-    if (!noted.includes(dependent)) noted.push(dependent);
-  }
-
-  /** At a dependency's flight, the dependents waiting for it are the ones it serves. */
-  private noteWaitingDependents(journey: Journey): void {
-    const dependents = this.dependentsOf.get(journey.id);
-    if (dependents !== undefined) {
-      for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
-    }
-  }
+  // ---- the fetch queue ------------------------------------------------------------------------
 
   private leaveFetch(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
@@ -517,54 +416,6 @@ export class Recorder implements LedgerHost {
       if (this.queueReasons.size < this.activities.limit) this.queueReasons.set(reason, activity);
     }
     journey.queueReason = activity;
-  }
-
-  private apportion(journey: Journey, time: number): void {
-    const waitStart = journey.stateStart;
-    const base = journey.prefixId * this.activities.limit;
-    const sources = journey.waitSources;
-    if (sources === undefined) {
-      this.accumulators.waitSeconds[base + DEPENDENCIES] += time - waitStart;
-      return;
-    }
-    const intervals: WaitInterval[] = [];
-    const weights = journey.waitWeights!;
-    for (let s = 0; s < sources.length; s++) this.collectIntervals(sources[s], weights[s], waitStart, time, intervals);
-    const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
-    const breakdown = (journey.waitBreakdown ??= []);
-    const visit = journey.visitIndex;
-    for (const [activity, seconds] of shares) {
-      breakdown.push(visit, activity, seconds);
-      this.accumulators.waitSeconds[base + activity] += seconds;
-    }
-    journey.waitSources = undefined;
-    journey.waitWeights = undefined;
-    // Kept (not copied) for span links; a second waiting visit appends to the first's array.
-    const served = journey.fetchedBy;
-    if (served === undefined) journey.fetchedBy = sources;
-    else for (const source of sources) served.push(source);
-  }
-
-  /** What a fetched dependency was doing, visit by visit, inside [from, to]. */
-  private collectIntervals(source: Journey, weight: number, from: number, to: number, into: WaitInterval[]): void {
-    for (let visit = 0; visit < source.visitCount; visit++) {
-      const state = source.visitState(visit);
-      if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
-      const start = source.visitStart(visit);
-      const end = source.visitEnd(visit);
-      if (!(end > from) || !(start < to) || !(end > start)) continue;
-      const activities: number[] = [];
-      const records = source.activities;
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        if (records[record + ACTIVITY_VISIT] === visit) {
-          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
-        }
-      }
-      if (activities.length === 0) {
-        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
-      }
-      into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
-    }
   }
 
   // ---- ledgers ------------------------------------------------------------------------------
@@ -619,50 +470,20 @@ export class Recorder implements LedgerHost {
     return new TransferLedger(this, transfer, time);
   }
 
-  /** @internal Called by ExecutionLedger.end. */
-  executeEnded(journey: Journey, outcome: ExecuteOutcome, seconds: number, other: number, ledger: ExecutionLedger, time: number): void {
-    const accumulators = this.accumulators;
-    const base = journey.prefixId * this.activities.limit;
-    const lump = EXECUTE_LUMP[outcome];
-    if (lump !== undefined) {
-      accumulators.executeSeconds[base + this.activityId(lump)] += seconds;
-    } else {
-      ledger.addSelfTimes(accumulators.executeSeconds, base);
-      accumulators.executeSeconds[base + OTHER] += other;
-    }
+  /** An execution ledger ended (it settled its own seconds): its journey moves on. */
+  executionEnded(journey: Journey, nextState: number, time: number): void {
     journey.openLedgers--;
     if (!journey.ended) {
-      if (journey.state === EXECUTING || journey.state === LONG_RUNNING) {
-        this.moveForLedger(journey, outcome === "memory" ? MEMORY : outcome === "error" ? ERROR : CANCELLED, time);
-      }
+      if (journey.state === EXECUTING || journey.state === LONG_RUNNING) this.moveForLedger(journey, nextState, time);
     } else if (journey.openLedgers === 0) {
       this.retire(journey);
     }
   }
 
-  /** @internal Called by TransferLedger.end. */
-  transferEnded(transfer: Transfer, outcome: TransferOutcome, other: number, time: number): void {
-    transfer.end = time;
-    transfer.outcome = outcome;
-    const accumulators = this.accumulators;
-    const outcomeIndex = TRANSFER_OUTCOMES.indexOf(outcome);
-    accumulators.gatherBytes[outcomeIndex] += transfer.bytes;
-    accumulators.transfers[outcomeIndex] += 1;
-    const lump = TRANSFER_LUMP[outcome];
-    const wall = time - transfer.start;
-    const records = transfer.activities;
-    const lumpId = lump === undefined ? -1 : this.activityId(lump);
-    if (lumpId !== -1) {
-      accumulators.gatherSeconds[lumpId] += wall;
-    } else {
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        accumulators.gatherSeconds[records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
-      }
-      accumulators.gatherSeconds[OTHER] += other;
-    }
+  /** A transfer ledger ended (it settled its own bytes and seconds): each key carried takes its share and moves on. */
+  transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void {
     const journeys = transfer.journeys;
     const share = journeys.length > 0 ? 1 / journeys.length : 0;
-    const nextState = TRANSFER_NEXT_STATE[outcome];
     for (const journey of journeys) {
       journey.openLedgers--;
       if (journey.ended) {
@@ -671,19 +492,7 @@ export class Recorder implements LedgerHost {
       }
       if (journey.state !== FLIGHT) continue;
       // Each key carried gets an even share of the transfer's activities, on its flight visit.
-      const visit = journey.visitIndex;
-      const target = journey.activityRecords();
-      if (lumpId !== -1) {
-        target.push(visit, lumpId, -1, transfer.start, time, 0, wall * share);
-      } else {
-        // Self times, so nested activities are not counted twice; the keys' shares add up to the
-        // transfer's wall time.
-        for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-          const seconds = records[record + ACTIVITY_SELF_SECONDS] * share;
-          target.push(visit, records[record + ACTIVITY_ID], -1, transfer.start, time, 0, seconds);
-        }
-        if (other > 0) target.push(visit, OTHER, -1, transfer.start, time, 0, other * share);
-      }
+      addTransferShare(journey.activityRecords(), journey.visitIndex, transfer, lumpId, other, share);
       this.moveForLedger(journey, nextState, time);
     }
     if (this.listener?.transferEnded !== undefined) {
@@ -725,115 +534,5 @@ export class Recorder implements LedgerHost {
     if (id === -1) throw new RangeError(`stats(): unknown state "${state}"`);
     const statistics = prefixId === -1 ? undefined : this.accumulators.durations[prefixId * STATE_COUNT + id];
     return (statistics ?? this.config.makeStatistics()).snapshot();
-  }
-}
-
-/** Meters one execution of a key; `end(outcome)` ends the executing state. */
-export class ExecutionLedger extends Ledger {
-  constructor(
-    private readonly recorder: Recorder,
-    readonly journey: Journey,
-    start: number,
-  ) {
-    super(recorder, journey.activityRecords(), start);
-  }
-
-  protected currentVisit(): number {
-    return this.journey.visitIndex;
-  }
-
-  protected quantity(activityId: number, unitId: number, value: number): void {
-    const journey = this.journey;
-    (journey.quantities ??= []).push(journey.visitIndex, activityId, unitId, value);
-    const unit = this.recorder.quantityUnit(unitId);
-    if (unit !== -1) this.recorder.accumulators.addExecuteQuantity(journey.prefixId * this.recorder.activities.limit + activityId, unit, value);
-  }
-
-  protected markDigest(record: number): void {
-    (this.journey.digestRecords ??= []).push(record);
-  }
-
-  /** Ends the execution: "memory" (success), "error" or "cancelled". */
-  end(outcome: ExecuteOutcome = "memory", at?: number): void {
-    if (this.ended) {
-      this.recorder.drop("ledger-ended", "end() called twice");
-      return;
-    }
-    let checked = outcome;
-    if (!EXECUTE_OUTCOMES.includes(checked)) {
-      this.recorder.drop("invalid-outcome", `execute outcome "${String(outcome)}" reported as "error"`);
-      checked = "error";
-    }
-    const time = this.recorder.now(at);
-    const other = this.closeAll(time);
-    this.ended = true;
-    this.recorder.executeEnded(this.journey, checked, time - this.start, other, this, time);
-  }
-
-  /** @internal Adds each record's self seconds into `into[base + activityId]`. */
-  addSelfTimes(into: Float64Array, base: number): void {
-    const records = this.records;
-    for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
-      into[base + records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
-    }
-  }
-}
-
-/** Meters one gather_dep transfer; `end(outcome)` moves its keys on. */
-export class TransferLedger extends Ledger {
-  constructor(
-    private readonly recorder: Recorder,
-    readonly transfer: Transfer,
-    start: number,
-  ) {
-    super(recorder, transfer.activities, start);
-  }
-
-  protected currentVisit(): number {
-    return -1;
-  }
-
-  protected quantity(activityId: number, unitId: number, value: number): void {
-    // Only what crossed the wire is the transfer's size: bytes spilled or deserialized on receipt are not.
-    if (activityId === this.recorder.activityId(NETWORK_ACTIVITY) && this.recorder.units.name(unitId) === "bytes") this.transfer.bytes += value;
-  }
-
-  protected markDigest(record: number): void {
-    (this.transfer.digestRecords ??= []).push(record);
-  }
-
-  /** Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". */
-  end(outcome: TransferOutcome = "ok", at?: number): void {
-    if (this.ended) {
-      this.recorder.drop("ledger-ended", "end() called twice");
-      return;
-    }
-    let checked = outcome;
-    if (!TRANSFER_OUTCOMES.includes(checked)) {
-      this.recorder.drop("invalid-outcome", `transfer outcome "${String(outcome)}" reported as "failed"`);
-      checked = "failed";
-    }
-    const time = this.recorder.now(at);
-    const other = this.closeAll(time);
-    this.ended = true;
-    this.recorder.transferEnded(this.transfer, checked, other, time);
-  }
-}
-
-/**
- * Returned for a key that could not be recorded: runs the caller's work untouched, records nothing.
- * One shared instance, so an invalid key costs no allocation.
- */
-export class NoLedger {
-  meter<T>(_activity: string, work: () => T): T {
-    return work();
-  }
-  digest(_activity: string, _value: number, _unit?: string): void {}
-  run<T>(work: () => T): T {
-    return work();
-  }
-  end(_outcome?: string, _at?: number): void {}
-  get ended(): boolean {
-    return false;
   }
 }
