@@ -174,8 +174,7 @@ export class TaskJourneys {
       asyncContext: resolved.asyncContext,
       sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
-      report: (reason, detail) =>
-        diag.warn(`taskjourney: dropped input (${reason}): ${detail}. Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`),
+      tell: (message) => diag.warn(message),
     });
     this.#recorder = recorder;
     this.#producerOptions = {

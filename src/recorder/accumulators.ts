@@ -23,7 +23,7 @@ export class Accumulators {
   readonly gatherBytes = new Float64Array(TRANSFER_OUTCOMES.length);
   /** Finished transfers per outcome. */
   readonly transfers = new Float64Array(TRANSFER_OUTCOMES.length);
-  /** Dropped or repaired inputs per reason. */
+  /** Dropped or repaired inputs per reason; counted by failures.ts. */
   readonly dropped = new Map<string, number>();
 
   constructor(
@@ -79,9 +79,5 @@ export class Accumulators {
   /** The quantity of `unit` (a QUANTITY_UNITS index) digested into a (prefix, activity) cell. */
   executeQuantity(activityCell: number, unit: number): number {
     return this.executeQuantities[activityCell * QUANTITY_UNITS.length + unit];
-  }
-
-  drop(reason: string, count = 1): void {
-    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + count);
   }
 }

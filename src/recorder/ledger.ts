@@ -11,6 +11,7 @@ import {
 import { ambientLedger, type AmbientFrame } from "./ambient.js";
 import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
+import type { DropReason } from "./drop-reasons.js";
 
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the
@@ -21,7 +22,8 @@ export interface LedgerHost {
   now(at?: number): number;
   activityId(name: string): number;
   unitId(name: string): number;
-  drop(reason: string, detail: string): void;
+  /** Bad input: counted, told once, thrown when strict (failures.ts). */
+  drop(reason: DropReason, detail: string): void;
   /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
   readonly asyncContext?: boolean;
   readonly accumulators: Accumulators;

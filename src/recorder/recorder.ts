@@ -27,7 +27,8 @@ import { ExecutionLedger } from "./execution-ledger.js";
 import { addTransferShare, TransferLedger } from "./transfer-ledger.js";
 import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
-import { InvalidTransition } from "./errors.js";
+import type { DropReason } from "./drop-reasons.js";
+import { Failures } from "./failures.js";
 
 const RELEASED = stateId("released");
 const WAITING = stateId("waiting");
@@ -53,8 +54,8 @@ export interface RecorderConfig {
   /** Head sampling per key id, or undefined when no journey is ever sampled at its start. */
   sampler: ((id: string | number) => boolean) | undefined;
   makeStatistics: () => DurationStatistics;
-  /** Told once per drop reason, with the first occurrence's detail. */
-  report: (reason: string, detail: string) => void;
+  /** Where the first failure of each kind is told (see failures.ts): `diag.warn` in journeys.ts. */
+  tell: (message: string) => void;
   /** False: ledgers are ambient only synchronously, without AsyncLocalStorage (see ambient.ts). Default true. */
   asyncContext?: boolean;
 }
@@ -83,7 +84,8 @@ export class Recorder implements LedgerHost {
   private retainedNext = 0;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
-  private readonly reported = new Set<string>();
+  /** Counts, tells and (strict) throws every failure: the one failure path. */
+  readonly failures: Failures;
   private readonly config: RecorderConfig;
   private transferIds = 0;
   /** queued() reasons to their `queued (<reason>)` activity ids, so a reason's name is built once. */
@@ -107,6 +109,7 @@ export class Recorder implements LedgerHost {
       this.activities.limit,
       config.makeStatistics,
     );
+    this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped });
     this.deps = new Dependencies(this.live, this.accumulators);
     this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
@@ -147,24 +150,9 @@ export class Recorder implements LedgerHost {
     return (QUANTITY_UNITS as readonly string[]).indexOf(this.units.name(unitId));
   }
 
-  /** Counts and reports once, but never throws, even strict: for failures of telemetry's own making. */
-  count(reason: string, detail: string): void {
-    this.accumulators.drop(reason);
-    if (!this.reported.has(reason)) {
-      this.reported.add(reason);
-      this.config.report(reason, detail);
-    }
-  }
-
-  drop(reason: string, detail: string, journey?: Journey): void {
-    this.accumulators.drop(reason);
-    if (this.config.strict) {
-      throw new InvalidTransition(detail, reason, journey === undefined ? [] : this.story(journey));
-    }
-    if (!this.reported.has(reason)) {
-      this.reported.add(reason);
-      this.config.report(reason, detail);
-    }
+  /** Bad input: counted, told once, thrown when strict (failures.ts). */
+  drop(reason: DropReason, detail: string, journey?: Journey): void {
+    this.failures.input(reason, detail, journey);
   }
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
@@ -185,15 +173,6 @@ export class Recorder implements LedgerHost {
       return undefined;
     }
     return text;
-  }
-
-  private story(journey: Journey): string[] {
-    const story: string[] = [];
-    const first = Math.max(0, journey.visitCount - 8);
-    for (let visit = first; visit < journey.visitCount; visit++) {
-      story.push(`${ALL_STATES[journey.visitState(visit)]}@${journey.visitStart(visit).toFixed(6)}`);
-    }
-    return story;
   }
 
   private stateOf(name: string): number {
@@ -277,7 +256,8 @@ export class Recorder implements LedgerHost {
     const cell = prefixId * STATE_COUNT + state;
     this.accumulators.transitions[cell] += 1;
     if (deps.pending.size > 0) deps.begun(journey);
-    if (sampled && this.listener?.journeyStarted !== undefined) this.notify("journeyStarted", journey);
+    const listener = this.listener;
+    if (sampled && listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
     return journey;
   }
 
@@ -317,7 +297,8 @@ export class Recorder implements LedgerHost {
     }
     journey.visits.push(toId, time);
     journey.state = toId;
-    if (journey.sampled && this.listener?.stateEntered !== undefined) this.notify("stateEntered", journey);
+    const listener = this.listener;
+    if (journey.sampled && listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
   }
 
   /** A move a ledger makes on the caller's behalf; the caller may still report it, harmlessly. */
@@ -338,15 +319,8 @@ export class Recorder implements LedgerHost {
 
   /** Hands a finished journey out and keeps it for explain(). */
   private retire(journey: Journey): void {
-    // Every journey passes here: the listener is called directly, not through notify().
     const listener = this.listener;
-    if (listener !== undefined && listener.journeyEnded !== undefined) {
-      try {
-        listener.journeyEnded(journey);
-      } catch (error) {
-        this.listenerFailed("journeyEnded", error);
-      }
-    }
+    if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
     const capacity = this.retained.length;
     if (capacity === 0) return;
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
@@ -354,23 +328,15 @@ export class Recorder implements LedgerHost {
     this.retainedNext = this.retainedNext + 1 === capacity ? 0 : this.retainedNext + 1;
   }
 
-  private notify(
-    event: "journeyStarted" | "stateEntered" | "journeyEnded",
-    journey: Journey,
-  ): void {
+  /**
+   * The one guarded listener call: a listener that throws (a failing exporter bridge) is counted
+   * and told once, never the host's failure, strict or not.
+   */
+  private notify<T>(event: string, handler: (subject: T) => void, subject: T): void {
     try {
-      this.listener![event]!(journey);
+      handler.call(this.listener, subject);
     } catch (error) {
-      this.listenerFailed(event, error);
-    }
-  }
-
-  private listenerFailed(event: string, error: unknown): void {
-    // A failing exporter bridge must not become the scheduler's failure, strict or not.
-    this.accumulators.drop("listener-error");
-    if (!this.reported.has("listener-error")) {
-      this.reported.add("listener-error");
-      this.config.report("listener-error", `${event}: ${error instanceof Error ? error.message : String(error)}`);
+      this.failures.fault("listener-error", `dropped input (listener-error): ${event}: ${error instanceof Error ? error.message : String(error)}.`);
     }
   }
 
@@ -460,13 +426,8 @@ export class Recorder implements LedgerHost {
       (journey.transfers ??= []).push(transfer);
       (journey.transferVisits ??= []).push(journey.visitIndex);
     }
-    if (this.listener?.transferStarted !== undefined) {
-      try {
-        this.listener.transferStarted(transfer);
-      } catch (error) {
-        this.listenerFailed("transferStarted", error);
-      }
-    }
+    const listener = this.listener;
+    if (listener?.transferStarted !== undefined) this.notify("transferStarted", listener.transferStarted, transfer);
     return new TransferLedger(this, transfer, time);
   }
 
@@ -495,13 +456,8 @@ export class Recorder implements LedgerHost {
       addTransferShare(journey.activityRecords(), journey.visitIndex, transfer, lumpId, other, share);
       this.moveForLedger(journey, nextState, time);
     }
-    if (this.listener?.transferEnded !== undefined) {
-      try {
-        this.listener.transferEnded(transfer);
-      } catch (error) {
-        this.listenerFailed("transferEnded", error);
-      }
-    }
+    const listener = this.listener;
+    if (listener?.transferEnded !== undefined) this.notify("transferEnded", listener.transferEnded, transfer);
   }
 
   // ---- reading ------------------------------------------------------------------------------
