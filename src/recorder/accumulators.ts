@@ -1,5 +1,11 @@
 import { DurationStatistics } from "../model/statistics/index.js";
 import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
+import { STATE_COUNT } from "../model/states.js";
+
+/** The cell of (prefix, state) in the per-state arrays (`transitions`, `durations`). */
+export function stateCell(prefixId: number, state: number): number {
+  return prefixId * STATE_COUNT + state;
+}
 
 /**
  * Running totals per (prefix, state) and per (prefix, activity), in typed arrays indexed by
@@ -42,8 +48,13 @@ export class Accumulators {
     this.waitSeconds = new Float64Array(activityCells);
   }
 
+  /** The cell of (prefix, activity) in the per-activity arrays (`executeSeconds`, `waitSeconds`). */
+  activityCell(prefixId: number, activity: number): number {
+    return prefixId * this.activityCapacity + activity;
+  }
+
   /**
-   * A finished visit of `seconds` in state cell `cell` (prefixId * stateCount + stateId). The
+   * A finished visit of `seconds` in state cell `cell` (see `stateCell()`). The
    * visit's statistics are all there is to update: the seconds and visits of a cell are their
    * sum and count, and the journeys in it are its entries less its finished visits.
    */

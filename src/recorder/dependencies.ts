@@ -81,10 +81,11 @@ export class Dependencies {
   /** `journey` leaves `waiting` at `time`: its waiting seconds go to the activities of the fetches that served it. */
   apportion(journey: Journey, time: number): void {
     const waitStart = journey.stateStart;
-    const base = journey.prefixId * this.accumulators.activityCapacity;
+    const accumulators = this.accumulators;
+    const prefixId = journey.prefixId;
     const sources = journey.waitSources;
     if (sources === undefined) {
-      this.accumulators.waitSeconds[base + DEPENDENCIES] += time - waitStart;
+      accumulators.waitSeconds[accumulators.activityCell(prefixId, DEPENDENCIES)] += time - waitStart;
       return;
     }
     const intervals: WaitInterval[] = [];
@@ -95,7 +96,7 @@ export class Dependencies {
     const visit = journey.visitIndex;
     for (const [activity, seconds] of shares) {
       breakdown.push(visit, activity, seconds);
-      this.accumulators.waitSeconds[base + activity] += seconds;
+      accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
     journey.waitSources = undefined;
     journey.waitWeights = undefined;

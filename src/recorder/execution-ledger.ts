@@ -1,7 +1,7 @@
 import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/activities.js";
 import { stateId } from "../model/states.js";
 import { OTHER } from "./activity-ids.js";
-import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, type Journey } from "./journey.js";
+import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 
 const MEMORY = stateId("memory");
@@ -24,11 +24,11 @@ export class ExecutionLedger extends Ledger {
 
   protected quantity(activityId: number, unitId: number, value: number): void {
     const journey = this.journey;
-    (journey.quantities ??= []).push(journey.visitIndex, activityId, unitId, value);
+    addQuantity((journey.quantities ??= []), journey.visitIndex, activityId, unitId, value);
     const unit = this.host.quantityUnit(unitId);
     if (unit !== -1) {
       const accumulators = this.host.accumulators;
-      accumulators.addExecuteQuantity(journey.prefixId * accumulators.activityCapacity + activityId, unit, value);
+      accumulators.addExecuteQuantity(accumulators.activityCell(journey.prefixId, activityId), unit, value);
     }
   }
 
@@ -55,17 +55,17 @@ export class ExecutionLedger extends Ledger {
     // under one lump for an execution that did not succeed.
     const accumulators = host.accumulators;
     const journey = this.journey;
-    const base = journey.prefixId * accumulators.activityCapacity;
+    const prefixId = journey.prefixId;
     const lump = EXECUTE_LUMP[checked];
     if (lump !== undefined) {
-      accumulators.executeSeconds[base + host.activityId(lump)] += time - this.start;
+      accumulators.executeSeconds[accumulators.activityCell(prefixId, host.activityId(lump))] += time - this.start;
     } else {
       const records = this.records;
       const into = accumulators.executeSeconds;
       for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
-        into[base + records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
+        into[accumulators.activityCell(prefixId, records[record + ACTIVITY_ID])] += records[record + ACTIVITY_SELF_SECONDS];
       }
-      into[base + OTHER] += other;
+      into[accumulators.activityCell(prefixId, OTHER)] += other;
     }
     host.executionEnded(journey, checked === "memory" ? MEMORY : checked === "error" ? ERROR : CANCELLED, time);
   }

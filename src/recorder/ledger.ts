@@ -5,6 +5,7 @@ import {
   ACTIVITY_PARENT,
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_START,
+  openActivity,
   type Journey,
   type Transfer,
 } from "./journey.js";
@@ -169,10 +170,7 @@ export abstract class Ledger {
   }
 
   private open(activityId: number, parent: number, start: number): number {
-    const records = this.records;
-    const record = records.length;
-    records.push(this.currentVisit(), activityId, parent, start, Number.NaN, 0, 0);
-    return record;
+    return openActivity(this.records, this.currentVisit(), activityId, parent, start);
   }
 
   private close(record: number, end: number): void {

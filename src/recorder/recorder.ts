@@ -10,11 +10,12 @@ import {
 } from "../model/states.js";
 import { OTHER_ACTIVITY, QUANTITY_UNITS, QUEUED_ACTIVITY } from "../model/activities.js";
 import { DurationStatistics, type DurationStats } from "../model/statistics/index.js";
-import { Accumulators } from "./accumulators.js";
+import { Accumulators, stateCell } from "./accumulators.js";
 import { OTHER, SEED_ACTIVITIES } from "./activity-ids.js";
 import { Dependencies } from "./dependencies.js";
 import { Interner } from "./interner.js";
 import {
+  addActivity,
   COMPUTE_JOURNEY,
   FETCH_JOURNEY,
   Journey,
@@ -253,8 +254,7 @@ export class Recorder implements LedgerHost {
     this.addLive(id, journey);
     const deps = this.deps;
     if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
-    const cell = prefixId * STATE_COUNT + state;
-    this.accumulators.transitions[cell] += 1;
+    this.accumulators.transitions[stateCell(prefixId, state)] += 1;
     if (deps.pending.size > 0) deps.begun(journey);
     const listener = this.listener;
     if (sampled && listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
@@ -283,9 +283,9 @@ export class Recorder implements LedgerHost {
       time = stateStart;
     }
     const accumulators = this.accumulators;
-    const base = journey.prefixId * STATE_COUNT;
-    accumulators.visit(base + current, time - stateStart);
-    accumulators.transitions[base + toId] += 1;
+    const prefixId = journey.prefixId;
+    accumulators.visit(stateCell(prefixId, current), time - stateStart);
+    accumulators.transitions[stateCell(prefixId, toId)] += 1;
     if (current === WAITING) this.deps.apportion(journey, time);
     else if (current === FETCH) this.leaveFetch(journey, time);
     // From fetch as usual, or straight from missing/released when the caller's gather() is first.
@@ -364,7 +364,7 @@ export class Recorder implements LedgerHost {
   private leaveFetch(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
       const start = journey.stateStart;
-      journey.activityRecords().push(journey.visitIndex, journey.queueReason, -1, start, time, 0, time - start);
+      addActivity(journey.activityRecords(), journey.visitIndex, journey.queueReason, start, time, time - start);
       journey.queueReason = -1;
     }
   }
@@ -488,7 +488,7 @@ export class Recorder implements LedgerHost {
     const prefixId = this.prefixes.find(prefix);
     const id = stateId(state);
     if (id === -1) throw new RangeError(`stats(): unknown state "${state}"`);
-    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[prefixId * STATE_COUNT + id];
+    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
   }
 }

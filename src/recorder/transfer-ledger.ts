@@ -1,7 +1,7 @@
 import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcome } from "../model/activities.js";
 import { stateId } from "../model/states.js";
 import { OTHER } from "./activity-ids.js";
-import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, type Transfer } from "./journey.js";
+import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 
 /** Where each key of a transfer goes when the transfer ends, by outcome. */
@@ -85,13 +85,12 @@ export function addTransferShare(target: number[], visit: number, transfer: Tran
   const start = transfer.start;
   const end = transfer.end;
   if (lumpId !== -1) {
-    target.push(visit, lumpId, -1, start, end, 0, (end - start) * share);
+    addActivity(target, visit, lumpId, start, end, (end - start) * share);
     return;
   }
   const records = transfer.activities;
   for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-    const seconds = records[record + ACTIVITY_SELF_SECONDS] * share;
-    target.push(visit, records[record + ACTIVITY_ID], -1, start, end, 0, seconds);
+    addActivity(target, visit, records[record + ACTIVITY_ID], start, end, records[record + ACTIVITY_SELF_SECONDS] * share);
   }
-  if (other > 0) target.push(visit, OTHER, -1, start, end, 0, other * share);
+  if (other > 0) addActivity(target, visit, OTHER, start, end, other * share);
 }
