@@ -15,6 +15,7 @@ import { SpanBridge } from "./otel/spans.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";
+import { configurationError, defined } from "./configuration.js";
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -47,7 +48,7 @@ export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider
 };
 
 function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`TaskJourneys: option "${option}" must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+  configurationError("TaskJourneys", `option "${option}"`, expected, value);
 }
 
 function wholeNumber(option: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -55,12 +56,6 @@ function wholeNumber(option: string, value: number, min: number, max = Number.MA
     fail(option, max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`, value);
   }
   return value;
-}
-
-/** Options given as `undefined` mean "the default", as they would if left out. */
-function defined<T extends object>(options: T | undefined): Partial<T> {
-  if (options === undefined || options === null) return {};
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function fraction(option: string, value: number): number {

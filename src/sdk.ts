@@ -43,6 +43,7 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-node";
 import { resolveOptions, TaskJourneys } from "./journeys.js";
+import { configurationError, defined } from "./configuration.js";
 import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
@@ -141,8 +142,8 @@ const DEFAULT_PROMETHEUS_PORT = 9464;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`startTelemetry: ${option} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+function fail(what: string, expected: string, value: unknown): never {
+  configurationError("startTelemetry", what, expected, value);
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -187,11 +188,6 @@ function parseResourceAttributes(text: string | undefined): Attributes {
     if (key !== "") attributes[key] = value;
   }
   return attributes;
-}
-
-function withoutUndefined<T extends object>(object: T | undefined): Partial<T> {
-  if (object === undefined || object === null) return {};
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function fileSafe(text: string): string {
@@ -511,7 +507,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options.registerGlobal !== undefined && typeof options.registerGlobal !== "boolean") {
     fail('option "registerGlobal"', "a boolean", options.registerGlobal);
   }
-  const journeyOptions = withoutUndefined(options.journeys);
+  const journeyOptions = defined(options.journeys);
   const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
   // The journeys' temporality follows the OTLP exporters' preference unless set.
   const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
@@ -525,7 +521,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const serviceName = options.serviceName ?? read(env, "OTEL_SERVICE_NAME") ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
   const identity: Attributes = { "service.name": serviceName, [RESOURCE_ROLE]: role };
   if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
-  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...withoutUndefined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
+  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...defined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
 
   const sdkTemporality = temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE;
 

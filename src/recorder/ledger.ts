@@ -13,6 +13,7 @@ import { ambientLedger, type AmbientFrame } from "./ambient.js";
 import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { DropReason } from "./drop-reasons.js";
+import { AsyncFunction, isThenable } from "./functions.js";
 
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the
@@ -41,17 +42,6 @@ export interface LedgerHost {
   transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
 }
 
-// Checked once per meter: an async function's continuations need the ambient frame to find their
-// parent activity; a plain function's synchronous nesting is tracked with no ambient cost.
-const AsyncFunction = (async () => {}).constructor;
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
-}
 
 /**
  * Meters the activities of one execution or one transfer. Activity records are appended to a flat
@@ -90,6 +80,8 @@ export abstract class Ledger {
     }
     const parent = this.parentRecord();
     const record = this.open(this.host.activityId(activity), parent, this.host.now());
+    // An async function's continuations need the ambient frame to find their parent activity; a
+    // plain function's synchronous nesting is tracked with no ambient cost.
     if (work.constructor === AsyncFunction) {
       const frame: AmbientFrame = { ledger: this, record };
       this.asyncOpen++;

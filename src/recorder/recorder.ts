@@ -1,4 +1,5 @@
-import { keySplitUncached, keyToText, type Key } from "../model/keys.js";
+import { keySplitUncached, type Key } from "../model/keys.js";
+import { keyId } from "./key-id.js";
 import {
   ALL_STATES,
   STATE_COUNT,
@@ -158,22 +159,16 @@ export class Recorder implements LedgerHost {
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
   idOf(key: unknown): string | number | undefined {
-    if (typeof key === "string") {
-      if (key.length <= this.config.maxKeyLength) return key;
-      this.drop("key-too-long", `a key of ${key.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
-      return undefined;
-    }
-    if (typeof key === "number" && key === key) return key;
-    const text = keyToText(key);
-    if (text === undefined) {
+    const id = keyId(key);
+    if (id === undefined) {
       this.drop("invalid-key", `a ${key === null ? "null" : typeof key} is not a key`);
       return undefined;
     }
-    if (text.length > this.config.maxKeyLength) {
-      this.drop("key-too-long", `a key of ${text.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
+    if (typeof id === "string" && id.length > this.config.maxKeyLength) {
+      this.drop("key-too-long", `a key of ${id.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
       return undefined;
     }
-    return text;
+    return id;
   }
 
   private stateOf(name: string): number {
@@ -464,7 +459,7 @@ export class Recorder implements LedgerHost {
 
   /** A live journey, or a recently finished one kept in the bounded ring. */
   journeyOf(key: Key): Journey | undefined {
-    const id = typeof key === "string" || typeof key === "number" ? key : keyToText(key);
+    const id = keyId(key);
     if (id === undefined) return undefined;
     return this.live.get(id) ?? this.recentlyFinished(id);
   }
