@@ -9,9 +9,8 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { VERSION } from "./version.js";
 import { formatBreakdown } from "./report/format.js";
-import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "./report/from-trace.js";
-import { decodeOtlpJson } from "./report/otlp-json.js";
-import { renderHtmlReport, reportDataFrom } from "./report/html.js";
+import { breakdownFromSpans, breakdownsFromSpans, decodeOtlpJson, renderHtmlReport, reportDataFrom, SpanIndex } from "./report.js";
+import { keysInSpans } from "./report/from-trace.js";
 
 export const USAGE = `taskjourney ${VERSION}: where every task's time goes
 

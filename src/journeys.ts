@@ -8,12 +8,14 @@ import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
-import { METRIC_DESCRIPTORS, TaskMetricProducer } from "./otel/metric-producer.js";
+import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
+import { registerInternals } from "./internal.js";
+import { configurationError, defined } from "./configuration.js";
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -39,13 +41,14 @@ export const DEFAULT_OPTIONS = {
   asyncContext: true,
 } as const;
 
-type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
+/** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
+export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
 };
 
 function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`TaskJourneys: option "${option}" must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+  configurationError("TaskJourneys", `option "${option}"`, expected, value);
 }
 
 function wholeNumber(option: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -55,15 +58,39 @@ function wholeNumber(option: string, value: number, min: number, max = Number.MA
   return value;
 }
 
-/** Options given as `undefined` mean "the default", as they would if left out. */
-function defined<T extends object>(options: T | undefined): Partial<T> {
-  if (options === undefined || options === null) return {};
-  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
 function fraction(option: string, value: number): number {
   if (typeof value !== "number" || !(value >= 0 && value <= 1)) fail(option, "a number from 0 to 1", value);
   return value;
+}
+
+function temporality(value: unknown): "cumulative" | "delta" {
+  if (value !== "cumulative" && value !== "delta") fail("temporality", '"cumulative" or "delta"', value);
+  return value;
+}
+
+function histogram(value: unknown): "exponential" | "explicit" {
+  if (value !== "exponential" && value !== "explicit") fail("histogram", '"exponential" or "explicit"', value);
+  return value;
+}
+
+function explicitBuckets(buckets: unknown): readonly number[] {
+  if (!Array.isArray(buckets) || buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))) {
+    fail("explicitBuckets", "an increasing array of finite numbers", buckets);
+  }
+  return buckets as readonly number[];
+}
+
+/** What `createMetricProducer()` may choose per reader; the rest follows the journeys' options. */
+export type MetricProducerOverrides = Pick<TaskJourneysOptions, "temporality" | "histogram" | "explicitBuckets">;
+
+/** The overrides given (undefined ones left out), checked as the constructor checks those options. */
+function checkProducerOverrides(options: MetricProducerOverrides): Partial<MetricProducerOptions> {
+  if (options === null || typeof options !== "object") fail("options", "an object", options);
+  const checked: Partial<MetricProducerOptions> = {};
+  if (options.temporality !== undefined) checked.temporality = temporality(options.temporality);
+  if (options.histogram !== undefined) checked.histogram = histogram(options.histogram);
+  if (options.explicitBuckets !== undefined) checked.explicitBuckets = explicitBuckets(options.explicitBuckets);
+  return checked;
 }
 
 /** Checks every option once, at construction, and fills in the defaults. */
@@ -92,12 +119,9 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
-  if (merged.temporality !== "cumulative" && merged.temporality !== "delta") fail("temporality", '"cumulative" or "delta"', merged.temporality);
-  if (merged.histogram !== "exponential" && merged.histogram !== "explicit") fail("histogram", '"exponential" or "explicit"', merged.histogram);
-  const buckets = merged.explicitBuckets;
-  if (!Array.isArray(buckets) || buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))) {
-    fail("explicitBuckets", "an increasing array of finite numbers", buckets);
-  }
+  temporality(merged.temporality);
+  histogram(merged.histogram);
+  explicitBuckets(merged.explicitBuckets);
   const timeOrigin = options.timeOrigin ?? Date.now() / 1000 - probe;
   if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin)) fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
   return { ...(merged as unknown as ResolvedOptions), timeOrigin };
@@ -112,29 +136,28 @@ export class TaskJourneys {
   readonly metricProducer: TaskMetricProducer;
   readonly role: "worker" | "scheduler";
   readonly instance: string;
-  /** @internal */
-  readonly recorder: Recorder;
-  /** @internal */
-  readonly options: ResolvedOptions;
-  /** @internal The span-tree bridge (src/otel/spans.ts). */
-  readonly spans: SpanBridge;
-  private readonly listeners: RecorderListener[] = [];
-  private closed = false;
-  private shutdownPromise: Promise<void> | undefined;
-  private removeObservers: (() => void) | undefined;
+  // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
+  readonly #recorder: Recorder;
+  readonly #spans: SpanBridge;
+  /** The options every metric producer of these journeys starts from. */
+  readonly #producerOptions: MetricProducerOptions;
+  readonly #listeners: RecorderListener[] = [];
+  #closed = false;
+  #shutdownPromise: Promise<void> | undefined;
+  #removeObservers: (() => void) | undefined;
 
   constructor(options: TaskJourneysOptions = {}) {
     const resolved = resolveOptions(options);
-    this.options = resolved;
     this.role = resolved.role;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
     // Head sampling: the key's hash against the ratio (every process decides alike), or a
     // sampled context propagated to this key with `parent()` (the trace flags win).
     const byRatio = ratioSampler(resolved.sampling.ratio);
-    // (`this.spans` is set below, before any transition can reach the sampler.)
-    const sampler = (id: string | number): boolean => (byRatio !== undefined && byRatio(id)) || this.spans.hasParent(id);
-    this.recorder = new Recorder({
+    // (`bridge` is set below, before any transition can reach the sampler.)
+    let bridge: SpanBridge | undefined = undefined;
+    const sampler = (id: string | number): boolean => (byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id);
+    const recorder = new Recorder({
       role: resolved.role,
       instance: resolved.instance,
       clock: resolved.clock,
@@ -146,19 +169,20 @@ export class TaskJourneys {
       asyncContext: resolved.asyncContext,
       sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
-      report: (reason, detail) =>
-        diag.warn(`taskjourney: dropped input (${reason}): ${detail}. Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`),
+      tell: (message) => diag.warn(message),
     });
-    this.metricProducer = new TaskMetricProducer(this.recorder, {
+    this.#recorder = recorder;
+    this.#producerOptions = {
       temporality: resolved.temporality,
       histogram: resolved.histogram,
       explicitBuckets: resolved.explicitBuckets,
       executeTimeByPrefix: resolved.executeTimeByPrefix,
-    });
-    if (options.meterProvider !== undefined) this.observeThrough(options.meterProvider);
+    };
+    this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
+    if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
     const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
-    const bridge = new SpanBridge(
-      this.recorder,
+    bridge = new SpanBridge(
+      recorder,
       tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
       {
         role: resolved.role,
@@ -173,44 +197,55 @@ export class TaskJourneys {
       },
       tracerProvider,
     );
-    this.spans = bridge;
+    this.#spans = bridge;
+    registerInternals(this, { recorder, options: resolved, spans: bridge });
     this.addListener(bridge);
+  }
+
+  /**
+   * A metric producer of its own for another MetricReader: with delta temporality a producer
+   * reports what changed since its own previous collection, so each reader needs one. Options
+   * left out are those of these journeys (`temporality`, `histogram`, `explicitBuckets`); e.g.
+   * `{ temporality: "cumulative", histogram: "explicit" }` for a pull-mode Prometheus exporter.
+   */
+  createMetricProducer(options: MetricProducerOverrides = {}): TaskMetricProducer {
+    return new TaskMetricProducer(this.#recorder, { ...this.#producerOptions, ...checkProducerOverrides(options) });
   }
 
   /** Adds a listener of finished journeys and transfers (the span bridge is one). */
   addListener(listener: RecorderListener): void {
-    this.listeners.push(listener);
-    this.recorder.listener = this.listeners.length === 1 ? listener : fanOut(this.listeners);
+    this.#listeners.push(listener);
+    this.#recorder.listener = this.#listeners.length === 1 ? listener : fanOut(this.#listeners);
   }
 
   /** The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). */
   transition(key: Key, from: string, to: string, at?: number): void {
-    if (this.closed) return;
-    this.recorder.transition(key, from, to, at);
+    if (this.#closed) return;
+    this.#recorder.transition(key, from, to, at);
   }
 
   /** Tells which keys `key` depends on, for waiting-time apportioning and span links. */
   dependencies(key: Key, dependencies: readonly Key[]): void {
-    if (this.closed) return;
-    this.recorder.dependencies(key, dependencies);
+    if (this.#closed) return;
+    this.#recorder.dependencies(key, dependencies);
   }
 
   /** Opens the ledger of one execution of `key`, moving it to executing if it is not there yet. */
   execute(key: Key, at?: number): ExecuteLedger {
-    if (this.closed) return this.recorder.noLedger;
-    return this.recorder.execute(key, at);
+    if (this.#closed) return this.#recorder.noLedger;
+    return this.#recorder.execute(key, at);
   }
 
   /** Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight. */
   gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): GatherLedger {
-    if (this.closed) return this.recorder.noLedger;
-    return this.recorder.gather(peer, keys, bytes, at);
+    if (this.#closed) return this.#recorder.noLedger;
+    return this.#recorder.gather(peer, keys, bytes, at);
   }
 
   /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
   queued(key: Key, reason: string): void {
-    if (this.closed) return;
-    this.recorder.queued(key, reason);
+    if (this.#closed) return;
+    this.#recorder.queued(key, reason);
   }
 
   /**
@@ -238,7 +273,7 @@ export class TaskJourneys {
    * writes nothing when the journey has no span (not sampled, or ended long ago).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    return this.spans.inject(key, carrier);
+    return this.#spans.inject(key, carrier);
   }
 
   /**
@@ -260,8 +295,8 @@ export class TaskJourneys {
    * cannot be re-parented: its task span links to the context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.closed) return false;
-    return this.spans.parent(key, context);
+    if (this.#closed) return false;
+    return this.#spans.parent(key, context);
   }
 
   /**
@@ -272,20 +307,20 @@ export class TaskJourneys {
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.closed) return false;
-    return this.spans.linkFrom(key, context);
+    if (this.#closed) return false;
+    return this.#spans.linkFrom(key, context);
   }
 
   /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
   stats(prefix: string, state: string = "executing"): DurationStats {
-    return this.recorder.stats(prefix, state);
+    return this.#recorder.stats(prefix, state);
   }
 
   /** Where the time of a live or recently finished journey of `key` went, or undefined. */
   explain(key: Key): Breakdown | undefined {
-    const journey = this.recorder.journeyOf(key);
+    const journey = this.#recorder.journeyOf(key);
     if (journey === undefined) return undefined;
-    const recorder = this.recorder;
+    const recorder = this.#recorder;
     return explainJourney(
       journey,
       { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
@@ -296,15 +331,15 @@ export class TaskJourneys {
 
   /** Counts of dropped or repaired inputs by reason, as in taskjourney.dropped. */
   dropped(): Record<string, number> {
-    return Object.fromEntries(this.recorder.accumulators.dropped);
+    return Object.fromEntries(this.#recorder.accumulators.dropped);
   }
 
   /** Stops recording; flushes what taskjourney holds. Never shuts down providers passed in. Idempotent. */
   shutdown(): Promise<void> {
-    this.shutdownPromise ??= (async () => {
-      this.closed = true;
-      this.removeObservers?.();
-      for (const listener of this.listeners) {
+    this.#shutdownPromise ??= (async () => {
+      this.#closed = true;
+      this.#removeObservers?.();
+      for (const listener of this.#listeners) {
         const flushable = listener as RecorderListener & { shutdown?: () => Promise<void> };
         if (typeof flushable.shutdown === "function") {
           try {
@@ -315,16 +350,16 @@ export class TaskJourneys {
         }
       }
     })();
-    return this.shutdownPromise;
+    return this.#shutdownPromise;
   }
 
   /**
    * For users who cannot add a metric producer to their reader: the sums and gauges (not the
    * duration histogram) as observable instruments on a MeterProvider they passed explicitly.
    */
-  private observeThrough(meterProvider: MeterProvider): void {
+  #observeThrough(meterProvider: MeterProvider): void {
     const meter = (meterProvider ?? metricsApi.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, VERSION);
-    const producer = new TaskMetricProducer(this.recorder, { ...this.metricProducer["options"], temporality: "cumulative" });
+    const producer = this.createMetricProducer({ temporality: "cumulative" });
     const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
     // The producer's own names, units, value types and descriptions; the histogram has no
     // observable instrument.
@@ -346,7 +381,7 @@ export class TaskJourneys {
     };
     const observables = [...instruments.values()];
     meter.addBatchObservableCallback(callback as never, observables);
-    this.removeObservers = () => meter.removeBatchObservableCallback(callback as never, observables);
+    this.#removeObservers = () => meter.removeBatchObservableCallback(callback as never, observables);
   }
 }
 

@@ -42,8 +42,8 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-node";
-import { DEFAULT_OPTIONS, resolveOptions, TaskJourneys } from "./journeys.js";
-import { TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
+import { resolveOptions, TaskJourneys } from "./journeys.js";
+import { configurationError, defined } from "./configuration.js";
 import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
@@ -142,8 +142,8 @@ const DEFAULT_PROMETHEUS_PORT = 9464;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`startTelemetry: ${option} must be ${expected}, got ${JSON.stringify(value) ?? String(value)}`);
+function fail(what: string, expected: string, value: unknown): never {
+  configurationError("startTelemetry", what, expected, value);
 }
 
 function read(env: Env, name: string): string | undefined {
@@ -188,11 +188,6 @@ function parseResourceAttributes(text: string | undefined): Attributes {
     if (key !== "") attributes[key] = value;
   }
   return attributes;
-}
-
-function withoutUndefined<T extends object>(object: T | undefined): Partial<T> {
-  if (object === undefined || object === null) return {};
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function fileSafe(text: string): string {
@@ -512,7 +507,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options.registerGlobal !== undefined && typeof options.registerGlobal !== "boolean") {
     fail('option "registerGlobal"', "a boolean", options.registerGlobal);
   }
-  const journeyOptions = withoutUndefined(options.journeys);
+  const journeyOptions = defined(options.journeys);
   const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
   // The journeys' temporality follows the OTLP exporters' preference unless set.
   const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
@@ -526,7 +521,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const serviceName = options.serviceName ?? read(env, "OTEL_SERVICE_NAME") ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
   const identity: Attributes = { "service.name": serviceName, [RESOURCE_ROLE]: role };
   if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
-  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...withoutUndefined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
+  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...defined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
 
   const sdkTemporality = temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE;
 
@@ -578,14 +573,8 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   // The journeys: the meter provider is not passed on purpose, since its observable instruments
   // would export the sums a second time next to the metric producer registered below.
   const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
-  const producerOptions: MetricProducerOptions = {
-    temporality: journeys.options.temporality,
-    histogram: journeys.options.histogram,
-    explicitBuckets: journeys.options.explicitBuckets,
-    executeTimeByPrefix: journeys.options.executeTimeByPrefix,
-  };
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
-  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : new TaskMetricProducer(journeys.recorder, producerOptions));
+  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : journeys.createMetricProducer());
   const readers: MetricReader[] = pushExporters.map(
     (exporter, index) =>
       new PeriodicExportingMetricReader({
@@ -601,12 +590,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   let prometheusUrl: string | undefined;
   if (exporters.prometheus !== undefined) {
     const { PrometheusExporter } = await required(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
-    const producer = new TaskMetricProducer(journeys.recorder, {
-      ...producerOptions,
-      temporality: "cumulative",
-      histogram: "explicit",
-      explicitBuckets: journeyOptions.explicitBuckets ?? DEFAULT_OPTIONS.explicitBuckets,
-    });
+    const producer = journeys.createMetricProducer({ temporality: "cumulative", histogram: "explicit" });
     const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
     readers.push(pull);
     const { host, port, endpoint } = exporters.prometheus;

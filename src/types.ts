@@ -68,9 +68,10 @@ export interface TaskJourneysOptions {
 
 /**
  * Trace context as carried in a message between processes: W3C `traceparent` (and `tracestate`)
- * under lowercase names, string values. Write one with `journeys.inject(key, carrier)`.
+ * under lowercase names, string values. Write one with `journeys.inject(key, carrier)`. Defined
+ * once, beside the code that reads and writes it.
  */
-export type TraceCarrier = Record<string, string>;
+export type { TraceCarrier } from "./otel/propagation.js";
 
 /** Meters activities of one execution or transfer; see `TaskJourneys.execute` and `gather`. */
 export interface ActivityLedger {

@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { source, taskjourney } from "./taskjourney.js";
+import { renderHtmlReport, reportDataFrom } from "../../src/report.js";
 import { ProgressBar } from "./progress.js";
 import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
@@ -225,7 +226,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
     // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
     const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
-    fs.writeFileSync(path.join(outDir, "report.html"), taskjourney.renderHtmlReport(taskjourney.reportDataFrom(jsonSummary)));
+    fs.writeFileSync(path.join(outDir, "report.html"), renderHtmlReport(reportDataFrom(jsonSummary)));
     print(text);
     return summary;
   } finally {

@@ -5,7 +5,7 @@
  * per-prefix table, the activity breakdowns and the explain tree of the slowest task.
  */
 import type { TaskJourneys } from "../../src/index.js";
-import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report/table.js";
+import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report.js";
 import type { HistogramData, SlowJourney, TelemetryTotals, WorkerSummary } from "./protocol.js";
 import { taskjourney } from "./taskjourney.js";
 

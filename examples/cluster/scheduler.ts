@@ -14,13 +14,16 @@
  * occupancy, quantile(0.9) for the move-away margin — once a prefix has 3 finished tasks; before
  * that, a default. A prefix's estimate is read again at most every 100 ms (a reading copies the
  * prefix's histogram, too dear to do per decision). With telemetry off the scheduler keeps the same statistics itself with
- * taskjourney's DurationStatistics, so decisions are made alike in both modes.
+ * taskjourney's own DurationStatistics, so decisions are made alike in both modes.
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
  * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
  * of the key's processing span — so the worker's journey nests under it.
  */
-import type { DurationStatistics, DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+// Not part of the package's API: the statistics taskjourney keeps, used here by path so that
+// decisions with telemetry off are made exactly as with it on.
+import { DurationStatistics } from "../../src/model/statistics/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { Heap } from "./heap.js";
 import type { ComputeTaskMessage, GetDataReply, RegisterMessage, TaskFinishedMessage, WorkerSummary } from "./protocol.js";
@@ -368,7 +371,7 @@ export class Scheduler {
     worker.hasWhat.add(task);
     if (this.journeys === undefined) {
       let statistics = this.ownStatistics.get(task.prefix);
-      if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new taskjourney.DurationStatistics()));
+      if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new DurationStatistics()));
       statistics.record((performance.now() - task.processingSince) / 1000);
     }
     this.transition(task, "memory");

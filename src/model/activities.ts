@@ -73,6 +73,3 @@ export const TRANSFER_LUMP: Readonly<Record<TransferOutcome, string | undefined>
  * `task.execute.count`); a digest in another unit is kept for `explain()` and spans only.
  */
 export const QUANTITY_UNITS = ["bytes", "count"] as const;
-
-/** Units `digest()` accepts; a digest in seconds is an activity time, others are quantities. */
-export type DigestUnit = "seconds" | "bytes" | "count" | (string & {});

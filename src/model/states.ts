@@ -80,8 +80,11 @@ export function stateId(name: string): number {
   return id !== -1 && ALL_STATES[id] === name ? id : -1;
 }
 
-export function stateName(id: number): TaskState {
-  return ALL_STATES[id];
+/** Orders state names as a task lives them (their ALL_STATES order), unknown names last, ties by name. */
+export function byLifecycle(a: string, b: string): number {
+  const x = stateId(a);
+  const y = stateId(b);
+  return (x === -1 ? Number.MAX_SAFE_INTEGER : x) - (y === -1 ? Number.MAX_SAFE_INTEGER : y) || a.localeCompare(b);
 }
 
 /** A journey ends when its key enters one of these. `released` also starts journeys. */

@@ -13,6 +13,7 @@ import { ALL_STATES, STATE_COUNT, TERMINAL_STATES } from "../model/states.js";
 import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
 import type { ReadonlyExponentialHistogram } from "../model/statistics/index.js";
 import type { Recorder } from "../recorder/recorder.js";
+import { stateCell } from "../recorder/accumulators.js";
 import {
   ATTR_DROPPED_REASON,
   ATTR_TASK_ACTIVITY,
@@ -133,7 +134,7 @@ export class TaskMetricProducer implements MetricProducer {
       const prefixId = p < prefixes.names.length ? p : prefixes.limit;
       const prefix = prefixes.name(prefixId);
       for (let state = 0; state < STATE_COUNT; state++) {
-        const cell = prefixId * STATE_COUNT + state;
+        const cell = stateCell(prefixId, state);
         if (accumulators.transitions[cell] === 0) continue;
         const stateName = ALL_STATES[state];
         const attributes = this.attributes(`s\u0000${prefix}\u0000${stateName}`, {
@@ -165,41 +166,41 @@ export class TaskMetricProducer implements MetricProducer {
     for (let p = 0; p < prefixCount; p++) {
       const prefixId = p < prefixes.names.length ? p : prefixes.limit;
       const prefix = prefixes.name(prefixId);
-      const base = prefixId * activityCapacity;
       for (let activity = 0; activity < activities.names.length; activity++) {
         const name = activities.names[activity];
-        const executed = accumulators.executeSeconds[base + activity];
+        const cell = accumulators.activityCell(prefixId, activity);
+        const executed = accumulators.executeSeconds[cell];
         if (executed > 0) {
           if (this.options.executeTimeByPrefix) {
             const attributes = this.attributes(`e\u0000${prefix}\u0000${name}`, {
               [ATTR_TASK_PREFIX]: prefix,
               [ATTR_TASK_ACTIVITY]: name,
             });
-            executeTime.push(this.sumPoint(`e${base + activity}`, executed, attributes, startTime, endTime));
+            executeTime.push(this.sumPoint(`e${cell}`, executed, attributes, startTime, endTime));
           } else {
             byActivity[activity] += executed;
           }
         }
         for (let unit = 0; unit < units; unit++) {
-          const quantity = accumulators.executeQuantity(base + activity, unit);
+          const quantity = accumulators.executeQuantity(cell, unit);
           if (quantity === 0) continue;
           if (this.options.executeTimeByPrefix) {
             const attributes = this.attributes(`e\u0000${prefix}\u0000${name}`, {
               [ATTR_TASK_PREFIX]: prefix,
               [ATTR_TASK_ACTIVITY]: name,
             });
-            executeQuantities[unit].push(this.sumPoint(`q${unit}\u0000${base + activity}`, quantity, attributes, startTime, endTime));
+            executeQuantities[unit].push(this.sumPoint(`q${unit}\u0000${cell}`, quantity, attributes, startTime, endTime));
           } else {
             quantitiesByActivity[activity * units + unit] += quantity;
           }
         }
-        const waited = accumulators.waitSeconds[base + activity];
+        const waited = accumulators.waitSeconds[cell];
         if (waited > 0) {
           const attributes = this.attributes(`w\u0000${prefix}\u0000${name}`, {
             [ATTR_TASK_PREFIX]: prefix,
             [ATTR_TASK_ACTIVITY]: name,
           });
-          waitTime.push(this.sumPoint(`w${base + activity}`, waited, attributes, startTime, endTime));
+          waitTime.push(this.sumPoint(`w${cell}`, waited, attributes, startTime, endTime));
         }
       }
     }

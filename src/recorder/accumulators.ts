@@ -1,5 +1,11 @@
 import { DurationStatistics } from "../model/statistics/index.js";
 import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
+import { STATE_COUNT } from "../model/states.js";
+
+/** The cell of (prefix, state) in the per-state arrays (`transitions`, `durations`). */
+export function stateCell(prefixId: number, state: number): number {
+  return prefixId * STATE_COUNT + state;
+}
 
 /**
  * Running totals per (prefix, state) and per (prefix, activity), in typed arrays indexed by
@@ -23,7 +29,7 @@ export class Accumulators {
   readonly gatherBytes = new Float64Array(TRANSFER_OUTCOMES.length);
   /** Finished transfers per outcome. */
   readonly transfers = new Float64Array(TRANSFER_OUTCOMES.length);
-  /** Dropped or repaired inputs per reason. */
+  /** Dropped or repaired inputs per reason; counted by failures.ts. */
   readonly dropped = new Map<string, number>();
 
   constructor(
@@ -42,8 +48,13 @@ export class Accumulators {
     this.waitSeconds = new Float64Array(activityCells);
   }
 
+  /** The cell of (prefix, activity) in the per-activity arrays (`executeSeconds`, `waitSeconds`). */
+  activityCell(prefixId: number, activity: number): number {
+    return prefixId * this.activityCapacity + activity;
+  }
+
   /**
-   * A finished visit of `seconds` in state cell `cell` (prefixId * stateCount + stateId). The
+   * A finished visit of `seconds` in state cell `cell` (see `stateCell()`). The
    * visit's statistics are all there is to update: the seconds and visits of a cell are their
    * sum and count, and the journeys in it are its entries less its finished visits.
    */
@@ -79,9 +90,5 @@ export class Accumulators {
   /** The quantity of `unit` (a QUANTITY_UNITS index) digested into a (prefix, activity) cell. */
   executeQuantity(activityCell: number, unit: number): number {
     return this.executeQuantities[activityCell * QUANTITY_UNITS.length + unit];
-  }
-
-  drop(reason: string, count = 1): void {
-    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + count);
   }
 }

@@ -19,12 +19,32 @@ export const ACTIVITY_CHILD_SECONDS = 5;
 export const ACTIVITY_SELF_SECONDS = 6;
 export const ACTIVITY_FIELDS = 7;
 
+/**
+ * Appends an activity record still open (its end NaN until closed) to `records` and returns its
+ * offset. `visit` is the journey's visit index (-1 on a transfer); `parent` a record offset or -1.
+ */
+export function openActivity(records: number[], visit: number, activity: number, parent: number, start: number): number {
+  const record = records.length;
+  records.push(visit, activity, parent, start, Number.NaN, 0, 0);
+  return record;
+}
+
+/** Appends a closed top-level activity record of `seconds` self time over [start, end]. */
+export function addActivity(records: number[], visit: number, activity: number, start: number, end: number, seconds: number): void {
+  records.push(visit, activity, -1, start, end, 0, seconds);
+}
+
 /** Fields of one non-time quantity digested into a ledger (bytes, counts). */
 export const QUANTITY_VISIT = 0;
 export const QUANTITY_ACTIVITY = 1;
 export const QUANTITY_UNIT = 2;
 export const QUANTITY_VALUE = 3;
 export const QUANTITY_FIELDS = 4;
+
+/** Appends a quantity (QUANTITY_FIELDS numbers) of `unit` digested into `activity` on `visit`. */
+export function addQuantity(quantities: number[], visit: number, activity: number, unit: number, value: number): void {
+  quantities.push(visit, activity, unit, value);
+}
 
 /**
  * An empty array whose elements are already doubles. Activity records hold times, so the first

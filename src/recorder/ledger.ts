@@ -5,30 +5,43 @@ import {
   ACTIVITY_PARENT,
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_START,
+  openActivity,
+  type Journey,
+  type Transfer,
 } from "./journey.js";
 import { ambientLedger, type AmbientFrame } from "./ambient.js";
+import type { Accumulators } from "./accumulators.js";
+import type { Interner } from "./interner.js";
+import type { DropReason } from "./drop-reasons.js";
+import { AsyncFunction, isThenable } from "./functions.js";
 
-/** What a ledger needs from its recorder. */
+/**
+ * What a ledger needs from its recorder. An ended ledger settles its own records into the
+ * accumulators and hands the recorder only what moves its keys on (`executionEnded`,
+ * `transferEnded`): the recorder never calls back into a ledger.
+ */
 export interface LedgerHost {
   now(at?: number): number;
   activityId(name: string): number;
   unitId(name: string): number;
-  drop(reason: string, detail: string): void;
+  /** Bad input: counted, told once, thrown when strict (failures.ts). */
+  drop(reason: DropReason, detail: string): void;
   /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
   readonly asyncContext?: boolean;
+  readonly accumulators: Accumulators;
+  readonly units: Interner;
+  /** The QUANTITY_UNITS index of a unit id, or -1 for a unit metrics do not aggregate. */
+  quantityUnit(unitId: number): number;
+  /** An execution ended at `time`: its journey moves on to `nextState` (a state id). */
+  executionEnded(journey: Journey, nextState: number, time: number): void;
+  /**
+   * A transfer ended at `time` (its `end` and `outcome` set): each key carried gets its share of
+   * the transfer's activities (see `addTransferShare`, with `lumpId` and `other`) and moves on to
+   * `nextState`.
+   */
+  transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
 }
 
-// Checked once per meter: an async function's continuations need the ambient frame to find their
-// parent activity; a plain function's synchronous nesting is tracked with no ambient cost.
-const AsyncFunction = (async () => {}).constructor;
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
-}
 
 /**
  * Meters the activities of one execution or one transfer. Activity records are appended to a flat
@@ -67,6 +80,8 @@ export abstract class Ledger {
     }
     const parent = this.parentRecord();
     const record = this.open(this.host.activityId(activity), parent, this.host.now());
+    // An async function's continuations need the ambient frame to find their parent activity; a
+    // plain function's synchronous nesting is tracked with no ambient cost.
     if (work.constructor === AsyncFunction) {
       const frame: AmbientFrame = { ledger: this, record };
       this.asyncOpen++;
@@ -147,10 +162,7 @@ export abstract class Ledger {
   }
 
   private open(activityId: number, parent: number, start: number): number {
-    const records = this.records;
-    const record = records.length;
-    records.push(this.currentVisit(), activityId, parent, start, Number.NaN, 0, 0);
-    return record;
+    return openActivity(this.records, this.currentVisit(), activityId, parent, start);
   }
 
   private close(record: number, end: number): void {
@@ -204,4 +216,5 @@ export abstract class Ledger {
     }
     const remainder = end - this.start - this.topLevelSeconds;
     return remainder > 0 ? remainder : 0;
-  }}
+  }
+}

@@ -1,4 +1,5 @@
-import { keySplitUncached, keyToText, type Key } from "../model/keys.js";
+import { keySplitUncached, type Key } from "../model/keys.js";
+import { keyId } from "./key-id.js";
 import {
   ALL_STATES,
   STATE_COUNT,
@@ -8,30 +9,14 @@ import {
   transitionTable,
   type Role,
 } from "../model/states.js";
-import {
-  DEPENDENCIES_ACTIVITY,
-  EXECUTE_ACTIVITIES,
-  EXECUTE_LUMP,
-  EXECUTE_OUTCOMES,
-  GATHER_ACTIVITIES,
-  NETWORK_ACTIVITY,
-  OTHER_ACTIVITY,
-  QUEUED_ACTIVITY,
-  QUANTITY_UNITS,
-  TRANSFER_LUMP,
-  TRANSFER_OUTCOMES,
-  type ExecuteOutcome,
-  type TransferOutcome,
-} from "../model/activities.js";
-import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
+import { OTHER_ACTIVITY, QUANTITY_UNITS, QUEUED_ACTIVITY } from "../model/activities.js";
 import { DurationStatistics, type DurationStats } from "../model/statistics/index.js";
-import { Accumulators } from "./accumulators.js";
+import { Accumulators, stateCell } from "./accumulators.js";
+import { OTHER, SEED_ACTIVITIES } from "./activity-ids.js";
+import { Dependencies } from "./dependencies.js";
 import { Interner } from "./interner.js";
 import {
-  ACTIVITY_FIELDS,
-  ACTIVITY_ID,
-  ACTIVITY_SELF_SECONDS,
-  ACTIVITY_VISIT,
+  addActivity,
   COMPUTE_JOURNEY,
   FETCH_JOURNEY,
   Journey,
@@ -39,9 +24,13 @@ import {
   Transfer,
   type JourneyKind,
 } from "./journey.js";
-import { Ledger, type LedgerHost } from "./ledger.js";
+import type { LedgerHost } from "./ledger.js";
+import { ExecutionLedger } from "./execution-ledger.js";
+import { addTransferShare, TransferLedger } from "./transfer-ledger.js";
+import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
-import { InvalidTransition } from "./errors.js";
+import type { DropReason } from "./drop-reasons.js";
+import { Failures } from "./failures.js";
 
 const RELEASED = stateId("released");
 const WAITING = stateId("waiting");
@@ -50,37 +39,10 @@ const FLIGHT = stateId("flight");
 const MISSING = stateId("missing");
 const EXECUTING = stateId("executing");
 const LONG_RUNNING = stateId("long-running");
-const MEMORY = stateId("memory");
-const ERROR = stateId("error");
-const CANCELLED = stateId("cancelled");
 
 const IS_TERMINAL = terminalMask();
 
-/** Activity ids fixed at construction, in this order, so the recorder needs no lookups for them. */
-const SEED_ACTIVITIES = [
-  OTHER_ACTIVITY,
-  DEPENDENCIES_ACTIVITY,
-  QUEUED_ACTIVITY,
-  "missing",
-  "busy",
-  "failed",
-  "cancelled",
-  ...EXECUTE_ACTIVITIES,
-  ...GATHER_ACTIVITIES,
-];
 const ACTIVITY_CACHE_MASK = 31;
-const OTHER = 0;
-const DEPENDENCIES = 1;
-const QUEUED = 2;
-const MISSING_ACTIVITY = 3;
-
-const TRANSFER_NEXT_STATE: Record<TransferOutcome, number> = {
-  ok: MEMORY,
-  busy: FETCH,
-  missing: MISSING,
-  failed: FETCH,
-  cancelled: CANCELLED,
-};
 
 export interface RecorderConfig {
   role: Role;
@@ -94,8 +56,8 @@ export interface RecorderConfig {
   /** Head sampling per key id, or undefined when no journey is ever sampled at its start. */
   sampler: ((id: string | number) => boolean) | undefined;
   makeStatistics: () => DurationStatistics;
-  /** Told once per drop reason, with the first occurrence's detail. */
-  report: (reason: string, detail: string) => void;
+  /** Where the first failure of each kind is told (see failures.ts): `diag.warn` in journeys.ts. */
+  tell: (message: string) => void;
   /** False: ledgers are ambient only synchronously, without AsyncLocalStorage (see ambient.ts). Default true. */
   asyncContext?: boolean;
 }
@@ -118,15 +80,14 @@ export class Recorder implements LedgerHost {
   /** See liveJourney(). */
   private recentId: string | number | undefined = undefined;
   private recentJourney: Journey | undefined = undefined;
-  /** Dependents registered through `dependencies()`, by the dependency's key id. */
-  private readonly dependentsOf = new Map<string | number, Journey[]>();
-  /** `dependencies()` told before the key's journey began, consumed when it begins. */
-  private readonly pendingDependencies = new Map<string | number, Array<string | number>>();
+  /** Which journeys wait for which, and the apportioning of their waiting time. */
+  private readonly deps: Dependencies;
   private readonly retained: Array<Journey | undefined>;
   private retainedNext = 0;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
-  private readonly reported = new Set<string>();
+  /** Counts, tells and (strict) throws every failure: the one failure path. */
+  readonly failures: Failures;
   private readonly config: RecorderConfig;
   private transferIds = 0;
   /** queued() reasons to their `queued (<reason>)` activity ids, so a reason's name is built once. */
@@ -150,6 +111,8 @@ export class Recorder implements LedgerHost {
       this.activities.limit,
       config.makeStatistics,
     );
+    this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped });
+    this.deps = new Dependencies(this.live, this.accumulators);
     this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
@@ -189,53 +152,23 @@ export class Recorder implements LedgerHost {
     return (QUANTITY_UNITS as readonly string[]).indexOf(this.units.name(unitId));
   }
 
-  /** Counts and reports once, but never throws, even strict: for failures of telemetry's own making. */
-  count(reason: string, detail: string): void {
-    this.accumulators.drop(reason);
-    if (!this.reported.has(reason)) {
-      this.reported.add(reason);
-      this.config.report(reason, detail);
-    }
-  }
-
-  drop(reason: string, detail: string, journey?: Journey): void {
-    this.accumulators.drop(reason);
-    if (this.config.strict) {
-      throw new InvalidTransition(detail, reason, journey === undefined ? [] : this.story(journey));
-    }
-    if (!this.reported.has(reason)) {
-      this.reported.add(reason);
-      this.config.report(reason, detail);
-    }
+  /** Bad input: counted, told once, thrown when strict (failures.ts). */
+  drop(reason: DropReason, detail: string, journey?: Journey): void {
+    this.failures.input(reason, detail, journey);
   }
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
   idOf(key: unknown): string | number | undefined {
-    if (typeof key === "string") {
-      if (key.length <= this.config.maxKeyLength) return key;
-      this.drop("key-too-long", `a key of ${key.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
-      return undefined;
-    }
-    if (typeof key === "number" && key === key) return key;
-    const text = keyToText(key);
-    if (text === undefined) {
+    const id = keyId(key);
+    if (id === undefined) {
       this.drop("invalid-key", `a ${key === null ? "null" : typeof key} is not a key`);
       return undefined;
     }
-    if (text.length > this.config.maxKeyLength) {
-      this.drop("key-too-long", `a key of ${text.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
+    if (typeof id === "string" && id.length > this.config.maxKeyLength) {
+      this.drop("key-too-long", `a key of ${id.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
       return undefined;
     }
-    return text;
-  }
-
-  private story(journey: Journey): string[] {
-    const story: string[] = [];
-    const first = Math.max(0, journey.visitCount - 8);
-    for (let visit = first; visit < journey.visitCount; visit++) {
-      story.push(`${ALL_STATES[journey.visitState(visit)]}@${journey.visitStart(visit).toFixed(6)}`);
-    }
-    return story;
+    return id;
   }
 
   private stateOf(name: string): number {
@@ -314,17 +247,12 @@ export class Recorder implements LedgerHost {
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
     this.addLive(id, journey);
-    if (state === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
-    const cell = prefixId * STATE_COUNT + state;
-    this.accumulators.transitions[cell] += 1;
-    if (this.pendingDependencies.size > 0) {
-      const dependencies = this.pendingDependencies.get(id);
-      if (dependencies !== undefined) {
-        this.pendingDependencies.delete(id);
-        this.attachDependencies(journey, dependencies);
-      }
-    }
-    if (sampled && this.listener?.journeyStarted !== undefined) this.notify("journeyStarted", journey);
+    const deps = this.deps;
+    if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
+    this.accumulators.transitions[stateCell(prefixId, state)] += 1;
+    if (deps.pending.size > 0) deps.begun(journey);
+    const listener = this.listener;
+    if (sampled && listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
     return journey;
   }
 
@@ -350,13 +278,13 @@ export class Recorder implements LedgerHost {
       time = stateStart;
     }
     const accumulators = this.accumulators;
-    const base = journey.prefixId * STATE_COUNT;
-    accumulators.visit(base + current, time - stateStart);
-    accumulators.transitions[base + toId] += 1;
-    if (current === WAITING) this.apportion(journey, time);
+    const prefixId = journey.prefixId;
+    accumulators.visit(stateCell(prefixId, current), time - stateStart);
+    accumulators.transitions[stateCell(prefixId, toId)] += 1;
+    if (current === WAITING) this.deps.apportion(journey, time);
     else if (current === FETCH) this.leaveFetch(journey, time);
     // From fetch as usual, or straight from missing/released when the caller's gather() is first.
-    if (toId === FLIGHT && this.dependentsOf.size > 0) this.noteWaitingDependents(journey);
+    if (toId === FLIGHT && this.deps.dependentsOf.size > 0) this.deps.enteredFlight(journey);
 
     if (IS_TERMINAL[toId] === 1) {
       this.finish(journey, toId, time);
@@ -364,7 +292,8 @@ export class Recorder implements LedgerHost {
     }
     journey.visits.push(toId, time);
     journey.state = toId;
-    if (journey.sampled && this.listener?.stateEntered !== undefined) this.notify("stateEntered", journey);
+    const listener = this.listener;
+    if (journey.sampled && listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
   }
 
   /** A move a ledger makes on the caller's behalf; the caller may still report it, harmlessly. */
@@ -379,31 +308,14 @@ export class Recorder implements LedgerHost {
     journey.end = time;
     journey.outcomeState = toId;
     this.removeLive(journey);
-    if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
-    const noted = journey.notedDependents;
-    if (noted !== undefined) {
-      const weight = 1 / noted.length;
-      for (const dependent of noted) {
-        if (dependent.ended || dependent.state !== WAITING) continue;
-        (dependent.waitSources ??= []).push(journey);
-        (dependent.waitWeights ??= []).push(weight);
-      }
-      journey.notedDependents = undefined;
-    }
+    if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
     if (journey.openLedgers === 0) this.retire(journey);
   }
 
   /** Hands a finished journey out and keeps it for explain(). */
   private retire(journey: Journey): void {
-    // Every journey passes here: the listener is called directly, not through notify().
     const listener = this.listener;
-    if (listener !== undefined && listener.journeyEnded !== undefined) {
-      try {
-        listener.journeyEnded(journey);
-      } catch (error) {
-        this.listenerFailed("journeyEnded", error);
-      }
-    }
+    if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
     const capacity = this.retained.length;
     if (capacity === 0) return;
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
@@ -411,27 +323,19 @@ export class Recorder implements LedgerHost {
     this.retainedNext = this.retainedNext + 1 === capacity ? 0 : this.retainedNext + 1;
   }
 
-  private notify(
-    event: "journeyStarted" | "stateEntered" | "journeyEnded",
-    journey: Journey,
-  ): void {
+  /**
+   * The one guarded listener call: a listener that throws (a failing exporter bridge) is counted
+   * and told once, never the host's failure, strict or not.
+   */
+  private notify<T>(event: string, handler: (subject: T) => void, subject: T): void {
     try {
-      this.listener![event]!(journey);
+      handler.call(this.listener, subject);
     } catch (error) {
-      this.listenerFailed(event, error);
+      this.failures.fault("listener-error", `dropped input (listener-error): ${event}: ${error instanceof Error ? error.message : String(error)}.`);
     }
   }
 
-  private listenerFailed(event: string, error: unknown): void {
-    // A failing exporter bridge must not become the scheduler's failure, strict or not.
-    this.accumulators.drop("listener-error");
-    if (!this.reported.has("listener-error")) {
-      this.reported.add("listener-error");
-      this.config.report("listener-error", `${event}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
-  // ---- dependencies and waiting-time apportioning ------------------------------------------
+  // ---- dependencies (dependencies.ts keeps them) ---------------------------------------------
 
   dependencies(key: Key, dependencies: readonly Key[]): void {
     const id = this.idOf(key);
@@ -445,61 +349,17 @@ export class Recorder implements LedgerHost {
       const dependencyId = this.idOf(dependency);
       if (dependencyId !== undefined) ids.push(dependencyId);
     }
-    const journey = this.live.get(id);
-    if (journey !== undefined) {
-      if (journey.dependencyIds !== undefined) this.detachDependencies(journey);
-      this.attachDependencies(journey, ids);
-    } else if (this.pendingDependencies.size < 100_000) {
-      this.pendingDependencies.set(id, ids);
-    } else {
+    if (!this.deps.tell(id, ids)) {
       this.drop("dependencies-overflow", "over 100000 keys told dependencies() before their journey began");
     }
   }
 
-  private attachDependencies(journey: Journey, ids: Array<string | number>): void {
-    journey.dependencyIds = ids;
-    for (const dependencyId of ids) {
-      let dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) {
-        dependents = [];
-        this.dependentsOf.set(dependencyId, dependents);
-      }
-      dependents.push(journey);
-      // A dependency already being fetched serves this dependent too.
-      const dependency = this.live.get(dependencyId);
-      if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
-        this.note(dependency, journey);
-      }
-    }
-  }
-
-  private detachDependencies(journey: Journey): void {
-    for (const dependencyId of journey.dependencyIds!) {
-      const dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) continue;
-      const index = dependents.indexOf(journey);
-      if (index !== -1) dependents.splice(index, 1);
-      if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
-    }
-  }
-
-  private note(dependency: Journey, dependent: Journey): void {
-    const noted = (dependency.notedDependents ??= []);
-    if (!noted.includes(dependent)) noted.push(dependent);
-  }
-
-  /** At a dependency's flight, the dependents waiting for it are the ones it serves. */
-  private noteWaitingDependents(journey: Journey): void {
-    const dependents = this.dependentsOf.get(journey.id);
-    if (dependents !== undefined) {
-      for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
-    }
-  }
+  // ---- the fetch queue ------------------------------------------------------------------------
 
   private leaveFetch(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
       const start = journey.stateStart;
-      journey.activityRecords().push(journey.visitIndex, journey.queueReason, -1, start, time, 0, time - start);
+      addActivity(journey.activityRecords(), journey.visitIndex, journey.queueReason, start, time, time - start);
       journey.queueReason = -1;
     }
   }
@@ -517,54 +377,6 @@ export class Recorder implements LedgerHost {
       if (this.queueReasons.size < this.activities.limit) this.queueReasons.set(reason, activity);
     }
     journey.queueReason = activity;
-  }
-
-  private apportion(journey: Journey, time: number): void {
-    const waitStart = journey.stateStart;
-    const base = journey.prefixId * this.activities.limit;
-    const sources = journey.waitSources;
-    if (sources === undefined) {
-      this.accumulators.waitSeconds[base + DEPENDENCIES] += time - waitStart;
-      return;
-    }
-    const intervals: WaitInterval[] = [];
-    const weights = journey.waitWeights!;
-    for (let s = 0; s < sources.length; s++) this.collectIntervals(sources[s], weights[s], waitStart, time, intervals);
-    const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
-    const breakdown = (journey.waitBreakdown ??= []);
-    const visit = journey.visitIndex;
-    for (const [activity, seconds] of shares) {
-      breakdown.push(visit, activity, seconds);
-      this.accumulators.waitSeconds[base + activity] += seconds;
-    }
-    journey.waitSources = undefined;
-    journey.waitWeights = undefined;
-    // Kept (not copied) for span links; a second waiting visit appends to the first's array.
-    const served = journey.fetchedBy;
-    if (served === undefined) journey.fetchedBy = sources;
-    else for (const source of sources) served.push(source);
-  }
-
-  /** What a fetched dependency was doing, visit by visit, inside [from, to]. */
-  private collectIntervals(source: Journey, weight: number, from: number, to: number, into: WaitInterval[]): void {
-    for (let visit = 0; visit < source.visitCount; visit++) {
-      const state = source.visitState(visit);
-      if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
-      const start = source.visitStart(visit);
-      const end = source.visitEnd(visit);
-      if (!(end > from) || !(start < to) || !(end > start)) continue;
-      const activities: number[] = [];
-      const records = source.activities;
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        if (records[record + ACTIVITY_VISIT] === visit) {
-          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
-        }
-      }
-      if (activities.length === 0) {
-        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
-      }
-      into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
-    }
   }
 
   // ---- ledgers ------------------------------------------------------------------------------
@@ -609,60 +421,25 @@ export class Recorder implements LedgerHost {
       (journey.transfers ??= []).push(transfer);
       (journey.transferVisits ??= []).push(journey.visitIndex);
     }
-    if (this.listener?.transferStarted !== undefined) {
-      try {
-        this.listener.transferStarted(transfer);
-      } catch (error) {
-        this.listenerFailed("transferStarted", error);
-      }
-    }
+    const listener = this.listener;
+    if (listener?.transferStarted !== undefined) this.notify("transferStarted", listener.transferStarted, transfer);
     return new TransferLedger(this, transfer, time);
   }
 
-  /** @internal Called by ExecutionLedger.end. */
-  executeEnded(journey: Journey, outcome: ExecuteOutcome, seconds: number, other: number, ledger: ExecutionLedger, time: number): void {
-    const accumulators = this.accumulators;
-    const base = journey.prefixId * this.activities.limit;
-    const lump = EXECUTE_LUMP[outcome];
-    if (lump !== undefined) {
-      accumulators.executeSeconds[base + this.activityId(lump)] += seconds;
-    } else {
-      ledger.addSelfTimes(accumulators.executeSeconds, base);
-      accumulators.executeSeconds[base + OTHER] += other;
-    }
+  /** An execution ledger ended (it settled its own seconds): its journey moves on. */
+  executionEnded(journey: Journey, nextState: number, time: number): void {
     journey.openLedgers--;
     if (!journey.ended) {
-      if (journey.state === EXECUTING || journey.state === LONG_RUNNING) {
-        this.moveForLedger(journey, outcome === "memory" ? MEMORY : outcome === "error" ? ERROR : CANCELLED, time);
-      }
+      if (journey.state === EXECUTING || journey.state === LONG_RUNNING) this.moveForLedger(journey, nextState, time);
     } else if (journey.openLedgers === 0) {
       this.retire(journey);
     }
   }
 
-  /** @internal Called by TransferLedger.end. */
-  transferEnded(transfer: Transfer, outcome: TransferOutcome, other: number, time: number): void {
-    transfer.end = time;
-    transfer.outcome = outcome;
-    const accumulators = this.accumulators;
-    const outcomeIndex = TRANSFER_OUTCOMES.indexOf(outcome);
-    accumulators.gatherBytes[outcomeIndex] += transfer.bytes;
-    accumulators.transfers[outcomeIndex] += 1;
-    const lump = TRANSFER_LUMP[outcome];
-    const wall = time - transfer.start;
-    const records = transfer.activities;
-    const lumpId = lump === undefined ? -1 : this.activityId(lump);
-    if (lumpId !== -1) {
-      accumulators.gatherSeconds[lumpId] += wall;
-    } else {
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        accumulators.gatherSeconds[records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
-      }
-      accumulators.gatherSeconds[OTHER] += other;
-    }
+  /** A transfer ledger ended (it settled its own bytes and seconds): each key carried takes its share and moves on. */
+  transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void {
     const journeys = transfer.journeys;
     const share = journeys.length > 0 ? 1 / journeys.length : 0;
-    const nextState = TRANSFER_NEXT_STATE[outcome];
     for (const journey of journeys) {
       journey.openLedgers--;
       if (journey.ended) {
@@ -671,35 +448,18 @@ export class Recorder implements LedgerHost {
       }
       if (journey.state !== FLIGHT) continue;
       // Each key carried gets an even share of the transfer's activities, on its flight visit.
-      const visit = journey.visitIndex;
-      const target = journey.activityRecords();
-      if (lumpId !== -1) {
-        target.push(visit, lumpId, -1, transfer.start, time, 0, wall * share);
-      } else {
-        // Self times, so nested activities are not counted twice; the keys' shares add up to the
-        // transfer's wall time.
-        for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-          const seconds = records[record + ACTIVITY_SELF_SECONDS] * share;
-          target.push(visit, records[record + ACTIVITY_ID], -1, transfer.start, time, 0, seconds);
-        }
-        if (other > 0) target.push(visit, OTHER, -1, transfer.start, time, 0, other * share);
-      }
+      addTransferShare(journey.activityRecords(), journey.visitIndex, transfer, lumpId, other, share);
       this.moveForLedger(journey, nextState, time);
     }
-    if (this.listener?.transferEnded !== undefined) {
-      try {
-        this.listener.transferEnded(transfer);
-      } catch (error) {
-        this.listenerFailed("transferEnded", error);
-      }
-    }
+    const listener = this.listener;
+    if (listener?.transferEnded !== undefined) this.notify("transferEnded", listener.transferEnded, transfer);
   }
 
   // ---- reading ------------------------------------------------------------------------------
 
   /** A live journey, or a recently finished one kept in the bounded ring. */
   journeyOf(key: Key): Journey | undefined {
-    const id = typeof key === "string" || typeof key === "number" ? key : keyToText(key);
+    const id = keyId(key);
     if (id === undefined) return undefined;
     return this.live.get(id) ?? this.recentlyFinished(id);
   }
@@ -723,117 +483,7 @@ export class Recorder implements LedgerHost {
     const prefixId = this.prefixes.find(prefix);
     const id = stateId(state);
     if (id === -1) throw new RangeError(`stats(): unknown state "${state}"`);
-    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[prefixId * STATE_COUNT + id];
+    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
-  }
-}
-
-/** Meters one execution of a key; `end(outcome)` ends the executing state. */
-export class ExecutionLedger extends Ledger {
-  constructor(
-    private readonly recorder: Recorder,
-    readonly journey: Journey,
-    start: number,
-  ) {
-    super(recorder, journey.activityRecords(), start);
-  }
-
-  protected currentVisit(): number {
-    return this.journey.visitIndex;
-  }
-
-  protected quantity(activityId: number, unitId: number, value: number): void {
-    const journey = this.journey;
-    (journey.quantities ??= []).push(journey.visitIndex, activityId, unitId, value);
-    const unit = this.recorder.quantityUnit(unitId);
-    if (unit !== -1) this.recorder.accumulators.addExecuteQuantity(journey.prefixId * this.recorder.activities.limit + activityId, unit, value);
-  }
-
-  protected markDigest(record: number): void {
-    (this.journey.digestRecords ??= []).push(record);
-  }
-
-  /** Ends the execution: "memory" (success), "error" or "cancelled". */
-  end(outcome: ExecuteOutcome = "memory", at?: number): void {
-    if (this.ended) {
-      this.recorder.drop("ledger-ended", "end() called twice");
-      return;
-    }
-    let checked = outcome;
-    if (!EXECUTE_OUTCOMES.includes(checked)) {
-      this.recorder.drop("invalid-outcome", `execute outcome "${String(outcome)}" reported as "error"`);
-      checked = "error";
-    }
-    const time = this.recorder.now(at);
-    const other = this.closeAll(time);
-    this.ended = true;
-    this.recorder.executeEnded(this.journey, checked, time - this.start, other, this, time);
-  }
-
-  /** @internal Adds each record's self seconds into `into[base + activityId]`. */
-  addSelfTimes(into: Float64Array, base: number): void {
-    const records = this.records;
-    for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
-      into[base + records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
-    }
-  }
-}
-
-/** Meters one gather_dep transfer; `end(outcome)` moves its keys on. */
-export class TransferLedger extends Ledger {
-  constructor(
-    private readonly recorder: Recorder,
-    readonly transfer: Transfer,
-    start: number,
-  ) {
-    super(recorder, transfer.activities, start);
-  }
-
-  protected currentVisit(): number {
-    return -1;
-  }
-
-  protected quantity(activityId: number, unitId: number, value: number): void {
-    // Only what crossed the wire is the transfer's size: bytes spilled or deserialized on receipt are not.
-    if (activityId === this.recorder.activityId(NETWORK_ACTIVITY) && this.recorder.units.name(unitId) === "bytes") this.transfer.bytes += value;
-  }
-
-  protected markDigest(record: number): void {
-    (this.transfer.digestRecords ??= []).push(record);
-  }
-
-  /** Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". */
-  end(outcome: TransferOutcome = "ok", at?: number): void {
-    if (this.ended) {
-      this.recorder.drop("ledger-ended", "end() called twice");
-      return;
-    }
-    let checked = outcome;
-    if (!TRANSFER_OUTCOMES.includes(checked)) {
-      this.recorder.drop("invalid-outcome", `transfer outcome "${String(outcome)}" reported as "failed"`);
-      checked = "failed";
-    }
-    const time = this.recorder.now(at);
-    const other = this.closeAll(time);
-    this.ended = true;
-    this.recorder.transferEnded(this.transfer, checked, other, time);
-  }
-}
-
-/**
- * Returned for a key that could not be recorded: runs the caller's work untouched, records nothing.
- * One shared instance, so an invalid key costs no allocation.
- */
-export class NoLedger {
-  meter<T>(_activity: string, work: () => T): T {
-    return work();
-  }
-  digest(_activity: string, _value: number, _unit?: string): void {}
-  run<T>(work: () => T): T {
-    return work();
-  }
-  end(_outcome?: string, _at?: number): void {}
-  get ended(): boolean {
-    return false;
   }
 }

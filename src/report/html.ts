@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { createRequire } from "node:module";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
-import { ALL_STATES } from "../model/states.js";
+import { byLifecycle } from "../model/states.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
 import type { PrefixRow } from "./table.js";
 
@@ -96,12 +96,6 @@ function loadEcharts(): string | null {
     echartsSource = null;
   }
   return echartsSource;
-}
-
-const STATE_ORDER = new Map<string, number>(ALL_STATES.map((state, index) => [state, index]));
-
-function byLifecycle(a: string, b: string): number {
-  return (STATE_ORDER.get(a) ?? Number.MAX_SAFE_INTEGER) - (STATE_ORDER.get(b) ?? Number.MAX_SAFE_INTEGER) || a.localeCompare(b);
 }
 
 /** Largest first, `other` last: the order of the activity charts and tables. */

@@ -1,4 +1,4 @@
-import { ALL_STATES } from "../model/states.js";
+import { byLifecycle } from "../model/states.js";
 import { formatSeconds } from "./format.js";
 
 /** One task prefix's numbers, as the per-prefix table shows them. */
@@ -21,14 +21,6 @@ export interface PrefixTableOptions {
   durationOf?: string;
   /** Append a total row (counts and state times summed). Default true. */
   total?: boolean;
-}
-
-const STATE_ORDER = new Map<string, number>(ALL_STATES.map((state, index) => [state, index]));
-
-function byLifecycle(a: string, b: string): number {
-  const x = STATE_ORDER.get(a) ?? Number.MAX_SAFE_INTEGER;
-  const y = STATE_ORDER.get(b) ?? Number.MAX_SAFE_INTEGER;
-  return x - y || a.localeCompare(b);
 }
 
 function columnWidths(lines: readonly string[][]): number[] {

@@ -9,25 +9,10 @@ export type AnyFunction = (...args: any[]) => any;
  */
 const ORIGINAL = Symbol.for("taskjourney.wrap.original");
 
-const AsyncFunction = (async () => {}).constructor;
-
 /** The function a taskjourney wrapper wraps, or undefined for any other value. */
 export function originalOf(value: unknown): AnyFunction | undefined {
   if (typeof value !== "function") return undefined;
   return (value as unknown as Record<symbol, AnyFunction | undefined>)[ORIGINAL];
-}
-
-/** True for `async function`s and async methods: they always return a promise and never throw. */
-export function isAsyncFunction(fn: AnyFunction): boolean {
-  return fn.constructor === AsyncFunction;
-}
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
 }
 
 /**

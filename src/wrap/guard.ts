@@ -1,16 +1,17 @@
 import { diag } from "@opentelemetry/api";
 import type { TaskJourneys } from "../journeys.js";
+import { internalsOf } from "../internal.js";
+import type { DropReason } from "../recorder/drop-reasons.js";
 import { InvalidTransition } from "../recorder/errors.js";
+import { Failures } from "../recorder/failures.js";
 
 /** A user's extractor or outcome mapper threw or returned something unusable; the call went on unrecorded. */
-export const EXTRACTOR_ERROR = "wrap-extractor-error";
+export const EXTRACTOR_ERROR = "wrap-extractor-error" satisfies DropReason;
 /** A taskjourney call made by a wrapper failed; the wrapped call went on untouched. */
-export const INTERNAL_ERROR = "wrap-internal-error";
+export const INTERNAL_ERROR = "wrap-internal-error" satisfies DropReason;
 
-/** Diagnostics already told, per journeys, by "reason site": each kind of failure is told once. */
-const told = new WeakMap<TaskJourneys, Set<string>>();
-/** The same for failures outside any journeys (a plain `wrap()`ped function). */
-const toldGlobally = new Set<string>();
+/** Failures outside any journeys (a plain `wrap()`ped function): told once each, not counted. */
+const unattached = new Failures({ tell: (message) => diag.warn(message), strict: false, counts: undefined });
 
 function describe(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -23,29 +24,14 @@ function describe(error: unknown): string {
 
 /**
  * Counts a failure in taskjourney.dropped{reason} and tells `diag` about the first one of each
- * kind (`site` names the method and extractor). Never throws, even with `strict: true`: a bug in a
- * user's extractor must not become the host's failure. Without `journeys` it is only told.
+ * kind (`site` names the method and extractor), through the journeys' own failure path. Never
+ * throws, even with `strict: true`: a bug in a user's extractor must not become the host's
+ * failure. Without `journeys` it is only told.
  */
-export function report(journeys: TaskJourneys | undefined, reason: string, site: string, error: unknown): void {
+export function report(journeys: TaskJourneys | undefined, reason: DropReason, site: string, error: unknown): void {
   try {
-    let sites = toldGlobally;
-    if (journeys !== undefined) {
-      journeys.recorder.accumulators.drop(reason);
-      let own = told.get(journeys);
-      if (own === undefined) {
-        own = new Set();
-        told.set(journeys, own);
-      }
-      sites = own;
-    }
-    const kind = `${reason} ${site}`;
-    if (sites.has(kind)) return;
-    sites.add(kind);
-    const counted =
-      journeys === undefined
-        ? "Further ones are not reported."
-        : `Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`;
-    diag.warn(`taskjourney: ${site} failed (${describe(error)}); the call proceeds unrecorded. ${counted}`);
+    const failures = (journeys === undefined ? undefined : internalsOf(journeys)?.recorder.failures) ?? unattached;
+    failures.fault(reason, `${site} failed (${describe(error)}); the call proceeds unrecorded.`, `${reason} ${site}`);
   } catch {
     // Nothing more can be done without reaching the host.
   }

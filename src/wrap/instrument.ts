@@ -2,7 +2,8 @@ import type { TaskJourneys } from "../journeys.js";
 import type { Key } from "../model/keys.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
 import type { InvalidTransition } from "../recorder/errors.js";
-import { disguise, isAsyncFunction, isThenable, meterCall, originalOf, type AnyFunction } from "./function.js";
+import { isAsyncFunction, isThenable } from "../recorder/functions.js";
+import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 
 // ---- spec types -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-import { disguise, isAsyncFunction, meterCall, originalOf, type AnyFunction } from "./function.js";
+import { isAsyncFunction } from "../recorder/functions.js";
+import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
 
 /**

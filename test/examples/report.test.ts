@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ExponentialHistogram } from "../../src/index.js";
+import { ExponentialHistogram } from "../../src/model/statistics/index.js";
 import { aggregate, histogramQuantile, mergeHistograms } from "../../examples/cluster/report.js";
 import type { HistogramData, TelemetryTotals, WorkerSummary } from "../../examples/cluster/protocol.js";
 

@@ -11,6 +11,7 @@ import { startTelemetry, type StartTelemetryOptions, type Telemetry } from "../.
 import { FakeClock } from "../helpers/clock.js";
 import { workerDay } from "../otel/metric-producer.helpers.js";
 import { startMockOtlp, type MockOtlp, type OtlpMetricsRequest, type OtlpTraceRequest } from "./mockotlp.js";
+import { internalsOf } from "../../src/internal.js";
 
 let server: MockOtlp;
 const started: Telemetry[] = [];
@@ -309,17 +310,17 @@ describe("startTelemetry configuration", () => {
 
   it("passes undefined journeys options through as defaults", async () => {
     const telemetry = await start({ journeys: { prefixLimit: undefined, temporality: undefined }, env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
-    expect(telemetry.journeys.options.prefixLimit).toBe(100);
-    expect(telemetry.journeys.options.temporality).toBe("cumulative");
+    expect(internalsOf(telemetry.journeys)!.options.prefixLimit).toBe(100);
+    expect(internalsOf(telemetry.journeys)!.options.temporality).toBe("cumulative");
   });
 
   it("follows OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta unless the journeys say otherwise", async () => {
     const env = { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" };
     const delta = await start({ env });
-    expect(delta.journeys.options.temporality).toBe("delta");
+    expect(internalsOf(delta.journeys)!.options.temporality).toBe("delta");
     await delta.shutdown();
     const cumulative = await start({ env, journeys: { temporality: "cumulative" } });
-    expect(cumulative.journeys.options.temporality).toBe("cumulative");
+    expect(internalsOf(cumulative.journeys)!.options.temporality).toBe("cumulative");
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AggregationTemporality, DataPointType, type DataPoint, type ExponentialHistogram, type Histogram, type MetricData } from "@opentelemetry/sdk-metrics";
-import { TaskMetricProducer, type TaskJourneys } from "../../src/index.js";
+import type { TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, points, series, values, worker, type Pipeline } from "./metric-producer.helpers.js";
 
@@ -172,8 +172,7 @@ describe("temporality: delta", () => {
   it("keeps the delta state per producer: a second producer of the same recorder has its own intervals", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock, { temporality: "delta" });
-    const options = { temporality: "cumulative", histogram: "exponential", explicitBuckets: [1], executeTimeByPrefix: false } as const;
-    const cumulative = new TaskMetricProducer(journeys.recorder, options);
+    const cumulative = journeys.createMetricProducer({ temporality: "cumulative" });
     const deltaPipeline = pipeline([journeys.metricProducer], AggregationTemporality.DELTA);
     const cumulativePipeline = pipeline([cumulative]);
     open.push(deltaPipeline, cumulativePipeline);

@@ -22,6 +22,7 @@ import {
 } from "../../src/otel/metric-producer.js";
 import { FakeClock } from "../helpers/clock.js";
 import { A, byName, NEVER, PA, pipeline, points, S, taskScope, values, worker, WORKER_DAY, workerDay, type Pipeline } from "./metric-producer.helpers.js";
+import { internalsOf } from "../../src/internal.js";
 
 const open: Pipeline[] = [];
 function track(p: Pipeline): Pipeline {
@@ -262,7 +263,7 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: NEVER, metricProducers: [journeys.metricProducer] });
     const provider = new MeterProvider({
       readers: [reader],
-      views: [{ instrumentName: "probe", aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM, options: { maxSize: journeys.options.histogramMaxSize } } }],
+      views: [{ instrumentName: "probe", aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM, options: { maxSize: internalsOf(journeys)!.options.histogramMaxSize } } }],
     });
     const probe = provider.getMeter("probe").createHistogram("probe", { unit: "s" });
     durations.forEach((d, i) => {
@@ -330,3 +331,29 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
 function compareHr(a: readonly [number, number], b: readonly [number, number]): number {
   return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
 }
+
+describe("journeys.createMetricProducer()", () => {
+  it("makes a producer of its own for another reader, from the journeys' options with those given overriding", async () => {
+    const clock = new FakeClock(0);
+    const boundaries = [0.1, 0.5, 1, 2.5, 5];
+    const journeys = worker(clock, { explicitBuckets: boundaries });
+    const explicit = track(pipeline([journeys.createMetricProducer({ histogram: "explicit" })]));
+    const exponential = track(pipeline([journeys.metricProducer]));
+    workerDay(journeys, clock);
+    const [fromExplicit, fromExponential] = [byName(await explicit.collect()), byName(await exponential.collect())];
+    expect(fromExponential.get("task.state.duration")!.dataPointType).toBe(DataPointType.EXPONENTIAL_HISTOGRAM);
+    const duration = fromExplicit.get("task.state.duration")!;
+    expect(duration.dataPointType).toBe(DataPointType.HISTOGRAM);
+    // The journeys' explicitBuckets, not given again.
+    expect(points<Histogram>(duration).get(S("sum", "waiting"))!.value).toEqual({ buckets: { boundaries, counts: [0, 0, 0, 0, 1, 0] }, count: 1, sum: 4, min: 4, max: 4 });
+    expect(values(fromExplicit.get("task.state.time"))).toEqual(values(fromExponential.get("task.state.time")));
+  });
+
+  it("throws a TypeError naming a bad option, as the constructor does", () => {
+    const journeys = worker(new FakeClock(0));
+    expect(() => journeys.createMetricProducer({ temporality: "weekly" as never })).toThrow(/option "temporality" must be "cumulative" or "delta"/);
+    expect(() => journeys.createMetricProducer({ histogram: "linear" as never })).toThrow(/option "histogram"/);
+    expect(() => journeys.createMetricProducer({ explicitBuckets: [2, 1] })).toThrow(TypeError);
+    expect(() => journeys.createMetricProducer(null as never)).toThrow(/option "options" must be an object/);
+  });
+});

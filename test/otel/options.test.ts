@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_OPTIONS, TaskJourneys } from "../../src/index.js";
+import { TaskJourneys } from "../../src/index.js";
+import { DEFAULT_OPTIONS } from "../../src/journeys.js";
 import { resolveOptions } from "../../src/journeys.js";
 import type { TaskJourneysOptions } from "../../src/types.js";
 

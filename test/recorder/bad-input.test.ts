@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
 import { InvalidTransition, TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
+import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 
 function captureDiag(): string[] {
   const messages: string[] = [];
@@ -46,6 +47,8 @@ describe("bad input in the hot path", () => {
     const reported = messages.filter((m) => m.startsWith("taskjourney: dropped input"));
     expect(reported).toHaveLength(8);
     expect(reported.some((m) => m.includes("(key-too-long)") && m.includes("1000000 characters"))).toBe(true);
+    // Every reason counted is one of the documented list.
+    for (const reason of Object.keys(journeys.dropped())) expect(Object.keys(DROP_REASONS)).toContain(reason);
   });
 
   it("repairs a journey so its time is still accounted", () => {
@@ -123,6 +126,63 @@ describe("strict mode", () => {
     expect(invalid.story).toEqual(["waiting@0.000000", "ready@1.000000"]);
     expect(invalid.message).toContain("waiting → ready but the key is in ready");
     expect(() => journeys.transition("s-1", "ready", "nowhere")).toThrow(InvalidTransition);
+  });
+});
+
+describe("a listener that throws", () => {
+  it.each([false, true])("is counted as listener-error and told once, never thrown into the host (strict: %s)", (strict) => {
+    const messages = captureDiag();
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 } });
+    const calls: string[] = [];
+    journeys.addListener({
+      journeyStarted: () => {
+        calls.push("journeyStarted");
+        throw new Error("exporter down");
+      },
+      stateEntered: () => {
+        calls.push("stateEntered");
+        throw new Error("exporter down");
+      },
+      journeyEnded: () => {
+        calls.push("journeyEnded");
+        throw new Error("exporter down");
+      },
+      transferStarted: () => {
+        calls.push("transferStarted");
+        throw new Error("exporter down");
+      },
+      transferEnded: () => {
+        calls.push("transferEnded");
+        throw new Error("exporter down");
+      },
+    });
+    expect(() => {
+      journeys.transition("a-1", "released", "waiting");
+      journeys.transition("a-1", "waiting", "ready");
+      journeys.transition("a-1", "ready", "executing");
+      journeys.transition("a-1", "executing", "memory");
+      journeys.transition("b-1", "released", "fetch");
+      journeys.gather("tcp://peer:1", ["b-1"]).end("ok");
+    }).not.toThrow();
+    // Each listener call was made once, and the recording went on after each failure.
+    expect(calls).toEqual([
+      "journeyStarted",
+      "stateEntered",
+      "stateEntered",
+      "journeyEnded",
+      "journeyStarted",
+      "stateEntered",
+      "transferStarted",
+      "journeyEnded",
+      "transferEnded",
+    ]);
+    expect(journeys.dropped()).toEqual({ "listener-error": 9 });
+    expect(journeys.stats("a", "ready").count).toBe(1);
+    const told = messages.filter((m) => m.includes("listener-error"));
+    expect(told).toEqual([
+      'taskjourney: dropped input (listener-error): journeyStarted: exporter down. Counted in taskjourney.dropped{reason="listener-error"}; further ones are counted silently.',
+    ]);
   });
 });
 

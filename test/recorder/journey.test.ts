@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TaskJourneys, formatBreakdown } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
+import { internalsOf } from "../../src/internal.js";
 
 function worker(clock: FakeClock, extra: object = {}) {
   return new TaskJourneys({ role: "worker", instance: "tcp://10.0.0.7:40001", clock: clock.now, sampling: { ratio: 0 }, ...extra });
@@ -178,9 +179,10 @@ describe("waiting-time apportioning, the field checks", () => {
 describe("activity ids", () => {
   it("interns each seeded activity once, with other at id 0", () => {
     const journeys = new TaskJourneys({ sampling: { ratio: 0 } });
-    const names = journeys.recorder.activities.names;
+    const { activities } = internalsOf(journeys)!.recorder;
+    const names = activities.names;
     expect(new Set(names).size).toBe(names.length);
-    expect(journeys.recorder.activities.id("other")).toBe(0);
-    expect(journeys.recorder.activities.id("deserialize")).toBe(names.indexOf("deserialize"));
+    expect(activities.id("other")).toBe(0);
+    expect(activities.id("deserialize")).toBe(names.indexOf("deserialize"));
   });
 });

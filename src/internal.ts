@@ -1,0 +1,28 @@
+import type { ResolvedOptions, TaskJourneys } from "./journeys.js";
+import type { Recorder } from "./recorder/recorder.js";
+import type { SpanBridge } from "./otel/spans.js";
+
+/**
+ * What sdk.ts, wrap/ and the tests reach inside a TaskJourneys for. Kept off its public type, so
+ * users see a sealed facade: no package entry exports this module.
+ */
+export interface JourneysInternals {
+  readonly recorder: Recorder;
+  readonly options: ResolvedOptions;
+  /** The span-tree bridge (src/otel/spans). */
+  readonly spans: SpanBridge;
+}
+
+// A WeakMap, not a field: a field would be on the public type (or reachable by name at runtime).
+// Only failure paths and tests look it up, never the hot path.
+const internals = new WeakMap<TaskJourneys, JourneysInternals>();
+
+/** Called once by the TaskJourneys constructor. */
+export function registerInternals(journeys: TaskJourneys, parts: JourneysInternals): void {
+  internals.set(journeys, parts);
+}
+
+/** The internals of `journeys`, or undefined for anything that is not a TaskJourneys. */
+export function internalsOf(journeys: TaskJourneys): JourneysInternals | undefined {
+  return internals.get(journeys);
+}

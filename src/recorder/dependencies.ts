@@ -1,0 +1,162 @@
+import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
+import { stateId } from "../model/states.js";
+import type { Accumulators } from "./accumulators.js";
+import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
+import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, ACTIVITY_VISIT, FETCH_JOURNEY, type Journey } from "./journey.js";
+
+const WAITING = stateId("waiting");
+const FETCH = stateId("fetch");
+const FLIGHT = stateId("flight");
+const MISSING = stateId("missing");
+
+/** `dependencies()` told before their keys' journeys began are kept up to this many keys. */
+const PENDING_LIMIT = 100_000;
+
+/**
+ * Which journeys wait for which, and where a dependent's waiting time went: a dependency fetched
+ * while its dependents waited serves them, and when a dependent leaves `waiting` its time is
+ * apportioned over what those fetches were doing (model/apportion.ts). The recorder tells it
+ * when journeys begin, enter flight, leave waiting and end.
+ */
+export class Dependencies {
+  /** Dependents registered through `dependencies()`, by the dependency's key id. */
+  readonly dependentsOf = new Map<string | number, Journey[]>();
+  /** `dependencies()` told before the key's journey began, consumed when it begins. */
+  readonly pending = new Map<string | number, Array<string | number>>();
+
+  constructor(
+    /** The recorder's live journeys, by key id (read only). */
+    private readonly live: ReadonlyMap<string | number, Journey>,
+    private readonly accumulators: Accumulators,
+  ) {}
+
+  /**
+   * The journey of key `id` depends on the keys of `ids`: attached now if it is live, else kept
+   * until it begins. False when too many keys wait for their journeys already (nothing is kept).
+   */
+  tell(id: string | number, ids: Array<string | number>): boolean {
+    const journey = this.live.get(id);
+    if (journey !== undefined) {
+      if (journey.dependencyIds !== undefined) this.detach(journey);
+      this.attach(journey, ids);
+      return true;
+    }
+    if (this.pending.size >= PENDING_LIMIT) return false;
+    this.pending.set(id, ids);
+    return true;
+  }
+
+  /** A journey began: the dependencies told before it are attached (call when `pending` is not empty). */
+  begun(journey: Journey): void {
+    const dependencies = this.pending.get(journey.id);
+    if (dependencies !== undefined) {
+      this.pending.delete(journey.id);
+      this.attach(journey, dependencies);
+    }
+  }
+
+  /** At a dependency's flight, the dependents waiting for it are the ones it serves (call when `dependentsOf` is not empty). */
+  enteredFlight(journey: Journey): void {
+    const dependents = this.dependentsOf.get(journey.id);
+    if (dependents !== undefined) {
+      for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
+    }
+  }
+
+  /** A journey ended: it waits for nothing more, and the dependents it served learn what it did. */
+  ended(journey: Journey): void {
+    if (journey.dependencyIds !== undefined) this.detach(journey);
+    const noted = journey.notedDependents;
+    if (noted !== undefined) {
+      const weight = 1 / noted.length;
+      for (const dependent of noted) {
+        if (dependent.ended || dependent.state !== WAITING) continue;
+        (dependent.waitSources ??= []).push(journey);
+        (dependent.waitWeights ??= []).push(weight);
+      }
+      journey.notedDependents = undefined;
+    }
+  }
+
+  /** `journey` leaves `waiting` at `time`: its waiting seconds go to the activities of the fetches that served it. */
+  apportion(journey: Journey, time: number): void {
+    const waitStart = journey.stateStart;
+    const accumulators = this.accumulators;
+    const prefixId = journey.prefixId;
+    const sources = journey.waitSources;
+    if (sources === undefined) {
+      accumulators.waitSeconds[accumulators.activityCell(prefixId, DEPENDENCIES)] += time - waitStart;
+      return;
+    }
+    const intervals: WaitInterval[] = [];
+    const weights = journey.waitWeights!;
+    for (let s = 0; s < sources.length; s++) this.collectIntervals(sources[s], weights[s], waitStart, time, intervals);
+    const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
+    const breakdown = (journey.waitBreakdown ??= []);
+    const visit = journey.visitIndex;
+    for (const [activity, seconds] of shares) {
+      breakdown.push(visit, activity, seconds);
+      accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
+    }
+    journey.waitSources = undefined;
+    journey.waitWeights = undefined;
+    // Kept (not copied) for span links; a second waiting visit appends to the first's array.
+    const served = journey.fetchedBy;
+    if (served === undefined) journey.fetchedBy = sources;
+    else for (const source of sources) served.push(source);
+  }
+
+  private attach(journey: Journey, ids: Array<string | number>): void {
+    journey.dependencyIds = ids;
+    for (const dependencyId of ids) {
+      let dependents = this.dependentsOf.get(dependencyId);
+      if (dependents === undefined) {
+        dependents = [];
+        this.dependentsOf.set(dependencyId, dependents);
+      }
+      dependents.push(journey);
+      // A dependency already being fetched serves this dependent too.
+      const dependency = this.live.get(dependencyId);
+      if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
+        this.note(dependency, journey);
+      }
+    }
+  }
+
+  private detach(journey: Journey): void {
+    for (const dependencyId of journey.dependencyIds!) {
+      const dependents = this.dependentsOf.get(dependencyId);
+      if (dependents === undefined) continue;
+      const index = dependents.indexOf(journey);
+      if (index !== -1) dependents.splice(index, 1);
+      if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
+    }
+  }
+
+  private note(dependency: Journey, dependent: Journey): void {
+    const noted = (dependency.notedDependents ??= []);
+    if (!noted.includes(dependent)) noted.push(dependent);
+  }
+
+  /** What a fetched dependency was doing, visit by visit, inside [from, to]. */
+  private collectIntervals(source: Journey, weight: number, from: number, to: number, into: WaitInterval[]): void {
+    for (let visit = 0; visit < source.visitCount; visit++) {
+      const state = source.visitState(visit);
+      if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
+      const start = source.visitStart(visit);
+      const end = source.visitEnd(visit);
+      if (!(end > from) || !(start < to) || !(end > start)) continue;
+      const activities: number[] = [];
+      const records = source.activities;
+      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+        if (records[record + ACTIVITY_VISIT] === visit) {
+          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
+        }
+      }
+      if (activities.length === 0) {
+        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
+      }
+      into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
+    }
+  }
+}

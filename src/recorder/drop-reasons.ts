@@ -1,0 +1,25 @@
+/**
+ * Every reason of `taskjourney.dropped{reason}` (a documented metric attribute), with what it
+ * counts: inputs dropped or repaired, and failures of telemetry's own making. Named here once; a
+ * reason given anywhere else is a `DropReason`, checked against this list by the type checker.
+ */
+export const DROP_REASONS = {
+  "invalid-time": "a time that is negative, NaN or infinite; the clock's reading is used instead",
+  "key-too-long": "a key longer than maxKeyLength; the call is dropped",
+  "invalid-key": "a value that is not a key, or gather() / dependencies() given something other than an array of keys",
+  "unknown-state": "a state name taskjourney does not know; the transition is dropped",
+  "wrong-role-state": "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
+  "unknown-key": "a transition of a key with no journey here, from a state other than released; its journey starts at the new state",
+  "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",
+  "impossible-transition": "a transition the role's state machine does not have; recorded as given",
+  "time-backwards": "a transition earlier than the start of the key's current state; recorded at that start",
+  "dependencies-overflow": "dependencies() of over 100000 keys whose journeys have not begun; the further ones are dropped",
+  "invalid-value": "a digest() value or gather() bytes that is negative, NaN or infinite; dropped",
+  "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
+  "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
+  "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
+  "wrap-extractor-error": "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
+  "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
+} as const;
+
+export type DropReason = keyof typeof DROP_REASONS;

@@ -1,0 +1,68 @@
+import { ALL_STATES } from "../model/states.js";
+import type { DropReason } from "./drop-reasons.js";
+import { InvalidTransition } from "./errors.js";
+import type { Journey } from "./journey.js";
+
+export interface FailuresConfig {
+  /** Where the first failure of each kind is told: `diag.warn`, given by the caller (no OpenTelemetry under recorder/). */
+  tell: (message: string) => void;
+  /** Bad input throws InvalidTransition instead of being counted and repaired (`strict: true`). */
+  strict: boolean;
+  /** Counts by reason, the ones taskjourney.dropped exports; undefined: failures are told only. */
+  counts: Map<string, number> | undefined;
+}
+
+/**
+ * The one failure path of taskjourney: count it in taskjourney.dropped{reason}, tell `diag` the
+ * first of each kind, and — for bad input only, with `strict: true` — throw. Telemetry never
+ * throws into the host otherwise, and never tells the same kind of failure twice.
+ */
+export class Failures {
+  private readonly told = new Set<string>();
+
+  constructor(private readonly config: FailuresConfig) {}
+
+  /**
+   * Bad input from the host (a bad key, state, time or outcome): counted, then thrown as
+   * InvalidTransition with `journey`'s recent story when strict, else told once per reason.
+   */
+  input(reason: DropReason, detail: string, journey?: Journey): void {
+    this.count(reason);
+    if (this.config.strict) throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey));
+    this.tellOnce(reason, reason, `dropped input (${reason}): ${detail}.`);
+  }
+
+  /**
+   * A failure of telemetry's own making (a listener, a user's extractor, a wrapper): counted and
+   * told once per `kind`, never thrown, even strict — it must not become the host's failure.
+   */
+  fault(reason: DropReason, text: string, kind: string = reason): void {
+    this.count(reason);
+    this.tellOnce(reason, kind, text);
+  }
+
+  private count(reason: DropReason): void {
+    const counts = this.config.counts;
+    if (counts !== undefined) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  }
+
+  private tellOnce(reason: DropReason, kind: string, text: string): void {
+    if (this.told.has(kind)) return;
+    this.told.add(kind);
+    const further =
+      this.config.counts === undefined
+        ? "Further ones are not reported."
+        : `Counted in taskjourney.dropped{reason="${reason}"}; further ones are counted silently.`;
+    this.config.tell(`taskjourney: ${text} ${further}`);
+  }
+}
+
+/** The key's last state visits, oldest first, e.g. "waiting@1.000000", for InvalidTransition. */
+function story(journey: Journey): string[] {
+  const visits: string[] = [];
+  const first = Math.max(0, journey.visitCount - 8);
+  for (let visit = first; visit < journey.visitCount; visit++) {
+    visits.push(`${ALL_STATES[journey.visitState(visit)]}@${journey.visitStart(visit).toFixed(6)}`);
+  }
+  return visits;
+}

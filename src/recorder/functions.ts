@@ -1,0 +1,16 @@
+/** The constructor of `async function`s, compared against to tell async work from sync work cheaply. */
+export const AsyncFunction = (async () => {}).constructor;
+
+/** True for `async function`s and async methods: they always return a promise and never throw. */
+export function isAsyncFunction(fn: (...args: any[]) => any): boolean {
+  return fn.constructor === AsyncFunction;
+}
+
+/** True for promises and anything else with a `then` method, as `await` treats them. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function"
+  );
+}

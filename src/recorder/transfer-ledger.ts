@@ -1,0 +1,96 @@
+import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcome } from "../model/activities.js";
+import { stateId } from "../model/states.js";
+import { OTHER } from "./activity-ids.js";
+import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
+import { Ledger, type LedgerHost } from "./ledger.js";
+
+/** Where each key of a transfer goes when the transfer ends, by outcome. */
+const TRANSFER_NEXT_STATE: Record<TransferOutcome, number> = {
+  ok: stateId("memory"),
+  busy: stateId("fetch"),
+  missing: stateId("missing"),
+  failed: stateId("fetch"),
+  cancelled: stateId("cancelled"),
+};
+
+/** Meters one gather_dep transfer; `end(outcome)` moves its keys on. */
+export class TransferLedger extends Ledger {
+  constructor(
+    host: LedgerHost,
+    readonly transfer: Transfer,
+    start: number,
+  ) {
+    super(host, transfer.activities, start);
+  }
+
+  protected currentVisit(): number {
+    return -1;
+  }
+
+  protected quantity(activityId: number, unitId: number, value: number): void {
+    // Only what crossed the wire is the transfer's size: bytes spilled or deserialized on receipt are not.
+    if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes") this.transfer.bytes += value;
+  }
+
+  protected markDigest(record: number): void {
+    (this.transfer.digestRecords ??= []).push(record);
+  }
+
+  /** Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". */
+  end(outcome: TransferOutcome = "ok", at?: number): void {
+    const host = this.host;
+    if (this.ended) {
+      host.drop("ledger-ended", "end() called twice");
+      return;
+    }
+    let checked = outcome;
+    if (!TRANSFER_OUTCOMES.includes(checked)) {
+      host.drop("invalid-outcome", `transfer outcome "${String(outcome)}" reported as "failed"`);
+      checked = "failed";
+    }
+    const time = host.now(at);
+    const other = this.closeAll(time);
+    this.ended = true;
+    const transfer = this.transfer;
+    transfer.end = time;
+    transfer.outcome = checked;
+    // The transfer's bytes and seconds by activity: its self times and the rest as `other`, or
+    // all of it under one lump for a transfer that did not succeed.
+    const accumulators = host.accumulators;
+    const outcomeIndex = TRANSFER_OUTCOMES.indexOf(checked);
+    accumulators.gatherBytes[outcomeIndex] += transfer.bytes;
+    accumulators.transfers[outcomeIndex] += 1;
+    const lump = TRANSFER_LUMP[checked];
+    const lumpId = lump === undefined ? -1 : host.activityId(lump);
+    if (lumpId !== -1) {
+      accumulators.gatherSeconds[lumpId] += time - transfer.start;
+    } else {
+      const records = transfer.activities;
+      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+        accumulators.gatherSeconds[records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
+      }
+      accumulators.gatherSeconds[OTHER] += other;
+    }
+    host.transferEnded(transfer, TRANSFER_NEXT_STATE[checked], lumpId, other, time);
+  }
+}
+
+/**
+ * Adds one key's `share` (1 / keys carried) of an ended transfer's activities to `target`, the
+ * key's activity records, on its flight visit `visit`: the lump (`lumpId`, or -1) or the self
+ * times and `other`, so nested activities are not counted twice and the keys' shares add up to
+ * the transfer's wall time.
+ */
+export function addTransferShare(target: number[], visit: number, transfer: Transfer, lumpId: number, other: number, share: number): void {
+  const start = transfer.start;
+  const end = transfer.end;
+  if (lumpId !== -1) {
+    addActivity(target, visit, lumpId, start, end, (end - start) * share);
+    return;
+  }
+  const records = transfer.activities;
+  for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+    addActivity(target, visit, records[record + ACTIVITY_ID], start, end, records[record + ACTIVITY_SELF_SECONDS] * share);
+  }
+  if (other > 0) addActivity(target, visit, OTHER, start, end, other * share);
+}

@@ -1,0 +1,15 @@
+/**
+ * `taskjourney/report`: the trace and report toolkit — rebuilding breakdowns from exported spans,
+ * reading OTLP JSON files, the HTML report and the text tables. The CLI is built on it; code that
+ * only instruments a scheduler needs the main entry alone.
+ */
+export { breakdownFromSpans, breakdownsFromSpans, SpanIndex } from "./report/from-trace.js";
+export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
+export { renderHtmlReport, reportDataFrom } from "./report/html.js";
+export { formatPrefixTable, formatActivityTable } from "./report/table.js";
+
+export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
+export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";
+export type { DecodedSpan } from "./report/otlp-json.js";
+export type { ReportData, RenderOptions } from "./report/html.js";
+export type { PrefixRow, PrefixTableOptions, ActivityTableOptions } from "./report/table.js";
