@@ -11,7 +11,7 @@ import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer } from "./otel/metric-producer.js";
 import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
-import { SpanBridge } from "./otel/spans.js";
+import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 
@@ -116,7 +116,7 @@ export class TaskJourneys {
   readonly recorder: Recorder;
   /** @internal */
   readonly options: ResolvedOptions;
-  /** @internal The span-tree bridge (src/otel/spans.ts). */
+  /** @internal The span-tree bridge (src/otel/spans/bridge.ts). */
   readonly spans: SpanBridge;
   private readonly listeners: RecorderListener[] = [];
   private closed = false;

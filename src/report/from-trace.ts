@@ -34,7 +34,7 @@ import type { DecodedSpan } from "./otlp-json.js";
 
 /**
  * explain() from a trace: the Breakdown of a key's journey rebuilt from the span tree the bridge
- * (src/otel/spans.ts) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
+ * (src/otel/spans/) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
  * live records:
  *
  * - the journey is a `task <prefix>` span with `task.key`; its state-visit children, in visit
