@@ -11,7 +11,7 @@ import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
-import { SpanBridge } from "./otel/spans.js";
+import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";

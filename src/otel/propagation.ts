@@ -1,6 +1,8 @@
 import {
   createTraceState,
   isSpanContextValid,
+  isValidSpanId,
+  isValidTraceId,
   ROOT_CONTEXT,
   trace,
   TraceFlags,
@@ -14,6 +16,15 @@ import {
  * going through the global propagator: the format is small, and this way propagation works the
  * same whether or not the user registered a propagator (and whichever one), so a scheduler and
  * a worker configured differently still agree.
+ *
+ * Why not @opentelemetry/core's W3CTraceContextPropagator: the main entry's only runtime
+ * dependency is @opentelemetry/api, and core is an optional peer. So the ids are checked with the
+ * api's own isValidTraceId / isValidSpanId (plus lower case, which W3C requires and they do not),
+ * tracestate is parsed by the api's createTraceState, and only the header's layout is ours.
+ * test/otel/propagation-w3c.test.ts holds our inject and extract against core's propagator; where
+ * they differ, on purpose: we trim any surrounding whitespace (core one character), keep only the
+ * sampled flag (the only one defined), take the first of repeated tracestate headers (core joins
+ * them), write no empty tracestate, and always write two flag digits.
  */
 
 /** A message's headers, as taskjourney reads and writes them: lowercase names, string values. */
@@ -22,8 +33,8 @@ export type TraceCarrier = Record<string, string>;
 export const TRACEPARENT = "traceparent";
 export const TRACESTATE = "tracestate";
 
+/** Lower-case hex: W3C forbids upper case, which the api's id checks accept. */
 const HEX = /^[0-9a-f]*$/;
-const ALL_ZERO = /^0*$/;
 
 /**
  * The span context a `traceparent` header names, or undefined when the header is not a valid
@@ -41,7 +52,7 @@ export function parseTraceparent(traceparent: string, tracestate?: string): Span
   if (!HEX.test(version) || version === "ff") return undefined;
   if (version === "00" ? header.length !== 55 : header.length > 55 && header[55] !== "-") return undefined;
   if (!HEX.test(traceId) || !HEX.test(spanId) || !HEX.test(flags)) return undefined;
-  if (ALL_ZERO.test(traceId) || ALL_ZERO.test(spanId)) return undefined;
+  if (!isValidTraceId(traceId) || !isValidSpanId(spanId)) return undefined;
   const spanContext: SpanContext = {
     traceId,
     spanId,

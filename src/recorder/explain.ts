@@ -1,6 +1,6 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
-import { OTHER_ACTIVITY, DEPENDENCIES_ACTIVITY, THREAD_CPU_ACTIVITY as THREAD_CPU, THREAD_NONCPU_ACTIVITY as THREAD_NONCPU } from "../model/activities.js";
 import { keyToText } from "../model/keys.js";
 import {
   ACTIVITY_CHILD_SECONDS,
@@ -19,9 +19,6 @@ import {
 } from "./journey.js";
 
 const WAITING = stateId("waiting");
-const KIND_NAMES = ["compute", "fetch", "scheduler"];
-/** Remainders below this are rounding, not time anyone spent. */
-const EPSILON = 1e-9;
 
 /**
  * The breakdown of a live or finished journey. Built on demand from the journey's flat records;
@@ -56,7 +53,7 @@ export function explainJourney(
     prefix: names.prefix(journey.prefixId),
     instance,
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
-    kind: KIND_NAMES[journey.kind] ?? "compute",
+    kind: JOURNEY_KINDS[journey.kind] ?? "compute",
     outcome: ended ? ALL_STATES[journey.outcomeState] : undefined,
     children,
   };
@@ -69,15 +66,14 @@ function waitingActivities(
   names: { activity(id: number): string },
 ): BreakdownNode[] {
   const breakdown = journey.waitBreakdown;
-  const nodes: BreakdownNode[] = [];
+  const parts: BreakdownNode[] = [];
   if (breakdown !== undefined) {
     for (let index = 0; index < breakdown.length; index += 3) {
       if (breakdown[index] !== visit) continue;
-      addNode(nodes, names.activity(breakdown[index + 1]), breakdown[index + 2], []);
+      addNode(parts, names.activity(breakdown[index + 1]), breakdown[index + 2]);
     }
   }
-  if (nodes.length === 0 && seconds > EPSILON) nodes.push({ name: DEPENDENCIES_ACTIVITY, seconds, children: [] });
-  return sortBySeconds(nodes);
+  return waitingNodes(parts, seconds);
 }
 
 /** Activities of one visit under `parent` (-1: top level), summed by name, with `other` last. */
@@ -90,33 +86,17 @@ function visitActivities(
   withRemainder: boolean,
 ): BreakdownNode[] {
   const records = journey.activities;
-  const nodes: BreakdownNode[] = [];
-  // Thread digests nested in an activity are measurements over its interval (its span's
-  // thread.cpu_time / thread.noncpu_time), not slices of it: they come after its other
-  // activities, cpu first, as a trace rebuilds them.
-  let cpu = 0;
-  let noncpu = 0;
-  let digested = 0;
-  let claimed = 0;
+  const level = new ActivityLevel();
   for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
     if (records[record + ACTIVITY_VISIT] !== visit || records[record + ACTIVITY_PARENT] !== parent) continue;
     // A record's whole time is its self time plus its nested records' (whose parents are closed).
     const total = records[record + ACTIVITY_SELF_SECONDS] + records[record + ACTIVITY_CHILD_SECONDS];
     const name = names.activity(records[record + ACTIVITY_ID]);
-    claimed += total;
-    if (parent !== -1 && (name === THREAD_CPU || name === THREAD_NONCPU) && journey.digestRecords?.includes(record) === true) {
-      if (name === THREAD_CPU) cpu += total;
-      else noncpu += total;
-      digested |= name === THREAD_CPU ? 1 : 2;
-      continue;
-    }
-    addNode(nodes, name, total, visitActivities(journey, visit, record, total, names, true));
+    // A thread digest (not an activity metered under that name) nested in an activity.
+    if (parent !== -1 && isThreadDigest(name) && journey.digestRecords?.includes(record) === true) level.digest(name, total);
+    else level.add(name, total, visitActivities(journey, visit, record, total, names, true));
   }
-  if ((digested & 1) !== 0) addNode(nodes, THREAD_CPU, cpu, []);
-  if ((digested & 2) !== 0) addNode(nodes, THREAD_NONCPU, noncpu, []);
-  const remainder = seconds - claimed;
-  if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
-  return nodes;
+  return level.finish(seconds, withRemainder);
 }
 
 /** The quantities digested during `visit`, on the nodes of their activities (see addQuantity). */
@@ -130,18 +110,4 @@ function addQuantities(
     if (quantities[index + QUANTITY_VISIT] !== visit) continue;
     addQuantity(nodes, names.activity(quantities[index + QUANTITY_ACTIVITY]), names.unit(quantities[index + QUANTITY_UNIT]), quantities[index + QUANTITY_VALUE]);
   }
-}
-
-function addNode(nodes: BreakdownNode[], name: string, seconds: number, children: BreakdownNode[]): void {
-  const existing = nodes.find((node) => node.name === name);
-  if (existing === undefined) {
-    nodes.push({ name, seconds, children });
-    return;
-  }
-  existing.seconds += seconds;
-  for (const child of children) addNode(existing.children, child.name, child.seconds, child.children);
-}
-
-function sortBySeconds(nodes: BreakdownNode[]): BreakdownNode[] {
-  return nodes.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
 }

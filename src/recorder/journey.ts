@@ -1,10 +1,13 @@
 import type { Key } from "../model/keys.js";
 
-/** What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view. */
+/**
+ * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
+ * index of its name in JOURNEY_KINDS (model/breakdown-builder.ts).
+ */
 export const COMPUTE_JOURNEY = 0;
 export const FETCH_JOURNEY = 1;
 export const SCHEDULER_JOURNEY = 2;
-export type JourneyKind = typeof COMPUTE_JOURNEY | typeof FETCH_JOURNEY | typeof SCHEDULER_JOURNEY;
+export type JourneyKindId = typeof COMPUTE_JOURNEY | typeof FETCH_JOURNEY | typeof SCHEDULER_JOURNEY;
 
 /**
  * Fields of one activity record in a flat `number[]`; records are written on the hot path without
@@ -113,7 +116,7 @@ export class Journey {
     /** The key's identity in maps: the string or number itself, or the canonical text of a tuple. */
     readonly id: string | number,
     readonly prefixId: number,
-    readonly kind: JourneyKind,
+    readonly kind: JourneyKindId,
     readonly start: number,
     /** Whether head sampling chose this journey for a span tree. */
     readonly sampled: boolean,

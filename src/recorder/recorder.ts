@@ -22,7 +22,7 @@ import {
   Journey,
   SCHEDULER_JOURNEY,
   Transfer,
-  type JourneyKind,
+  type JourneyKindId,
 } from "./journey.js";
 import type { LedgerHost } from "./ledger.js";
 import { ExecutionLedger } from "./execution-ledger.js";
@@ -237,7 +237,7 @@ export class Recorder implements LedgerHost {
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
     // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
     const prefixId = this.prefixes.id(keySplitUncached(key));
-    const kind: JourneyKind =
+    const kind: JourneyKindId =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
         : state === FETCH || state === FLIGHT || state === MISSING

@@ -1,4 +1,5 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { ActivityLevel, addNode, EPSILON, type JourneyKind, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
 import {
   DEPENDENCIES_ACTIVITY,
@@ -33,7 +34,7 @@ import type { DecodedSpan } from "./otlp-json.js";
 
 /**
  * explain() from a trace: the Breakdown of a key's journey rebuilt from the span tree the bridge
- * (src/otel/spans.ts) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
+ * (src/otel/spans/) emitted, as explainJourney (src/recorder/explain.ts) builds it from the
  * live records:
  *
  * - the journey is a `task <prefix>` span with `task.key`; its state-visit children, in visit
@@ -50,15 +51,15 @@ import type { DecodedSpan } from "./otlp-json.js";
  *   flight span links to), its activities' self times divided by `transfer.key_count`.
  *
  * Spans carry what the recorder recorded at nanosecond resolution, so seconds agree with
- * explain() to about 1e-9 s.
+ * explain() to about 1e-9 s. What the nodes are made of (sums, `other`, `dependencies`, the
+ * place of thread digests) is src/model/breakdown-builder.ts's, shared with explain(); this file
+ * only reads spans.
  */
 
-/** Remainders below this are rounding, not time anyone spent (as in explain.ts). */
-const EPSILON = 1e-9;
 const STATES: ReadonlySet<string> = new Set(ALL_STATES);
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
 
-export type JourneyKind = "compute" | "fetch" | "scheduler";
+export type { JourneyKind };
 
 export interface BreakdownFromSpansOptions {
   /**
@@ -275,15 +276,14 @@ function addQuantities(nodes: BreakdownNode[], visit: DecodedSpan): void {
 
 /** A waiting visit's apportioned breakdown, from its `task.wait.<activity>` attributes. */
 function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
-  const nodes: BreakdownNode[] = [];
+  const parts: BreakdownNode[] = [];
   for (const [name, value] of Object.entries(visit.attributes)) {
     if (!name.startsWith(ATTR_TASK_WAIT_PREFIX) || typeof value !== "number" || !Number.isFinite(value)) continue;
-    addNode(nodes, name.slice(ATTR_TASK_WAIT_PREFIX.length), value, []);
+    addNode(parts, name.slice(ATTR_TASK_WAIT_PREFIX.length), value);
   }
   // The bridge writes `task.wait.dependencies` for any waiting time; explain() leaves rounding out.
-  if (nodes.length === 1 && nodes[0].name === DEPENDENCIES_ACTIVITY && !(nodes[0].seconds > EPSILON)) nodes.length = 0;
-  if (nodes.length === 0 && total > EPSILON) nodes.push({ name: DEPENDENCIES_ACTIVITY, seconds: total, children: [] });
-  return nodes.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
+  if (parts.length === 1 && parts[0].name === DEPENDENCIES_ACTIVITY && !(parts[0].seconds > EPSILON)) parts.length = 0;
+  return waitingNodes(parts, total);
 }
 
 /**
@@ -291,38 +291,27 @@ function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
  * what they leave of `total` (when there are any).
  */
 function visitActivities(index: SpanIndex, parent: DecodedSpan, total: number, withRemainder: boolean, topLevel: boolean): BreakdownNode[] {
-  const nodes: BreakdownNode[] = [];
-  let claimed = 0;
+  const level = new ActivityLevel();
   for (const child of index.activitiesOf(parent)) {
     if (!isActivitySpan(child, parent)) continue;
     if (topLevel && isRunOfDigests(index, child)) {
       // The bridge's `run` span: the top-level thread digests of an execution, as one interval.
-      for (const [name, value] of threadDigests(child)) {
-        addNode(nodes, name, value, []);
-        claimed += value;
-      }
+      for (const [name, value] of threadDigests(child)) level.add(name, value);
       continue;
     }
     const childSeconds = seconds(child);
-    const nested = visitActivities(index, child, childSeconds, true, false);
-    // Digests nested in an activity are its thread.cpu_time / thread.noncpu_time attributes.
-    const digests = threadDigests(child);
-    if (digests.length > 0) {
-      // Recompute the remainder with the digests counted.
-      const other = nested.find((node) => node.name === OTHER_ACTIVITY);
-      const spanChildren = nested.filter((node) => node !== other);
-      for (const [name, value] of digests) addNode(spanChildren, name, value, []);
-      const remainder = childSeconds - spanChildren.reduce((sum, node) => sum + node.seconds, 0);
-      if (remainder > EPSILON) addNode(spanChildren, OTHER_ACTIVITY, remainder, []);
-      addNode(nodes, child.name, childSeconds, spanChildren);
-    } else {
-      addNode(nodes, child.name, childSeconds, nested);
-    }
-    claimed += childSeconds;
+    level.add(child.name, childSeconds, activityChildren(index, child, childSeconds));
   }
-  const remainder = total - claimed;
-  if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
-  return nodes;
+  if (!topLevel) {
+    // Digests nested in an activity are its thread.cpu_time / thread.noncpu_time attributes.
+    for (const [name, value] of threadDigests(parent)) level.digest(name, value);
+  }
+  return level.finish(total, withRemainder);
+}
+
+/** The level inside an activity span: its activity children, its digests, and `other`. */
+function activityChildren(index: SpanIndex, activity: DecodedSpan, total: number): BreakdownNode[] {
+  return visitActivities(index, activity, total, true, false);
 }
 
 /**
@@ -355,8 +344,8 @@ function isRunOfDigests(index: SpanIndex, span: DecodedSpan): boolean {
  * The thread digests a span carries as attributes, cpu first. (The bridge's `run` span should
  * carry only the ones digested: a `thread.noncpu_time` of 0 reads as a digest of 0 s.)
  */
-function threadDigests(span: DecodedSpan): Array<[string, number]> {
-  const digests: Array<[string, number]> = [];
+function threadDigests(span: DecodedSpan): Array<[typeof THREAD_CPU | typeof THREAD_NONCPU, number]> {
+  const digests: Array<[typeof THREAD_CPU | typeof THREAD_NONCPU, number]> = [];
   const cpu = numberAttribute(span, ATTR_THREAD_CPU_TIME);
   const noncpu = numberAttribute(span, ATTR_THREAD_NONCPU_TIME);
   if (cpu !== undefined) digests.push([THREAD_CPU, cpu]);
@@ -373,7 +362,8 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
   const own = index.childrenOf(visit).filter((child) => isActivitySpan(child, visit));
   if (own.length > 0) return visitActivities(index, visit, total, withRemainder, true);
   const gather = carrier(index, visit);
-  const nodes: BreakdownNode[] = [];
+  // Shares, not intervals: summed as they come, then `other` for what they leave of the visit.
+  const level = new ActivityLevel();
   if (gather !== undefined) {
     const count = numberAttribute(gather, ATTR_TRANSFER_KEY_COUNT) ?? 1;
     const share = count > 0 ? 1 / count : 0;
@@ -381,7 +371,7 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
     const outcome = stringAttribute(gather, ATTR_TRANSFER_OUTCOME) as TransferOutcome | undefined;
     const lump = outcome === undefined ? undefined : TRANSFER_LUMP[outcome];
     if (lump !== undefined) {
-      addNode(nodes, lump, wall * share, []);
+      level.add(lump, wall * share);
     } else {
       let topLevel = 0;
       const flatten = (span: DecodedSpan) => {
@@ -390,7 +380,7 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
           const childSeconds = seconds(child);
           if (span === gather && isRunOfDigests(index, child)) {
             for (const [name, value] of threadDigests(child)) {
-              addNode(nodes, name, value * share, []);
+              level.add(name, value * share);
               topLevel += value;
             }
             continue;
@@ -399,20 +389,17 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
           const grandchildren = index.childrenOf(child).filter((grandchild) => isActivitySpan(grandchild, child));
           const digests = threadDigests(child);
           const nested = grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) + digests.reduce((sum, [, value]) => sum + value, 0);
-          addNode(nodes, child.name, Math.max(0, childSeconds - nested) * share, []);
+          level.add(child.name, Math.max(0, childSeconds - nested) * share);
           flatten(child);
-          for (const [name, value] of digests) addNode(nodes, name, value * share, []);
+          for (const [name, value] of digests) level.add(name, value * share);
         }
       };
       flatten(gather);
       const other = wall - topLevel;
-      if (other > 0) addNode(nodes, OTHER_ACTIVITY, other * share, []);
+      if (other > 0) level.add(OTHER_ACTIVITY, other * share);
     }
   }
-  const claimed = nodes.reduce((sum, node) => sum + node.seconds, 0);
-  const remainder = total - claimed;
-  if (withRemainder && nodes.length > 0 && remainder > EPSILON) addNode(nodes, OTHER_ACTIVITY, remainder, []);
-  return nodes;
+  return level.finish(total, withRemainder);
 }
 
 /** The gather_dep span of the transfer that carried a flight visit: linked, a child, or found by its keys. */
@@ -431,16 +418,6 @@ function carrier(index: SpanIndex, visit: DecodedSpan): DecodedSpan | undefined 
     const keys = span.attributes[ATTR_TRANSFER_KEYS];
     return Array.isArray(keys) && keys.includes(key as string);
   });
-}
-
-function addNode(nodes: BreakdownNode[], name: string, value: number, children: BreakdownNode[]): void {
-  const existing = nodes.find((node) => node.name === name);
-  if (existing === undefined) {
-    nodes.push({ name, seconds: value, children });
-    return;
-  }
-  existing.seconds += value;
-  for (const child of children) addNode(existing.children, child.name, child.seconds, child.children);
 }
 
 /** A few `task.key` values of the spans, for telling what a file holds. */

@@ -3,7 +3,7 @@ import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@ope
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
-import { find, harness, render, taskSpan } from "./spans.helpers.js";
+import { find, harness, render, taskSpan } from "./spans/helpers.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN = "00f067aa0ba902b7";

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ECHARTS_CDN, escapeHtml, renderHtmlReport, reportDataFrom, scriptJson, type ReportData } from "../../src/report/html.js";
 import type { Breakdown } from "../../src/model/breakdown.js";
@@ -106,6 +107,16 @@ describe("renderHtmlReport", () => {
   it("the page script parses", () => {
     const own = scripts(page)[2].replace(/^<script>/, "").replace(/<\/script>$/, "");
     expect(() => new Function(own)).not.toThrow();
+  });
+
+  it("inlines the page's script and style files (src/report/page/), without their header comments", () => {
+    const file = (name: string) => readFileSync(new URL(`../../src/report/page/${name}`, import.meta.url), "utf8");
+    const script = file("report.client.js");
+    const style = file("report.css");
+    expect(script.startsWith("/*")).toBe(true);
+    expect(page).toContain(`<script>\n${script.slice(script.indexOf("*/\n") + 3)}</script>\n</body>`);
+    expect(page).toContain(`<style>\n${style.slice(style.indexOf("*/\n") + 3)}</style>`);
+    expect(page).not.toContain("inlines it into every page");
   });
 
   it("inlines the installed ECharts by default; loads it from jsDelivr when asked not to", () => {

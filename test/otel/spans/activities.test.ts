@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ROOT_CONTEXT, trace, type Context } from "@opentelemetry/api";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { TaskJourneys } from "../../src/index.js";
-import { FakeClock } from "../helpers/clock.js";
-import { childOf, find, harness, ORIGIN, render, taskSpan } from "./spans.helpers.js";
+import { TaskJourneys } from "../../../src/index.js";
+import { FakeClock } from "../../helpers/clock.js";
+import { childOf, find, harness, ORIGIN, render, taskSpan } from "./helpers.js";
 
 /**
  * Activity spans are emitted at the journey's end from the recorder's flat records; these pin what

@@ -5,9 +5,9 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
-import { TaskJourneys, type TaskJourneysOptions } from "../../src/index.js";
-import { keyHashUnit } from "../../src/model/sampling.js";
-import { FakeClock } from "../helpers/clock.js";
+import { TaskJourneys, type TaskJourneysOptions } from "../../../src/index.js";
+import { keyHashUnit } from "../../../src/model/sampling.js";
+import { FakeClock } from "../../helpers/clock.js";
 
 /** Epoch seconds at which the fake clocks read 0. */
 export const ORIGIN = 1_700_000_000;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ExportResultCode } from "@opentelemetry/core";
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { TaskJourneys } from "../../src/index.js";
-import { FakeClock } from "../helpers/clock.js";
-import { find, harness, ORIGIN, render, taskSpan, type Harness } from "./spans.helpers.js";
+import { TaskJourneys } from "../../../src/index.js";
+import { FakeClock } from "../../helpers/clock.js";
+import { find, harness, ORIGIN, render, taskSpan, type Harness } from "./helpers.js";
 
 /** A reducer waiting on `dependencies`, each fetched alone from its own peer, one after the other. */
 function reducer({ journeys, clock }: Harness, key: string, dependencies: string[]) {

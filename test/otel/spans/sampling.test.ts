@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
-import { TAIL_MIN_JOURNEYS } from "../../src/otel/tail-sampling.js";
-import { find, harness, keyWith, render, taskSpan, type Harness } from "./spans.helpers.js";
-import { internalsOf } from "../../src/internal.js";
+import { TAIL_MIN_JOURNEYS } from "../../../src/otel/tail-sampling.js";
+import { find, harness, keyWith, render, taskSpan, type Harness } from "./helpers.js";
+import { internalsOf } from "../../../src/internal.js";
 
 /** A compute journey of `seconds` from `start`: waiting, ready, executing (half of it), memory or error. */
 function compute({ journeys, clock }: Harness, key: string, start: number, seconds: number, outcome: "memory" | "error" = "memory") {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { VERSION } from "../../src/index.js";
-import { childOf, find, harness, ORIGIN, render, taskSpan, WORKER, type Harness } from "./spans.helpers.js";
+import { VERSION } from "../../../src/index.js";
+import { childOf, find, harness, ORIGIN, render, taskSpan, WORKER, type Harness } from "./helpers.js";
 
 /** From ready: executing at `executeAt` for `executeFor` seconds, then memory. */
 function computeTail({ journeys, clock }: Harness, key: string, executeAt: number, executeFor: number) {

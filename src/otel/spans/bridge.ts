@@ -1,0 +1,208 @@
+import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import { keyToText, type Key } from "../../model/keys.js";
+import { stateId } from "../../model/states.js";
+import type { Journey, Transfer } from "../../recorder/journey.js";
+import type { RecorderListener } from "../../recorder/listener.js";
+import type { Recorder } from "../../recorder/recorder.js";
+import { ATTR_UNFINISHED } from "../semconv.js";
+import { injectSpanContext, isSampled, remoteContext, spanContextFrom, type TraceCarrier } from "../propagation.js";
+import { TailSampler } from "../tail-sampling.js";
+import { BoundedMap } from "../bounded-map.js";
+import { ActivitySpans } from "./activities.js";
+import { TaskSpan } from "./context.js";
+import type { SpanBridgeOptions } from "./options.js";
+import { TaskSpans } from "./tasks.js";
+import { TransferSpans } from "./transfers.js";
+import { SpanWriter } from "./writer.js";
+
+export type { SpanBridgeOptions } from "./options.js";
+
+/**
+ * The bridge from journeys to OpenTelemetry span trees (docs/spans.md). Why it is shaped so: a
+ * journey's spans reach the exporter only when the journey is over, whole, because activity spans
+ * and links are made from the recorder's records at the end (head-sampled journeys open their
+ * task and state spans live, so that gather_deps and `inject()` can name them while they run);
+ * an unsampled journey has no span object at all unless the tail sampler keeps it at its end;
+ * and caps bound every span's children and links. The parts: tasks.ts (task and state spans),
+ * transfers.ts (gather_dep spans and links), activities.ts (activity spans), writer.ts (starting,
+ * capping and ending spans), context.ts (spans as parent contexts).
+ */
+
+/** Contexts waiting for a key's journey (parents, producers) kept at most; at least the newest half of them. */
+export const PENDING_CONTEXTS_LIMIT = 10_000;
+/** Task span contexts of ended journeys kept for `inject()` at most; at least the newest half of them. */
+export const RECENT_CONTEXTS_LIMIT = 4_096;
+
+const ERROR = stateId("error");
+const ERRED = stateId("erred");
+const KINDS = 3;
+
+/**
+ * Turns the recorder's journeys and transfers into span trees. A RecorderListener: it is told of
+ * head-sampled journeys as they run, and of every journey and transfer at its end, where it does
+ * nothing for an unsampled, unkept one but one histogram record.
+ */
+export class SpanBridge implements RecorderListener {
+  private readonly open = new Set<Journey>();
+  private readonly parents = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
+  private readonly producers = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
+  private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
+  private readonly tail: TailSampler;
+  private readonly writer: SpanWriter;
+  private readonly transfers: TransferSpans;
+  private readonly tasks: TaskSpans;
+  private closed = false;
+
+  constructor(
+    private readonly recorder: Recorder,
+    tracer: Tracer,
+    private readonly options: SpanBridgeOptions,
+    /** Flushed (never shut down) at `shutdown()`. */
+    private readonly provider?: TracerProvider,
+  ) {
+    this.tail = new TailSampler(options.keepSlowerThan, options.keepErrors, recorder.prefixes.capacity * KINDS);
+    this.writer = new SpanWriter(tracer, options);
+    const activities = new ActivitySpans(this.writer, recorder.activities, options.maxChildrenPerSpan);
+    this.transfers = new TransferSpans(this.writer, activities, options);
+    this.tasks = new TaskSpans(recorder, this.writer, activities, this.transfers, options, this.producers, this.recent);
+  }
+
+  // ---- propagation ----------------------------------------------------------------------------
+  //
+  // `inject()` writes the key's current span (the processing span of a live scheduler journey;
+  // the task span on a worker, live or recently ended). `parent()` queues a sampled context for a
+  // key's next journey, which is then head-sampled (trace flags win over the ratio) and a child of
+  // it; unsampled upstream contexts are ignored, since parenting under them would make a
+  // parent-based SDK sampler drop our spans. `linkFrom()` notes the producer of a key's data.
+
+  /** Whether a sampled parent context waits for the journey of this key id (the recorder's sampler asks). */
+  hasParent(id: string | number): boolean {
+    return this.parents.size !== 0 && this.parents.has(id);
+  }
+
+  /** See TaskJourneys.inject. */
+  inject(key: Key, carrier: TraceCarrier): boolean {
+    const id = idOfKey(key);
+    if (id === undefined || carrier === null || typeof carrier !== "object") return false;
+    let spanContext: SpanContext | undefined;
+    const journey = this.recorder.live.get(id);
+    const spans = journey?.spanState;
+    if (spans instanceof TaskSpan) {
+      const current = this.options.role === "scheduler" ? spans.visits[journey!.visitIndex] : undefined;
+      spanContext = (current ?? spans).span.spanContext();
+    } else {
+      spanContext = this.recent.get(id);
+    }
+    if (spanContext === undefined || !isSpanContextValid(spanContext)) return false;
+    injectSpanContext(spanContext, carrier);
+    return true;
+  }
+
+  /** See TaskJourneys.parent. */
+  parent(key: Key, source: unknown): boolean {
+    if (this.closed) return false;
+    const spanContext = spanContextFrom(source);
+    if (spanContext === undefined || !isSampled(spanContext)) return false;
+    const id = idOfKey(key);
+    if (id === undefined) return false;
+    const live = this.recorder.live.get(id);
+    if (live !== undefined) {
+      // Too late to parent: the journey's spans exist already. Keep the relation as a link.
+      const spans = live.spanState;
+      if (spans instanceof TaskSpan) this.writer.link(spans, spanContext);
+      return false;
+    }
+    this.parents.set(id, spanContext);
+    return true;
+  }
+
+  /** See TaskJourneys.linkFrom. */
+  linkFrom(key: Key, source: unknown): boolean {
+    if (this.closed) return false;
+    const spanContext = spanContextFrom(source);
+    const id = idOfKey(key);
+    if (spanContext === undefined || id === undefined) return false;
+    this.producers.set(id, spanContext);
+    return true;
+  }
+
+  // ---- RecorderListener -----------------------------------------------------------------------
+
+  journeyStarted(journey: Journey): void {
+    if (this.closed) return;
+    const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
+    let links: Link[] | undefined;
+    if (this.options.role === "scheduler" && this.options.maxLinksPerSpan > 0) {
+      // A submission made under a client span links to it (not parent: a 100k-task graph must
+      // not become one trace). One context lookup, for sampled journeys only.
+      const client = trace.getSpanContext(contextApi.active());
+      if (client !== undefined && isSpanContextValid(client)) links = [{ context: client }];
+    }
+    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(parent), links, false);
+    journey.spanState = spans;
+    this.open.add(journey);
+    this.tasks.openVisit(journey, spans, journey.visitIndex);
+  }
+
+  stateEntered(journey: Journey): void {
+    const spans = journey.spanState;
+    if (spans instanceof TaskSpan) this.tasks.openVisit(journey, spans, journey.visitIndex);
+  }
+
+  journeyEnded(journey: Journey): void {
+    if (this.closed) return;
+    const outcome = journey.outcomeState;
+    const keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
+    const spans = journey.spanState;
+    if (spans instanceof TaskSpan) {
+      this.open.delete(journey);
+      journey.spanState = undefined;
+      this.tasks.finishVisits(journey, spans, journey.visitCount - 1);
+      this.tasks.finish(journey, spans);
+    } else if (keep) {
+      this.tasks.emitRetroactively(journey);
+    }
+  }
+
+  transferStarted(transfer: Transfer): void {
+    if (this.closed) return;
+    this.transfers.started(transfer);
+  }
+
+  transferEnded(transfer: Transfer): void {
+    this.transfers.ended(transfer);
+  }
+
+  /** Ends what is still open (at the clock's now, marked unfinished) and flushes the provider. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const now = this.recorder.clock();
+    for (const journey of this.open) {
+      const spans = journey.spanState as TaskSpan;
+      journey.spanState = undefined;
+      this.tasks.finishVisits(journey, spans, journey.visitCount, now);
+      spans.span.setAttribute(ATTR_UNFINISHED, true);
+      this.writer.finishSpan(spans, journey.start, now);
+    }
+    this.open.clear();
+    this.transfers.shutdown(now);
+    await flush(this.provider);
+  }
+}
+
+/** The map id of a key, as the recorder spells it, without counting bad keys as dropped. */
+function idOfKey(key: Key): string | number | undefined {
+  if (typeof key === "string") return key;
+  if (typeof key === "number") return key === key ? key : undefined;
+  return keyToText(key);
+}
+
+/** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */
+async function flush(provider: TracerProvider | undefined): Promise<void> {
+  if (provider === undefined) return;
+  type Flushable = { forceFlush?: () => Promise<unknown>; getDelegate?: () => unknown };
+  let target = provider as Flushable;
+  if (typeof target.forceFlush !== "function" && typeof target.getDelegate === "function") target = target.getDelegate() as Flushable;
+  if (typeof target?.forceFlush === "function") await target.forceFlush();
+}

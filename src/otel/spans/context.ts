@@ -1,0 +1,71 @@
+import { ROOT_CONTEXT, trace, type Context, type HrTime, type Span } from "@opentelemetry/api";
+
+/**
+ * The key under which the API keeps a context's span, learnt from the API itself: it is not
+ * exported, and asking beats hardcoding its description. (test/otel/spans/context.test.ts fails
+ * if the API stops reading a span this way; bench/spans.bench.ts measures what it saves.)
+ */
+export const SPAN_KEY: symbol = (() => {
+  let key: symbol | undefined;
+  const probe: Context = {
+    getValue(asked) {
+      key = asked;
+      return undefined;
+    },
+    setValue: () => probe,
+    deleteValue: () => probe,
+  };
+  trace.getSpan(probe);
+  if (key === undefined) throw new Error("taskjourney: @opentelemetry/api reads no span key from a context");
+  return key;
+})();
+
+/**
+ * A span as a parent context: the context `trace.setSpan(ROOT_CONTEXT, span)` would give. The SDK
+ * only reads a parent context, and a context of our own costs nothing beyond this object, where
+ * the API's makes an object, a Map and three closures.
+ */
+export class ParentContext implements Context {
+  constructor(readonly span: Span) {}
+
+  getValue(key: symbol): unknown {
+    return key === SPAN_KEY ? this.span : undefined;
+  }
+
+  // Writes make a real context, as writing to any context does; the SDK writes to a parent only
+  // for a root span, which taskjourney never asks for.
+  setValue(key: symbol, value: unknown): Context {
+    return trace.setSpan(ROOT_CONTEXT, this.span).setValue(key, value);
+  }
+
+  deleteValue(key: symbol): Context {
+    return trace.setSpan(ROOT_CONTEXT, this.span).deleteValue(key);
+  }
+}
+
+/**
+ * A task, state or gather_dep span taskjourney started and has not ended yet, with what its caps
+ * counted; its own parent context. Its interval is not kept here but passed along from the
+ * journey or transfer, which has it anyway. (Activity spans live in ActivitySlots.)
+ */
+export class OpenSpan extends ParentContext {
+  children = 0;
+  childrenDropped = 0;
+  links = 0;
+  linksDropped = 0;
+
+  constructor(
+    span: Span,
+    /** The start time given to the SDK: a state span's is also the end time of the state before. */
+    readonly startTime: HrTime,
+  ) {
+    super(span);
+  }
+}
+
+/** The task span of an emitted journey, which also holds its state spans: one per visit, undefined where capped away. */
+export class TaskSpan extends OpenSpan {
+  // Room for a compute journey's visits from the start: a store into an empty array would grow it
+  // to sixteen slots at the first visit.
+  readonly visits: Array<OpenSpan | undefined> = [undefined, undefined, undefined, undefined];
+}

@@ -1,0 +1,206 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type SpanContext } from "@opentelemetry/api";
+import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
+import { keySplit, keySplitGroup } from "../../model/keys.js";
+import { ALL_STATES, stateId } from "../../model/states.js";
+import {
+  COMPUTE_JOURNEY,
+  FETCH_JOURNEY,
+  QUANTITY_ACTIVITY,
+  QUANTITY_FIELDS,
+  QUANTITY_UNIT,
+  QUANTITY_VALUE,
+  QUANTITY_VISIT,
+  type Journey,
+} from "../../recorder/journey.js";
+import type { Recorder } from "../../recorder/recorder.js";
+import type { BoundedMap } from "../bounded-map.js";
+import {
+  ATTR_TASK_DEPENDENCIES,
+  ATTR_TASK_GROUP,
+  ATTR_TASK_KEY,
+  ATTR_TASK_KEY_LENGTH,
+  ATTR_TASK_OUTCOME,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_QUANTITY_PREFIX,
+  ATTR_TASK_ROLE,
+  ATTR_TASK_WAIT_PREFIX,
+  ATTR_TASK_WORKER,
+  SPAN_TASK_PREFIX,
+} from "../semconv.js";
+import type { ActivitySpans } from "./activities.js";
+import { TaskSpan, type OpenSpan } from "./context.js";
+import type { SpanBridgeOptions } from "./options.js";
+import type { TransferSpans } from "./transfers.js";
+import { truncate, type SpanWriter } from "./writer.js";
+
+/**
+ * A journey's `task <prefix>` span and its state spans, one per visit. They are started as the
+ * journey reaches them (or all at once for a journey kept at its end) and none ends before the
+ * journey does: then each state span gets its activity spans, its links to gather_deps, the
+ * attributes a trace needs to rebuild explain() (`task.wait.<activity>`,
+ * `task.quantity.<unit>.<activity>`) and its recorded end time; the task span ends last.
+ */
+
+/** A waiting visit's attribute when no fetched dependency explains its time. */
+const WAIT_DEPENDENCIES = ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY;
+
+const WAITING = stateId("waiting");
+const FLIGHT = stateId("flight");
+const FETCH = stateId("fetch");
+const ERROR = stateId("error");
+const ERRED = stateId("erred");
+
+export class TaskSpans {
+  private readonly taskNames: string[] = [];
+  private readonly waitNames: string[] = [];
+
+  constructor(
+    private readonly recorder: Recorder,
+    private readonly writer: SpanWriter,
+    private readonly activities: ActivitySpans,
+    private readonly transfers: TransferSpans,
+    private readonly options: SpanBridgeOptions,
+    /** Contexts of the journeys that produced a key's data elsewhere (`linkFrom()`), linked from its task span and its dependents'. */
+    private readonly producers: BoundedMap<SpanContext>,
+    /** Task span contexts of ended journeys, for `inject()`. */
+    private readonly recent: BoundedMap<SpanContext>,
+  ) {}
+
+  /** A journey kept at its end: its whole tree, from the recorded times. */
+  emitRetroactively(journey: Journey): void {
+    const spans = this.start(journey, ROOT_CONTEXT, undefined, true);
+    const visits = journey.visitCount - 1;
+    for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
+    this.finishVisits(journey, spans, visits);
+    this.finish(journey, spans);
+  }
+
+  start(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): TaskSpan {
+    const limit = this.options.maxAttributeLength;
+    const key = typeof journey.id === "string" ? journey.id : String(journey.id);
+    const attributes: Attributes = {
+      [ATTR_TASK_KEY]: truncate(key, limit),
+      [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
+      [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
+      [ATTR_TASK_ROLE]: this.options.role,
+    };
+    // So that `explain --from` can still find a key longer than the limit: its beginning and length.
+    if (key.length > limit) attributes[ATTR_TASK_KEY_LENGTH] = key.length;
+    if (this.options.role === "worker") attributes[ATTR_TASK_WORKER] = this.options.instance;
+    if (ended) attributes[ATTR_TASK_OUTCOME] = ALL_STATES[journey.outcomeState];
+    let name = this.taskNames[journey.prefixId];
+    if (name === undefined) {
+      name = SPAN_TASK_PREFIX + this.recorder.prefixes.name(journey.prefixId);
+      this.taskNames[journey.prefixId] = name;
+    }
+    const startTime = this.writer.hr(journey.start);
+    const task = new TaskSpan(this.writer.startSpan(name, parent, startTime, SpanKind.INTERNAL, attributes, links), startTime);
+    task.links = links?.length ?? 0;
+    return task;
+  }
+
+  openVisit(journey: Journey, spans: TaskSpan, visit: number): void {
+    if (!this.writer.admitChild(spans)) {
+      spans.visits[visit] = undefined;
+      return;
+    }
+    spans.visits[visit] = this.writer.startChild(ALL_STATES[journey.visitState(visit)], spans, journey.visitStart(visit));
+  }
+
+  /** Gives visits [0, count) their children and links and ends them; `now` ends a journey cut short. */
+  finishVisits(journey: Journey, spans: TaskSpan, count: number, now?: number): void {
+    for (let visit = 0; visit < count; visit++) {
+      const span = spans.visits[visit];
+      if (span === undefined) continue;
+      const start = journey.visitStart(visit);
+      const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end);
+      const state = journey.visitState(visit);
+      if (journey.kind === COMPUTE_JOURNEY) {
+        if (state === WAITING) {
+          this.transfers.linkOverlapping(journey.fetchedBy, span, start, end);
+          this.waitAttributes(journey, visit, span, end - start);
+        }
+        this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+      } else if (journey.kind === FETCH_JOURNEY) {
+        // Fetch journeys carry only per-key shares of their transfer's activities, which the
+        // gather_dep span shows in full, so their flight spans have no activity children.
+        if (state === FLIGHT) this.transfers.linkFlight(journey, span, visit);
+        // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
+        // of a fetch visit (the transfer's own activities are on its gather_dep span).
+        else if (state === FETCH) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+      }
+      if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
+      // The next state span, when there is one, starts at this one's end with an HrTime to share.
+      this.writer.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
+    }
+  }
+
+  /** Ends the task span, with its outcome and its links to the producers of its data. */
+  finish(journey: Journey, task: TaskSpan): void {
+    const outcome = journey.outcomeState;
+    const span = task.span;
+    span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
+    if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
+    if (outcome === ERROR || outcome === ERRED) span.setStatus({ code: SpanStatusCode.ERROR, message: `task ended in ${ALL_STATES[outcome]}` });
+    if (this.producers.size !== 0) {
+      // The journeys that produced this key's data, and its dependencies' data, elsewhere.
+      const own = this.producers.get(journey.id);
+      if (own !== undefined) this.writer.link(task, own);
+      const dependencies = journey.dependencyIds;
+      if (dependencies !== undefined) {
+        for (const dependency of dependencies) {
+          const producer = this.producers.get(dependency);
+          if (producer !== undefined) this.writer.link(task, producer);
+        }
+      }
+    }
+    this.writer.finishSpan(task, journey.start, journey.end);
+    this.recent.set(journey.id, span.spanContext());
+  }
+
+  /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */
+  private quantityAttributes(quantities: readonly number[], visit: number, span: OpenSpan): void {
+    let attributes: Attributes | undefined;
+    for (let index = 0; index < quantities.length; index += QUANTITY_FIELDS) {
+      if (quantities[index + QUANTITY_VISIT] !== visit) continue;
+      const unit = this.recorder.units.name(quantities[index + QUANTITY_UNIT]);
+      const name = `${ATTR_TASK_QUANTITY_PREFIX}${unit}.${this.recorder.activities.name(quantities[index + QUANTITY_ACTIVITY])}`;
+      attributes ??= {};
+      attributes[name] = ((attributes[name] as number | undefined) ?? 0) + quantities[index + QUANTITY_VALUE];
+    }
+    if (attributes !== undefined) span.span.setAttributes(attributes);
+  }
+
+  /**
+   * The waiting visit's apportioned breakdown (what explain() shows under waiting) as
+   * `task.wait.<activity>` = seconds, so a trace alone can rebuild explain(). Without a
+   * breakdown (no dependency was fetched during the visit), its whole time is `dependencies`.
+   */
+  private waitAttributes(journey: Journey, visit: number, span: OpenSpan, seconds: number): void {
+    const breakdown = journey.waitBreakdown;
+    let attributes: Attributes | undefined;
+    if (breakdown !== undefined) {
+      for (let index = 0; index < breakdown.length; index += 3) {
+        if (breakdown[index] !== visit) continue;
+        const name = this.waitAttributeName(breakdown[index + 1]);
+        attributes ??= {};
+        attributes[name] = ((attributes[name] as number | undefined) ?? 0) + breakdown[index + 2];
+      }
+    }
+    if (attributes !== undefined) {
+      span.span.setAttributes(attributes);
+      return;
+    }
+    if (seconds > 0) span.span.setAttribute(WAIT_DEPENDENCIES, seconds);
+  }
+
+  /** `task.wait.<activity>` of an activity id, built once per id. */
+  private waitAttributeName(activityId: number): string {
+    let name = this.waitNames[activityId];
+    if (name === undefined) {
+      name = ATTR_TASK_WAIT_PREFIX + this.recorder.activities.name(activityId);
+      this.waitNames[activityId] = name;
+    }
+    return name;
+  }
+}
