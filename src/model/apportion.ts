@@ -72,11 +72,11 @@ export function apportionWaiting(
   while (cursor < waitEnd) {
     while (e < order.length && times[order[e]] <= cursor) {
       const code = codes[order[e++]];
-      apply(groups, intervals[code >> 1], (code & 1) === 0);
+      apply(groups, intervals, code >> 1, (code & 1) === 0);
     }
     const next = e < order.length && times[order[e]] < waitEnd ? times[order[e]] : waitEnd;
     const length = next - cursor;
-    if (length > 0) fill(groups, length, dependenciesId, otherId, into);
+    if (length > 0) fill(groups, intervals, length, dependenciesId, otherId, into);
     cursor = next;
   }
   return into;
@@ -86,6 +86,8 @@ export function apportionWaiting(
 interface PriorityGroup {
   priority: number;
   active: number;
+  /** Sum of the active intervals' indices: while one is active, its index (the exact path). */
+  indexSum: number;
   ids: number[];
   /** Summed rate per activity: activity seconds × weight / interval length. */
   rates: number[];
@@ -93,7 +95,8 @@ interface PriorityGroup {
   contributors: number[];
 }
 
-function apply(groups: PriorityGroup[], interval: WaitInterval, starts: boolean): void {
+function apply(groups: PriorityGroup[], intervals: readonly WaitInterval[], index: number, starts: boolean): void {
+  const interval = intervals[index];
   let group: PriorityGroup | undefined;
   for (let g = 0; g < groups.length; g++) {
     if (groups[g].priority === interval.priority) {
@@ -102,11 +105,12 @@ function apply(groups: PriorityGroup[], interval: WaitInterval, starts: boolean)
     }
   }
   if (group === undefined) {
-    group = { priority: interval.priority, active: 0, ids: [], rates: [], contributors: [] };
+    group = { priority: interval.priority, active: 0, indexSum: 0, ids: [], rates: [], contributors: [] };
     groups.push(group);
   }
   const sign = starts ? 1 : -1;
   group.active += sign;
+  group.indexSum += sign * index;
   const perSecond = interval.weight / (interval.end - interval.start);
   const activities = interval.activities;
   for (let a = 0; a + 1 < activities.length; a += 2) {
@@ -125,7 +129,14 @@ function apply(groups: PriorityGroup[], interval: WaitInterval, starts: boolean)
 }
 
 /** One elementary segment: shared among the lowest priority present, in proportion to its rates. */
-function fill(groups: PriorityGroup[], length: number, dependenciesId: number, otherId: number, into: Map<number, number>): void {
+function fill(
+  groups: PriorityGroup[],
+  intervals: readonly WaitInterval[],
+  length: number,
+  dependenciesId: number,
+  otherId: number,
+  into: Map<number, number>,
+): void {
   let best: PriorityGroup | undefined;
   for (let g = 0; g < groups.length; g++) {
     const group = groups[g];
@@ -135,16 +146,56 @@ function fill(groups: PriorityGroup[], length: number, dependenciesId: number, o
     add(into, dependenciesId, length);
     return;
   }
-  let total = 0;
-  for (let slot = 0; slot < best.ids.length; slot++) if (best.rates[slot] > 0) total += best.rates[slot];
-  if (!(total > 0)) {
+  if (best.active === 1) {
+    fillFromOne(intervals[best.indexSum], length, otherId, into);
+    return;
+  }
+  // Shares as a plain proportional split would round them: rate × length, rescaled to the length.
+  let raw = 0;
+  for (let slot = 0; slot < best.ids.length; slot++) if (best.rates[slot] > 0) raw += best.rates[slot] * length;
+  if (!(raw > 0)) {
     add(into, otherId, length);
     return;
   }
+  const scale = length / raw;
   for (let slot = 0; slot < best.ids.length; slot++) {
-    if (best.rates[slot] > 0) add(into, best.ids[slot], (length * best.rates[slot]) / total);
+    if (best.rates[slot] > 0) add(into, best.ids[slot], best.rates[slot] * length * scale);
   }
 }
+
+/**
+ * The usual segment, covered by one interval: its activities' shares computed directly, in the
+ * order and with the rounding of a plain proportional split, so a lone transfer's activities come
+ * out exact (2 s of network is 2, not 2.0000000000000004 from the running rate sums).
+ */
+function fillFromOne(interval: WaitInterval, length: number, otherId: number, into: Map<number, number>): void {
+  const fraction = (length / (interval.end - interval.start)) * interval.weight;
+  const activities = interval.activities;
+  scratchIds.length = 0;
+  scratchShares.length = 0;
+  let raw = 0;
+  for (let a = 0; a + 1 < activities.length; a += 2) {
+    const seconds = activities[a + 1];
+    if (!(seconds > 0)) continue;
+    const share = seconds * fraction;
+    const slot = scratchIds.indexOf(activities[a]);
+    if (slot === -1) {
+      scratchIds.push(activities[a]);
+      scratchShares.push(share);
+    } else {
+      scratchShares[slot] += share;
+    }
+    raw += share;
+  }
+  if (!(raw > 0)) {
+    add(into, otherId, length);
+    return;
+  }
+  const scale = length / raw;
+  for (let slot = 0; slot < scratchIds.length; slot++) add(into, scratchIds[slot], scratchShares[slot] * scale);
+}
+const scratchIds: number[] = [];
+const scratchShares: number[] = [];
 
 function add(into: Map<number, number>, id: number, seconds: number): void {
   if (seconds > 0) into.set(id, (into.get(id) ?? 0) + seconds);
