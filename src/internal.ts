@@ -1,6 +1,6 @@
 import type { ResolvedOptions, TaskJourneys } from "./journeys.js";
 import type { Recorder } from "./recorder/recorder.js";
-import type { SpanBridge } from "./otel/spans.js";
+import type { SpanBridge } from "./otel/spans/bridge.js";
 
 /**
  * What sdk.ts, wrap/ and the tests reach inside a TaskJourneys for. Kept off its public type, so
