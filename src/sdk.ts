@@ -637,7 +637,11 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       explicitBuckets: journeyOptions.explicitBuckets ?? DEFAULT_OPTIONS.explicitBuckets,
     });
     const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
-    readers.push(pull);
+    // exporter-prometheus pins an exact sdk-metrics release, not always the one resolved here
+    // (0.301.0 pins 3.1.0 where the rest of 3.x resolves 3.1.1), so its MetricReader may be a
+    // second copy of the class, whose private fields TypeScript compares by declaration. The
+    // MeterProvider only calls the reader's public methods, the same in both copies.
+    readers.push(pull as unknown as MetricReader);
     const { host, port, endpoint } = exporters.prometheus;
     const server = createServer((request, response) => {
       const path = (request.url ?? "/").split("?")[0];
