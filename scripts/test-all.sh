@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
-echo "== npm test on node $(node --version), @opentelemetry/core $(node -p 'require("@opentelemetry/core/package.json").version')"
+# (Read as a file: 3.x packages do not export their package.json.)
+echo "== npm test on node $(node --version), @opentelemetry/core $(node -p 'JSON.parse(require("fs").readFileSync("node_modules/@opentelemetry/core/package.json", "utf8")).version')"
 npm run build
 npx vitest run --project unit --project integration
 if [ "${TASKJOURNEY_E2E:-}" = skip ]; then
