@@ -6,7 +6,7 @@
  *
  *   node --predictable --import tsx bench/instructions-driver.ts <case> <journeys>
  */
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { library } from "./lib.js";
 import { plainMetrics, plainMetricsJourney, plainSpansJourney } from "./plain-otel.js";
 import { countingClock, keyPool, prefixNames, workerJourney } from "./workload.js";
@@ -47,7 +47,7 @@ export function journeyClockReads(): number {
 
 function spanPipeline(): { provider: BasicTracerProvider; drain: () => Promise<void> } {
   const exporter: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
-  const processor = new BatchSpanProcessor(exporter, { maxQueueSize: 1 << 20, maxExportBatchSize: 1 << 20 });
+  const processor = new BatchSpanProcessor({ exporter: exporter, maxQueueSize: 1 << 20, maxExportBatchSize: 1 << 20 });
   return { provider: new BasicTracerProvider({ spanProcessors: [processor] }), drain: () => processor.forceFlush() };
 }
 

@@ -12,12 +12,16 @@
  *                                    medians and the range (a shared machine varies a lot from one
  *                                    process to the next, far less within one)
  *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (harness.ts)
+ *   npm run bench -- core --node=20,24.22.3   on each runtime in turn, then their figures side by side:
+ *                                    a path to a node binary, "current" (this one), or an exact
+ *                                    version installed from the npm registry (scripts/node-runtime.sh);
+ *                                    a bare major picks the version CI uses (20 = the machine's)
  *
  * Children run as `node --expose-gc --import tsx <file>`; a bench file that uses ./harness.ts
  * reports its results through the file named by TASKJOURNEY_BENCH_REPORT. Unmet targets do not
  * fail the run (benchmarks are not tests); a crashing benchmark does.
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -67,34 +71,62 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
-const passthrough = flags.filter((flag) => flag !== "--list" && flag !== "-l" && !flag.startsWith("--repeat="));
+/** The runtimes CI tests, by major: what a bare `--node=24` means. */
+const CI_RUNTIMES: Record<string, string> = { "24": "24.22.3", "26": "26.12.1" };
+
+interface Runtime {
+  label: string;
+  execPath: string;
+}
+
+function runtimeOf(spec: string): Runtime {
+  if (spec === "current" || spec === process.versions.node || spec === process.versions.node.split(".")[0]) return { label: `node ${process.version}`, execPath: process.execPath };
+  let execPath = spec;
+  if (/^\d+(\.\d+\.\d+)?$/.test(spec)) {
+    const version = CI_RUNTIMES[spec] ?? spec;
+    if (!/^\d+\.\d+\.\d+$/.test(version)) throw new Error(`bench: --node=${spec}: no Node.js ${spec} here; give an exact version (e.g. 24.22.3) or a path`);
+    execPath = join(execFileSync("bash", [join(root, "scripts/node-runtime.sh"), version], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim(), "node");
+  }
+  const version = execFileSync(execPath, ["--version"], { encoding: "utf8" }).trim();
+  return { label: `node ${version}`, execPath };
+}
+
+const nodeFlag = flags.find((flag) => flag.startsWith("--node="));
+const runtimes: Runtime[] = nodeFlag === undefined ? [runtimeOf("current")] : nodeFlag.slice("--node=".length).split(",").filter((spec) => spec !== "").map(runtimeOf);
+
+const passthrough = flags.filter((flag) => flag !== "--list" && flag !== "-l" && !flag.startsWith("--repeat=") && !flag.startsWith("--node="));
 const scratch = mkdtempSync(join(tmpdir(), "taskjourney-bench-"));
-/** Per benchmark, one result per run. */
-const results = new Map<string, SuiteResult[]>();
+/** Per runtime, per benchmark, one result per run. */
+const byRuntime = new Map<string, Map<string, SuiteResult[]>>();
 const failures: string[] = [];
 
-for (const name of selected) {
-  const file = join(benchDir, `${name}.bench.ts`);
-  for (let run = 1; run <= repeat; run++) {
-    const reportPath = join(scratch, `${name}-${run}.json`);
-    console.log(`\n### bench/${basename(file)}${repeat > 1 ? ` (run ${run} of ${repeat})` : ""}`);
-    const started = performance.now();
-    const child = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file, ...passthrough], {
-      cwd: root,
-      stdio: "inherit",
-      env: { ...process.env, TASKJOURNEY_BENCH_REPORT: reportPath },
-    });
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    if (child.status !== 0) {
-      failures.push(`${name} (${child.signal ?? `exit ${child.status}`})`);
-      console.error(`bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`);
-    } else {
-      console.log(`(bench/${basename(file)}: ${seconds} s)`);
-    }
-    if (existsSync(reportPath)) {
-      const runs = results.get(name) ?? [];
-      runs.push(JSON.parse(readFileSync(reportPath, "utf8")) as SuiteResult);
-      results.set(name, runs);
+for (const runtime of runtimes) {
+  const results = new Map<string, SuiteResult[]>();
+  byRuntime.set(runtime.label, results);
+  for (const name of selected) {
+    const file = join(benchDir, `${name}.bench.ts`);
+    for (let run = 1; run <= repeat; run++) {
+      const reportPath = join(scratch, `${name}-${runtimes.indexOf(runtime)}-${run}.json`);
+      console.log(`\n### bench/${basename(file)} on ${runtime.label}${repeat > 1 ? ` (run ${run} of ${repeat})` : ""}`);
+      const started = performance.now();
+      const child = spawnSync(runtime.execPath, ["--expose-gc", "--import", "tsx", file, ...passthrough], {
+        cwd: root,
+        stdio: "inherit",
+        // Processes a benchmark starts (the cluster's) run on the same node.
+        env: { ...process.env, TASKJOURNEY_BENCH_REPORT: reportPath, PATH: `${dirname(runtime.execPath)}:${process.env.PATH ?? ""}` },
+      });
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      if (child.status !== 0) {
+        failures.push(`${name} on ${runtime.label} (${child.signal ?? `exit ${child.status}`})`);
+        console.error(`bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`);
+      } else {
+        console.log(`(bench/${basename(file)}: ${seconds} s)`);
+      }
+      if (existsSync(reportPath)) {
+        const runs = results.get(name) ?? [];
+        runs.push(JSON.parse(readFileSync(reportPath, "utf8")) as SuiteResult);
+        results.set(name, runs);
+      }
     }
   }
 }
@@ -112,8 +144,9 @@ function spread(values: number[], format: (value: number) => string): string {
   return `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
 }
 
-if (results.size > 0) {
-  console.log(`\n==================== summary${repeat > 1 ? `: median of ${repeat} runs (range)` : ""} ====================`);
+for (const [label, results] of byRuntime) {
+  if (results.size === 0) continue;
+  console.log(`\n==================== summary${runtimes.length > 1 ? ` on ${label}` : ""}${repeat > 1 ? `: median of ${repeat} runs (range)` : ""} ====================`);
   const verdict = (met: boolean | undefined): string => (met === undefined ? "" : met ? "yes" : "NO");
   const caseRows: string[][] = [];
   const ratioRows: string[][] = [];
@@ -149,6 +182,36 @@ if (results.size > 0) {
     console.log(table(["suite", "fact", "value"], factRows, 2));
   }
 }
+if (byRuntime.size > 1) sideBySide();
+
+/** One row per case and ratio, one column per runtime (medians of the runs), and each against the first. */
+function sideBySide(): void {
+  const labels = [...byRuntime.keys()];
+  const first = byRuntime.get(labels[0])!;
+  const value = (label: string, suite: string, kind: "cases" | "ratios", name: string): number | undefined => {
+    const runs = byRuntime.get(label)?.get(suite) ?? [];
+    const values = runs.flatMap((run) => (kind === "cases" ? run.cases.filter((c) => c.name === name).map((c) => c.median) : run.ratios.filter((r) => r.name === name).map((r) => r.value)));
+    return values.length === 0 ? undefined : median(values);
+  };
+  const rows = (kind: "cases" | "ratios", format: (v: number) => string): string[][] =>
+    [...first].flatMap(([suite, runs]) =>
+      (kind === "cases" ? runs[0].cases.map((c) => c.name) : runs[0].ratios.map((r) => r.name)).map((name) => {
+        const values = labels.map((label) => value(label, suite, kind, name));
+        const base = values[0];
+        const against = values.slice(1).map((v) => (v === undefined || base === undefined || base === 0 ? "" : `${(v / base).toFixed(2)}×`));
+        return [suite, name, ...values.map((v) => (v === undefined ? "" : format(v))), ...against];
+      }),
+    );
+  const versus = labels.slice(1).map((label) => `${label} / ${labels[0]}`);
+  console.log(`\n==================== side by side${repeat > 1 ? `: medians of ${repeat} runs` : ""} ====================`);
+  console.log(table(["suite", "case", ...labels, ...versus], rows("cases", formatNs), 2));
+  const ratioRows = rows("ratios", (v) => `${v.toFixed(2)}×`);
+  if (ratioRows.length > 0) {
+    console.log("");
+    console.log(table(["suite", "ratio (of medians)", ...labels, ...versus], ratioRows, 2));
+  }
+}
+
 if (failures.length > 0) {
   console.error(`\nbench: ${failures.length} benchmark run(s) failed: ${failures.join(", ")}`);
   process.exitCode = 1;

@@ -27,13 +27,13 @@
  */
 import type { Context } from "@opentelemetry/api";
 import {
-  BasicTracerProvider,
+  TracerProvider as BasicTracerProvider,
   BatchSpanProcessor,
   type ReadableSpan,
   type Span,
   type SpanExporter,
   type SpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
 import type { TaskJourneys as TaskJourneysType, TaskJourneysOptions } from "../src/index.js";
 import { clockNs, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
@@ -85,7 +85,7 @@ function pipeline(): Pipeline {
     },
     shutdown: async () => {},
   };
-  const processor = new BatchSpanProcessor(exporter, { maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_QUEUE });
+  const processor = new BatchSpanProcessor({ exporter: exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_QUEUE });
   const provider = new BasicTracerProvider({ spanProcessors: [processor] });
   return {
     provider,

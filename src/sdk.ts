@@ -8,21 +8,25 @@
  *     ...
  *     await telemetry.shutdown();
  *
- * Spans go through a NodeTracerProvider with a BatchSpanProcessor, metrics through a
+ * Spans go through a TracerProvider of `@opentelemetry/sdk-trace` (the package of that name exists
+ * in both OpenTelemetry JS lines, 2.x and 3.x, which is why it is used instead of 2.x's
+ * sdk-trace-node, which 3.x dropped) with a BatchSpanProcessor, metrics through a
  * MeterProvider whose PeriodicExportingMetricReaders carry `journeys.metricProducer`; both are
  * exported over OTLP/HTTP (protobuf or JSON) as the standard OTEL_* environment variables say,
  * to the console, to OTLP JSON lines files (when no endpoint is configured and `fileDirectory`
  * is given), or, for metrics, to a Prometheus pull endpoint. Role and instance become resource
  * attributes (`taskjourney.role`, `service.instance.id`), never metric attributes.
  *
- * The OpenTelemetry SDK packages are optional peer dependencies of taskjourney; this module is the
- * only one that needs them. Exporters are loaded only when configured.
+ * The OpenTelemetry SDK packages are dependencies of taskjourney with ranges admitting both lines
+ * (npm picks the line whose `engines` match the running Node.js, or reuses the project's own);
+ * this module is the only one that needs them. Exporters are loaded only when configured.
  */
 import { mkdir, appendFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { context, diag, metrics, propagation, ProxyTracerProvider, trace, type Attributes, type AttributeValue } from "@opentelemetry/api";
-import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
+import { context, diag, DiagConsoleLogger, DiagLogLevel, metrics, propagation, ProxyTracerProvider, trace, type Attributes, type AttributeValue } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { CompositePropagator, diagLogLevelFromString, ExportResultCode, W3CBaggagePropagator, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
 import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import {
   AggregationTemporality,
@@ -34,14 +38,7 @@ import {
   type PushMetricExporter,
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import {
-  BatchSpanProcessor,
-  ConsoleSpanExporter,
-  NodeTracerProvider,
-  type ReadableSpan,
-  type SpanExporter,
-  type SpanProcessor,
-} from "@opentelemetry/sdk-trace-node";
+import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { resolveOptions, TaskJourneys } from "./journeys.js";
 import { configurationError, defined } from "./configuration.js";
 import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
@@ -124,7 +121,7 @@ export type Destination =
 
 export interface Telemetry {
   readonly journeys: TaskJourneys;
-  readonly tracerProvider: NodeTracerProvider;
+  readonly tracerProvider: TracerProvider;
   readonly meterProvider: MeterProvider;
   readonly resource: Resource;
   /** Where spans and metrics go. */
@@ -194,21 +191,21 @@ function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/^_+|_+$/g, "");
 }
 
-/** A module that may not be installed, loaded on demand; undefined when it is missing. */
-async function optional<T>(load: () => Promise<T>, name: string): Promise<T | undefined> {
+/**
+ * Loads an exporter's package on demand (only configured exporters are loaded). They are all
+ * dependencies of taskjourney, so a missing one means an incomplete installation (an
+ * `--omit`, a copied node_modules): say which package and the one line that repairs it.
+ */
+async function load<T>(importer: () => Promise<T>, name: string, why: string): Promise<T> {
   try {
-    return await load();
+    return await importer();
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name)) return undefined;
+    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name)) {
+      throw new Error(`startTelemetry: ${why} needs the package ${name}, a dependency of taskjourney missing from this installation; run: npm install taskjourney @opentelemetry/api`, { cause: error });
+    }
     throw error;
   }
-}
-
-async function required<T>(load: () => Promise<T>, name: string, why: string): Promise<T> {
-  const loaded = await optional(load, name);
-  if (loaded === undefined) throw new Error(`startTelemetry: ${why} needs the package ${name}; install it next to taskjourney`);
-  return loaded;
 }
 
 /** Appends lines to one file, in order, one write at a time. */
@@ -233,7 +230,7 @@ interface JsonSerializer<T> {
 
 async function jsonSerializers(): Promise<{ traces: JsonSerializer<ReadableSpan[]>; metrics: JsonSerializer<ResourceMetrics> }> {
   // The OTLP JSON encoding of the OTLP/HTTP JSON exporters, from their own dependency.
-  const transformer = await required(() => import("@opentelemetry/otlp-transformer"), "@opentelemetry/otlp-transformer", "fileDirectory");
+  const transformer = await load(() => import("@opentelemetry/otlp-transformer"), "@opentelemetry/otlp-transformer", "fileDirectory");
   return { traces: transformer.JsonTraceSerializer, metrics: transformer.JsonMetricsSerializer };
 }
 
@@ -319,8 +316,8 @@ interface ResolvedExporters {
   metrics: MetricsExporterName[];
   tracesUrl: string | undefined;
   metricsUrl: string | undefined;
-  tracesProtocol: { protocol: OtlpProtocol; explicit: boolean };
-  metricsProtocol: { protocol: OtlpProtocol; explicit: boolean };
+  tracesProtocol: OtlpProtocol;
+  metricsProtocol: OtlpProtocol;
   intervalMillis: number;
   timeoutMillis: number;
   prometheus: Required<PrometheusOptions> | undefined;
@@ -372,12 +369,12 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
   };
 
   const protocol = (signalEnv: string) => {
-    if (options.protocol !== undefined) return { protocol: protocolOf('option "exporters.protocol"', options.protocol), explicit: true };
+    if (options.protocol !== undefined) return protocolOf('option "exporters.protocol"', options.protocol);
     const specific = read(env, signalEnv);
-    if (specific !== undefined) return { protocol: protocolOf(signalEnv, specific), explicit: true };
+    if (specific !== undefined) return protocolOf(signalEnv, specific);
     const general = read(env, "OTEL_EXPORTER_OTLP_PROTOCOL");
-    if (general !== undefined) return { protocol: protocolOf("OTEL_EXPORTER_OTLP_PROTOCOL", general), explicit: true };
-    return { protocol: "http/protobuf" as const, explicit: false };
+    if (general !== undefined) return protocolOf("OTEL_EXPORTER_OTLP_PROTOCOL", general);
+    return "http/protobuf";
   };
 
   const intervalMillis =
@@ -429,33 +426,61 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
   };
 }
 
-async function otlpSpanExporter(protocol: { protocol: OtlpProtocol; explicit: boolean }, url: string, headers: Record<string, string> | undefined): Promise<[SpanExporter, OtlpProtocol]> {
+async function otlpSpanExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined): Promise<SpanExporter> {
   const config = { url, ...(headers !== undefined ? { headers } : {}) };
-  if (protocol.protocol === "http/protobuf") {
-    const proto = await optional(() => import("@opentelemetry/exporter-trace-otlp-proto"), "@opentelemetry/exporter-trace-otlp-proto");
-    if (proto !== undefined) return [new proto.OTLPTraceExporter(config), "http/protobuf"];
-    if (protocol.explicit) throw new Error("startTelemetry: OTLP http/protobuf traces need the package @opentelemetry/exporter-trace-otlp-proto; install it, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/json");
-    diag.info("taskjourney: @opentelemetry/exporter-trace-otlp-proto is not installed; exporting traces as OTLP http/json");
+  if (protocol === "http/protobuf") {
+    const { OTLPTraceExporter } = await load(() => import("@opentelemetry/exporter-trace-otlp-proto"), "@opentelemetry/exporter-trace-otlp-proto", "OTLP http/protobuf traces");
+    return new OTLPTraceExporter(config);
   }
-  const json = await required(() => import("@opentelemetry/exporter-trace-otlp-http"), "@opentelemetry/exporter-trace-otlp-http", "OTLP http/json traces");
-  return [new json.OTLPTraceExporter(config), "http/json"];
+  const { OTLPTraceExporter } = await load(() => import("@opentelemetry/exporter-trace-otlp-http"), "@opentelemetry/exporter-trace-otlp-http", "OTLP http/json traces");
+  return new OTLPTraceExporter(config);
 }
 
-async function otlpMetricExporter(
-  protocol: { protocol: OtlpProtocol; explicit: boolean },
-  url: string,
-  headers: Record<string, string> | undefined,
-  temporality: AggregationTemporality,
-): Promise<[PushMetricExporter, OtlpProtocol]> {
+async function otlpMetricExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined, temporality: AggregationTemporality): Promise<PushMetricExporter> {
   const config = { url, temporalityPreference: temporality, ...(headers !== undefined ? { headers } : {}) };
-  if (protocol.protocol === "http/protobuf") {
-    const proto = await optional(() => import("@opentelemetry/exporter-metrics-otlp-proto"), "@opentelemetry/exporter-metrics-otlp-proto");
-    if (proto !== undefined) return [new proto.OTLPMetricExporter(config), "http/protobuf"];
-    if (protocol.explicit) throw new Error("startTelemetry: OTLP http/protobuf metrics need the package @opentelemetry/exporter-metrics-otlp-proto; install it, or set OTEL_EXPORTER_OTLP_PROTOCOL=http/json");
-    diag.info("taskjourney: @opentelemetry/exporter-metrics-otlp-proto is not installed; exporting metrics as OTLP http/json");
+  if (protocol === "http/protobuf") {
+    const { OTLPMetricExporter } = await load(() => import("@opentelemetry/exporter-metrics-otlp-proto"), "@opentelemetry/exporter-metrics-otlp-proto", "OTLP http/protobuf metrics");
+    return new OTLPMetricExporter(config);
   }
-  const json = await required(() => import("@opentelemetry/exporter-metrics-otlp-http"), "@opentelemetry/exporter-metrics-otlp-http", "OTLP http/json metrics");
-  return [new json.OTLPMetricExporter(config), "http/json"];
+  const { OTLPMetricExporter } = await load(() => import("@opentelemetry/exporter-metrics-otlp-http"), "@opentelemetry/exporter-metrics-otlp-http", "OTLP http/json metrics");
+  return new OTLPMetricExporter(config);
+}
+
+/**
+ * Where @opentelemetry/api 1.x keeps its globals, shared by every copy of the API in the process.
+ * The API has no getter for the diag logger, and this key is the contract between those copies.
+ */
+const API_GLOBALS = Symbol.for("opentelemetry.js.api.1");
+
+function registeredDiagLogger(): unknown {
+  return (globalThis as { [API_GLOBALS]?: { diag?: unknown } })[API_GLOBALS]?.diag;
+}
+
+/**
+ * OTEL_LOG_LEVEL as the OpenTelemetry SDKs read it (core's diagLogLevelFromString: a name such as
+ * "debug", an unknown one meaning INFO), WARN when unset so that export failures and dropped input
+ * are not silent; nothing when the application installed a diag logger of its own. Returns the
+ * logger registered here, to remove at shutdown.
+ */
+const LOG_LEVEL_NAMES = ["NONE", "ERROR", "WARN", "INFO", "DEBUG", "VERBOSE", "ALL"];
+
+function installDiagLogger(env: Env): unknown {
+  if (registeredDiagLogger() !== undefined) return undefined;
+  const text = read(env, "OTEL_LOG_LEVEL");
+  diag.setLogger(new DiagConsoleLogger(), { logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN) });
+  if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase())) diag.warn(`taskjourney: OTEL_LOG_LEVEL=${text} is not one of ${LOG_LEVEL_NAMES.join(", ")}; logging at INFO`);
+  return registeredDiagLogger();
+}
+
+/**
+ * What 2.x's NodeTracerProvider.register() did, which `@opentelemetry/sdk-trace` (both lines)
+ * leaves to the caller: the global tracer provider, an AsyncLocalStorage context manager and
+ * the W3C trace-context and baggage propagators.
+ */
+function registerTracing(tracerProvider: TracerProvider): void {
+  trace.setGlobalTracerProvider(tracerProvider);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -515,6 +540,12 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   resolveOptions({ ...journeyOptions, temporality, role, instance });
   const disabled = read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true";
   const exporters = resolveExporters(options.exporters ?? {}, env, disabled);
+  // Once the configuration is known to be good, so that a rejected one leaves no logger behind.
+  const diagLogger = installDiagLogger(env);
+  const removeDiagLogger = () => {
+    // Unless the application has replaced it since.
+    if (diagLogger !== undefined && registeredDiagLogger() === diagLogger) diag.disable();
+  };
 
   // The resource: SDK defaults < OTEL_RESOURCE_ATTRIBUTES < options < service name, role, instance.
   const fromEnv = parseResourceAttributes(read(env, "OTEL_RESOURCE_ATTRIBUTES"));
@@ -536,20 +567,19 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const spanProcessors: SpanProcessor[] = [];
   for (const name of exporters.traces) {
     if (name === "console") {
-      spanProcessors.push(new BatchSpanProcessor(new ConsoleSpanExporter()));
+      spanProcessors.push(new BatchSpanProcessor({ exporter: new ConsoleSpanExporter() }));
       traceDestinations.push({ kind: "console" });
     } else if (useFileForTraces) {
       const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
-      spanProcessors.push(new BatchSpanProcessor(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces)));
+      spanProcessors.push(new BatchSpanProcessor({ exporter: new FileSpanExporter(new JsonLinesFile(path), serializers!.traces) }));
       traceDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.tracesUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/traces");
-      const [exporter, protocol] = await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers);
-      spanProcessors.push(new BatchSpanProcessor(exporter));
-      traceDestinations.push({ kind: "otlp", protocol, url });
+      spanProcessors.push(new BatchSpanProcessor({ exporter: await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers) }));
+      traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
   }
-  const tracerProvider = new NodeTracerProvider({ resource, spanProcessors });
+  const tracerProvider = new TracerProvider({ resource, spanProcessors });
 
   // Metric exporters; the readers come once the journeys (and their producer) exist.
   const metricDestinations: Destination[] = [];
@@ -564,9 +594,8 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       metricDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.metricsUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/metrics");
-      const [exporter, protocol] = await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality);
-      pushExporters.push(exporter);
-      metricDestinations.push({ kind: "otlp", protocol, url });
+      pushExporters.push(await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality));
+      metricDestinations.push({ kind: "otlp", protocol: exporters.metricsProtocol, url });
     }
   }
 
@@ -589,10 +618,14 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   let prometheusServer: Server | undefined;
   let prometheusUrl: string | undefined;
   if (exporters.prometheus !== undefined) {
-    const { PrometheusExporter } = await required(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
+    const { PrometheusExporter } = await load(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
     const producer = journeys.createMetricProducer({ temporality: "cumulative", histogram: "explicit" });
     const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
-    readers.push(pull);
+    // exporter-prometheus pins an exact sdk-metrics release, not always the one resolved here
+    // (0.301.0 pins 3.1.0 where the rest of 3.x resolves 3.1.1), so its MetricReader may be a
+    // second copy of the class, whose private fields TypeScript compares by declaration. The
+    // MeterProvider only calls the reader's public methods, the same in both copies.
+    readers.push(pull as unknown as MetricReader);
     const { host, port, endpoint } = exporters.prometheus;
     const server = createServer((request, response) => {
       const path = (request.url ?? "/").split("?")[0];
@@ -613,6 +646,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       await journeys.shutdown();
       await tracerProvider.shutdown().catch(() => undefined);
       await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
+      removeDiagLogger();
       throw new Error(`startTelemetry: the Prometheus endpoint cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
     }
   }
@@ -621,7 +655,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   let ownsTracer = false;
   let ownsMeter = false;
   if (options.registerGlobal !== false) {
-    tracerProvider.register();
+    registerTracing(tracerProvider);
     const global = trace.getTracerProvider();
     ownsTracer = global instanceof ProxyTracerProvider ? global.getDelegate() === tracerProvider : global === tracerProvider;
     ownsMeter = metrics.setGlobalMeterProvider(meterProvider);
@@ -650,6 +684,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       }
       if (ownsMeter) metrics.disable();
       if (failures.length > 0) diag.error("taskjourney: shutting down telemetry failed", ...failures);
+      removeDiagLogger();
     })();
     return shutdownPromise;
   };

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { TaskJourneys, VERSION, formatBreakdown } from "../src/index.js";
 import { FakeClock } from "./helpers/clock.js";
 
@@ -38,7 +38,7 @@ function run(...args: string[]): Promise<Run> {
 function traceFile(): { file: string; journeys: TaskJourneys } {
   const clock = new FakeClock(10);
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
   const journeys = new TaskJourneys({
     role: "worker",
     instance: WORKER,

@@ -2,17 +2,20 @@
  * `taskjourney/sdk`: startTelemetry() configured from OTEL_* variables, exporting to an
  * in-process mockotlpserver, to OTLP JSON lines files, and to a Prometheus pull endpoint.
  */
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ProxyTracerProvider, trace } from "@opentelemetry/api";
+import { context, propagation, ProxyTracerProvider, trace } from "@opentelemetry/api";
 import { startTelemetry, type StartTelemetryOptions, type Telemetry } from "../../src/sdk.js";
 import { FakeClock } from "../helpers/clock.js";
 import { workerDay } from "../otel/metric-producer.helpers.js";
 import { startMockOtlp, type MockOtlp, type OtlpMetricsRequest, type OtlpTraceRequest } from "./mockotlp.js";
 import { internalsOf } from "../../src/internal.js";
 
+const execFileAsync = promisify(execFile);
 let server: MockOtlp;
 const started: Telemetry[] = [];
 const directories: string[] = [];
@@ -306,6 +309,51 @@ describe("startTelemetry configuration", () => {
     // Nothing was left registered by the failed attempts.
     const ok = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(ok.tracerProvider);
+  });
+
+  it("registers what NodeTracerProvider.register() did: AsyncLocalStorage context and W3C trace-context and baggage propagation", async () => {
+    const telemetry = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
+    const span = telemetry.tracerProvider.getTracer("sdk-test").startSpan("outer");
+    const carrier: Record<string, string> = {};
+    await context.with(trace.setSpan(context.active(), span), async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      // Still the span's context after an await: AsyncLocalStorage, not the no-op manager.
+      expect(trace.getActiveSpan()).toBe(span);
+      const baggage = propagation.createBaggage({ tenant: { value: "a" } });
+      propagation.inject(propagation.setBaggage(context.active(), baggage), carrier);
+    });
+    span.end();
+    expect(carrier.traceparent).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`);
+    expect(carrier.baggage).toBe("tenant=a");
+  });
+
+  describe("the diag logger", () => {
+    /** stdout and stderr of the probe process, without the API's own registration lines. */
+    async function probe(logLevel: string | undefined, own = false): Promise<{ stdout: string[]; stderr: string[] }> {
+      const env: NodeJS.ProcessEnv = { ...process.env };
+      delete env.OTEL_LOG_LEVEL;
+      if (logLevel !== undefined) env.OTEL_LOG_LEVEL = logLevel;
+      const { stdout, stderr } = await execFileAsync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures/diag-probe.ts"), ...(own ? ["own"] : [])], { env });
+      const lines = (text: string) => text.split("\n").filter((line) => line !== "" && !line.startsWith("@opentelemetry/api:"));
+      return { stdout: lines(stdout), stderr: lines(stderr) };
+    }
+
+    it("is a console logger at WARN when OTEL_LOG_LEVEL is unset, removed at shutdown", async () => {
+      expect(await probe(undefined)).toEqual({ stdout: [], stderr: ["probe: warn"] });
+    });
+
+    it("follows OTEL_LOG_LEVEL as the SDKs read it; an unknown level means INFO, with a warning", async () => {
+      expect(await probe("debug")).toEqual({ stdout: ["probe: info", "probe: debug"], stderr: ["probe: warn"] });
+      expect(await probe("NONE")).toEqual({ stdout: [], stderr: [] });
+      expect(await probe("chatty")).toEqual({
+        stdout: ["probe: info"],
+        stderr: ["taskjourney: OTEL_LOG_LEVEL=chatty is not one of NONE, ERROR, WARN, INFO, DEBUG, VERBOSE, ALL; logging at INFO", "probe: warn"],
+      });
+    });
+
+    it("leaves a logger the application installed, before and after", async () => {
+      expect(await probe("debug", true)).toEqual({ stdout: ["own logger: probe: warn", "own logger: probe: info", "own logger: probe: after shutdown"], stderr: [] });
+    });
   });
 
   it("passes undefined journeys options through as defaults", async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
 import { startMockOtlp, type MockOtlp, type OtlpSpan } from "./mockotlp.js";
@@ -60,7 +60,7 @@ describe("span trees over OTLP", () => {
       ({ name, exporter }) =>
         new BasicTracerProvider({
           resource: resourceFromAttributes({ "service.name": name }),
-          spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000 })],
+          spanProcessors: [new BatchSpanProcessor({ exporter: exporter, scheduledDelayMillis: 60_000 })],
         }),
     );
     const common = { clock: clock.now, timeOrigin: ORIGIN, sampling: { ratio: 1, keepSlowerThan: 0 } };

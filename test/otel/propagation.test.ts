@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
 import { find, harness, render, taskSpan } from "./spans/helpers.js";
 

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { TaskJourneys, type ActivityLedger, type Breakdown, type BreakdownNode, type TaskJourneysOptions } from "../../src/index.js";
 import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "../../src/report/from-trace.js";
 import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
@@ -37,7 +37,7 @@ function process_(clock: FakeClock, options: TaskJourneysOptions): Process {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": "taskjourney-test", "service.instance.id": options.instance ?? "" }),
-    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })],
   });
   const journeys = new TaskJourneys({ clock: clock.now, timeOrigin: ORIGIN, tracerProvider: provider, ...options });
   return { journeys, exporter, clock };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ROOT_CONTEXT, trace, type Context } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/clock.js";
 import { childOf, find, harness, ORIGIN, render, taskSpan } from "./helpers.js";
@@ -87,7 +87,7 @@ describe("activity spans", () => {
       forceFlush: async () => {},
       shutdown: async () => {},
     };
-    const provider = new BasicTracerProvider({ spanProcessors: [meddler, new SimpleSpanProcessor(exporter)] });
+    const provider = new BasicTracerProvider({ spanProcessors: [meddler, new SimpleSpanProcessor({ exporter: exporter })] });
     const journeys = new TaskJourneys({ role: "worker", clock: clock.now, timeOrigin: ORIGIN, tracerProvider: provider, sampling: { ratio: 1 } });
     for (const key of ["inc-1", "sum-1"]) {
       journeys.transition(key, "released", "waiting");
@@ -142,7 +142,7 @@ describe("activity spans", () => {
       forceFlush: async () => {},
       shutdown: async () => {},
     };
-    const provider = new BasicTracerProvider({ spanProcessors: [writer, new SimpleSpanProcessor(exporter)] });
+    const provider = new BasicTracerProvider({ spanProcessors: [writer, new SimpleSpanProcessor({ exporter: exporter })] });
     const journeys = new TaskJourneys({ role: "worker", tracerProvider: provider, sampling: { ratio: 1 } });
     journeys.transition("inc-1", "released", "waiting");
     journeys.transition("inc-1", "waiting", "ready");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ExportResultCode } from "@opentelemetry/core";
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/clock.js";
 import { find, harness, ORIGIN, render, taskSpan, type Harness } from "./helpers.js";
@@ -168,7 +168,7 @@ describe("shutdown and batching", () => {
       shutdown: async () => {},
     };
     const provider = new BasicTracerProvider({
-      spanProcessors: [new BatchSpanProcessor(noopExporter, { scheduledDelayMillis: 60_000, maxExportBatchSize: 64, maxQueueSize: 4096 })],
+      spanProcessors: [new BatchSpanProcessor({ exporter: noopExporter, scheduledDelayMillis: 60_000, maxExportBatchSize: 64, maxQueueSize: 4096 })],
     });
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({ clock: clock.now, tracerProvider: provider, sampling: { ratio: 1, keepSlowerThan: 0 } });

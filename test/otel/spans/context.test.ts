@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { createContextKey, ROOT_CONTEXT, trace, type Span } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { ParentContext, SPAN_KEY } from "../../../src/otel/spans/context.js";
 
 function sdk() {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   return { exporter, tracer: provider.getTracer("context-test") };
 }
 

@@ -1,10 +1,10 @@
 import { SpanKind, SpanStatusCode, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import {
-  BasicTracerProvider,
+  TracerProvider as BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
   type ReadableSpan,
-} from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys, type TaskJourneysOptions } from "../../../src/index.js";
 import { keyHashUnit } from "../../../src/model/sampling.js";
 import { FakeClock } from "../../helpers/clock.js";
@@ -38,7 +38,7 @@ export interface Harness {
 }
 
 export function harness(options: TaskJourneysOptions = {}, exporter = new InMemorySpanExporter(), clock = new FakeClock(100)): Harness {
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
   const counting = new CountingTracerProvider(provider);
   const journeys = new TaskJourneys({
     role: "worker",

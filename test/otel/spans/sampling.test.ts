@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SpanStatusCode } from "@opentelemetry/api";
-import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { TAIL_MIN_JOURNEYS } from "../../../src/otel/tail-sampling.js";
 import { find, harness, keyWith, render, taskSpan, type Harness } from "./helpers.js";
 import { internalsOf } from "../../../src/internal.js";
