@@ -126,7 +126,7 @@ lock_holders() {
     if [[ "$cmd" == *backends.sh* ]]; then scripts+=("$entry"); else others+=("$entry"); fi
   done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$f" 2>/dev/null 8>&- 9>&-)
   out=("${scripts[@]}" "${others[@]}")
-  if [[ ${#out[@]} == 0 && -f "$f.owner" ]]; then out=("$(cat "$f.owner")"); fi
+  if [[ ${#out[@]} == 0 && -f "$f.owner" ]]; then out=("a process this user cannot see; the last holder noted: $(cat "$f.owner")"); fi
   [[ ${#out[@]} == 0 ]] && out=("a process this user cannot see")
   printf -v joined '%s; ' "${out[@]:0:4}"
   (( ${#out[@]} > 4 )) && joined+="and $(( ${#out[@]} - 4 )) more; "
