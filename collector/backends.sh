@@ -119,7 +119,7 @@ lock_holders() {
     pid="${fd#/proc/}"; pid="${pid%%/*}"
     [[ "$seen" == *" $pid "* ]] && continue
     seen+="$pid "
-    cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120 | sed 's/ $//')" || true
+    cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-120 | sed 's/ $//')" || true
     [[ -n "$cmd" ]] || continue   # gone since, or a kernel thread
     entry="pid $pid ($cmd, in $(readlink "/proc/$pid/cwd" 2>/dev/null || echo '?'))"
     # The scripts first: a build's compilers inherit the lock too.
@@ -134,8 +134,9 @@ lock_holders() {
 }
 
 # take_lock FD FILE WHAT: an exclusive flock on FILE through descriptor FD. When another
-# caller holds it, says so at once (who, and for what we wait), every 30 s while waiting,
-# and how long the wait was once over; gives up after TJ_LOCK_TIMEOUT seconds.
+# caller holds it, says so at once (who, and for what we wait), every 30 s how long so far,
+# and how long the wait was once over; gives up after TJ_LOCK_TIMEOUT seconds, naming the
+# holder again.
 take_lock() {
   local fd="$1" f="$2" what="$3" t waited
   mkdir -p "$(dirname "$f")"
@@ -149,7 +150,7 @@ take_lock() {
       if awk -v w="$waited" -v m="$LOCK_TIMEOUT" 'BEGIN { exit !(w >= m) }'; then
         die "gave up waiting for $f after $waited s (TJ_LOCK_TIMEOUT=$LOCK_TIMEOUT); held by $(lock_holders "$f")"
       fi
-      log "still waiting for $what after $waited s (held by $(lock_holders "$f"))"
+      log "still waiting for $what after $waited s"
     done
     log "got $f after waiting $(elapsed "$t") s"
   fi
