@@ -51,6 +51,8 @@ describe("backends.sh: one set of backends per checkout", () => {
     const answer = await backends(other, ["env", "--json"], plainEnv(cache));
     expect(answer.code, answer.stderr).toBe(0);
     const theirs = JSON.parse(answer.stdout) as Record<string, string>;
+    // Its run directory is made in the shared cache by its stop below: removed at the end.
+    tempDirs.push(theirs.TASKJOURNEY_RUN_DIR);
     expect(theirs.TASKJOURNEY_CACHE).toBe(ours.TASKJOURNEY_CACHE);
     expect(theirs.TASKJOURNEY_RUN_DIR).not.toBe(ours.TASKJOURNEY_RUN_DIR);
     expect(path.basename(theirs.TASKJOURNEY_RUN_DIR)).toMatch(/^other-checkout-[0-9a-f]{8}$/);
