@@ -8,15 +8,22 @@
 #   collector/backends.sh status    what runs (exit 0 only when all three are up and ready)
 #   collector/backends.sh env       `export NAME='value'` lines for tests (--json: one object)
 #   collector/backends.sh logs [collector|jaeger|prometheus]   tail the logs
-#   collector/backends.sh clean     stop, then delete the whole cache directory
+#   collector/backends.sh clean     stop, then delete the whole cache directory (refused while
+#                                   another checkout's backends run from it)
 #
 # Exit codes: 0 ok; 1 failed (message and log tail on stderr); 2 usage error or a
 # binary missing (run `install`). Progress goes to stderr; stdout carries only what a
 # caller parses (`env`, `status --json`).
 #
+# Each checkout has its own run directory, PID files and ports (the binaries in the cache are
+# shared): two checkouts on one machine never see or stop each other's processes.
+#
 # Environment (all optional):
 #   TASKJOURNEY_CACHE    cache dir, default $HOME/.cache/taskjourney (collector/.cache without HOME)
-#   TASKJOURNEY_RUN_DIR  logs, PID files, data; default $TASKJOURNEY_CACHE/run
+#   TASKJOURNEY_RUN_DIR  logs, PID files, data; default $TASKJOURNEY_CACHE/runs/<checkout>-<hash>
+#                        (<hash>: of this checkout's path)
+#   TJ_PORT_OFFSET       added to every default port below; default 10 to 990 in steps of 10,
+#                        from the checkout's path hash (0 gives the ports as listed)
 #   TJ_BIND_HOST         default 127.0.0.1
 #   TJ_OTLP_GRPC_PORT 14317, TJ_OTLP_HTTP_PORT 14318         collector OTLP in
 #   TJ_COLLECTOR_HEALTH_PORT 13133                            collector health_check
@@ -28,11 +35,14 @@
 #   TJ_TRACES_FILE       default $TASKJOURNEY_RUN_DIR/traces.jsonl (collector file exporter)
 #   TJ_TAIL_DECISION_WAIT 2s, TJ_TAIL_LATENCY_MS 1000, TJ_TAIL_SAMPLING_PERCENT 100
 #   TJ_START_TIMEOUT 90 (s), TJ_STOP_TIMEOUT 10 (s)
+#   TJ_LOCK_TIMEOUT 1800 (s): how long to wait for another caller's install (or this
+#                        checkout's start/stop) to release its lock; reported every 30 s
 #   TJ_PROMETHEUS_BIN    default: prometheus from PATH (Debian's /usr/bin/prometheus)
 #   GO                   go binary, default: go from PATH, else /usr/local/go/bin/go
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+COMMAND="${1:-}"
 
 # ---- pinned versions -----------------------------------------------------------------
 OTELCOL_VERSION=v0.161.0   # ocb and every collector component (builder-config.yaml)
@@ -43,7 +53,12 @@ GO_MIN_VERSION=1.26.0      # collector v0.161.0 modules declare `go 1.26.0`
 # Without HOME (some CI sandboxes), fall back to collector/.cache (gitignored).
 if [[ -n "${HOME:-}" ]]; then CACHE="${TASKJOURNEY_CACHE:-$HOME/.cache/taskjourney}"
 else CACHE="${TASKJOURNEY_CACHE:-$HERE/.cache}"; fi
-RUN="${TASKJOURNEY_RUN_DIR:-$CACHE/run}"
+CHECKOUT="$(cd "$HERE/.." && pwd -P)"
+# A short hash of the checkout's real path names its run directory and picks its ports, so
+# that a second checkout (a git worktree, a CI copy) never shares a PID file or a port.
+CHECKOUT_HASH="$(printf '%s' "$CHECKOUT" | sha256sum | cut -c1-8)"
+CHECKOUT_NAME="$(basename "$CHECKOUT" | tr -c 'A-Za-z0-9._\n-' '_')"
+RUN="${TASKJOURNEY_RUN_DIR:-$CACHE/runs/$CHECKOUT_NAME-$CHECKOUT_HASH}"
 BIN="$CACHE/bin"
 STAMPS="$CACHE/stamps"
 OTELCOL_BIN="$BIN/otelcol-taskjourney"
@@ -60,20 +75,28 @@ if [[ -f "$STARTED_ENV" ]]; then
     [[ "$k" =~ ^TJ_[A-Z_]+$ && -z "${!k:-}" ]] && export "$k=$v"
   done <"$STARTED_ENV"
 fi
+# Offsets are multiples of 10 below 1000: the default ports differ from each other by 1, 201,
+# 202 or more than 1000, so no port of one checkout is ever a port of another, and the highest
+# (26686 + 990) stays below Linux's ephemeral range (32768+).
+PORT_OFFSET="${TJ_PORT_OFFSET:-$(( (16#$CHECKOUT_HASH % 99 + 1) * 10 ))}"
+[[ "$PORT_OFFSET" =~ ^[0-9]+$ ]] && (( PORT_OFFSET <= 30000 )) ||
+  { printf '[backends] TJ_PORT_OFFSET must be a whole number from 0 to 30000, got "%s"\n' "$PORT_OFFSET" >&2; exit 2; }
+port() { echo $(( $1 + PORT_OFFSET )); }
 export TJ_BIND_HOST="${TJ_BIND_HOST:-127.0.0.1}"
-export TJ_OTLP_GRPC_PORT="${TJ_OTLP_GRPC_PORT:-14317}"
-export TJ_OTLP_HTTP_PORT="${TJ_OTLP_HTTP_PORT:-14318}"
-export TJ_COLLECTOR_HEALTH_PORT="${TJ_COLLECTOR_HEALTH_PORT:-13133}"
-export TJ_PROM_EXPORTER_PORT="${TJ_PROM_EXPORTER_PORT:-18889}"
-export TJ_COLLECTOR_METRICS_PORT="${TJ_COLLECTOR_METRICS_PORT:-18888}"
-export TJ_JAEGER_OTLP_GRPC_PORT="${TJ_JAEGER_OTLP_GRPC_PORT:-24317}"
-export TJ_JAEGER_OTLP_HTTP_PORT="${TJ_JAEGER_OTLP_HTTP_PORT:-24318}"
-export TJ_JAEGER_QUERY_PORT="${TJ_JAEGER_QUERY_PORT:-26686}"
-export TJ_JAEGER_QUERY_GRPC_PORT="${TJ_JAEGER_QUERY_GRPC_PORT:-26685}"
-export TJ_PROMETHEUS_PORT="${TJ_PROMETHEUS_PORT:-19090}"
+export TJ_OTLP_GRPC_PORT="${TJ_OTLP_GRPC_PORT:-$(port 14317)}"
+export TJ_OTLP_HTTP_PORT="${TJ_OTLP_HTTP_PORT:-$(port 14318)}"
+export TJ_COLLECTOR_HEALTH_PORT="${TJ_COLLECTOR_HEALTH_PORT:-$(port 13133)}"
+export TJ_PROM_EXPORTER_PORT="${TJ_PROM_EXPORTER_PORT:-$(port 18889)}"
+export TJ_COLLECTOR_METRICS_PORT="${TJ_COLLECTOR_METRICS_PORT:-$(port 18888)}"
+export TJ_JAEGER_OTLP_GRPC_PORT="${TJ_JAEGER_OTLP_GRPC_PORT:-$(port 24317)}"
+export TJ_JAEGER_OTLP_HTTP_PORT="${TJ_JAEGER_OTLP_HTTP_PORT:-$(port 24318)}"
+export TJ_JAEGER_QUERY_PORT="${TJ_JAEGER_QUERY_PORT:-$(port 26686)}"
+export TJ_JAEGER_QUERY_GRPC_PORT="${TJ_JAEGER_QUERY_GRPC_PORT:-$(port 26685)}"
+export TJ_PROMETHEUS_PORT="${TJ_PROMETHEUS_PORT:-$(port 19090)}"
 export TJ_TRACES_FILE="${TJ_TRACES_FILE:-$RUN/traces.jsonl}"
 START_TIMEOUT="${TJ_START_TIMEOUT:-90}"
 STOP_TIMEOUT="${TJ_STOP_TIMEOUT:-10}"
+LOCK_TIMEOUT="${TJ_LOCK_TIMEOUT:-1800}"
 
 H="$TJ_BIND_HOST"
 COLLECTOR_HEALTH_URL="http://$H:$TJ_COLLECTOR_HEALTH_PORT/"
@@ -88,14 +111,57 @@ usage_die() { printf '[backends] %s\n' "$*" >&2; exit 2; }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-with_lock() {
-  # Serialise install/start/stop between concurrent callers (parallel test workers).
-  mkdir -p "$CACHE"
-  if command -v flock >/dev/null 2>&1; then
-    exec 9>"$CACHE/.lock"
-    flock -w 1800 9 || die "could not lock $CACHE/.lock"
-  fi
+# Who has the lock file $1 open, other than us: "pid N (command, in directory)" per process,
+# from /proc (works whatever script version holds it), or the owner note a holder left.
+lock_holders() {
+  local f="$1" fd pid cmd entry seen=" $$ $BASHPID " scripts=() others=() out joined
+  while IFS= read -r fd; do
+    pid="${fd#/proc/}"; pid="${pid%%/*}"
+    [[ "$seen" == *" $pid "* ]] && continue
+    seen+="$pid "
+    cmd="$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | cut -c1-120 | sed 's/ $//')" || true
+    [[ -n "$cmd" ]] || continue   # gone since, or a kernel thread
+    entry="pid $pid ($cmd, in $(readlink "/proc/$pid/cwd" 2>/dev/null || echo '?'))"
+    # The scripts first: a build's compilers inherit the lock too.
+    if [[ "$cmd" == *backends.sh* ]]; then scripts+=("$entry"); else others+=("$entry"); fi
+  done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$f" 2>/dev/null 8>&- 9>&-)
+  out=("${scripts[@]}" "${others[@]}")
+  if [[ ${#out[@]} == 0 && -f "$f.owner" ]]; then out=("a process this user cannot see; the last holder noted: $(cat "$f.owner")"); fi
+  [[ ${#out[@]} == 0 ]] && out=("a process this user cannot see")
+  printf -v joined '%s; ' "${out[@]:0:4}"
+  (( ${#out[@]} > 4 )) && joined+="and $(( ${#out[@]} - 4 )) more; "
+  echo "${joined%; }"
 }
+
+# take_lock FD FILE WHAT: an exclusive flock on FILE through descriptor FD. When another
+# caller holds it, says so at once (who, and for what we wait), every 30 s how long so far,
+# and how long the wait was once over; gives up after TJ_LOCK_TIMEOUT seconds, naming the
+# holder again.
+take_lock() {
+  local fd="$1" f="$2" what="$3" t waited
+  mkdir -p "$(dirname "$f")"
+  eval "exec $fd>\"\$f\""
+  command -v flock >/dev/null 2>&1 || return 0
+  if ! flock -n "$fd"; then
+    t=$(now)
+    log "waiting for $what: $f is held by $(lock_holders "$f")"
+    while ! flock -w 30 "$fd"; do
+      waited="$(elapsed "$t")"
+      if awk -v w="$waited" -v m="$LOCK_TIMEOUT" 'BEGIN { exit !(w >= m) }'; then
+        die "gave up waiting for $f after $waited s (TJ_LOCK_TIMEOUT=$LOCK_TIMEOUT); held by $(lock_holders "$f")"
+      fi
+      log "still waiting for $what after $waited s"
+    done
+    log "got $f after waiting $(elapsed "$t") s"
+  fi
+  printf 'pid %s (backends.sh %s from %s, since %s)\n' "$$" "$COMMAND" "$CHECKOUT" "$(date '+%F %T')" >"$f.owner"
+}
+
+# install (and clean) write the shared binaries: one caller at a time per cache directory.
+with_cache_lock() { mkdir -p "$CACHE"; take_lock 9 "$CACHE/.lock" "another install of the shared binaries"; }
+# start and stop touch only this checkout's processes: one caller at a time per run directory
+# (parallel test workers of one checkout), never waiting for another checkout's build.
+with_run_lock() { mkdir -p "$RUN"; take_lock 8 "$RUN/.lock" "another start/stop of this checkout's backends"; }
 
 # ---- Go environment --------------------------------------------------------------------
 # Everything Go writes stays in the cache dir: module cache (GOMODCACHE), build cache
@@ -239,7 +305,7 @@ jaeger_prefetch() {
 start_jaeger_prefetch() {
   jaeger_up_to_date && return 0
   log "jaeger: go get -tool github.com/jaegertracing/jaeger/cmd/jaeger@$JAEGER_VERSION (scratch module, in the background)"
-  jaeger_prefetch 9>&- &
+  jaeger_prefetch 8>&- 9>&- &
   JAEGER_PREFETCH_PID=$!
 }
 
@@ -275,7 +341,7 @@ install_jaeger() {
 }
 
 cmd_install() {
-  with_lock
+  with_cache_lock
   local t; t=$(now)
   mkdir -p "$BIN" "$STAMPS" "$CACHE/build"
   go_env
@@ -344,8 +410,8 @@ launch() {
   # Own session (setsid) so a Ctrl-C or a test runner's process-group kill does not hit
   # the backends; stdin from /dev/null and stdout/stderr to the log, so a caller that
   # captures our output (child_process.execFile) is not held open by them.
-  # fd 9 (the install/start lock) is closed in the child, or it would hold the lock.
-  setsid "$@" </dev/null >>"$lf" 2>&1 9>&- &
+  # fds 8 and 9 (the run and cache locks) are closed in the child, or it would hold them.
+  setsid "$@" </dev/null >>"$lf" 2>&1 8>&- 9>&- &
   echo $! >"$(pid_file "$name")"
 }
 
@@ -403,7 +469,7 @@ wait_ready() {
 }
 
 cmd_start() {
-  with_lock
+  with_run_lock
   local t; t=$(now)
   command -v curl >/dev/null 2>&1 || die "curl is needed"
   mkdir -p "$RUN"
@@ -471,7 +537,7 @@ stop_all() {
   rm -f "$STARTED_ENV"
 }
 
-cmd_stop() { with_lock; stop_all; }
+cmd_stop() { with_run_lock; stop_all; }
 
 cmd_status() {
   local json=0 all=0 name pid st
@@ -550,10 +616,28 @@ cmd_logs() {
   done
 }
 
+# Live backends of other checkouts (their PID files under the cache), one line each.
+others_running() {
+  local f pid exe dir
+  for f in "$CACHE"/runs/*/*.pid "$CACHE"/run/*.pid; do
+    [[ -f "$f" ]] || continue
+    dir="$(dirname "$f")"
+    [[ "$dir" -ef "$RUN" ]] && continue
+    pid="$(cat "$f" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || continue
+    exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
+    [[ "$exe" == *otelcol-taskjourney* || "$exe" == */jaeger* || "$exe" == *prometheus* ]] && echo "$(basename "$f" .pid) pid $pid ($dir)"
+  done
+  return 0
+}
+
 cmd_clean() {
-  with_lock
+  with_run_lock
   stop_all
+  with_cache_lock
   case "$CACHE" in ""|/|"${HOME:-/}") die "refusing to delete '$CACHE'" ;; esac
+  local others; others="$(others_running)"
+  [[ -z "$others" ]] || die "not deleting $CACHE: other checkouts' backends run from it (stop them first):"$'\n'"$others"
   rm -rf "$CACHE"
   log "removed $CACHE"
 }

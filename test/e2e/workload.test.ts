@@ -13,11 +13,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startTelemetry } from "../../src/sdk.js";
-import { backendsEnv, getJson, http, pollUntil, promQuery, ROOT, run, sleep } from "./helpers.js";
+import { defaultValues, loadDashboard, queryPanels, substitute, totalsQuery, type Panel } from "./dashboard.js";
+import { backendsEnv, getJson, http, pollUntil, promQuery, run, sleep, type PromSample } from "./helpers.js";
+import { traceTotals } from "./trace-totals.js";
 
 /** service.name of everything this file exports, so that its series and traces are told apart. */
 const SERVICE = "taskjourney-e2e";
-const DASHBOARD = path.join(ROOT, "collector/grafana/dashboards/taskjourney.json");
 
 interface JaegerRef {
   refType: "CHILD_OF" | "FOLLOWS_FROM";
@@ -55,11 +56,24 @@ const parentOf = (span: JaegerSpan): string | undefined => span.references.find(
 const childrenOf = (trace: JaegerTrace, span: JaegerSpan): JaegerSpan[] =>
   trace.spans.filter((s) => parentOf(s) === span.spanID).sort((a, b) => a.startTime - b.startTime);
 
+/** The totals of summary.json's `report` (examples/cluster/report.ts, ClusterReport) the tests compare. */
+interface ClusterTotals {
+  rows: Array<{ prefix: string; stateSeconds: Record<string, number> }>;
+  schedulerRows: Array<{ prefix: string; stateSeconds: Record<string, number> }>;
+  execute: Record<string, number>;
+  gather: Record<string, number>;
+  waitByPrefix: Record<string, Record<string, number>>;
+  gatherBytes: Record<string, number>;
+  dropped: Record<string, number>;
+}
+
 /** What the workload run left for the later tests. */
 interface RunResult {
   size: number;
   tasks: number;
   wallSeconds: number;
+  /** What each run (one, or two when the first was too short) recorded, read back from its processes. */
+  reports: ClusterTotals[];
 }
 let workload: RunResult | undefined;
 /** The worker task span the trace test took apart, for `explain`. */
@@ -109,6 +123,7 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     // one interval. 4000 tasks take ~12 s here; should a faster machine finish before the
     // first export, the run is repeated three times as large (new processes, new series).
     let twice = false;
+    const reports: ClusterTotals[] = [];
     for (const size of [4000, 12000]) {
       const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-e2e-"));
       tempDirs.push(outDir);
@@ -118,11 +133,13 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
         { env: clusterEnv(env.OTEL_EXPORTER_OTLP_ENDPOINT), timeoutMs: 150_000 },
       );
       expect(result.code, `cluster example failed (signal ${result.signal}):\n${result.stderr.slice(-3000)}`).toBe(0);
-      const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { tasks: number; wallSeconds: number; destination: string; result: unknown };
+      const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { tasks: number; wallSeconds: number; destination: string; result: unknown; report: ClusterTotals };
       expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
       expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/metrics`);
       expect(typeof summary.result).toBe("number");
-      workload = { size, tasks: summary.tasks, wallSeconds: summary.wallSeconds };
+      // Every run's series stay in Prometheus: the dashboard's totals are those of all runs.
+      reports.push(summary.report);
+      workload = { size, tasks: summary.tasks, wallSeconds: summary.wallSeconds, reports };
 
       // The last export (at shutdown) reaches Prometheus a moment after the run: wait for it.
       twice = await pollUntil(
@@ -368,68 +385,162 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     }
   });
 
-  it("every dashboard panel's query returns data", async () => {
+  it("every dashboard panel returns one role's series by default, the scheduler's alone when chosen", async () => {
     needWorkload();
     const prometheus = backendsEnv().PROMETHEUS_URL;
-    interface Target {
-      expr: string;
-      refId: string;
-      datasource?: { uid: string };
-    }
-    interface Panel {
-      title: string;
-      type: string;
-      datasource?: { type: string; uid: string };
-      targets?: Target[];
-    }
-    interface Variable {
-      name: string;
-      type: string;
-      query: string | { query: string };
-      includeAll?: boolean;
-      current?: { value: string | string[] };
-    }
-    const dashboard = JSON.parse(fs.readFileSync(DASHBOARD, "utf8")) as { panels: Panel[]; templating: { list: Variable[] } };
-    const variables = dashboard.templating.list;
-    // Concrete values: our service; every instance, role and prefix (the variables' "All");
-    // the duration state's default (executing). Grafana's own: $__rate_interval → 1m.
-    const values: Record<string, string> = { service: SERVICE, __rate_interval: "1m", __range: "1h", __interval: "15s" };
-    for (const variable of variables) {
-      if (variable.type !== "query" || variable.name in values) continue;
-      const current = variable.current?.value;
-      values[variable.name] = variable.includeAll === true ? ".*" : String(Array.isArray(current) ? current[0] : current);
-    }
+    const dashboard = loadDashboard();
+    // One role at a time: a single-valued variable, workers by default (Grafana's first load).
+    const role = dashboard.templating.list.find((variable) => variable.name === "role")!;
+    expect(role.multi).toBe(false);
+    expect(role.includeAll).toBe(false);
+    const values = defaultValues(dashboard, { service: SERVICE });
+    expect(values.role).toBe("worker");
     expect(values.duration_state).toBe("executing");
-    const substitute = (text: string): string =>
-      text.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)/g, (whole, braced: string | undefined, plain: string | undefined) => {
-        const name = braced ?? plain!;
-        if (!(name in values)) throw new Error(`unknown variable ${whole} in ${text}`);
-        return values[name];
-      });
 
-    // Template variables: each label_values() query gives values.
-    for (const variable of variables.filter((v) => v.type === "query")) {
-      const query = substitute(typeof variable.query === "string" ? variable.query : variable.query.query);
+    // Template variables: each label_values() query gives values; the role's include both roles.
+    for (const variable of dashboard.templating.list.filter((v) => v.type === "query")) {
+      const query = substitute(typeof variable.query === "string" ? variable.query : variable.query.query, values);
       const match = /^label_values\((.*),\s*(\w+)\)$/.exec(query);
       expect(match, `variable ${variable.name}: ${query}`).not.toBeNull();
       const answer = await getJson<{ data: string[] }>(`${prometheus}/api/v1/label/${match![2]}/values?${new URLSearchParams({ "match[]": match![1] })}`);
       expect(answer.data.length, `values of $${variable.name} (${query})`).toBeGreaterThan(0);
+      if (variable.name === "role") expect(answer.data.sort()).toEqual(["scheduler", "worker"]);
     }
 
-    // Panels: every target's expression returns at least one series.
-    const panels = dashboard.panels.filter((panel) => panel.type !== "row");
+    // Panels, as first loaded: every target returns series, all of one role (each keeps
+    // taskjourney_role in its result, so a query that mixed roles would show two).
+    const panels = queryPanels(dashboard);
     expect(panels.length).toBeGreaterThanOrEqual(9);
-    const empty: string[] = [];
+    const problems: string[] = [];
+    const rolesOf = (rows: PromSample[]) => [...new Set(rows.map((row) => row.metric.taskjourney_role ?? "(none)"))].sort();
     for (const panel of panels) {
       expect(panel.datasource?.uid, `${panel.title}: data source by variable`).toBe("${datasource}");
       expect(panel.targets?.length, `${panel.title}: targets`).toBeGreaterThan(0);
       for (const target of panel.targets!) {
-        const query = substitute(target.expr);
+        const query = substitute(target.expr, values);
         const rows = await promQuery(prometheus, query);
-        if (rows.length === 0) empty.push(`${panel.title} [${target.refId}]: ${query}`);
+        if (rows.length === 0) problems.push(`${panel.title} [${target.refId}]: no series from ${query}`);
+        else if (rolesOf(rows).join() !== "worker") problems.push(`${panel.title} [${target.refId}]: roles ${rolesOf(rows).join(", ")} from ${query}`);
       }
     }
-    expect(empty, "panel queries without data").toEqual([]);
+    expect(problems, "panel queries without one role's data").toEqual([]);
+
+    // With role = scheduler, the panels that follow the variable show the scheduler only, and
+    // the workers' panels (execute, gather, wait breakdown, bytes) still the workers only.
+    const scheduler = defaultValues(dashboard, { service: SERVICE, role: "scheduler", duration_state: "processing" });
+    for (const panel of panels) {
+      for (const target of panel.targets!) {
+        const rows = await promQuery(prometheus, substitute(target.expr, scheduler));
+        const expected = target.expr.includes('taskjourney_role="$role"') ? "scheduler" : "worker";
+        if (rows.length > 0 && rolesOf(rows).join() !== expected) problems.push(`${panel.title} [${target.refId}] with role=scheduler: roles ${rolesOf(rows).join(", ")}`);
+        if (target.expr.includes("task_state_time_seconds_total") && rows.length === 0) problems.push(`${panel.title}: no scheduler series`);
+      }
+    }
+    expect(problems, "panels with role=scheduler").toEqual([]);
+  });
+
+  it("the dashboard's totals are what the workload recorded and the journeys' explain() totals", async () => {
+    const { reports } = needWorkload();
+    const env = backendsEnv();
+    const dashboard = loadDashboard();
+    const panels = queryPanels(dashboard);
+    const panelOf = (metric: string): Panel => {
+      const found = panels.filter((panel) => panel.targets?.some((target) => target.expr.includes(metric)) && panel.type !== "stat");
+      expect(found.map((panel) => panel.title), metric).toHaveLength(1);
+      return found[0];
+    };
+    /** A panel's totals (its rates integrated: the counters' last values, grouped as the panel groups), keyed by its legend labels. */
+    const totalsOf = async (metric: string, labels: string[], values = defaultValues(dashboard, { service: SERVICE })): Promise<Record<string, number>> => {
+      const expr = totalsQuery(panelOf(metric).targets![0].expr);
+      expect(expr, `${metric}: a rate panel`).toBeDefined();
+      const rows = await promQuery(env.PROMETHEUS_URL, substitute(expr!, values));
+      return Object.fromEntries(rows.map((row) => [labels.map((label) => row.metric[label]).join(" "), Number(row.value![1])]));
+    };
+
+    // What the workload recorded: summary.json of each run, read back from each process's
+    // metric producer at the end of the run (workers' totals apart from the scheduler's).
+    const recorded = { worker: {} as Record<string, number>, scheduler: {} as Record<string, number>, wait: {} as Record<string, number>, execute: {} as Record<string, number>, gather: {} as Record<string, number>, bytes: {} as Record<string, number> };
+    const add = (into: Record<string, number>, key: string, value: number) => (into[key] = (into[key] ?? 0) + value);
+    for (const report of reports) {
+      for (const row of report.rows) for (const [state, seconds] of Object.entries(row.stateSeconds)) add(recorded.worker, `${row.prefix} ${state}`, seconds);
+      for (const row of report.schedulerRows) for (const [state, seconds] of Object.entries(row.stateSeconds)) add(recorded.scheduler, `${row.prefix} ${state}`, seconds);
+      for (const [prefix, activities] of Object.entries(report.waitByPrefix)) for (const [activity, seconds] of Object.entries(activities)) add(recorded.wait, `${prefix} ${activity}`, seconds);
+      for (const [activity, seconds] of Object.entries(report.execute)) add(recorded.execute, activity, seconds);
+      for (const [activity, seconds] of Object.entries(report.gather)) add(recorded.gather, activity, seconds);
+      for (const [outcome, bytes] of Object.entries(report.gatherBytes)) add(recorded.bytes, outcome, bytes);
+    }
+    // `memory` visits of keys still held when the run was summed end later (at release or
+    // shutdown), after the summary: their time is not comparable, and is left out.
+    const comparable = (totals: Record<string, number>) => Object.fromEntries(Object.entries(totals).filter(([key]) => !key.endsWith(" memory")));
+    /**
+     * `actual` equals `expected` key for key, within `tolerance` seconds (or bytes) per unit of
+     * `expected` plus `absolute`; lists every difference.
+     */
+    const expectTotals = (what: string, actual: Record<string, number>, expected: Record<string, number>, tolerance: number, absolute = 0) => {
+      const differences: string[] = [];
+      for (const key of new Set([...Object.keys(actual), ...Object.keys(expected)])) {
+        const a = actual[key] ?? 0;
+        const e = expected[key] ?? 0;
+        if (!(Math.abs(a - e) <= tolerance * Math.abs(e) + absolute)) differences.push(`${key}: dashboard ${a}, expected ${e}`);
+      }
+      expect(differences, what).toEqual([]);
+      expect(Object.keys(actual).length, `${what}: series`).toBeGreaterThan(0);
+    };
+
+    // Remote write carries each process's float64 counters unchanged (no scrape, no resampling),
+    // and the last sample of each series is the process's final export, after the summary; the
+    // times compared ended before it. What remains is the order of float additions across
+    // processes (Prometheus' sum against ours): a relative 1e-9 is far above it (~1e-15 per add).
+    const exact = 1e-9;
+    const stateTime = "task_state_time_seconds_total";
+    const workerStates = comparable(await totalsOf(stateTime, ["task_prefix", "task_state"]));
+    expectTotals("time by state (workers, the default) = the workers' task.state.time", workerStates, comparable(recorded.worker), exact);
+    const schedulerValues = defaultValues(dashboard, { service: SERVICE, role: "scheduler" });
+    const schedulerStates = comparable(await totalsOf(stateTime, ["task_prefix", "task_state"], schedulerValues));
+    expectTotals("time by state (role = scheduler) = the scheduler's task.state.time", schedulerStates, comparable(recorded.scheduler), exact);
+    const workerWait = await totalsOf("task_wait_time_seconds_total", ["task_prefix", "task_activity"]);
+    expectTotals("wait breakdown = the workers' task.wait.time", workerWait, recorded.wait, exact);
+    // The wait breakdown stays the workers' when the role variable says scheduler.
+    expect(await totalsOf("task_wait_time_seconds_total", ["task_prefix", "task_activity"], schedulerValues)).toEqual(workerWait);
+    expectTotals("execute breakdown", await totalsOf("task_execute_time_seconds_total", ["task_activity"]), recorded.execute, exact);
+    expectTotals("gather breakdown", await totalsOf("task_gather_time_seconds_total", ["task_activity"]), recorded.gather, exact);
+    expectTotals("gather bytes", await totalsOf("task_gather_size_bytes_total", ["transfer_outcome"]), recorded.bytes, exact);
+    // The workers' wait breakdown sums to their waiting time, prefix by prefix.
+    const waitingOf = (totals: Record<string, number>) =>
+      Object.fromEntries(Object.entries(totals).filter(([key]) => key.endsWith(" waiting")).map(([key, seconds]) => [key.slice(0, -" waiting".length), seconds]));
+    const waitByPrefix: Record<string, number> = {};
+    for (const [key, seconds] of Object.entries(workerWait)) add(waitByPrefix, key.split(" ")[0], seconds);
+    expectTotals("wait breakdown by prefix = the workers' waiting", waitByPrefix, waitingOf(workerStates), 1e-9);
+
+    // The journeys' explain() totals, rebuilt from every span the Collector wrote (the trace
+    // ratio is 1): span times are whole nanoseconds, so a visit's seconds can be off by the
+    // rounding of its start and end (1 ns), and a journey has a handful of visits; 10 ns per
+    // journey bounds the sum (measured on the demo: at most 1e-11 s apart in all).
+    const file = env.TJ_TRACES_FILE;
+    const fromTraces = await pollUntil(
+      "every journey's spans in the traces file",
+      async () => {
+        const totals = traceTotals(file, SERVICE);
+        const states = comparable(totals.stateSeconds.worker ?? {});
+        const close = Object.entries(comparable(recorded.worker)).every(([key, seconds]) => Math.abs((states[key] ?? 0) - seconds) <= 1e-8 * (totals.journeys.worker ?? 0));
+        return close ? totals : undefined;
+      },
+      30_000,
+      1000,
+    ).catch(() => traceTotals(file, SERVICE));
+    const slack = (role: string) => 1e-8 * (fromTraces.journeys[role] ?? 0);
+    expectTotals("time by state (workers) = the workers' journeys' explain() totals", workerStates, comparable(fromTraces.stateSeconds.worker ?? {}), 0, slack("worker"));
+    expectTotals("time by state (scheduler) = the scheduler's journeys' explain() totals", schedulerStates, comparable(fromTraces.stateSeconds.scheduler ?? {}), 0, slack("scheduler"));
+    expectTotals("wait breakdown = the workers' journeys' explain() waiting", workerWait, fromTraces.workerWait, 0, slack("worker"));
+
+    // Dropped telemetry: the bad input the in-process worker journal was fed (the cluster
+    // example drops nothing), by the stat panel (totals over the range) and by the rate panel.
+    const dropped: Record<string, number> = { "unknown-state": 2, "unknown-key": 1 };
+    for (const report of reports) for (const [reason, count] of Object.entries(report.dropped)) add(dropped, reason, count);
+    const stat = panels.find((panel) => panel.type === "stat" && panel.targets?.some((target) => target.expr.includes("taskjourney_dropped_total")))!;
+    const statRows = await promQuery(env.PROMETHEUS_URL, substitute(stat.targets![0].expr, defaultValues(dashboard, { service: SERVICE })));
+    expect(Object.fromEntries(statRows.map((row) => [row.metric.reason, Number(row.value![1])]))).toEqual(dropped);
+    expect(await totalsOf("taskjourney_dropped_total", ["reason"])).toEqual(dropped);
   });
 
   it("`taskjourney explain` rebuilds a task's breakdown from the Collector's file exporter output", async () => {
