@@ -159,6 +159,8 @@ export class Recorder implements LedgerHost {
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
   idOf(key: unknown): string | number | undefined {
+    // Most keys are strings: checked here first, without the call.
+    if (typeof key === "string" && key.length <= this.config.maxKeyLength) return key;
     const id = keyId(key);
     if (id === undefined) {
       this.drop("invalid-key", `a ${key === null ? "null" : typeof key} is not a key`);
@@ -251,8 +253,10 @@ export class Recorder implements LedgerHost {
     if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     this.accumulators.transitions[stateCell(prefixId, state)] += 1;
     if (deps.pending.size > 0) deps.begun(journey);
-    const listener = this.listener;
-    if (sampled && listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
+    if (sampled) {
+      const listener = this.listener;
+      if (listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
+    }
     return journey;
   }
 
@@ -292,8 +296,10 @@ export class Recorder implements LedgerHost {
     }
     journey.visits.push(toId, time);
     journey.state = toId;
-    const listener = this.listener;
-    if (journey.sampled && listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
+    if (journey.sampled) {
+      const listener = this.listener;
+      if (listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
+    }
   }
 
   /** A move a ledger makes on the caller's behalf; the caller may still report it, harmlessly. */
