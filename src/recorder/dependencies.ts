@@ -19,8 +19,12 @@ const PENDING_LIMIT = 100_000;
  * when journeys begin, enter flight, leave waiting and end.
  */
 export class Dependencies {
-  /** Dependents registered through `dependencies()`, by the dependency's key id. */
-  readonly dependentsOf = new Map<string | number, Journey[]>();
+  /**
+   * Dependents registered through `dependencies()`, by the dependency's key id. Sets, so a
+   * dependent leaves in O(1): with n dependents sharing n dependencies, removing each from
+   * arrays made their ends O(n³) in all.
+   */
+  readonly dependentsOf = new Map<string | number, Set<Journey>>();
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   readonly pending = new Map<string | number, Array<string | number>>();
 
@@ -68,7 +72,7 @@ export class Dependencies {
     if (journey.dependencyIds !== undefined) this.detach(journey);
     const noted = journey.notedDependents;
     if (noted !== undefined) {
-      const weight = 1 / noted.length;
+      const weight = 1 / noted.size;
       for (const dependent of noted) {
         if (dependent.ended || dependent.state !== WAITING) continue;
         (dependent.waitSources ??= []).push(journey);
@@ -111,10 +115,10 @@ export class Dependencies {
     for (const dependencyId of ids) {
       let dependents = this.dependentsOf.get(dependencyId);
       if (dependents === undefined) {
-        dependents = [];
+        dependents = new Set();
         this.dependentsOf.set(dependencyId, dependents);
       }
-      dependents.push(journey);
+      dependents.add(journey);
       // A dependency already being fetched serves this dependent too.
       const dependency = this.live.get(dependencyId);
       if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
@@ -127,35 +131,37 @@ export class Dependencies {
     for (const dependencyId of journey.dependencyIds!) {
       const dependents = this.dependentsOf.get(dependencyId);
       if (dependents === undefined) continue;
-      const index = dependents.indexOf(journey);
-      if (index !== -1) dependents.splice(index, 1);
-      if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
+      dependents.delete(journey);
+      if (dependents.size === 0) this.dependentsOf.delete(dependencyId);
     }
   }
 
   private note(dependency: Journey, dependent: Journey): void {
-    const noted = (dependency.notedDependents ??= []);
-    if (!noted.includes(dependent)) noted.push(dependent);
+    // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
+    (dependency.notedDependents ??= new Set()).add(dependent);
   }
 
-  /** What a fetched dependency was doing, visit by visit, inside [from, to]. */
+  /**
+   * What a fetched dependency was doing, visit by visit, inside [from, to]. One pass over its
+   * visits and records together, not a scan of the records per visit (a dependency retried n
+   * times has 2n visits and n records): records are appended with the visit current when they
+   * are written, so they come in visit order.
+   */
   private collectIntervals(source: Journey, weight: number, from: number, to: number, into: WaitInterval[]): void {
+    const records = source.activities;
+    let record = 0;
     for (let visit = 0; visit < source.visitCount; visit++) {
       const state = source.visitState(visit);
       if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
       const start = source.visitStart(visit);
       const end = source.visitEnd(visit);
       if (!(end > from) || !(start < to) || !(end > start)) continue;
-      const activities: number[] = [];
-      const records = source.activities;
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        if (records[record + ACTIVITY_VISIT] === visit) {
-          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
-        }
+      while (record < records.length && records[record + ACTIVITY_VISIT] < visit) record += ACTIVITY_FIELDS;
+      let activities: number[] | undefined;
+      for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
+        (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
       }
-      if (activities.length === 0) {
-        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
-      }
+      activities ??= [state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start];
       into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
     }
   }

@@ -85,7 +85,7 @@ export class Journey {
   /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
   dependencyIds: Array<string | number> | undefined = undefined;
   /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
-  notedDependents: Journey[] | undefined = undefined;
+  notedDependents: Set<Journey> | undefined = undefined;
   /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
   waitSources: Journey[] | undefined = undefined;
   waitWeights: number[] | undefined = undefined;
