@@ -32,7 +32,7 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, "..");
 
 /** The order to run them in when all are asked for: the quick overhead benchmarks first. */
-const PREFERRED_ORDER = ["core", "spans", "wrap", "cluster", "memory"];
+const PREFERRED_ORDER = ["core", "spans", "wrap", "scale", "cluster", "memory"];
 /** Run only when named: they take long or need tools beyond Node (valgrind). */
 const ON_REQUEST = ["instructions"];
 

@@ -1,3 +1,4 @@
+import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
 
 /**
@@ -85,10 +86,12 @@ export class Journey {
   /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
   dependencyIds: Array<string | number> | undefined = undefined;
   /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
-  notedDependents: Journey[] | undefined = undefined;
+  notedDependents: Set<Journey> | undefined = undefined;
   /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
   waitSources: Journey[] | undefined = undefined;
   waitWeights: number[] | undefined = undefined;
+  /** For an ended fetch journey: what it did while dependents waited, made once for all of them (dependencies.ts). */
+  waitIntervals: WaitInterval[] | undefined = undefined;
   /**
    * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
    * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
