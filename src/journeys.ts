@@ -27,6 +27,7 @@ export const DEFAULT_OPTIONS = {
   prefixLimit: 100,
   activityLimit: 64,
   retainedJourneys: 1000,
+  retainedJourneyBytes: 64 * 1024 * 1024,
   maxKeyLength: 4096,
   strict: false,
   temporality: "cumulative",
@@ -109,7 +110,9 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   // Upper bounds keep typed arrays sized (prefixes × states, prefixes × activities) allocatable.
   wholeNumber("prefixLimit", merged.prefixLimit, 1, 100_000);
   wholeNumber("activityLimit", merged.activityLimit, 1, 4096);
-  wholeNumber("retainedJourneys", merged.retainedJourneys, 0);
+  // The ring is allocated as it fills, but a million slots is already more than explain() needs.
+  wholeNumber("retainedJourneys", merged.retainedJourneys, 0, 1_000_000);
+  wholeNumber("retainedJourneyBytes", merged.retainedJourneyBytes, 0);
   wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
   wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
@@ -164,6 +167,7 @@ export class TaskJourneys {
       prefixLimit: resolved.prefixLimit,
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,
+      retainedJourneyBytes: resolved.retainedJourneyBytes,
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,

@@ -33,6 +33,8 @@ export interface TaskJourneysOptions {
   activityLimit?: number;
   /** Finished journeys kept for `explain()`. */
   retainedJourneys?: number;
+  /** Approximate bytes the finished journeys kept for `explain()` may hold; the oldest go first past it. */
+  retainedJourneyBytes?: number;
   /** Longer keys are dropped (and counted) instead of recorded. */
   maxKeyLength?: number;
   /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */

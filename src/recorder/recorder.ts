@@ -51,6 +51,8 @@ export interface RecorderConfig {
   prefixLimit: number;
   activityLimit: number;
   retainedJourneys: number;
+  /** Approximate bytes the retained journeys may hold (see journeyBytes()). */
+  retainedJourneyBytes?: number;
   maxKeyLength: number;
   strict: boolean;
   /** Head sampling per key id, or undefined when no journey is ever sampled at its start. */
@@ -82,8 +84,11 @@ export class Recorder implements LedgerHost {
   private recentJourney: Journey | undefined = undefined;
   /** Which journeys wait for which, and the apportioning of their waiting time. */
   private readonly deps: Dependencies;
-  private readonly retained: Array<Journey | undefined>;
-  private retainedNext = 0;
+  /** Finished journeys for explain(): a ring grown as it fills, bounded by count and by size. */
+  private readonly retained: Array<Journey | undefined> = [];
+  private retainedStart = 0;
+  private retainedCount = 0;
+  private retainedBytes = 0;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
   /** Counts, tells and (strict) throws every failure: the one failure path. */
@@ -113,7 +118,6 @@ export class Recorder implements LedgerHost {
     );
     this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped });
     this.deps = new Dependencies(this.live, this.accumulators);
-    this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
     this.noLedger = new NoLedger();
@@ -322,11 +326,29 @@ export class Recorder implements LedgerHost {
   private retire(journey: Journey): void {
     const listener = this.listener;
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
-    const capacity = this.retained.length;
+    const capacity = this.config.retainedJourneys;
     if (capacity === 0) return;
+    const bytes = journeyBytes(journey);
+    const budget = this.config.retainedJourneyBytes ?? Infinity;
+    // A journey larger than the whole budget is not kept: its metrics and spans are, and keeping it
+    // would evict every other journey for one explain().
+    if (bytes > budget) return;
+    while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget)) this.evictRetained();
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
-    this.retained[this.retainedNext] = journey;
-    this.retainedNext = this.retainedNext + 1 === capacity ? 0 : this.retainedNext + 1;
+    const slot = (this.retainedStart + this.retainedCount) % capacity;
+    if (slot === this.retained.length) this.retained.push(journey);
+    else this.retained[slot] = journey;
+    this.retainedCount++;
+    this.retainedBytes += bytes;
+  }
+
+  private evictRetained(): void {
+    const slot = this.retainedStart;
+    const journey = this.retained[slot]!;
+    this.retained[slot] = undefined;
+    this.retainedBytes -= journeyBytes(journey);
+    this.retainedStart = (slot + 1) % this.config.retainedJourneys;
+    this.retainedCount--;
   }
 
   /**
@@ -473,14 +495,10 @@ export class Recorder implements LedgerHost {
   /** The newest journey of `id` kept in the ring, scanned newest first. */
   private recentlyFinished(id: string | number): Journey | undefined {
     const retained = this.retained;
-    const capacity = retained.length;
-    for (let back = 1; back <= capacity; back++) {
-      let slot = this.retainedNext - back;
-      if (slot < 0) slot += capacity;
-      const journey = retained[slot];
-      // The ring fills in order: an empty slot means there is nothing older.
-      if (journey === undefined) return undefined;
-      if (journey.id === id) return journey;
+    const capacity = this.config.retainedJourneys;
+    for (let back = 1; back <= this.retainedCount; back++) {
+      const journey = retained[(this.retainedStart + this.retainedCount - back) % capacity];
+      if (journey !== undefined && journey.id === id) return journey;
     }
     return undefined;
   }
@@ -492,4 +510,20 @@ export class Recorder implements LedgerHost {
     const statistics = prefixId === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
   }
+}
+
+/**
+ * What a finished journey holds, roughly, in bytes: its flat number arrays at 8 bytes a number and
+ * a fixed part for the object and its small fields (measured ~300 B for a journey with no records).
+ */
+function journeyBytes(journey: Journey): number {
+  return (
+    300 +
+    8 *
+      (journey.visits.length +
+        journey.activities.length +
+        (journey.quantities?.length ?? 0) +
+        (journey.waitBreakdown?.length ?? 0) +
+        (journey.digestRecords?.length ?? 0))
+  );
 }
