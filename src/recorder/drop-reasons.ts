@@ -15,6 +15,7 @@ export const DROP_REASONS = {
   "time-backwards": "a transition earlier than the start of the key's current state; recorded at that start",
   "dependencies-overflow": "dependencies() of over 100000 keys whose journeys have not begun; the further ones are dropped",
   "invalid-value": "a digest() value or gather() bytes that is negative, NaN or infinite; dropped",
+  "invalid-work": "meter() given something other than a function to run; nothing is run or recorded",
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
   "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",

@@ -14,6 +14,7 @@ import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { DropReason } from "./drop-reasons.js";
 import { AsyncFunction, isThenable } from "./functions.js";
+import { show } from "./show.js";
 
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the
@@ -74,20 +75,27 @@ export abstract class Ledger {
    * the result, the thrown error or the rejection passes through unchanged.
    */
   meter<T>(activity: string, work: () => T): T {
+    if (typeof work !== "function") {
+      // Nothing to run: opening a record here would leave it open until the ledger's end.
+      this.host.drop("invalid-work", `meter(${show(activity)}) given ${show(work)}, not a function`);
+      return undefined as T;
+    }
     if (this.ended) {
-      this.host.drop("ledger-ended", `meter("${activity}") after end()`);
+      this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
       return work();
     }
     const parent = this.parentRecord();
     const record = this.open(this.host.activityId(activity), parent, this.host.now());
-    // An async function's continuations need the ambient frame to find their parent activity; a
-    // plain function's synchronous nesting is tracked with no ambient cost.
+    // The record is the ambient frame's, so `journeys.meter()` and `currentLedger()` inside the
+    // work find this ledger and nest under the record: synchronously, and (with asyncContext)
+    // in the continuations of whatever promise the work makes, async function or not.
+    const frame: AmbientFrame = { ledger: this, record };
+    const asyncContext = this.host.asyncContext !== false;
     if (work.constructor === AsyncFunction) {
-      const frame: AmbientFrame = { ledger: this, record };
       this.asyncOpen++;
       let pending: T;
       try {
-        pending = ambientLedger.run(frame, work, this.host.asyncContext !== false);
+        pending = ambientLedger.run(frame, work, asyncContext);
       } catch (error) {
         this.asyncOpen--;
         this.close(record, this.host.now());
@@ -95,11 +103,12 @@ export abstract class Ledger {
       }
       return this.closeWhenSettled(record, pending);
     }
+    // A plain function's synchronous nesting is tracked by `openRecord`, with no lookup.
     const outer = this.openRecord;
     this.openRecord = record;
     let result: T;
     try {
-      result = work();
+      result = ambientLedger.run(frame, work, asyncContext);
     } catch (error) {
       this.openRecord = outer;
       this.close(record, this.host.now());
