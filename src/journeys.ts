@@ -39,6 +39,7 @@ export const DEFAULT_OPTIONS = {
   maxKeysPerTransfer: 32,
   maxChildrenPerSpan: 256,
   asyncContext: true,
+  maxClockSkew: 86_400,
 } as const;
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
@@ -116,6 +117,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
+  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0)) fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
@@ -167,6 +169,7 @@ export class TaskJourneys {
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
+      maxClockSkew: resolved.maxClockSkew,
       sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
@@ -254,6 +257,10 @@ export class TaskJourneys {
    * just runs `work`.
    */
   meter<T>(activity: string, work: () => T): T {
+    if (typeof work !== "function") {
+      this.#recorder.drop("invalid-work", "meter() given something other than a function");
+      return undefined as T;
+    }
     const frame = ambientLedger.getStore();
     // A timer started inside a task may outlive it: an ended ledger is no ledger.
     if (frame === undefined || frame.ledger.ended) return work();

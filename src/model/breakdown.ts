@@ -34,7 +34,8 @@ export function addQuantity(nodes: BreakdownNode[], activity: string, unit: stri
     node = { name: activity, seconds: 0, children: [] };
     nodes.push(node);
   }
-  const totals = (node.quantities ??= {});
+  // Null-prototype: a unit named "constructor" or "__proto__" is a unit like any other.
+  const totals = (node.quantities ??= Object.create(null) as Record<string, number>);
   totals[unit] = (totals[unit] ?? 0) + value;
 }
 

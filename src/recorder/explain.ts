@@ -49,7 +49,7 @@ export function explainJourney(
     children.push(node);
   }
   return {
-    key: keyToText(journey.key) ?? String(journey.id),
+    key: keyText(journey),
     prefix: names.prefix(journey.prefixId),
     instance,
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
@@ -57,6 +57,15 @@ export function explainJourney(
     outcome: ended ? ALL_STATES[journey.outcomeState] : undefined,
     children,
   };
+}
+
+/** The key's canonical text; its map id when the key cannot be read again (a hostile Proxy). */
+function keyText(journey: Journey): string {
+  try {
+    return keyToText(journey.key) ?? String(journey.id);
+  } catch {
+    return String(journey.id);
+  }
 }
 
 function waitingActivities(

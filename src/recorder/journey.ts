@@ -1,4 +1,5 @@
 import type { Key } from "../model/keys.js";
+import type { FailureDetail } from "./failure-detail.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -107,6 +108,9 @@ export class Journey {
   movedByLedger = false;
   end = Number.NaN;
   outcomeState = -1;
+  /** Why its execution failed, when `end("error", error)` said: the visit it failed in and the error. */
+  failure: FailureDetail | undefined = undefined;
+  failureVisit = -1;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
 
@@ -176,6 +180,8 @@ export class Transfer {
   readonly activities: number[] = emptyNumbers();
   end = Number.NaN;
   outcome = "";
+  /** Why it failed, when `end("failed", error)` said. */
+  failure: FailureDetail | undefined = undefined;
   openLedgers = 0;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;

@@ -22,7 +22,9 @@ import { show } from "./show.js";
  * `transferEnded`): the recorder never calls back into a ledger.
  */
 export interface LedgerHost {
-  now(at?: number): number;
+  now(at?: unknown): number;
+  /** Seconds a time may lie from the clock; a longer digested duration is absurd too. */
+  readonly maxClockSkew: number;
   activityId(name: string): number;
   unitId(name: string): number;
   /** Bad input: counted, told once, thrown when strict (failures.ts). */
@@ -129,11 +131,18 @@ export abstract class Ledger {
    */
   digest(activity: string, value: number, unit: string = "seconds"): void {
     if (this.ended) {
-      this.host.drop("ledger-ended", `digest("${activity}") after end()`);
+      this.host.drop("ledger-ended", `digest(${show(activity)}) after end()`);
       return;
     }
-    if (!(value >= 0) || value === Infinity) {
-      this.host.drop("invalid-value", `digest("${activity}", ${value})`);
+    if (typeof unit !== "string") {
+      this.host.drop("invalid-name", `digest(${show(activity)}) given a unit that is ${show(unit)}, not a string`);
+      return;
+    }
+    // Seconds longer than a time may be off the clock, or quantities past exact integers, are
+    // absurd: summed, one would poison the totals for good.
+    const limit = unit === "seconds" ? this.host.maxClockSkew : Number.MAX_SAFE_INTEGER;
+    if (typeof value !== "number" || !(value >= 0 && value <= limit) || value === Infinity) {
+      this.host.drop("invalid-value", `digest(${show(activity)}, ${show(value)}, ${show(unit)})`);
       return;
     }
     if (unit === "seconds") {
@@ -148,6 +157,10 @@ export abstract class Ledger {
 
   /** Runs `work` with this ledger as the ambient one for `journeys.meter()` calls inside it. */
   run<T>(work: () => T): T {
+    if (typeof work !== "function") {
+      this.host.drop("invalid-work", `run() given ${show(work)}, not a function`);
+      return undefined as T;
+    }
     return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
   }
 
@@ -196,6 +209,18 @@ export abstract class Ledger {
   }
 
   private closeWhenSettled<T>(record: number, pending: T): T {
+    try {
+      return this.awaitSettled(record, pending);
+    } catch {
+      // A thenable whose then() throws is not one to wait for: the activity ends now, the value
+      // goes back as it was.
+      this.asyncOpen--;
+      this.close(record, this.host.now());
+      return pending;
+    }
+  }
+
+  private awaitSettled<T>(record: number, pending: T): T {
     return (pending as unknown as PromiseLike<unknown>).then(
       (value) => {
         this.asyncOpen--;
