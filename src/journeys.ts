@@ -280,7 +280,11 @@ export class TaskJourneys {
    * writes nothing when the journey has no span (not sampled, or ended long ago).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    return this.#spans.inject(key, carrier);
+    try {
+      return this.#spans.inject(key, carrier);
+    } catch {
+      return this.#badCarrier("inject()");
+    }
   }
 
   /**
@@ -289,7 +293,13 @@ export class TaskJourneys {
    * `traceparent`. Independent of the global propagator.
    */
   extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
-    const spanContext = extractSpanContext(carrier);
+    let spanContext: ReturnType<typeof extractSpanContext>;
+    try {
+      spanContext = extractSpanContext(carrier);
+    } catch {
+      this.#badCarrier("extract()");
+      return undefined;
+    }
     return spanContext === undefined ? undefined : remoteContext(spanContext);
   }
 
@@ -303,7 +313,11 @@ export class TaskJourneys {
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
-    return this.#spans.parent(key, context);
+    try {
+      return this.#spans.parent(key, context);
+    } catch {
+      return this.#badCarrier("parent()");
+    }
   }
 
   /**
@@ -315,7 +329,11 @@ export class TaskJourneys {
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
-    return this.#spans.linkFrom(key, context);
+    try {
+      return this.#spans.linkFrom(key, context);
+    } catch {
+      return this.#badCarrier("linkFrom()");
+    }
   }
 
   /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
@@ -358,6 +376,12 @@ export class TaskJourneys {
       }
     })();
     return this.#shutdownPromise;
+  }
+
+  /** A carrier that threw when read or written: counted (thrown when strict); the call did nothing. */
+  #badCarrier(call: string): false {
+    this.#recorder.drop("invalid-carrier", `${call} could not read or write its carrier`);
+    return false;
   }
 
   /**

@@ -21,6 +21,7 @@ export const DROP_REASONS = {
   "invalid-work": "meter() or run() given something other than a function to run; nothing is run or recorded",
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
   "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
+  "invalid-carrier": "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
   "wrap-extractor-error": "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",

@@ -53,7 +53,7 @@ export class ExecutionLedger extends Ledger {
       host.drop("invalid-outcome", `execute outcome ${show(outcome)} reported as "error"`);
       checked = "error";
     }
-    const time = host.now(at);
+    const time = this.endTime(at);
     if (checked === "error" && error !== undefined) {
       this.journey.failure = failureDetail(error);
       this.journey.failureVisit = this.journey.visitIndex;

@@ -164,6 +164,14 @@ export abstract class Ledger {
     return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
   }
 
+  /** The time `end(…, at)` ends at: never before the ledger's start (a `time-backwards` drop), so no wall time is negative. */
+  protected endTime(at: unknown): number {
+    const time = this.host.now(at);
+    if (time >= this.start) return time;
+    this.host.drop("time-backwards", `end() at ${time}, before the ledger began at ${this.start}; ended at its start`);
+    return this.start;
+  }
+
   protected abstract quantity(activityId: number, unitId: number, value: number): void;
 
   /** Remembers that `record` was digested: its interval is inferred, ending when it was taken. */

@@ -53,7 +53,7 @@ export class TransferLedger extends Ledger {
       host.drop("invalid-outcome", `transfer outcome ${show(outcome)} reported as "failed"`);
       checked = "failed";
     }
-    const time = host.now(at);
+    const time = this.endTime(at);
     if (checked === "failed" && error !== undefined) this.transfer.failure = failureDetail(error);
     const other = this.closeAll(time);
     this.ended = true;
