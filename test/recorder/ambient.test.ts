@@ -89,10 +89,8 @@ describe("the ambient ledger inside ledger.meter()", () => {
     const ledger = journeys.execute("inc-1");
     const socketRead = (): Promise<unknown> =>
       Promise.resolve().then(() => journeys.meter("deserialize", () => journeys.currentLedger()));
-    let found: unknown = undefined;
     for (let i = 0; i < 100; i++) {
-      found = await ledger.meter("network", () => socketRead());
-      expect(found).toBe(ledger);
+      expect(await ledger.meter("network", () => socketRead())).toBe(ledger);
     }
     ledger.end("memory");
     const executing = journeys.explain("inc-1")!.children.find((node) => node.name === "executing")!;
