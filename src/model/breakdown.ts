@@ -21,6 +21,18 @@ export interface BreakdownNode {
   children: BreakdownNode[];
   /** Non-time quantities digested for this activity in this visit, by unit: `{ bytes: 65536 }`. */
   quantities?: Record<string, number>;
+  /**
+   * A state visit that was an attempt that did not succeed: an execution's outcome ("error",
+   * "cancelled") or a fetch's transfer outcome ("failed", "busy", "missing", "cancelled").
+   */
+  outcome?: string;
+  /** Why it failed, when the ledger was told: "TypeError: no such file". */
+  error?: string;
+}
+
+/** How a failure reads in a breakdown: "TypeError: no such file", or the type alone. */
+export function failureText(type: string, message: string): string {
+  return message === "" ? type : `${type}: ${message}`;
 }
 
 /**

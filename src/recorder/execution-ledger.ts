@@ -54,9 +54,11 @@ export class ExecutionLedger extends Ledger {
       checked = "error";
     }
     const time = this.endTime(at);
-    if (checked === "error" && error !== undefined) {
-      this.journey.failure = failureDetail(error);
-      this.journey.failureVisit = this.journey.visitIndex;
+    if (checked !== "memory") {
+      const journey = this.journey;
+      journey.failureVisit = journey.visitIndex;
+      journey.failureOutcome = checked;
+      journey.failure = checked === "error" && error !== undefined ? failureDetail(error) : undefined;
     }
     const other = this.closeAll(time);
     this.ended = true;

@@ -1,4 +1,4 @@
-import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { keyToText } from "../model/keys.js";
@@ -10,6 +10,7 @@ import {
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
+  failedAttempt,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
   QUANTITY_UNIT,
@@ -46,6 +47,11 @@ export function explainJourney(
       node.children = visitActivities(journey, visit, -1, seconds, names, !isCurrent);
     }
     if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, visit, names);
+    const attempt = failedAttempt(journey, visit);
+    if (attempt !== undefined) {
+      node.outcome = attempt.outcome;
+      if (attempt.failure !== undefined) node.error = failureText(attempt.failure.type, attempt.failure.message);
+    }
     children.push(node);
   }
   return {
