@@ -1,4 +1,4 @@
-import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
@@ -40,7 +40,20 @@ export const DEFAULT_OPTIONS = {
   maxChildrenPerSpan: 256,
   asyncContext: true,
   maxClockSkew: 86_400,
+  traces: true,
 } as const;
+
+/** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans made through `provider` would go nowhere: the API's no-op provider, or a proxy
+ * (the global one) delegating to it, as when no SDK was registered. Decided at construction.
+ */
+export function isNoopTracerProvider(provider: TracerProvider): boolean {
+  if (provider instanceof ProxyTracerProvider) provider = provider.getDelegate();
+  return provider === NOOP_TRACER_PROVIDER || provider.constructor === NOOP_TRACER_PROVIDER.constructor;
+}
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
 export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
@@ -120,6 +133,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0)) fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
+  if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
@@ -145,11 +159,18 @@ export class TaskJourneys {
   readonly #producerOptions: MetricProducerOptions;
   readonly #listeners: RecorderListener[] = [];
   #closed = false;
+  /** Whether spans are made at all (the `traces` option, and a tracer provider that is not a no-op). */
+  readonly #traces: boolean;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
 
   constructor(options: TaskJourneysOptions = {}) {
     const resolved = resolveOptions(options);
+    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
+    // ever made (the bridge is not a listener), rather than building trees a no-op drops.
+    const traces = resolved.traces && !isNoopTracerProvider(tracerProvider);
+    this.#traces = traces;
     this.role = resolved.role;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
@@ -170,7 +191,7 @@ export class TaskJourneys {
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
       maxClockSkew: resolved.maxClockSkew,
-      sampler,
+      sampler: traces ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
     });
@@ -183,7 +204,6 @@ export class TaskJourneys {
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
     if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
-    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     bridge = new SpanBridge(
       recorder,
       tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
@@ -202,7 +222,7 @@ export class TaskJourneys {
     );
     this.#spans = bridge;
     registerInternals(this, { recorder, options: resolved, spans: bridge });
-    this.addListener(bridge);
+    if (traces) this.addListener(bridge);
   }
 
   /**
@@ -280,6 +300,7 @@ export class TaskJourneys {
    * writes nothing when the journey has no span (not sampled, or ended long ago).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
+    if (!this.#traces) return false;
     try {
       return this.#spans.inject(key, carrier);
     } catch {
@@ -312,7 +333,7 @@ export class TaskJourneys {
    * cannot be re-parented: its task span links to the context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || !this.#traces) return false;
     try {
       return this.#spans.parent(key, context);
     } catch {
@@ -328,7 +349,7 @@ export class TaskJourneys {
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
+    if (this.#closed || !this.#traces) return false;
     try {
       return this.#spans.linkFrom(key, context);
     } catch {

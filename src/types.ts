@@ -70,6 +70,12 @@ export interface TaskJourneysOptions {
    * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
    */
   maxClockSkew?: number;
+  /**
+   * false: make no spans at all (no sampling, no span objects; `inject()`, `parent()` and
+   * `linkFrom()` return false). Also the case, decided at construction, when the tracer provider
+   * is the API's no-op one or the global provider with no SDK registered yet.
+   */
+  traces?: boolean;
 }
 
 /**

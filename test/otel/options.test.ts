@@ -43,6 +43,7 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["strict", { strict: 1 }],
   ["asyncContext", { asyncContext: "no" }],
   ["maxClockSkew", { maxClockSkew: 0 }],
+  ["traces", { traces: "no" }],
   ["maxClockSkew", { maxClockSkew: Number.NaN }],
   ["maxClockSkew", { maxClockSkew: "1d" }],
   ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
