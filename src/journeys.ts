@@ -1,4 +1,4 @@
-import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
@@ -40,7 +40,21 @@ export const DEFAULT_OPTIONS = {
   maxKeysPerTransfer: 32,
   maxChildrenPerSpan: 256,
   asyncContext: true,
+  maxClockSkew: 86_400,
+  traces: true,
 } as const;
+
+/** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans made through `provider` would go nowhere: the API's no-op provider, or a proxy
+ * (the global one) delegating to it, as when no SDK was registered. Decided at construction.
+ */
+export function isNoopTracerProvider(provider: TracerProvider): boolean {
+  if (provider instanceof ProxyTracerProvider) provider = provider.getDelegate();
+  return provider === NOOP_TRACER_PROVIDER || provider.constructor === NOOP_TRACER_PROVIDER.constructor;
+}
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
 export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
@@ -119,8 +133,10 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
+  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0)) fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
+  if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
@@ -146,11 +162,18 @@ export class TaskJourneys {
   readonly #producerOptions: MetricProducerOptions;
   readonly #listeners: RecorderListener[] = [];
   #closed = false;
+  /** Whether spans are made at all (the `traces` option, and a tracer provider that is not a no-op). */
+  readonly #traces: boolean;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
 
   constructor(options: TaskJourneysOptions = {}) {
     const resolved = resolveOptions(options);
+    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
+    // ever made (the bridge is not a listener), rather than building trees a no-op drops.
+    const traces = resolved.traces && !isNoopTracerProvider(tracerProvider);
+    this.#traces = traces;
     this.role = resolved.role;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
@@ -171,7 +194,8 @@ export class TaskJourneys {
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
-      sampler,
+      maxClockSkew: resolved.maxClockSkew,
+      sampler: traces ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
     });
@@ -184,7 +208,6 @@ export class TaskJourneys {
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
     if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
-    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     bridge = new SpanBridge(
       recorder,
       tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
@@ -203,7 +226,7 @@ export class TaskJourneys {
     );
     this.#spans = bridge;
     registerInternals(this, { recorder, options: resolved, spans: bridge });
-    this.addListener(bridge);
+    if (traces) this.addListener(bridge);
   }
 
   /**
@@ -258,6 +281,10 @@ export class TaskJourneys {
    * just runs `work`.
    */
   meter<T>(activity: string, work: () => T): T {
+    if (typeof work !== "function") {
+      this.#recorder.drop("invalid-work", "meter() given something other than a function");
+      return undefined as T;
+    }
     const frame = ambientLedger.getStore();
     // A timer started inside a task may outlive it: an ended ledger is no ledger.
     if (frame === undefined || frame.ledger.ended) return work();
@@ -277,7 +304,12 @@ export class TaskJourneys {
    * writes nothing when the journey has no span (not sampled, or ended long ago).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    return this.#spans.inject(key, carrier);
+    if (!this.#traces) return false;
+    try {
+      return this.#spans.inject(key, carrier);
+    } catch {
+      return this.#badCarrier("inject()");
+    }
   }
 
   /**
@@ -286,7 +318,13 @@ export class TaskJourneys {
    * `traceparent`. Independent of the global propagator.
    */
   extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
-    const spanContext = extractSpanContext(carrier);
+    let spanContext: ReturnType<typeof extractSpanContext>;
+    try {
+      spanContext = extractSpanContext(carrier);
+    } catch {
+      this.#badCarrier("extract()");
+      return undefined;
+    }
     return spanContext === undefined ? undefined : remoteContext(spanContext);
   }
 
@@ -299,8 +337,12 @@ export class TaskJourneys {
    * cannot be re-parented: its task span links to the context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
-    return this.#spans.parent(key, context);
+    if (this.#closed || !this.#traces) return false;
+    try {
+      return this.#spans.parent(key, context);
+    } catch {
+      return this.#badCarrier("parent()");
+    }
   }
 
   /**
@@ -311,8 +353,12 @@ export class TaskJourneys {
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
-    return this.#spans.linkFrom(key, context);
+    if (this.#closed || !this.#traces) return false;
+    try {
+      return this.#spans.linkFrom(key, context);
+    } catch {
+      return this.#badCarrier("linkFrom()");
+    }
   }
 
   /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
@@ -355,6 +401,12 @@ export class TaskJourneys {
       }
     })();
     return this.#shutdownPromise;
+  }
+
+  /** A carrier that threw when read or written: counted (thrown when strict); the call did nothing. */
+  #badCarrier(call: string): false {
+    this.#recorder.drop("invalid-carrier", `${call} could not read or write its carrier`);
+    return false;
   }
 
   /**

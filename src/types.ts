@@ -66,6 +66,18 @@ export interface TaskJourneysOptions {
    * `currentLedger()` before it and re-enter with `ledger.run(() => ...)`.
    */
   asyncContext?: boolean;
+  /**
+   * Seconds a time given to `transition()`, `execute()`, `gather()` or `end()` may lie from the
+   * clock (earlier or later) before it is a `clock-skew` drop and the clock's reading is used;
+   * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
+   */
+  maxClockSkew?: number;
+  /**
+   * false: make no spans at all (no sampling, no span objects; `inject()`, `parent()` and
+   * `linkFrom()` return false). Also the case, decided at construction, when the tracer provider
+   * is the API's no-op one or the global provider with no SDK registered yet.
+   */
+  traces?: boolean;
 }
 
 /**
@@ -85,12 +97,18 @@ export interface ActivityLedger {
   run<T>(work: () => T): T;
 }
 
-/** The ledger of one execution; `end()` moves the key from executing to the outcome state. */
+/**
+ * The ledger of one execution; `end()` moves the key from executing to the outcome state. With
+ * "error", pass what was thrown: spans and explain() show its type and message.
+ */
 export interface ExecuteLedger extends ActivityLedger {
-  end(outcome?: "memory" | "error" | "cancelled", at?: number): void;
+  end(outcome?: "memory" | "error" | "cancelled", error?: unknown, at?: number): void;
 }
 
-/** The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …). */
+/**
+ * The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …).
+ * With "failed", pass what was thrown: spans and explain() show its type and message.
+ */
 export interface GatherLedger extends ActivityLedger {
-  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", at?: number): void;
+  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", error?: unknown, at?: number): void;
 }

@@ -1,4 +1,4 @@
-import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { keyToText } from "../model/keys.js";
@@ -10,6 +10,7 @@ import {
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
+  failedAttempt,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
   QUANTITY_UNIT,
@@ -47,10 +48,15 @@ export function explainJourney(
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }
     if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, index.quantities(visit), names);
+    const attempt = failedAttempt(journey, visit);
+    if (attempt !== undefined) {
+      node.outcome = attempt.outcome;
+      if (attempt.failure !== undefined) node.error = failureText(attempt.failure.type, attempt.failure.message);
+    }
     children.push(node);
   }
   return {
-    key: keyToText(journey.key) ?? String(journey.id),
+    key: keyText(journey),
     prefix: names.prefix(journey.prefixId),
     instance,
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
@@ -58,6 +64,15 @@ export function explainJourney(
     outcome: ended ? ALL_STATES[journey.outcomeState] : undefined,
     children,
   };
+}
+
+/** The key's canonical text; its map id when the key cannot be read again (a hostile Proxy). */
+function keyText(journey: Journey): string {
+  try {
+    return keyToText(journey.key) ?? String(journey.id);
+  } catch {
+    return String(journey.id);
+  }
 }
 
 /**

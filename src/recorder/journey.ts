@@ -1,5 +1,6 @@
 import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
+import type { FailureDetail } from "./failure-detail.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -110,6 +111,13 @@ export class Journey {
   movedByLedger = false;
   end = Number.NaN;
   outcomeState = -1;
+  /**
+   * An execution that did not succeed: the visit it ended (-1: none), its outcome ("error",
+   * "cancelled") and, when `end("error", error)` said, why.
+   */
+  failureVisit = -1;
+  failureOutcome = "";
+  failure: FailureDetail | undefined = undefined;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
 
@@ -179,6 +187,8 @@ export class Transfer {
   readonly activities: number[] = emptyNumbers();
   end = Number.NaN;
   outcome = "";
+  /** Why it failed, when `end("failed", error)` said. */
+  failure: FailureDetail | undefined = undefined;
   openLedgers = 0;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;
@@ -194,4 +204,26 @@ export class Transfer {
   get duration(): number {
     return this.end - this.start;
   }
+}
+
+/** How an attempt that did not succeed ended: its outcome and, when told, why. */
+export interface Attempt {
+  readonly outcome: string;
+  readonly failure: FailureDetail | undefined;
+}
+
+/**
+ * The attempt a visit was, when it did not succeed: an execution ended in error or cancelled, or
+ * (a fetch journey's flight) a transfer that was not ok. Undefined for any other visit.
+ */
+export function failedAttempt(journey: Journey, visit: number): Attempt | undefined {
+  if (visit === journey.failureVisit) return { outcome: journey.failureOutcome, failure: journey.failure };
+  const transfers = journey.transfers;
+  const visits = journey.transferVisits;
+  if (transfers === undefined || visits === undefined) return undefined;
+  for (let index = 0; index < transfers.length; index++) {
+    const transfer = transfers[index];
+    if (visits[index] === visit && transfer.outcome !== "" && transfer.outcome !== "ok") return { outcome: transfer.outcome, failure: transfer.failure };
+  }
+  return undefined;
 }

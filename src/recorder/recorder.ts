@@ -31,6 +31,7 @@ import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
+import { show } from "./show.js";
 
 const RELEASED = stateId("released");
 const WAITING = stateId("waiting");
@@ -62,7 +63,12 @@ export interface RecorderConfig {
   tell: (message: string) => void;
   /** False: ledgers are ambient only synchronously, without AsyncLocalStorage (see ambient.ts). Default true. */
   asyncContext?: boolean;
+  /** Seconds a given time may lie from the clock; further is a `clock-skew` drop. Default: a day. */
+  maxClockSkew?: number;
 }
+
+/** The default of `maxClockSkew`: a day, in seconds. */
+export const DEFAULT_MAX_CLOCK_SKEW = 86_400;
 
 /**
  * The hot path: a pure state machine from transitions and ledger events to journeys and
@@ -71,7 +77,14 @@ export interface RecorderConfig {
 export class Recorder implements LedgerHost {
   readonly role: Role;
   readonly instance: string;
+  /**
+   * The clock, guarded: a reading that is not a finite, non-negative number (or a clock that
+   * throws) is an `invalid-clock` drop and the last good reading stands in for it.
+   */
   readonly clock: () => number;
+  /** The last good clock reading: what a bad one is replaced by, and what given times are held against. */
+  private lastClock: number;
+  readonly maxClockSkew: number;
   readonly prefixes: Interner;
   readonly activities: Interner;
   readonly units = new Interner(16, "other", ["seconds", "bytes", "count"]);
@@ -107,7 +120,24 @@ export class Recorder implements LedgerHost {
     this.asyncContext = config.asyncContext !== false;
     this.role = config.role;
     this.instance = config.instance;
-    this.clock = config.clock;
+    const rawClock = config.clock;
+    this.maxClockSkew = config.maxClockSkew ?? DEFAULT_MAX_CLOCK_SKEW;
+    this.lastClock = 0;
+    this.clock = () => {
+      let reading: unknown;
+      try {
+        reading = rawClock();
+      } catch {
+        reading = Number.NaN;
+      }
+      if (typeof reading === "number" && reading >= 0 && reading < Infinity) {
+        this.lastClock = reading;
+        return reading;
+      }
+      this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
+      return this.lastClock;
+    };
+    this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(Math.max(config.activityLimit, SEED_ACTIVITIES.length), OTHER_ACTIVITY, SEED_ACTIVITIES);
     this.accumulators = new Accumulators(
@@ -125,10 +155,25 @@ export class Recorder implements LedgerHost {
 
   // ---- time, ids, drops -------------------------------------------------------------------
 
-  now(at?: number): number {
+  /**
+   * A time given by the caller, checked, or the clock's now. Checking costs comparisons only: a
+   * time is held against the last clock reading, and the clock is read again only when that
+   * reading is too far away (it may be old), so a scheduler's own earlier timestamps stay fine.
+   */
+  now(at?: unknown): number {
     if (at === undefined) return this.clock();
-    if (at >= 0 && at !== Infinity) return at;
-    this.drop("invalid-time", `time ${String(at)} replaced by the clock`);
+    if (typeof at === "number" && at >= 0) {
+      const skew = this.maxClockSkew;
+      const distance = at - this.lastClock;
+      if (distance <= skew && distance >= -skew) return at;
+      if (at < Infinity) {
+        const now = this.clock();
+        if (at - now <= skew && now - at <= skew) return at;
+        this.drop("clock-skew", `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`);
+        return now;
+      }
+    }
+    this.drop("invalid-time", `time ${show(at)} replaced by the clock`);
     return this.clock();
   }
 
@@ -137,7 +182,10 @@ export class Recorder implements LedgerHost {
    * a small direct-mapped cache by length and first character answers them without hashing.
    */
   activityId(name: string): number {
-    if (typeof name !== "string") name = String(name);
+    if (typeof name !== "string") {
+      this.drop("invalid-name", `an activity name that is ${show(name)}, not a string; recorded as "${OTHER_ACTIVITY}"`);
+      return OTHER;
+    }
     const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;
     if (this.activityCacheNames[slot] === name) return this.activityCacheIds[slot];
     let id = this.activities.id(name);
@@ -165,9 +213,18 @@ export class Recorder implements LedgerHost {
   idOf(key: unknown): string | number | undefined {
     // Most keys are strings: checked here first, without the call.
     if (typeof key === "string" && key.length <= this.config.maxKeyLength) return key;
-    const id = keyId(key);
+    let id: string | number | undefined;
+    if (typeof key === "string") id = key;
+    else {
+      try {
+        id = keyId(key);
+      } catch {
+        // A Proxy or an array whose elements cannot be read: not a key anyone could look up.
+        id = undefined;
+      }
+    }
     if (id === undefined) {
-      this.drop("invalid-key", `a ${key === null ? "null" : typeof key} is not a key`);
+      this.drop("invalid-key", `${show(key)} is not a key`);
       return undefined;
     }
     if (typeof id === "string" && id.length > this.config.maxKeyLength) {
@@ -182,7 +239,7 @@ export class Recorder implements LedgerHost {
     if (id !== -1 && this.member[id] === 1) return id;
     this.drop(
       id === -1 ? "unknown-state" : "wrong-role-state",
-      id === -1 ? `unknown state "${String(name).slice(0, 64)}"` : `state "${name}" is not a ${this.role} state`,
+      id === -1 ? `unknown state ${show(name)}` : `state "${name}" is not a ${this.role} state`,
     );
     return -1;
   }
@@ -242,7 +299,7 @@ export class Recorder implements LedgerHost {
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
     // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
-    const prefixId = this.prefixes.id(keySplitUncached(key));
+    const prefixId = this.prefixes.id(prefixOf(key, id));
     const kind: JourneyKindId =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
@@ -373,8 +430,13 @@ export class Recorder implements LedgerHost {
       return;
     }
     const ids: Array<string | number> = [];
-    for (const dependency of dependencies) {
-      const dependencyId = this.idOf(dependency);
+    const count = safeLength(dependencies);
+    if (count === -1) {
+      this.drop("invalid-key", "dependencies() given an array that cannot be read");
+      return;
+    }
+    for (let index = 0; index < count; index++) {
+      const dependencyId = this.idOf(element(dependencies, index));
       if (dependencyId !== undefined) ids.push(dependencyId);
     }
     if (!this.deps.tell(id, ids)) {
@@ -398,9 +460,13 @@ export class Recorder implements LedgerHost {
     if (id === undefined) return;
     const journey = this.live.get(id);
     if (journey === undefined || journey.state !== FETCH) return;
+    if (typeof reason !== "string") {
+      this.drop("invalid-name", `queued() given a reason that is ${show(reason)}, not a string`);
+      return;
+    }
     let activity = this.queueReasons.get(reason);
     if (activity === undefined) {
-      activity = this.activityId(`${QUEUED_ACTIVITY} (${String(reason)})`);
+      activity = this.activityId(`${QUEUED_ACTIVITY} (${reason})`);
       // Bounded like the activities themselves: past the limit, reasons are looked up each time.
       if (this.queueReasons.size < this.activities.limit) this.queueReasons.set(reason, activity);
     }
@@ -423,12 +489,23 @@ export class Recorder implements LedgerHost {
 
   gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): TransferLedger | NoLedger {
     const time = this.now(at);
-    if (!Array.isArray(keys)) {
+    const count = Array.isArray(keys) ? safeLength(keys) : -1;
+    if (count === -1) {
       this.drop("invalid-key", "gather() takes an array of keys");
       return this.noLedger;
     }
+    if (typeof peer !== "string") {
+      this.drop("invalid-name", `gather() given a peer that is ${show(peer)}, not a string; recorded as ""`);
+      peer = "";
+    }
+    let nbytes = 0;
+    if (bytes !== undefined) {
+      if (typeof bytes === "number" && bytes >= 0 && bytes <= Number.MAX_SAFE_INTEGER) nbytes = bytes;
+      else this.drop("invalid-value", `gather() bytes ${show(bytes)}`);
+    }
     const journeys: Journey[] = [];
-    for (const key of keys) {
+    for (let index = 0; index < count; index++) {
+      const key = element(keys, index) as Key;
       const id = this.idOf(key);
       if (id === undefined) continue;
       let journey = this.liveJourney(id);
@@ -439,12 +516,7 @@ export class Recorder implements LedgerHost {
         journey.openLedgers++;
       }
     }
-    let nbytes = 0;
-    if (bytes !== undefined) {
-      if (bytes >= 0 && bytes !== Infinity) nbytes = bytes;
-      else this.drop("invalid-value", `gather() bytes ${String(bytes)}`);
-    }
-    const transfer = new Transfer(++this.transferIds, String(peer), journeys, nbytes, time);
+    const transfer = new Transfer(++this.transferIds, peer, journeys, nbytes, time);
     for (const journey of journeys) {
       (journey.transfers ??= []).push(transfer);
       (journey.transferVisits ??= []).push(journey.visitIndex);
@@ -487,7 +559,12 @@ export class Recorder implements LedgerHost {
 
   /** A live journey, or a recently finished one kept in the bounded ring. */
   journeyOf(key: Key): Journey | undefined {
-    const id = keyId(key);
+    let id: string | number | undefined;
+    try {
+      id = keyId(key);
+    } catch {
+      id = undefined;
+    }
     if (id === undefined) return undefined;
     return this.live.get(id) ?? this.recentlyFinished(id);
   }
@@ -503,11 +580,12 @@ export class Recorder implements LedgerHost {
     return undefined;
   }
 
+  /** A cell's duration statistics; an unknown state is an `unknown-state` drop with empty statistics. */
   stats(prefix: string, state: string): DurationStats {
-    const prefixId = this.prefixes.find(prefix);
+    const prefixId = typeof prefix === "string" ? this.prefixes.find(prefix) : -1;
     const id = stateId(state);
-    if (id === -1) throw new RangeError(`stats(): unknown state "${state}"`);
-    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
+    if (id === -1) this.drop("unknown-state", `stats() of unknown state ${show(state)}`);
+    const statistics = prefixId === -1 || id === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
   }
 }
@@ -526,4 +604,33 @@ function journeyBytes(journey: Journey): number {
         (journey.waitBreakdown?.length ?? 0) +
         (journey.digestRecords?.length ?? 0))
   );
+}
+
+/** An array's length, or -1 when reading it throws (a Proxy) or it is not a sane length. */
+function safeLength(array: readonly unknown[]): number {
+  try {
+    const length = array.length;
+    return typeof length === "number" && length >= 0 && length <= 0xffffffff ? length : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** An element of an array, or undefined (not a key) when reading it throws. */
+function element(array: readonly unknown[], index: number): unknown {
+  try {
+    return array[index];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A key's prefix; for a key that cannot be read again (a hostile Proxy), the prefix of its map id. */
+function prefixOf(key: Key, id: string | number): string {
+  if (typeof key === "string") return keySplitUncached(key);
+  try {
+    return keySplitUncached(key);
+  } catch {
+    return keySplitUncached(typeof id === "string" ? id : String(id));
+  }
 }

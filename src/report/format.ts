@@ -31,6 +31,9 @@ function formatQuantities(quantities: Readonly<Record<string, number>> | undefin
     .join(", ");
 }
 
+/** Terminal states of a journey that did not succeed: the tree's first line says so. */
+const FAILED_OUTCOMES = new Set(["error", "erred", "cancelled"]);
+
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
 function isGatherActivity(name: string): boolean {
   return name !== "dependencies" && name !== "missing" && !name.startsWith("queued");
@@ -45,13 +48,17 @@ function isGatherActivity(name: string): boolean {
  */
 export function formatBreakdown(breakdown: Breakdown): string {
   const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${breakdown.instance}`;
-  const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${breakdown.outcome === undefined ? " (still running)" : ""}`];
-  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string }> = [];
+  const ending = breakdown.outcome === undefined ? " (still running)" : FAILED_OUTCOMES.has(breakdown.outcome) ? ` (ended in ${breakdown.outcome})` : "";
+  const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
+  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
       const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${node.name}` : node.name;
-      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities) });
+      // An attempt that did not succeed says how, and why when known, after its time (a long message
+      // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
+      const attempt = node.outcome === undefined ? "" : `${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`;
+      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities), attempt });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });
   };
@@ -59,7 +66,8 @@ export function formatBreakdown(breakdown: Breakdown): string {
   const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
   for (const row of rows) {
     const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
-    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}`);
+    const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
+    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`);
   }
   return lines.join("\n");
 }

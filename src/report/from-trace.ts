@@ -13,6 +13,7 @@ import {
   ATTR_DIGEST,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
+  ATTR_TASK_ERROR,
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
@@ -249,6 +250,11 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
       node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
     }
     addQuantities(node.children, visit);
+    // An attempt that did not succeed, as explain() marks it.
+    const attempt = stringAttribute(visit, ATTR_TASK_OUTCOME);
+    if (attempt !== undefined) node.outcome = attempt;
+    const error = stringAttribute(visit, ATTR_TASK_ERROR);
+    if (error !== undefined) node.error = error;
     return node;
   });
   const prefix = task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");

@@ -244,7 +244,7 @@ interface Ending {
  */
 function end(
   ending: Ending,
-  ledger: { end(outcome?: never): void },
+  ledger: { end(outcome?: never, error?: never): void },
   self: unknown,
   result: unknown,
   error: unknown,
@@ -264,7 +264,8 @@ function end(
     }
   }
   try {
-    ledger.end(outcome as never);
+    // What was thrown or rejected with, for spans and explain() to say why it failed.
+    ledger.end(outcome as never, (failed ? error : undefined) as never);
   } catch (endError) {
     return internalFailure(ending.journeys, ending.endSite, endError);
   }
@@ -272,7 +273,7 @@ function end(
 }
 
 /** An execute or gather ledger, as the wrappers use it. */
-type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never): void };
+type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never, error?: never): void };
 
 /**
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the

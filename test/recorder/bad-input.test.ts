@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
 import { InvalidTransition, TaskJourneys } from "../../src/index.js";
+import { TracerProvider as BasicTracerProvider } from "@opentelemetry/sdk-trace";
 import { FakeClock } from "../helpers/clock.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 
@@ -133,7 +134,8 @@ describe("a listener that throws", () => {
   it.each([false, true])("is counted as listener-error and told once, never thrown into the host (strict: %s)", (strict) => {
     const messages = captureDiag();
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 } });
+    // A tracer provider that is not a no-op, so journeys are sampled and listeners told of them.
+    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 }, tracerProvider: new BasicTracerProvider() });
     const calls: string[] = [];
     journeys.addListener({
       journeyStarted: () => {

@@ -195,7 +195,12 @@ export class SpanBridge implements RecorderListener {
 function idOfKey(key: Key): string | number | undefined {
   if (typeof key === "string") return key;
   if (typeof key === "number") return key === key ? key : undefined;
-  return keyToText(key);
+  try {
+    return keyToText(key);
+  } catch {
+    // A Proxy or an array whose elements cannot be read: no journey could have it.
+    return undefined;
+  }
 }
 
 /** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */

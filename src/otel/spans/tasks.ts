@@ -2,8 +2,10 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, 
 import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
 import { ALL_STATES, stateId } from "../../model/states.js";
+import { failureText } from "../../model/breakdown.js";
 import {
   COMPUTE_JOURNEY,
+  failedAttempt,
   FETCH_JOURNEY,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
@@ -16,6 +18,7 @@ import type { Recorder } from "../../recorder/recorder.js";
 import type { BoundedMap } from "../bounded-map.js";
 import {
   ATTR_TASK_DEPENDENCIES,
+  ATTR_TASK_ERROR,
   ATTR_TASK_GROUP,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
@@ -130,6 +133,7 @@ export class TaskSpans {
         else if (state === FETCH) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
+      this.attemptAttributes(journey, visit, span, end);
       // The next state span, when there is one, starts at this one's end with an HrTime to share.
       this.writer.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
     }
@@ -141,7 +145,10 @@ export class TaskSpans {
     const span = task.span;
     span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
     if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
-    if (outcome === ERROR || outcome === ERRED) span.setStatus({ code: SpanStatusCode.ERROR, message: `task ended in ${ALL_STATES[outcome]}` });
+    if (outcome === ERROR || outcome === ERRED) {
+      const failure = journey.failure;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? `task ended in ${ALL_STATES[outcome]}` : failure.message });
+    }
     if (this.producers.size !== 0) {
       // The journeys that produced this key's data, and its dependencies' data, elsewhere.
       const own = this.producers.get(journey.id);
@@ -156,6 +163,21 @@ export class TaskSpans {
     }
     this.writer.finishSpan(task, journey.start, journey.end);
     this.recent.set(journey.id, span.spanContext());
+  }
+
+  /**
+   * A visit that was an attempt that did not succeed (an execution ended in error or cancelled, a
+   * fetch's transfer not ok): its outcome and reason as attributes (`task.outcome`, `task.error`),
+   * so a trace alone can rebuild explain(); a failed one gets status ERROR and the exception event.
+   */
+  private attemptAttributes(journey: Journey, visit: number, span: OpenSpan, end: number): void {
+    if (journey.failureVisit === -1 && journey.transfers === undefined) return;
+    const attempt = failedAttempt(journey, visit);
+    if (attempt === undefined) return;
+    span.span.setAttribute(ATTR_TASK_OUTCOME, attempt.outcome);
+    const failure = attempt.failure;
+    if (failure !== undefined) span.span.setAttribute(ATTR_TASK_ERROR, failureText(failure.type, failure.message));
+    if (attempt.outcome === "error" || attempt.outcome === "failed") this.writer.fail(span.span, failure, `${ALL_STATES[journey.visitState(visit)]} ${attempt.outcome}`, end);
   }
 
   /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */
