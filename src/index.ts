@@ -29,6 +29,7 @@ export type {
   ExecuteLedger,
   GatherLedger,
   TraceCarrier,
+  KeyDescription,
 } from "./types.js";
 export type { MetricProducerOverrides } from "./journeys.js";
 export type { TaskMetricProducer } from "./otel/metric-producer.js";

@@ -9,7 +9,7 @@ import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
@@ -42,9 +42,10 @@ export const DEFAULT_OPTIONS = {
 } as const;
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
+export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix">> & {
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
+  keyPrefix: TaskJourneysOptions["keyPrefix"];
 };
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -101,6 +102,8 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
+  const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
+  if (keyPrefix !== undefined && typeof keyPrefix !== "function") fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
   const probe = merged.clock();
   if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
   fraction("sampling.ratio", merged.sampling.ratio);
@@ -167,6 +170,7 @@ export class TaskJourneys {
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
+      keyPrefix: resolved.keyPrefix,
       sampler,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
@@ -222,6 +226,18 @@ export class TaskJourneys {
   transition(key: Key, from: string, to: string, at?: number): void {
     if (this.#closed) return;
     this.#recorder.transition(key, from, to, at);
+  }
+
+  /**
+   * Gives `key` its prefix (`task.prefix` in metrics and spans) and task group, instead of what
+   * `keyPrefix` or Dask's key_split make of it: for keys that are ids (`"42"`, a UUID). Call it
+   * before or during the key's journeys; it holds for every later journey of the key here (a
+   * retry's too) until the key moves to `forgotten`. A journey under way keeps the prefix it began
+   * with. At most 100,000 keys are described at once; further ones are counted (describe-overflow).
+   */
+  describe(key: Key, description: KeyDescription): void {
+    if (this.#closed) return;
+    this.#recorder.describe(key, description);
   }
 
   /** Tells which keys `key` depends on, for waiting-time apportioning and span links. */

@@ -29,7 +29,7 @@ describe("bad input in the hot path", () => {
       journeys.transition("y-1", "executing", "waiting"); // impossible: repaired by accepting it
       journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting
       journeys.transition("z-1", "released", "waiting", Number.NaN);
-      journeys.transition("z-1", "waiting", "ready", -1);
+      journeys.transition("z-1", "waiting", "ready", -Infinity);
       journeys.transition("z-1", "ready", "executing", Infinity);
     };
     expect(call).not.toThrow();

@@ -80,8 +80,8 @@ export class TaskSpans {
     const key = typeof journey.id === "string" ? journey.id : String(journey.id);
     const attributes: Attributes = {
       [ATTR_TASK_KEY]: truncate(key, limit),
-      [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
-      [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
+      [ATTR_TASK_PREFIX]: truncate(journey.prefixName, limit),
+      [ATTR_TASK_GROUP]: truncate(groupOf(journey), limit),
       [ATTR_TASK_ROLE]: this.options.role,
     };
     // So that `explain --from` can still find a key longer than the limit: its beginning and length.
@@ -203,4 +203,13 @@ export class TaskSpans {
     }
     return name;
   }
+}
+
+/**
+ * A journey's task group: the one describe() gave, else key_split's group when the prefix is
+ * key_split's own, else the prefix (a group made from an id-like key would be that id).
+ */
+function groupOf(journey: Journey): string {
+  if (journey.group !== undefined) return journey.group;
+  return journey.prefixName === keySplit(journey.key) ? keySplitGroup(journey.key) : journey.prefixName;
 }
