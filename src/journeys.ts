@@ -283,10 +283,13 @@ export class TaskJourneys {
 
   /**
    * Writes the trace context of `key`'s journey here into `carrier` (W3C `traceparent`, and
-   * `tracestate` when there is one), for the message that carries the task on: on the scheduler
-   * the key's current state span (its `processing` span when sending compute-task), on a worker
-   * the key's task span, live or recently ended (for the data a peer fetches). Returns false and
-   * writes nothing when the journey has no span (not sampled, or ended long ago).
+   * `tracestate`), for the message that carries the task on: the key's task span, which covers
+   * whatever the receiver does whichever state this journey is in (the state span it was made in
+   * travels as a `taskjourney` tracestate member, for the receiver's link); after the journey
+   * ended, its task span if it was emitted (for the data a peer fetches, or the result going back).
+   * A journey that is not head-sampled hands out ids too, flagged not sampled: if it is kept at its
+   * end it is emitted under them, so every journey of a task shares one trace. Returns false and
+   * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
     return this.#spans.inject(key, carrier);
@@ -305,14 +308,28 @@ export class TaskJourneys {
   /**
    * Makes `key`'s next journey here a child of the span in `context` (a carrier or an extracted
    * Context): on a worker, call it with the compute-task message's carrier before the key's first
-   * transition, and the worker's journey nests under the scheduler's processing span — one trace
-   * per task across processes. A sampled context makes this journey head-sampled too, whatever
-   * the ratio says; an unsampled one is ignored (returns false). A journey already under way
-   * cannot be re-parented: its task span links to the context instead (returns false).
+   * transition, and the worker's journey nests under the scheduler's task span, linked to the
+   * state span the carrier was made in — one trace per task across processes. A sampled context
+   * makes this journey head-sampled too, whatever the ratio says; an unsampled one is kept for
+   * its ids, under which this journey is emitted if it is kept at its end (error, slow). Returns
+   * true when queued. A journey already under way cannot be re-parented: its task span links to a
+   * sampled context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
     return this.#spans.parent(key, context);
+  }
+
+  /**
+   * The second carrier of a task: the one that comes back with its result or error, which the
+   * other side filled with `inject(key, …)` after its journey ended. When that side kept its
+   * journey (the carrier says sampled: head-sampled, or kept at its end for an error or
+   * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
+   * it before the transition that ends the journey. Returns true when it made the journey kept.
+   */
+  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.#closed) return false;
+    return this.#spans.returned(key, context);
   }
 
   /**

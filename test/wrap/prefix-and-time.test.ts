@@ -57,7 +57,7 @@ describe("instrument() prefix and at extractors", () => {
     const clock = new FakeClock(10);
     const journeys = new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0 } });
     const queue = new Queue(clock);
-    instrument(queue, journeys, { execute: { method: "process", key: (job) => job.id, prefix: (job) => job.name, at: (job) => job.readyAt } });
+    instrument(queue, journeys, { execute: { method: "process", key: (job) => job.id, prefix: (job) => job.name, at: (job: Job) => job.readyAt } });
     queue.process({ id: "7", name: "resize", createdAt: 0, readyAt: 8 }, 3);
     expect(journeys.stats("resize", "executing").mean).toBe(5);
     expect(queue.runs).toEqual(["7"]);

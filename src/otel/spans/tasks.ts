@@ -66,9 +66,13 @@ export class TaskSpans {
     private readonly recent: BoundedMap<SpanContext>,
   ) {}
 
-  /** A journey kept at its end: its whole tree, from the recorded times. */
-  emitRetroactively(journey: Journey): void {
-    const spans = this.start(journey, ROOT_CONTEXT, undefined, true);
+  /**
+   * A journey kept at its end: its whole tree, from the recorded times, under `parent` (the ids
+   * another process handed this key) or as a root; or, when `inject()` already started its task
+   * span (`spans`, deferred), under that one.
+   */
+  emitRetroactively(journey: Journey, parent: Context = ROOT_CONTEXT, links?: Link[], spans?: TaskSpan): void {
+    if (spans === undefined) spans = this.start(journey, parent, links, true);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
