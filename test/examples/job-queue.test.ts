@@ -84,7 +84,7 @@ describe("a job queue instrumented from the guide", () => {
       // The parent's execution read its children's results, as an activity of its own.
       // Ids are given in order: the three fetches are "1" to "3", the merge "4".
       const merged = workerJourneys.map((journeys) => journeys.explain("4")).find((breakdown) => breakdown !== undefined)!;
-      expect(merged.name).toContain("merge");
+      expect(merged.prefix).toBe("merge");
       const executing = merged.children.find((node) => node.name === "executing")!;
       expect(executing.children.map((node) => node.name)).toContain("read-children");
     });
