@@ -1,5 +1,6 @@
 import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
+import type { Role, SchedulerState, WorkerState } from "./model/states.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
@@ -16,6 +17,9 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
+
+/** The states of a role: a worker's, the scheduler's, or either when the role is not known statically. */
+export type StateOf<R extends Role> = { worker: WorkerState; scheduler: SchedulerState }[R];
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -134,10 +138,10 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
  * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
  * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`.
  */
-export class TaskJourneys {
+export class TaskJourneys<R extends Role = Role> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
-  readonly role: "worker" | "scheduler";
+  readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
   readonly #recorder: Recorder;
@@ -149,9 +153,9 @@ export class TaskJourneys {
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
 
-  constructor(options: TaskJourneysOptions = {}) {
+  constructor(options: TaskJourneysOptions & { role?: R } = {}) {
     const resolved = resolveOptions(options);
-    this.role = resolved.role;
+    this.role = resolved.role as R;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
     // Head sampling: the key's hash against the ratio (every process decides alike), or a
@@ -222,8 +226,13 @@ export class TaskJourneys {
     this.#recorder.listener = this.#listeners.length === 1 ? listener : fanOut(this.#listeners);
   }
 
-  /** The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). */
-  transition(key: Key, from: string, to: string, at?: number): void {
+  /**
+   * The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). The
+   * states are typed by the role (`new TaskJourneys({ role: "scheduler" })` takes scheduler
+   * states), so a misspelt state does not compile; names from elsewhere are still checked at run
+   * time (`unknown-state`, `wrong-role-state`).
+   */
+  transition(key: Key, from: StateOf<R>, to: StateOf<R>, at?: number): void {
     if (this.#closed) return;
     this.#recorder.transition(key, from, to, at);
   }
