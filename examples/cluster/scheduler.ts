@@ -18,7 +18,8 @@
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
  * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
- * of the key's processing span — so the worker's journey nests under it.
+ * of the key's task span, naming the processing span for a link — so the worker's journey nests
+ * under it; task-finished / task-erred bring the worker's back for `journeys.returned(key)`.
  */
 import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 // Not part of the package's API: the statistics taskjourney keeps, used here by path so that
