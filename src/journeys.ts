@@ -1,5 +1,6 @@
 import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
+import type { Role, SchedulerState, WorkerState } from "./model/states.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
@@ -9,13 +10,16 @@ import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
+
+/** The states of a role: a worker's, the scheduler's, or either when the role is not known statically. */
+export type StateOf<R extends Role> = { worker: WorkerState; scheduler: SchedulerState }[R];
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -57,9 +61,10 @@ export function isNoopTracerProvider(provider: TracerProvider): boolean {
 }
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
+export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix">> & {
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
+  keyPrefix: TaskJourneysOptions["keyPrefix"];
 };
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -116,6 +121,8 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
+  const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
+  if (keyPrefix !== undefined && typeof keyPrefix !== "function") fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
   const probe = merged.clock();
   if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
   fraction("sampling.ratio", merged.sampling.ratio);
@@ -150,10 +157,10 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
  * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
  * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`.
  */
-export class TaskJourneys {
+export class TaskJourneys<R extends Role = Role> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
-  readonly role: "worker" | "scheduler";
+  readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
   readonly #recorder: Recorder;
@@ -167,14 +174,14 @@ export class TaskJourneys {
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
 
-  constructor(options: TaskJourneysOptions = {}) {
+  constructor(options: TaskJourneysOptions & { role?: R } = {}) {
     const resolved = resolveOptions(options);
     const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
     // ever made (the bridge is not a listener), rather than building trees a no-op drops.
     const traces = resolved.traces && !isNoopTracerProvider(tracerProvider);
     this.#traces = traces;
-    this.role = resolved.role;
+    this.role = resolved.role as R;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
     // Head sampling: the key's hash against the ratio (every process decides alike), or a
@@ -195,6 +202,7 @@ export class TaskJourneys {
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
       maxClockSkew: resolved.maxClockSkew,
+      keyPrefix: resolved.keyPrefix,
       sampler: traces ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
@@ -245,10 +253,27 @@ export class TaskJourneys {
     this.#recorder.listener = this.#listeners.length === 1 ? listener : fanOut(this.#listeners);
   }
 
-  /** The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). */
-  transition(key: Key, from: string, to: string, at?: number): void {
+  /**
+   * The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). The
+   * states are typed by the role (`new TaskJourneys({ role: "scheduler" })` takes scheduler
+   * states), so a misspelt state does not compile; names from elsewhere are still checked at run
+   * time (`unknown-state`, `wrong-role-state`).
+   */
+  transition(key: Key, from: StateOf<R>, to: StateOf<R>, at?: number): void {
     if (this.#closed) return;
     this.#recorder.transition(key, from, to, at);
+  }
+
+  /**
+   * Gives `key` its prefix (`task.prefix` in metrics and spans) and task group, instead of what
+   * `keyPrefix` or Dask's key_split make of it: for keys that are ids (`"42"`, a UUID). Call it
+   * before or during the key's journeys; it holds for every later journey of the key here (a
+   * retry's too) until the key moves to `forgotten`. A journey under way keeps the prefix it began
+   * with. At most 100,000 keys are described at once; further ones are counted (describe-overflow).
+   */
+  describe(key: Key, description: KeyDescription): void {
+    if (this.#closed) return;
+    this.#recorder.describe(key, description);
   }
 
   /** Tells which keys `key` depends on, for waiting-time apportioning and span links. */
@@ -298,10 +323,13 @@ export class TaskJourneys {
 
   /**
    * Writes the trace context of `key`'s journey here into `carrier` (W3C `traceparent`, and
-   * `tracestate` when there is one), for the message that carries the task on: on the scheduler
-   * the key's current state span (its `processing` span when sending compute-task), on a worker
-   * the key's task span, live or recently ended (for the data a peer fetches). Returns false and
-   * writes nothing when the journey has no span (not sampled, or ended long ago).
+   * `tracestate`), for the message that carries the task on: the key's task span, which covers
+   * whatever the receiver does whichever state this journey is in (the state span it was made in
+   * travels as a `taskjourney` tracestate member, for the receiver's link); after the journey
+   * ended, its task span if it was emitted (for the data a peer fetches, or the result going back).
+   * A journey that is not head-sampled hands out ids too, flagged not sampled: if it is kept at its
+   * end it is emitted under them, so every journey of a task shares one trace. Returns false and
+   * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
     if (!this.#traces) return false;
@@ -331,10 +359,12 @@ export class TaskJourneys {
   /**
    * Makes `key`'s next journey here a child of the span in `context` (a carrier or an extracted
    * Context): on a worker, call it with the compute-task message's carrier before the key's first
-   * transition, and the worker's journey nests under the scheduler's processing span — one trace
-   * per task across processes. A sampled context makes this journey head-sampled too, whatever
-   * the ratio says; an unsampled one is ignored (returns false). A journey already under way
-   * cannot be re-parented: its task span links to the context instead (returns false).
+   * transition, and the worker's journey nests under the scheduler's task span, linked to the
+   * state span the carrier was made in — one trace per task across processes. A sampled context
+   * makes this journey head-sampled too, whatever the ratio says; an unsampled one is kept for
+   * its ids, under which this journey is emitted if it is kept at its end (error, slow). Returns
+   * true when queued. A journey already under way cannot be re-parented: its task span links to a
+   * sampled context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#traces) return false;
@@ -343,6 +373,18 @@ export class TaskJourneys {
     } catch {
       return this.#badCarrier("parent()");
     }
+  }
+
+  /**
+   * The second carrier of a task: the one that comes back with its result or error, which the
+   * other side filled with `inject(key, …)` after its journey ended. When that side kept its
+   * journey (the carrier says sampled: head-sampled, or kept at its end for an error or
+   * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
+   * it before the transition that ends the journey. Returns true when it made the journey kept.
+   */
+  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.#closed) return false;
+    return this.#spans.returned(key, context);
   }
 
   /**

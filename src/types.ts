@@ -1,5 +1,6 @@
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Role } from "./model/states.js";
+import type { Key } from "./model/keys.js";
 
 /** Head and tail sampling of journeys into span trees. */
 export interface SamplingOptions {
@@ -27,6 +28,8 @@ export interface TaskJourneysOptions {
   meterProvider?: MeterProvider;
   /** Which journeys become span trees. */
   sampling?: SamplingOptions;
+  /** The prefix of a key nothing `describe()`d, for keys that encode it their own way (`"fetch:42"`); default Dask's key_split. */
+  keyPrefix?: (key: Key) => string;
   /** Distinct task prefixes kept before further ones fold into "other". */
   prefixLimit?: number;
   /** Distinct activity names kept before further ones fold into "other". */
@@ -86,6 +89,14 @@ export interface TaskJourneysOptions {
  * once, beside the code that reads and writes it.
  */
 export type { TraceCarrier } from "./otel/propagation.js";
+
+/** What `journeys.describe(key, …)` tells of a key, for its journeys until it is forgotten. */
+export interface KeyDescription {
+  /** The task's family name: its `task.prefix` in metrics and spans, instead of key_split's. */
+  prefix?: string;
+  /** The finer task group of its spans' `task.group`; default the prefix given, else key_split's group. */
+  group?: string;
+}
 
 /** Meters activities of one execution or transfer; see `TaskJourneys.execute` and `gather`. */
 export interface ActivityLedger {

@@ -18,7 +18,8 @@
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
  * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
- * of the key's processing span — so the worker's journey nests under it.
+ * of the key's task span, naming the processing span for a link — so the worker's journey nests
+ * under it; task-finished / task-erred bring the worker's back for `journeys.returned(key)`.
  */
 import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 // Not part of the package's API: the statistics taskjourney keeps, used here by path so that
@@ -323,7 +324,7 @@ export class Scheduler {
         this.taskFinished(message as TaskFinishedMessage, connection);
         break;
       case "task-erred":
-        this.taskErred(message.key as string, message.error as string, connection);
+        this.taskErred(message.key as string, message.error as string, connection, message.carrier as Record<string, string> | undefined);
         break;
       case "add-keys": {
         const worker = this.workerOf(connection);
@@ -363,6 +364,8 @@ export class Scheduler {
     const task = this.tasks.get(message.key);
     const worker = this.workerOf(connection);
     if (task === undefined || worker === undefined || task.state !== "processing") return;
+    // The result's carrier: a worker journey kept at its end keeps this one, before it ends.
+    if (this.journeys !== undefined && message.carrier !== undefined) this.journeys.returned(task.key, message.carrier as Record<string, string>);
     worker.processing.delete(task);
     worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
     task.processingOn = undefined;
@@ -392,10 +395,11 @@ export class Scheduler {
     this.drainQueue();
   }
 
-  private taskErred(key: string, error: string, connection: Connection): void {
+  private taskErred(key: string, error: string, connection: Connection, carrier?: Record<string, string>): void {
     const task = this.tasks.get(key);
     const worker = this.workerOf(connection);
     if (task === undefined || task.state !== "processing") return;
+    if (this.journeys !== undefined && carrier !== undefined) this.journeys.returned(key, carrier);
     worker?.processing.delete(task);
     this.transition(task, "erred");
     this.run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));

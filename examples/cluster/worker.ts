@@ -14,7 +14,8 @@
  *     deserialize) as activities of whatever execution or transfer caused them, and the spill
  *     files' sizes digested into the same ledger as bytes (task.execute.size);
  *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
- *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them.
+ *     `journeys.inject` into task-finished / task-erred (the carrier back to the scheduler) and
+ *     into get_data replies, and `journeys.linkFrom` on receiving those.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -135,7 +136,7 @@ export class Worker {
       execute: (task) => this.runTask(task),
       gatherDep: (peer, tasks) => this.fetch(peer, tasks),
       taskFinished: (task) => this.taskFinished(task),
-      taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error }),
+      taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error, ...this.resultCarrier(task.key) }),
       release: (key) => this.store.delete(key),
       whoHas: (keys) => void this.whoHas(keys),
     });
@@ -322,7 +323,16 @@ export class Worker {
   }
 
   private taskFinished(task: WorkerTask): void {
-    this.scheduler.send({ op: "task-finished", key: task.key, nbytes: task.nbytes });
+    this.scheduler.send({ op: "task-finished", key: task.key, nbytes: task.nbytes, ...this.resultCarrier(task.key) });
+  }
+
+  /**
+   * The second carrier of a task: its journey here, back to the scheduler with the result, so a
+   * journey kept here at its end (failed, slow) keeps the scheduler's too (`returned()`).
+   */
+  private resultCarrier(key: string): { carrier?: TraceCarrier } {
+    const carrier: TraceCarrier = {};
+    return this.journeys !== undefined && this.journeys.inject(key, carrier) ? { carrier } : {};
   }
 
   private async whoHas(keys: string[]): Promise<void> {

@@ -4,7 +4,7 @@
  * reason given anywhere else is a `DropReason`, checked against this list by the type checker.
  */
 export const DROP_REASONS = {
-  "invalid-time": "a time that is not a number, or is negative, NaN or infinite; the clock's reading is used instead",
+  "invalid-time": "a time that is not a number, or is NaN or infinite (one before the clock's 0 is a backdated journey, fine); the clock's reading is used instead",
   "clock-skew": "a time further than maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
   "invalid-clock": "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
   "invalid-name": "an activity name, unit, peer or queued() reason that is not a string; an activity is recorded as other, the rest is dropped",
@@ -25,6 +25,11 @@ export const DROP_REASONS = {
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
   "wrap-extractor-error": "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
+  "prefix-limit": "a distinct task prefix past prefixLimit, folded into \"other\" (counted once per prefix); describe() or keyPrefix give keys their family name",
+  "prefix-looks-like-id": "a distinct task prefix that looks like an id (digits, hex, a UUID), counted once per prefix: the key became its own prefix",
+  "key-prefix-error": "the keyPrefix option threw or returned something other than a non-empty string; the key's key_split prefix is used",
+  "invalid-description": "describe() given something other than { prefix?, group? } of non-empty strings; the description is dropped",
+  "describe-overflow": "describe() of a key past the 100000 keys described and not yet forgotten; the description is dropped",
 } as const;
 
 export type DropReason = keyof typeof DROP_REASONS;

@@ -120,6 +120,10 @@ export class Journey {
   failure: FailureDetail | undefined = undefined;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
+  /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
+  prefixName = "";
+  /** The task group given by describe(), or undefined for the default. */
+  group: string | undefined = undefined;
 
   constructor(
     /** The key as the caller gave it. */

@@ -1,4 +1,5 @@
 import { keySplitUncached, type Key } from "../model/keys.js";
+import { looksLikeId } from "../model/prefix-check.js";
 import { keyId } from "./key-id.js";
 import {
   ALL_STATES,
@@ -40,6 +41,16 @@ const FLIGHT = stateId("flight");
 const MISSING = stateId("missing");
 const EXECUTING = stateId("executing");
 const LONG_RUNNING = stateId("long-running");
+const FORGOTTEN = stateId("forgotten");
+
+/** Keys described by describe() and not yet forgotten, kept at most. */
+export const DESCRIBED_LIMIT = 100_000;
+
+/** What describe() tells of a key: its prefix and group, for every later journey until it is forgotten. */
+export interface KeyDescription {
+  prefix?: string;
+  group?: string;
+}
 
 const IS_TERMINAL = terminalMask();
 
@@ -65,6 +76,8 @@ export interface RecorderConfig {
   asyncContext?: boolean;
   /** Seconds a given time may lie from the clock; further is a `clock-skew` drop. Default: a day. */
   maxClockSkew?: number;
+  /** The prefix of a key nothing described; default Dask's key_split. */
+  keyPrefix?: (key: Key) => string;
 }
 
 /** The default of `maxClockSkew`: a day, in seconds. */
@@ -114,6 +127,13 @@ export class Recorder implements LedgerHost {
   private readonly activityCacheIds = new Int32Array(ACTIVITY_CACHE_MASK + 1);
   readonly noLedger: NoLedger;
   readonly asyncContext: boolean;
+  /** describe()d keys by id, until forgotten; at most DESCRIBED_LIMIT. */
+  private readonly described = new Map<string | number, KeyDescription>();
+  /**
+   * The prefix of a journey the very next call may begin (an instrument() `prefix` extractor):
+   * set just before that call and cleared after, so no per-key memory is kept for it.
+   */
+  prefixHint: string | undefined = undefined;
 
   constructor(config: RecorderConfig) {
     this.config = config;
@@ -162,16 +182,16 @@ export class Recorder implements LedgerHost {
    */
   now(at?: unknown): number {
     if (at === undefined) return this.clock();
-    if (typeof at === "number" && at >= 0) {
+    // Any finite time within maxClockSkew of the clock: one before the clock's 0 is a journey
+    // backdated by the scheduler's own record (a job created before this process started).
+    if (typeof at === "number" && at - at === 0) {
       const skew = this.maxClockSkew;
       const distance = at - this.lastClock;
       if (distance <= skew && distance >= -skew) return at;
-      if (at < Infinity) {
-        const now = this.clock();
-        if (at - now <= skew && now - at <= skew) return at;
-        this.drop("clock-skew", `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`);
-        return now;
-      }
+      const now = this.clock();
+      if (at - now <= skew && now - at <= skew) return at;
+      this.drop("clock-skew", `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`);
+      return now;
     }
     this.drop("invalid-time", `time ${show(at)} replaced by the clock`);
     return this.clock();
@@ -249,13 +269,14 @@ export class Recorder implements LedgerHost {
   transition(key: Key, from: string, to: string, at?: number): void {
     // A time passed in is checked first; the clock is read only once the call records something
     // (a key ending without a journey here, the most common call after a journey, records nothing).
-    const given = at === undefined ? -1 : this.now(at);
+    const given = at === undefined ? Number.NaN : this.now(at);
     const fromId = this.stateOf(from);
     if (fromId === -1) return;
     const toId = this.stateOf(to);
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
+    if (toId === FORGOTTEN && this.described.size !== 0) this.described.delete(id);
     const journey = this.liveJourney(id);
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
@@ -263,10 +284,10 @@ export class Recorder implements LedgerHost {
       if (fromId !== RELEASED && IS_TERMINAL[fromId] !== 1) {
         this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
       }
-      this.begin(key, id, toId, given === -1 ? this.clock() : given);
+      this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
-    this.move(journey, fromId, toId, given === -1 ? this.clock() : given);
+    this.move(journey, fromId, toId, given !== given ? this.clock() : given);
   }
 
   /**
@@ -298,8 +319,9 @@ export class Recorder implements LedgerHost {
   }
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
-    // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
-    const prefixId = this.prefixes.id(prefixOf(key, id));
+    const description = this.described.size !== 0 ? this.described.get(id) : undefined;
+    const prefix = description?.prefix ?? this.prefixHint ?? this.prefixOf(key, id);
+    const prefixId = this.internPrefix(prefix);
     const kind: JourneyKindId =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
@@ -309,6 +331,8 @@ export class Recorder implements LedgerHost {
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
+    journey.prefixName = prefix;
+    if (description?.group !== undefined) journey.group = description.group;
     this.addLive(id, journey);
     const deps = this.deps;
     if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
@@ -319,6 +343,77 @@ export class Recorder implements LedgerHost {
       if (listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
     }
     return journey;
+  }
+
+  /** The prefix of a key nothing described: the keyPrefix option's, or Dask's key_split. */
+  private prefixOf(key: Key, id: string | number): string {
+    const keyPrefix = this.config.keyPrefix;
+    // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
+    if (keyPrefix === undefined) return safeKeySplit(key, id);
+    let prefix: unknown;
+    try {
+      prefix = keyPrefix(key);
+    } catch (error) {
+      prefix = error;
+    }
+    if (typeof prefix === "string" && prefix.length > 0) return prefix;
+    this.failures.fault(
+      "key-prefix-error",
+      `dropped input (key-prefix-error): the keyPrefix option ${prefix instanceof Error ? `threw ${prefix.message}` : `returned ${typeof prefix}`}; key_split is used.`,
+    );
+    return safeKeySplit(key, id);
+  }
+
+  /**
+   * A prefix's id. A prefix seen for the first time is checked, off the hot path of known ones:
+   * one that looks like an id, or one past prefixLimit, is counted and told once, with what to do.
+   */
+  private internPrefix(prefix: string): number {
+    const prefixes = this.prefixes;
+    const known = prefixes.names.length;
+    const folded = prefixes.overflowed;
+    const id = prefixes.id(prefix);
+    if (prefixes.names.length === known && prefixes.overflowed === folded) return id;
+    if (looksLikeId(prefix)) {
+      this.failures.fault(
+        "prefix-looks-like-id",
+        `task prefix "${prefix.slice(0, 64)}" looks like an id: keys like it are their own prefix, one metric series each. ` +
+          "Give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor.",
+      );
+    }
+    if (id === prefixes.limit) {
+      const few = prefixes.names.slice(0, 3).concat(prefix.slice(0, 64)).map((name) => `"${name}"`);
+      this.failures.fault(
+        "prefix-limit",
+        `more than prefixLimit (${prefixes.limit}) distinct task prefixes (${few.join(", ")}, …): further ones fold into "other". ` +
+          "If these are ids, give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor; else raise prefixLimit.",
+      );
+    }
+    return id;
+  }
+
+  /** See TaskJourneys.describe. */
+  describe(key: Key, description: KeyDescription): void {
+    const id = this.idOf(key);
+    if (id === undefined) return;
+    const given = description as { prefix?: unknown; group?: unknown } | null;
+    const prefix = given?.prefix;
+    const group = given?.group;
+    if (
+      given === null ||
+      typeof given !== "object" ||
+      (prefix !== undefined && (typeof prefix !== "string" || prefix.length === 0)) ||
+      (group !== undefined && (typeof group !== "string" || group.length === 0))
+    ) {
+      this.drop("invalid-description", "describe() takes { prefix?, group? } of non-empty strings");
+      return;
+    }
+    if (!this.described.has(id) && this.described.size >= DESCRIBED_LIMIT) {
+      this.failures.fault("describe-overflow", `dropped input (describe-overflow): describe() of more than ${DESCRIBED_LIMIT} keys not yet forgotten.`);
+      return;
+    }
+    // A copy: the caller's object may change afterwards.
+    this.described.set(id, { prefix: prefix as string | undefined, group: group as string | undefined });
   }
 
   private move(journey: Journey, fromId: number, toId: number, time: number): void {
@@ -626,7 +721,7 @@ function element(array: readonly unknown[], index: number): unknown {
 }
 
 /** A key's prefix; for a key that cannot be read again (a hostile Proxy), the prefix of its map id. */
-function prefixOf(key: Key, id: string | number): string {
+function safeKeySplit(key: Key, id: string | number): string {
   if (typeof key === "string") return keySplitUncached(key);
   try {
     return keySplitUncached(key);

@@ -21,7 +21,7 @@ describe("bad input in the hot path", () => {
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
     const call = () => {
-      journeys.transition("x-1", "released", "sleeping"); // unknown state
+      journeys.transition("x-1", "released", "sleeping" as never); // unknown state (a cast: it does not compile)
       journeys.transition("x-1", "released", "processing"); // a scheduler state on a worker
       journeys.transition(null as never, "released", "waiting"); // not a key
       journeys.transition({ a: 1 } as never, "released", "waiting");
@@ -30,7 +30,7 @@ describe("bad input in the hot path", () => {
       journeys.transition("y-1", "executing", "waiting"); // impossible: repaired by accepting it
       journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting
       journeys.transition("z-1", "released", "waiting", Number.NaN);
-      journeys.transition("z-1", "waiting", "ready", -1);
+      journeys.transition("z-1", "waiting", "ready", -Infinity);
       journeys.transition("z-1", "ready", "executing", Infinity);
     };
     expect(call).not.toThrow();
@@ -126,7 +126,7 @@ describe("strict mode", () => {
     expect(invalid.reason).toBe("state-mismatch");
     expect(invalid.story).toEqual(["waiting@0.000000", "ready@1.000000"]);
     expect(invalid.message).toContain("waiting → ready but the key is in ready");
-    expect(() => journeys.transition("s-1", "ready", "nowhere")).toThrow(InvalidTransition);
+    expect(() => journeys.transition("s-1", "ready", "nowhere" as never)).toThrow(InvalidTransition);
   });
 });
 

@@ -360,12 +360,12 @@ describe("breakdownFromSpans: the same as explain() for any scheduler journey (p
           for (const { pick, ticks } of steps) {
             const options = SCHEDULER_NEXT[state] ?? SCHEDULER_NEXT.released;
             const to = options[pick % options.length];
-            journeys.transition(key, state === "memory" || state === "erred" ? "released" : state, to);
+            journeys.transition(key, (state === "memory" || state === "erred" ? "released" : state) as never, to as never);
             state = to;
             clock.advance(ticks * TICK);
           }
           // Ended, so that its spans are in the trace.
-          if (SCHEDULER_NEXT[state] !== undefined && state !== "released") journeys.transition(key, state, "released");
+          if (SCHEDULER_NEXT[state] !== undefined && state !== "released") journeys.transition(key, state as never, "released");
         });
         const spans = decodeOtlpJson(jsonLines([scheduler.exporter.getFinishedSpans()]), `scheduler run ${run++}`);
         walks.forEach((_, index) => {

@@ -69,9 +69,13 @@ export class TaskSpans {
     private readonly recent: BoundedMap<SpanContext>,
   ) {}
 
-  /** A journey kept at its end: its whole tree, from the recorded times. */
-  emitRetroactively(journey: Journey): void {
-    const spans = this.start(journey, ROOT_CONTEXT, undefined, true);
+  /**
+   * A journey kept at its end: its whole tree, from the recorded times, under `parent` (the ids
+   * another process handed this key) or as a root; or, when `inject()` already started its task
+   * span (`spans`, deferred), under that one.
+   */
+  emitRetroactively(journey: Journey, parent: Context = ROOT_CONTEXT, links?: Link[], spans?: TaskSpan): void {
+    if (spans === undefined) spans = this.start(journey, parent, links, true);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
@@ -83,8 +87,8 @@ export class TaskSpans {
     const key = typeof journey.id === "string" ? journey.id : String(journey.id);
     const attributes: Attributes = {
       [ATTR_TASK_KEY]: truncate(key, limit),
-      [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
-      [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
+      [ATTR_TASK_PREFIX]: truncate(journey.prefixName, limit),
+      [ATTR_TASK_GROUP]: truncate(groupOf(journey), limit),
       [ATTR_TASK_ROLE]: this.options.role,
     };
     // So that `explain --from` can still find a key longer than the limit: its beginning and length.
@@ -225,4 +229,13 @@ export class TaskSpans {
     }
     return name;
   }
+}
+
+/**
+ * A journey's task group: the one describe() gave, else key_split's group when the prefix is
+ * key_split's own, else the prefix (a group made from an id-like key would be that id).
+ */
+function groupOf(journey: Journey): string {
+  if (journey.group !== undefined) return journey.group;
+  return journey.prefixName === keySplit(journey.key) ? keySplitGroup(journey.key) : journey.prefixName;
 }

@@ -304,7 +304,7 @@ describe("span trees of scheduler journeys", () => {
     ];
     for (const [from, to, at] of steps) {
       clock.set(at);
-      journeys.transition(["x-7f3a", 0], from, to);
+      journeys.transition(["x-7f3a", 0], from as never, to as never);
     }
     const spans = exporter.getFinishedSpans();
     expect(render(spans)).toEqual([
