@@ -77,8 +77,8 @@ describe("taskjourney CLI", () => {
   it("--help and --version", async () => {
     const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("taskjourney explain <key> --from <spans.jsonl> [--json] [--all]");
-    expect(help.stdout).toContain("taskjourney report --from <summary.json>");
+    expect(help.stdout).toContain("taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]");
+    expect(help.stdout).toContain("taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--max-bytes <n>]");
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   }, 60_000);
 
@@ -102,7 +102,7 @@ describe("taskjourney CLI", () => {
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain("--bogus");
     expect(reportNoFrom.code).toBe(2);
-    expect(reportNoFrom.stderr).toContain("report needs --from <summary.json>");
+    expect(reportNoFrom.stderr).toContain("report needs --from <files or directories>");
   }, 60_000);
 
   it("data errors exit with 1: a missing file, a key not in the file (listing keys found), a file that is not JSON", async () => {
@@ -114,7 +114,7 @@ describe("taskjourney CLI", () => {
       run("explain", "inc-1", "--from", garbage),
     ]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/trace file .*nope\.jsonl does not exist/);
+    expect(missing.stderr).toMatch(/input .*nope\.jsonl does not exist/);
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toContain('no journey of key "dec-9"');
     expect(notFound.stderr).toMatch(/its 3 task keys include "inc-1", "(sum|x)-1", "(sum|x)-1"/);
@@ -176,6 +176,7 @@ describe("taskjourney CLI", () => {
     fs.writeFileSync(path.join(directory, "wrong.json"), '{"hello": 1}');
     const wrong = await run("report", "--from", path.join(directory, "wrong.json"));
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("expected ReportData");
+    expect(wrong.stderr).toContain("no taskjourney spans, metrics or summary in");
+    expect(wrong.stderr).toContain("expected OTLP/JSON requests");
   }, 60_000);
 });

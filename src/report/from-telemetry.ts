@@ -231,7 +231,10 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
   }
   const hasMetrics = telemetry.metrics.some((point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION);
   if (!hasMetrics && index === undefined) {
-    throw new TypeError(`no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}`);
+    throw new TypeError(
+      `no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}: expected OTLP/JSON requests ({"resourceSpans": …}, {"resourceMetrics": …}) ` +
+        "or a summary (ReportData {title, prefixes, execute, gather, wait, slowest?}, or the cluster example's summary.json)",
+    );
   }
   if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
     throw new TypeError(`${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`);
