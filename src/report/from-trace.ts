@@ -134,41 +134,49 @@ export class SpanIndex {
   /**
    * Every span's depth, each computed once by walking up to the first ancestor whose depth is
    * known (no recursion, so no stack to overflow): a walk that meets a span of its own path is
-   * a cycle.
+   * a cycle. Spans are numbered by position and depths kept in a typed array (0 unknown, -1 on
+   * the path being walked), so this costs a few array reads per span.
    */
   private checkAncestry(): void {
-    const depth = new Map<DecodedSpan, number>();
-    const path: DecodedSpan[] = [];
-    const onPath = new Set<DecodedSpan>();
-    for (const span of this.spans) {
-      let current: DecodedSpan | undefined = span;
+    const count = this.spans.length;
+    const parent = new Int32Array(count).fill(-1);
+    this.spans.forEach((span, index) => {
+      if (span.parentSpanId === undefined) return;
+      const found = this.byId.get(idOf(span.traceId, span.parentSpanId));
+      if (found !== undefined) parent[index] = this.order.get(found)!;
+    });
+    const depth = new Int32Array(count);
+    const path: number[] = [];
+    for (let start = 0; start < count; start++) {
+      let current = start;
       let base = 0;
-      while (current !== undefined) {
-        const known = depth.get(current);
-        if (known !== undefined) {
+      while (current !== -1) {
+        const known = depth[current];
+        if (known > 0) {
           base = known;
           break;
         }
-        if (onPath.has(current)) {
+        if (known === -1) {
+          const span = this.spans[current];
           throw new OtlpJsonError(
-            current.parentSpanId === current.spanId
-              ? `span ${terminalSafe(current.spanId)} ("${terminalSafe(current.name)}") of trace ${terminalSafe(current.traceId)} is its own parent`
-              : `spans of trace ${terminalSafe(current.traceId)} form a cycle: span ${terminalSafe(current.spanId)} ("${terminalSafe(current.name)}") is its own ancestor`,
+            span.parentSpanId === span.spanId
+              ? `span ${terminalSafe(span.spanId)} ("${terminalSafe(span.name)}") of trace ${terminalSafe(span.traceId)} is its own parent`
+              : `spans of trace ${terminalSafe(span.traceId)} form a cycle: span ${terminalSafe(span.spanId)} ("${terminalSafe(span.name)}") is its own ancestor`,
           );
         }
+        depth[current] = -1;
         path.push(current);
-        onPath.add(current);
-        current = current.parentSpanId === undefined ? undefined : this.byId.get(idOf(current.traceId, current.parentSpanId));
+        current = parent[current];
       }
       for (let index = path.length - 1; index >= 0; index--) {
         base += 1;
         if (base > MAX_SPAN_DEPTH) {
-          throw new OtlpJsonError(`span ${terminalSafe(path[index].spanId)} of trace ${terminalSafe(path[index].traceId)} is nested more than ${MAX_SPAN_DEPTH} levels deep; taskjourney's spans never are`);
+          const span = this.spans[path[index]];
+          throw new OtlpJsonError(`span ${terminalSafe(span.spanId)} of trace ${terminalSafe(span.traceId)} is nested more than ${MAX_SPAN_DEPTH} levels deep; taskjourney's spans never are`);
         }
-        depth.set(path[index], base);
+        depth[path[index]] = base;
       }
       path.length = 0;
-      onPath.clear();
     }
   }
 
