@@ -223,7 +223,7 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     try {
       data = reportDataFrom(summary);
     } catch (error) {
-      throw new TypeError(`${file}: ${(error as Error).message}`);
+      throw new TypeError(`${file}: ${(error as Error).message}`, { cause: error });
     }
     if (data.slowest === undefined || data.slowest.length === 0) data.slowest = slowest();
     if (options.title !== undefined) data.title = options.title;
