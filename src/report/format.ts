@@ -1,4 +1,5 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { terminalSafe } from "./terminal.js";
 
 /** Seconds as the tree shows them: ms below one second, s above, one decimal. */
 export function formatSeconds(seconds: number): string {
@@ -27,7 +28,7 @@ export function formatBytes(bytes: number): string {
 function formatQuantities(quantities: Readonly<Record<string, number>> | undefined): string {
   if (quantities === undefined) return "";
   return Object.entries(quantities)
-    .map(([unit, value]) => (unit === "bytes" ? formatBytes(value) : `${value} ${unit}`))
+    .map(([unit, value]) => (unit === "bytes" ? formatBytes(value) : `${value} ${terminalSafe(unit)}`))
     .join(", ");
 }
 
@@ -40,24 +41,26 @@ function isGatherActivity(name: string): boolean {
 }
 
 /**
- * The text tree of a breakdown, as at the top of the README:
+ * The text tree of a breakdown, as at the top of the README. Names come out terminal-safe
+ * (control characters as visible escapes: a key from a trace file can hold anything):
  *
  *     inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001
  *     ├─ waiting      8.0 s
  *     │  ├─ gather: network  2.0 s
  */
 export function formatBreakdown(breakdown: Breakdown): string {
-  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${breakdown.instance}`;
-  const ending = breakdown.outcome === undefined ? " (still running)" : FAILED_OUTCOMES.has(breakdown.outcome) ? ` (ended in ${breakdown.outcome})` : "";
-  const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
+  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
+  const ending = breakdown.outcome === undefined ? " (still running)" : FAILED_OUTCOMES.has(breakdown.outcome) ? ` (ended in ${terminalSafe(breakdown.outcome)})` : "";
+  const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
   const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
-      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${node.name}` : node.name;
+      const name = terminalSafe(node.name);
+      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${name}` : name;
       // An attempt that did not succeed says how, and why when known, after its time (a long message
       // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
-      const attempt = node.outcome === undefined ? "" : `${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`;
+      const attempt = node.outcome === undefined ? "" : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
       rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities), attempt });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });
