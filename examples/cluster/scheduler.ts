@@ -112,6 +112,12 @@ export interface SchedulerOptions {
   bandwidth?: number;
   /** How long a prefix's duration estimate is reused before the statistics are read again, ms. Default 100. */
   estimateRefreshMs?: number;
+  /**
+   * When a task fails, err it and every task that depends on it (as Dask does) and compute the
+   * rest; compute() resolves once every task is in memory or erred (with undefined when the root
+   * erred). Default false: the first failure rejects compute().
+   */
+  keepGoing?: boolean;
   /** Log every decision through `log`. */
   verbose?: boolean;
   log?: (line: string) => void;
@@ -121,8 +127,12 @@ export class Scheduler {
   address = "";
   readonly workers = new Map<string, WorkerInfo>();
   readonly decisions: DecisionStats = { total: 0, informed: 0, movedFromHolder: 0, queued: 0, noWorker: 0, samples: [] };
-  /** Called as tasks reach memory. */
+  /** Called as tasks reach memory (or err, with keepGoing). */
   onProgress: (done: number, total: number) => void = () => {};
+  /** Tasks that raised on a worker, in the order their failures arrived. */
+  readonly failures: Array<{ key: string; error: string }> = [];
+  /** Tasks erred: those that raised and those erred because a dependency did. */
+  erred = 0;
   private server: Server | undefined;
   private journeys: TaskJourneys | undefined;
   private readonly saturation: number;
@@ -130,6 +140,7 @@ export class Scheduler {
   private readonly bandwidth: number;
   private readonly log: (line: string) => void;
   private readonly verbose: boolean;
+  private readonly keepGoing: boolean;
   private readonly tasks = new Map<string, SchedulerTask>();
   private readonly queue = new Heap<SchedulerTask>();
   private readonly noWorker = new Heap<SchedulerTask>();
@@ -148,6 +159,7 @@ export class Scheduler {
     this.bandwidth = options.bandwidth ?? 100e6;
     this.estimateRefreshMs = options.estimateRefreshMs ?? 100;
     this.verbose = options.verbose ?? false;
+    this.keepGoing = options.keepGoing ?? false;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -182,7 +194,7 @@ export class Scheduler {
     });
   }
 
-  /** Submits `graph` and resolves with the value of its root key. */
+  /** Submits `graph` and resolves with the value of its root key (see `keepGoing` for failures). */
   compute(graph: Graph): Promise<unknown> {
     if (this.run !== undefined) throw new Error("one graph at a time");
     const order = priorities(graph);
@@ -233,9 +245,10 @@ export class Scheduler {
     if (run === undefined) return;
     this.run = undefined;
     for (const task of this.tasks.values()) if (task.state === "memory") this.release(task);
-    for (const task of this.tasks.values()) if (task.state === "released") this.transition(task, "forgotten");
+    for (const task of this.tasks.values()) if (task.state === "released" || task.state === "erred") this.transition(task, "forgotten");
     this.tasks.clear();
     this.done = 0;
+    this.erred = 0;
   }
 
   /** CPU seconds used so far by every process of the cluster (threads included): this one and each worker. */
@@ -380,15 +393,20 @@ export class Scheduler {
     this.transition(task, "memory");
     this.finishedByPrefix.set(task.prefix, (this.finishedByPrefix.get(task.prefix) ?? 0) + 1);
     this.done++;
-    this.onProgress(this.done, this.tasks.size);
+    this.onProgress(this.done + this.erred, this.tasks.size);
     const ready: SchedulerTask[] = [];
-    for (const dependent of task.dependents) if (--dependent.waitingOn === 0) ready.push(dependent);
+    // An erred dependent (another of its dependencies failed, with keepGoing) never runs.
+    for (const dependent of task.dependents) if (--dependent.waitingOn === 0 && dependent.state === "waiting") ready.push(dependent);
     for (const dependency of task.dependencies) {
       if (++dependency.dependentsDone === dependency.dependents.length) this.release(dependency);
     }
     const run = this.run;
     if (run !== undefined && task === run.root) {
       void this.fetchResult(task).then(run.resolve, run.reject);
+      return;
+    }
+    if (run !== undefined && run.root.state === "erred" && this.done + this.erred === this.tasks.size) {
+      run.resolve(undefined);
       return;
     }
     for (const dependent of ready.sort((a, b) => a.priority - b.priority)) this.schedule(dependent);
@@ -400,9 +418,36 @@ export class Scheduler {
     const worker = this.workerOf(connection);
     if (task === undefined || task.state !== "processing") return;
     if (this.journeys !== undefined && carrier !== undefined) this.journeys.returned(key, carrier);
-    worker?.processing.delete(task);
+    if (worker !== undefined) {
+      worker.processing.delete(task);
+      worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
+    }
+    task.processingOn = undefined;
     this.transition(task, "erred");
-    this.run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));
+    this.erred++;
+    this.failures.push({ key, error });
+    const run = this.run;
+    if (!this.keepGoing) {
+      run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));
+      return;
+    }
+    // Its dependents can never run: they err too, transitively (Dask's exception blame). They
+    // all wait, since one of their dependencies was never in memory.
+    const blamed = [...task.dependents];
+    while (blamed.length > 0) {
+      const dependent = blamed.pop()!;
+      if (dependent.state !== "waiting") continue;
+      this.transition(dependent, "erred");
+      this.erred++;
+      blamed.push(...dependent.dependents);
+    }
+    this.onProgress(this.done + this.erred, this.tasks.size);
+    // A root in memory resolved the run already (taskFinished).
+    if (run !== undefined && run.root.state === "erred" && this.done + this.erred === this.tasks.size) {
+      run.resolve(undefined);
+      return;
+    }
+    this.drainQueue();
   }
 
   // ---- decisions ----------------------------------------------------------------------------------
