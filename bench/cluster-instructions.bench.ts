@@ -8,12 +8,15 @@
  * counts repeat within a fraction of a percent from run to run whatever the machine's load, where
  * CPU times of the whole cluster move by more than the goal (≤ 20 µs per task).
  *
- *   npx tsx bench/cluster-instructions.bench.ts [--stimulus file.jsonl] [--few 1] [--many 2]
+ *   npx tsx bench/cluster-instructions.bench.ts [--stimulus file.jsonl] [--lines 400] [--few 1] [--many 2]
+ *                                               [--modes off,on,metrics]
  *
  * Without --stimulus it first records one: the cluster computes the reduction (--size 2000, one
  * round, telemetry on) with TASKJOURNEY_STIMULUS set, and the worker that computed most tasks is
  * replayed. Keep a stimulus (--keep) to compare two versions of the code on the same one.
- * Needs valgrind; takes some minutes (each mode runs the two counts in parallel).
+ * --lines keeps only the stimulus's first lines (a prefix of the real sequence: what it started
+ * still finishes), so that valgrind takes minutes rather than an hour on a loaded machine.
+ * Needs valgrind; each mode runs its two counts in parallel.
  */
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -33,6 +36,8 @@ const { values } = parseArgs({
     few: { type: "string", default: "1" },
     many: { type: "string", default: "2" },
     size: { type: "string", default: "2000" },
+    lines: { type: "string", default: "400" },
+    modes: { type: "string", default: MODES.join(",") },
   },
 });
 const few = Number(values.few);
@@ -60,7 +65,13 @@ function record(): string {
   return busiest;
 }
 
-const stimulus = values.stimulus ?? record();
+const modes = values.modes.split(",") as ReplayMode[];
+if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off")) throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
+const recorded = values.stimulus ?? record();
+// The prefix that is replayed, in a file of its own for the driver.
+const stimulus = path.join(os.tmpdir(), `taskjourney-stimulus-${process.pid}.jsonl`);
+fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines)).join("\n") + "\n");
+process.on("exit", () => fs.rmSync(stimulus, { force: true }));
 const tasks = computeTasks(readStimulus(stimulus));
 // Bundled to plain JavaScript beside its source (tsx's loader under valgrind made counts vary).
 const driver = path.join(ROOT, "bench", ".cluster-replay.mjs");
@@ -90,9 +101,9 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
   });
 }
 
-console.log(`cluster worker replay: ${stimulus}, ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`);
+console.log(`cluster worker replay: ${recorded} (first ${values.lines} lines), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`);
 const perTask = new Map<ReplayMode, number>();
-for (const mode of MODES) {
+for (const mode of modes) {
   const started = performance.now();
   const [low, high] = await Promise.all([instructions(mode, few), instructions(mode, many)]);
   perTask.set(mode, (high - low) / ((many - few) * tasks));
@@ -103,7 +114,7 @@ console.log("");
 console.log(
   table(
     ["worker, per task (warm)", "instructions", "added by telemetry"],
-    MODES.map((mode) => [mode, Math.round(perTask.get(mode)!).toLocaleString("en-US"), mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US")]),
+    modes.map((mode) => [mode, Math.round(perTask.get(mode)!).toLocaleString("en-US"), mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US")]),
   ),
 );
 console.log(`node ${process.version}, valgrind callgrind, node --predictable`);

@@ -93,7 +93,6 @@ async function replayWorker(mode: ReplayMode, directory: string) {
     verbose: false,
   });
   // The private fields Worker.start() sets, reached around TypeScript's `private`.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const inside = worker as any;
   const nbytes = new Map<string, number>();
   inside.address = "tcp://127.0.0.1:1";

@@ -36,7 +36,7 @@ const CASES: Array<[string, () => void]> = [
     () => {
       const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
       const now = Number(process.hrtime.bigint()) / 1e6;
-      const match = OLD_PATTERN.exec(buffer.latin1Slice(0, length))!;
+      const match = OLD_PATTERN.exec(buffer.toString("latin1", 0, length))!;
       sink += Number(match[2]) + now - Number(match[1]) + Number(match[3]);
     },
   ],
