@@ -5,8 +5,11 @@
  * at 1%, as the cluster runs) and metrics only. Each mode runs with FEW and MANY repetitions of
  * the stimulus; (MANY − FEW) / (extra tasks) cancels start-up, warm-up and the final export, so
  * the figure is the warm cost per task, and "on − off" is what telemetry adds to it. Instruction
- * counts repeat within a fraction of a percent from run to run whatever the machine's load, where
- * CPU times of the whole cluster move by more than the goal (≤ 20 µs per task).
+ * counts are steadier than CPU times, but not exact here: on a loaded machine two runs of the same
+ * code (the first four, without --predictable-gc-schedule, which was added after them; 166 tasks,
+ * 1 and 2 repetitions) differed by up to 157k instructions per task, about 12%, most likely V8's
+ * heap sizing following the wall clock. Use more tasks and repetitions (--lines 0 for the whole
+ * stimulus, --few 2 --many 6) on a quiet machine before trusting differences of a few percent.
  *
  *   npx tsx bench/cluster-instructions.bench.ts [--stimulus file.jsonl] [--lines 400] [--few 1] [--many 2]
  *                                               [--modes off,on,metrics]
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     few: { type: "string", default: "1" },
     many: { type: "string", default: "2" },
     size: { type: "string", default: "2000" },
+    /** The stimulus's first lines only; 0: all of it. */
     lines: { type: "string", default: "400" },
     modes: { type: "string", default: MODES.join(",") },
   },
@@ -70,7 +74,7 @@ if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !mode
 const recorded = values.stimulus ?? record();
 // The prefix that is replayed, in a file of its own for the driver.
 const stimulus = path.join(os.tmpdir(), `taskjourney-stimulus-${process.pid}.jsonl`);
-fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines)).join("\n") + "\n");
+fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined).join("\n") + "\n");
 process.on("exit", () => fs.rmSync(stimulus, { force: true }));
 const tasks = computeTasks(readStimulus(stimulus));
 // Bundled to plain JavaScript beside its source (tsx's loader under valgrind made counts vary).
@@ -87,7 +91,7 @@ buildSync({
 process.on("exit", () => fs.rmSync(driver, { force: true }));
 
 function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", driver, stimulus, mode, String(repetitions)];
+  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--predictable-gc-schedule", driver, stimulus, mode, String(repetitions)];
   return new Promise((done, fail) => {
     let output = "";
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TASKJOURNEY_REPLAY_QUIET: "1" } });
