@@ -108,6 +108,12 @@ export class Worker {
   private readonly counters = { servedGetData: 0, answeredBusy: 0, explained: 0 };
   /** Process CPU time (all threads) when the first task arrived. */
   private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
+  /**
+   * With TASKJOURNEY_STIMULUS=<directory>: the messages this worker receives (compute-task and
+   * free-keys from the scheduler, get_data from peers) are appended to a file there, one JSON line
+   * each, for bench/cluster-replay.ts to replay the same stimulus deterministically.
+   */
+  private readonly stimulus = process.env.TASKJOURNEY_STIMULUS === undefined ? undefined : path.join(process.env.TASKJOURNEY_STIMULUS, `worker-${process.pid}.jsonl`);
 
   constructor(private readonly config: WorkerConfig) {}
 
@@ -155,6 +161,7 @@ export class Worker {
   // ---- messages ---------------------------------------------------------------------------------
 
   private handleScheduler(message: Message): void {
+    if (this.stimulus !== undefined && (message.op === "compute-task" || message.op === "free-keys")) record(this.stimulus, "scheduler", message);
     switch (message.op) {
       case "compute-task": {
         const task = message as ComputeTaskMessage;
@@ -183,6 +190,7 @@ export class Worker {
 
   private handlePeer(connection: Connection, message: Message): void {
     if (message.op !== "get_data") return;
+    if (this.stimulus !== undefined) record(this.stimulus, "peer", message);
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
       connection.reply(message, { op: "data", status: "busy" });
@@ -410,6 +418,11 @@ export class Worker {
   }
 }
 
+/** Appends one received message to the stimulus file (see Worker.stimulus). */
+function record(file: string, from: "scheduler" | "peer", message: Message): void {
+  fs.appendFileSync(file, `${JSON.stringify({ from, message })}\n`);
+}
+
 /** Runs `work` with `ledger` ambient, if there is one. */
 function within<T>(ledger: ActivityLedger | undefined, work: () => T): T {
   return ledger === undefined ? work() : ledger.run(work);
@@ -456,4 +469,5 @@ async function main(): Promise<void> {
   await worker.start();
 }
 
-await main();
+// Started by main.ts (TASKJOURNEY_WORKER set), or imported by bench/cluster-replay.ts for the Worker class.
+if (process.env.TASKJOURNEY_WORKER !== undefined || /[\\/]worker\.ts$/.test(process.argv[1] ?? "")) await main();
