@@ -1,9 +1,10 @@
 import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
-import { keyToText, type Key } from "../../model/keys.js";
+import type { Key } from "../../model/keys.js";
 import { stateId } from "../../model/states.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
+import { keyId } from "../../recorder/key-id.js";
 import { ATTR_UNFINISHED } from "../semconv.js";
 import {
   carrierContext,
@@ -98,7 +99,7 @@ export class SpanBridge implements RecorderListener {
 
   /** See TaskJourneys.inject. */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (id === undefined || carrier === null || typeof carrier !== "object") return false;
     let spanContext: SpanContext | undefined;
     const journey = this.recorder.live.get(id);
@@ -124,7 +125,7 @@ export class SpanBridge implements RecorderListener {
     if (this.closed) return false;
     const spanContext = spanContextFrom(source);
     if (spanContext === undefined) return false;
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (id === undefined) return false;
     const live = this.recorder.live.get(id);
     if (live !== undefined) {
@@ -142,7 +143,7 @@ export class SpanBridge implements RecorderListener {
     if (this.closed) return false;
     const spanContext = spanContextFrom(source);
     if (spanContext === undefined || !isSampled(spanContext)) return false;
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (id === undefined) return false;
     const live = this.recorder.live.get(id);
     // Too late once the journey ended: the ids it handed out belonged to a span no longer kept.
@@ -166,7 +167,7 @@ export class SpanBridge implements RecorderListener {
   linkFrom(key: Key, source: unknown): boolean {
     if (this.closed) return false;
     const spanContext = spanContextFrom(source);
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (spanContext === undefined || id === undefined) return false;
     this.producers.set(id, spanContext);
     return true;
@@ -249,18 +250,6 @@ export class SpanBridge implements RecorderListener {
 function stateLink(parent: SpanContext | undefined): Link[] | undefined {
   const state = parent === undefined ? undefined : stateSpanOf(parent);
   return state === undefined ? undefined : [{ context: state }];
-}
-
-/** The map id of a key, as the recorder spells it, without counting bad keys as dropped. */
-function idOfKey(key: Key): string | number | undefined {
-  if (typeof key === "string") return key;
-  if (typeof key === "number") return key === key ? key : undefined;
-  try {
-    return keyToText(key);
-  } catch {
-    // A Proxy or an array whose elements cannot be read: no journey could have it.
-    return undefined;
-  }
 }
 
 /** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */
