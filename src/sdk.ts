@@ -41,9 +41,14 @@ import {
 import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { resolveOptions, TaskJourneys } from "./journeys.js";
 import { configurationError, defined } from "./configuration.js";
-import { RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
+import { ATTR_ERROR_TYPE, ATTR_SIGNAL, INSTRUMENTATION_SCOPE, METRIC_EXPORT_FAILURES, RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
+import { VERSION } from "./version.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
+import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
+import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
+
+export type { ExportFailure } from "./sdk/export-failures.js";
 
 /** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
 export type TracesExporterName = "otlp" | "console" | "none";
@@ -79,6 +84,8 @@ export interface ExporterOptions {
   metricExportIntervalMillis?: number;
   /** OTEL_METRIC_EXPORT_TIMEOUT; default 30000, at most the interval. */
   metricExportTimeoutMillis?: number;
+  /** How long one OTLP export may take, retries included: OTEL_EXPORTER_OTLP_TIMEOUT (and its _TRACES_/_METRICS_ forms); default 10000. */
+  timeoutMillis?: number;
   /** A Prometheus pull endpoint with explicit-bucket duration histograms; also `OTEL_METRICS_EXPORTER=prometheus`. */
   prometheus?: boolean | PrometheusOptions;
 }
@@ -119,6 +126,17 @@ export type Destination =
   | { kind: "console" }
   | { kind: "prometheus"; url: string };
 
+/** How a flush or shutdown ended. */
+export interface FlushResult {
+  /** False when the deadline passed first: what was still being exported is lost (and its failure counted, if it fails before the process exits). */
+  readonly completed: boolean;
+}
+
+export interface FlushOptions {
+  /** The most milliseconds to wait for the exports; default 30000. */
+  timeoutMillis?: number;
+}
+
 export interface Telemetry {
   readonly journeys: TaskJourneys;
   readonly tracerProvider: TracerProvider;
@@ -128,13 +146,25 @@ export interface Telemetry {
   readonly destinations: { readonly traces: readonly Destination[]; readonly metrics: readonly Destination[] };
   /** The Prometheus scrape URL, when the pull endpoint is on. */
   readonly prometheusUrl: string | undefined;
-  /** Exports what is pending now, without shutting down. */
-  forceFlush(): Promise<void>;
-  /** Stops the journeys, flushes and shuts down the providers made here. Idempotent. */
-  shutdown(): Promise<void>;
+  /**
+   * Every kind of failed export so far (signal, destination, error type) with the spans or metric
+   * data points it lost, as counted in `taskjourney.export.failures`.
+   */
+  exportFailures(): ExportFailure[];
+  /** Exports what is pending now, without shutting down; waits at most `timeoutMillis`. Never rejects. */
+  forceFlush(options?: FlushOptions): Promise<FlushResult>;
+  /**
+   * Stops the journeys, flushes and shuts down the providers made here, waiting for the exports
+   * at most `timeoutMillis` (a dead or silent endpoint cannot hold the process's exit longer).
+   * Idempotent: a second call gets the first one's promise. Never rejects.
+   */
+  shutdown(options?: FlushOptions): Promise<FlushResult>;
 }
 
 const DEFAULT_OTLP_BASE = "http://localhost:4318";
+const DEFAULT_FLUSH_TIMEOUT = 30_000;
+/** The OTLP exporters' own default, resolved here so that `env` and the option reach them. */
+const DEFAULT_EXPORT_TIMEOUT = 10_000;
 const DEFAULT_PROMETHEUS_PORT = 9464;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -320,6 +350,8 @@ interface ResolvedExporters {
   metricsProtocol: OtlpProtocol;
   intervalMillis: number;
   timeoutMillis: number;
+  tracesExportTimeout: number;
+  metricsExportTimeout: number;
   prometheus: Required<PrometheusOptions> | undefined;
   headers: Record<string, string> | undefined;
 }
@@ -390,6 +422,15 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
         ? positiveInteger("OTEL_METRIC_EXPORT_TIMEOUT", read(env, "OTEL_METRIC_EXPORT_TIMEOUT"))
         : 30_000;
 
+  const exportTimeout = (signalEnv: string): number => {
+    if (options.timeoutMillis !== undefined) return positiveInteger('option "exporters.timeoutMillis"', options.timeoutMillis);
+    for (const name of [signalEnv, "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
+      const text = read(env, name);
+      if (text !== undefined) return positiveInteger(name, text);
+    }
+    return DEFAULT_EXPORT_TIMEOUT;
+  };
+
   let prometheus: Required<PrometheusOptions> | undefined;
   const wantsPrometheus = metricNames.includes("prometheus") || (options.prometheus !== undefined && options.prometheus !== false);
   if (options.prometheus !== undefined && typeof options.prometheus !== "boolean" && (typeof options.prometheus !== "object" || options.prometheus === null)) {
@@ -421,13 +462,15 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
     metricsProtocol: protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"),
     intervalMillis,
     timeoutMillis: Math.min(timeoutMillis, intervalMillis),
+    tracesExportTimeout: exportTimeout("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"),
+    metricsExportTimeout: exportTimeout("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"),
     prometheus: disabled ? undefined : prometheus,
     headers: options.headers,
   };
 }
 
-async function otlpSpanExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined): Promise<SpanExporter> {
-  const config = { url, ...(headers !== undefined ? { headers } : {}) };
+async function otlpSpanExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined, timeoutMillis: number): Promise<SpanExporter> {
+  const config = { url, timeoutMillis, ...(headers !== undefined ? { headers } : {}) };
   if (protocol === "http/protobuf") {
     const { OTLPTraceExporter } = await load(() => import("@opentelemetry/exporter-trace-otlp-proto"), "@opentelemetry/exporter-trace-otlp-proto", "OTLP http/protobuf traces");
     return new OTLPTraceExporter(config);
@@ -436,8 +479,14 @@ async function otlpSpanExporter(protocol: OtlpProtocol, url: string, headers: Re
   return new OTLPTraceExporter(config);
 }
 
-async function otlpMetricExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined, temporality: AggregationTemporality): Promise<PushMetricExporter> {
-  const config = { url, temporalityPreference: temporality, ...(headers !== undefined ? { headers } : {}) };
+async function otlpMetricExporter(
+  protocol: OtlpProtocol,
+  url: string,
+  headers: Record<string, string> | undefined,
+  temporality: AggregationTemporality,
+  timeoutMillis: number,
+): Promise<PushMetricExporter> {
+  const config = { url, temporalityPreference: temporality, timeoutMillis, ...(headers !== undefined ? { headers } : {}) };
   if (protocol === "http/protobuf") {
     const { OTLPMetricExporter } = await load(() => import("@opentelemetry/exporter-metrics-otlp-proto"), "@opentelemetry/exporter-metrics-otlp-proto", "OTLP http/protobuf metrics");
     return new OTLPMetricExporter(config);
@@ -562,6 +611,9 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const serializers = useFileForTraces || useFileForMetrics ? await jsonSerializers() : undefined;
   if (serializers !== undefined) await mkdir(options.fileDirectory!, { recursive: true });
 
+  // Every exporter made here is wrapped: a failed export is counted and told, rate-limited.
+  const exportFailures = new ExportFailures({ tell: (message) => diag.warn(message) });
+
   // Spans.
   const traceDestinations: Destination[] = [];
   const spanProcessors: SpanProcessor[] = [];
@@ -571,11 +623,12 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       traceDestinations.push({ kind: "console" });
     } else if (useFileForTraces) {
       const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
-      spanProcessors.push(new BatchSpanProcessor({ exporter: new FileSpanExporter(new JsonLinesFile(path), serializers!.traces) }));
+      spanProcessors.push(new BatchSpanProcessor({ exporter: new CountedSpanExporter(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces), path, exportFailures) }));
       traceDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.tracesUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/traces");
-      spanProcessors.push(new BatchSpanProcessor({ exporter: await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers) }));
+      const exporter = await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers, exporters.tracesExportTimeout);
+      spanProcessors.push(new BatchSpanProcessor({ exporter: new CountedSpanExporter(exporter, url, exportFailures) }));
       traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
   }
@@ -590,11 +643,12 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       metricDestinations.push({ kind: "console" });
     } else if (useFileForMetrics) {
       const path = join(options.fileDirectory!, `metrics-${fileBase}.jsonl`);
-      pushExporters.push(new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality));
+      pushExporters.push(new CountedMetricExporter(new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality), path, exportFailures));
       metricDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.metricsUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/metrics");
-      pushExporters.push(await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality));
+      const exporter = await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality, exporters.metricsExportTimeout);
+      pushExporters.push(new CountedMetricExporter(exporter, url, exportFailures));
       metricDestinations.push({ kind: "otlp", protocol: exporters.metricsProtocol, url });
     }
   }
@@ -653,6 +707,13 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
     }
   }
   const meterProvider = new MeterProvider({ resource, readers });
+  // Items lost by failed exports, by signal and error type: in the next export that gets through.
+  meterProvider
+    .getMeter(INSTRUMENTATION_SCOPE, VERSION)
+    .createObservableCounter(METRIC_EXPORT_FAILURES, { unit: "{item}", description: "Spans and metric data points that failed to export, by signal and error type." })
+    .addCallback((result) => {
+      for (const { signal, errorType, items } of exportFailures.totals()) result.observe(items, { [ATTR_SIGNAL]: signal, [ATTR_ERROR_TYPE]: errorType });
+    });
 
   let ownsTracer = false;
   let ownsMeter = false;
@@ -663,9 +724,30 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
     ownsMeter = metrics.setGlobalMeterProvider(meterProvider);
   }
 
-  let shutdownPromise: Promise<void> | undefined;
-  const shutdown = (): Promise<void> => {
+  const allDestinations = [...traceDestinations, ...metricDestinations]
+    .map((destination) => ("url" in destination ? destination.url : "path" in destination ? destination.path : destination.kind))
+    .join(", ");
+
+  // Globals off and the diag logger removed once, when shutdown() resolves: at the deadline if it
+  // passes first, so that nothing of this telemetry outlives the call (a provider still waiting
+  // for a silent endpoint finishes in the background, unheard, or the process exits).
+  let cleanedUp = false;
+  const cleanUp = () => {
+    if (cleanedUp) return;
+    cleanedUp = true;
+    if (ownsTracer) {
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    }
+    if (ownsMeter) metrics.disable();
+    removeDiagLogger();
+  };
+
+  let shutdownPromise: Promise<FlushResult> | undefined;
+  const shutdown = (flushOptions?: FlushOptions): Promise<FlushResult> => {
     shutdownPromise ??= (async () => {
+      const timeoutMillis = flushTimeout("shutdown", flushOptions);
       const failures: unknown[] = [];
       const attempt = async (work: () => Promise<unknown>) => {
         try {
@@ -674,19 +756,24 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
           failures.push(error);
         }
       };
-      // Journeys first (they hand their last spans to the tracer provider), then the providers.
-      await attempt(() => journeys.shutdown());
-      await attempt(() => tracerProvider.shutdown());
-      await attempt(() => meterProvider.shutdown());
-      if (prometheusServer !== undefined) await attempt(() => closeServer(prometheusServer!));
-      if (ownsTracer) {
-        trace.disable();
-        context.disable();
-        propagation.disable();
+      const work = (async () => {
+        // Journeys first: they stop recording at once, and hand their last spans to the tracer
+        // provider, whose flush they await. The meter provider's last collection need not wait
+        // for that flush: the signals are exported side by side, each waiting for its own
+        // exporters' timeouts at worst.
+        const journeysClosed = attempt(() => journeys.shutdown());
+        await Promise.all([journeysClosed.then(() => attempt(() => tracerProvider.shutdown())), attempt(() => meterProvider.shutdown())]);
+        if (prometheusServer !== undefined) await attempt(() => closeServer(prometheusServer!));
+        if (failures.length > 0 && !cleanedUp) diag.error("taskjourney: shutting down telemetry failed", ...failures);
+        return failures.length === 0;
+      })();
+      const completed = await within(work, timeoutMillis);
+      if (completed === undefined) {
+        diag.warn(`taskjourney: telemetry shutdown stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}; what they carried is lost.`);
+        exportFailures.abandonPending(timeoutMillis);
       }
-      if (ownsMeter) metrics.disable();
-      if (failures.length > 0) diag.error("taskjourney: shutting down telemetry failed", ...failures);
-      removeDiagLogger();
+      cleanUp();
+      return { completed: completed === true };
     })();
     return shutdownPromise;
   };
@@ -698,10 +785,51 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
     resource,
     destinations: { traces: traceDestinations, metrics: metricDestinations },
     prometheusUrl,
-    async forceFlush() {
-      if (shutdownPromise !== undefined) return;
-      await Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
+    exportFailures: () => exportFailures.failures(),
+    async forceFlush(flushOptions?: FlushOptions): Promise<FlushResult> {
+      if (shutdownPromise !== undefined) return { completed: true };
+      const timeoutMillis = flushTimeout("forceFlush", flushOptions);
+      const work = Promise.all([tracerProvider.forceFlush(), meterProvider.forceFlush()]).then(
+        () => true,
+        (error: unknown) => {
+          diag.error("taskjourney: flushing telemetry failed", error);
+          return false;
+        },
+      );
+      const completed = await within(work, timeoutMillis);
+      if (completed === undefined) diag.warn(`taskjourney: forceFlush stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}.`);
+      return { completed: completed === true };
     },
     shutdown,
   };
+}
+
+/** The flush deadline of `options`; a bad one is told and replaced by the default (shutdown must not throw). */
+function flushTimeout(call: string, options: FlushOptions | undefined): number {
+  const value = options?.timeoutMillis;
+  if (value === undefined) return DEFAULT_FLUSH_TIMEOUT;
+  if (typeof value === "number" && value > 0) return value;
+  diag.warn(`taskjourney: ${call}({ timeoutMillis }) must be a positive number of milliseconds, got ${typeof value === "number" ? value : typeof value}; waiting ${DEFAULT_FLUSH_TIMEOUT} ms`);
+  return DEFAULT_FLUSH_TIMEOUT;
+}
+
+/**
+ * `work`'s value (work that never rejects), or undefined once `timeoutMillis` passed first. The
+ * timer is not unref'd: work waiting on a callback that holds no handle must still see its deadline.
+ */
+function within<T>(work: Promise<T>, timeoutMillis: number): Promise<T | undefined> {
+  if (!Number.isFinite(timeoutMillis)) return work;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), timeoutMillis);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
 }

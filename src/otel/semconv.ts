@@ -53,6 +53,12 @@ export const METRIC_EXECUTE_COUNT = "task.execute.count";
 export const METRIC_TRANSITIONS = "task.transitions";
 export const METRIC_ACTIVE = "task.active";
 export const METRIC_DROPPED = "taskjourney.dropped";
+/** Spans and metric data points that taskjourney/sdk's exporters failed to export (`{item}`), by signal and error type. */
+export const METRIC_EXPORT_FAILURES = "taskjourney.export.failures";
+/** The signal of an export failure: "traces" or "metrics". */
+export const ATTR_SIGNAL = "signal";
+/** The semantic conventions' error.type: an HTTP status, a network error code, "timeout", … */
+export const ATTR_ERROR_TYPE = "error.type";
 
 /** Resource attributes that identify the process, rather than metric attributes. */
 export const RESOURCE_ROLE = "taskjourney.role";

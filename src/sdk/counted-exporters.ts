@@ -1,0 +1,96 @@
+/**
+ * The exporters startTelemetry builds, wrapped so that a failed export is counted and told
+ * (ExportFailures) instead of being passed on. Passing FAILED on would only make the
+ * BatchSpanProcessor or PeriodicExportingMetricReader hand it to the global error handler, a
+ * `diag.error` line per failed batch (every 5 s, every metric interval: the noise rate-limiting
+ * replaces), and reject forceFlush() and shutdown() into the host; neither retries on it, so
+ * once counted here the export is done with, as far as they are concerned.
+ */
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
+import type { AggregationOption, AggregationTemporality, InstrumentType, PushMetricExporter, ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import type { ExportFailures, Signal } from "./export-failures.js";
+
+/** Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. */
+function exportCounted<T>(
+  failures: ExportFailures,
+  signal: Signal,
+  destination: string,
+  items: number,
+  inner: (done: (result: ExportResult) => void) => void,
+  resultCallback: (result: ExportResult) => void,
+): void {
+  const pending = failures.begin(signal, destination, items);
+  let reported = false;
+  const done = (result: ExportResult): void => {
+    if (reported) return;
+    reported = true;
+    failures.settle(pending, result.error, result.code !== ExportResultCode.SUCCESS);
+    resultCallback({ code: ExportResultCode.SUCCESS });
+  };
+  try {
+    inner(done);
+  } catch (error) {
+    done({ code: ExportResultCode.FAILED, error: error as Error });
+  }
+}
+
+export class CountedSpanExporter implements SpanExporter {
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly destination: string,
+    private readonly failures: ExportFailures,
+  ) {}
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    exportCounted(this.failures, "traces", this.destination, spans.length, (done) => this.inner.export(spans, done), resultCallback);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}
+
+/** Data points in a collection: the items a metric export carries, as the semantic conventions count them. */
+export function dataPointCount(resourceMetrics: ResourceMetrics): number {
+  let count = 0;
+  for (const scope of resourceMetrics.scopeMetrics) for (const metric of scope.metrics) count += metric.dataPoints.length;
+  return count;
+}
+
+export class CountedMetricExporter implements PushMetricExporter {
+  // The inner exporter's choices, if it makes them (the reader's defaults otherwise).
+  readonly selectAggregationTemporality?: (instrumentType: InstrumentType) => AggregationTemporality;
+  readonly selectAggregation?: (instrumentType: InstrumentType) => AggregationOption;
+
+  constructor(
+    private readonly inner: PushMetricExporter,
+    private readonly destination: string,
+    private readonly failures: ExportFailures,
+  ) {
+    if (inner.selectAggregationTemporality !== undefined) this.selectAggregationTemporality = (type) => inner.selectAggregationTemporality!(type);
+    if (inner.selectAggregation !== undefined) this.selectAggregation = (type) => inner.selectAggregation!(type);
+  }
+
+  export(resourceMetrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
+    let items = 0;
+    try {
+      items = dataPointCount(resourceMetrics);
+    } catch {
+      // A shape this version does not know: counted as an export with 0 points.
+    }
+    exportCounted(this.failures, "metrics", this.destination, items, (done) => this.inner.export(resourceMetrics, done), resultCallback);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}

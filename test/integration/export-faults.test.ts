@@ -1,0 +1,265 @@
+/**
+ * taskjourney/sdk against an OTLP endpoint that fails: refused, never answering, 500, 429 with
+ * Retry-After, connection reset, slow, down then up (fault-server.ts, on loopback). The host
+ * keeps recording throughout and never sees a throw; each failed export is counted by signal and
+ * error type and warned once per kind with its endpoint; once the endpoint is back, every total
+ * is right and the failures are in the metrics. Exports are driven by forceFlush() with a 500 ms
+ * export timeout, so every test ends by itself within a few seconds.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { afterEach, describe, expect, it } from "vitest";
+import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
+import { startTelemetry, type Telemetry } from "../../src/sdk.js";
+import type { TaskJourneys } from "../../src/index.js";
+import { FakeClock } from "../helpers/clock.js";
+import { refusedUrl, spanCount, startFaultServer, sumPoint, type FaultServer } from "./fault-server.js";
+
+const EXPORT_TIMEOUT = 500;
+const JOURNEYS_PER_ROUND = 50;
+
+const cleanups: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Logged {
+  warn: string[];
+  error: string[];
+}
+
+/** A diag logger of the test's own (so startTelemetry installs none), keeping warnings and errors. */
+function captureDiag(): Logged {
+  const logged: Logged = { warn: [], error: [] };
+  const text = (message: string, args: unknown[]) => [message, ...args.map((arg) => (arg instanceof Error ? arg.message : String(arg)))].join(" ");
+  const logger: DiagLogger = {
+    error: (message, ...args) => logged.error.push(text(message, args)),
+    warn: (message, ...args) => logged.warn.push(text(message, args)),
+    info: () => {},
+    debug: () => {},
+    verbose: () => {},
+  };
+  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  cleanups.push(() => diag.disable());
+  return logged;
+}
+
+let instances = 0;
+
+async function telemetryTo(endpoint: string, clock: FakeClock, timeoutMillis = EXPORT_TIMEOUT): Promise<Telemetry> {
+  const telemetry = await startTelemetry({
+    role: "worker",
+    instance: `tcp://127.0.0.1:${41000 + ++instances}`,
+    registerGlobal: false,
+    env: {},
+    journeys: { clock: clock.now, sampling: { ratio: 1 } },
+    exporters: { endpoint, protocol: "http/json", timeoutMillis, metricExportIntervalMillis: 3_600_000 },
+  });
+  cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
+  return telemetry;
+}
+
+/** One round of work: JOURNEYS_PER_ROUND tasks released → waiting → ready → executing → memory, 4 transitions each. */
+function round(journeys: TaskJourneys, clock: FakeClock, index: number): number {
+  for (let task = 0; task < JOURNEYS_PER_ROUND; task++) {
+    const key = `inc-${index}-${task}`;
+    journeys.transition(key, "released", "waiting");
+    clock.advance(0.25);
+    journeys.transition(key, "waiting", "ready");
+    clock.advance(0.25);
+    journeys.transition(key, "ready", "executing");
+    clock.advance(0.5);
+    journeys.transition(key, "executing", "memory");
+  }
+  return 4 * JOURNEYS_PER_ROUND;
+}
+
+/**
+ * Flushes while the host goes on recording (one more round once the flush is under way: with the
+ * round before, fewer spans than the BatchSpanProcessor's batch of 512, so that no export starts
+ * outside the flushes), and measures the event loop's delay meanwhile. Returns the transitions
+ * made during the flush.
+ */
+async function flushUnderLoad(telemetry: Telemetry, clock: FakeClock, index: number): Promise<{ recorded: number; maxDelayMillis: number; completed: boolean }> {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let recorded = 0;
+  let flushing = true;
+  let batch = 0;
+  const load = new Promise<void>((resolve) => {
+    const step = () => {
+      if (!flushing || batch === 1) return resolve();
+      recorded += round(telemetry.journeys, clock, index * 1000 + ++batch);
+      setImmediate(step);
+    };
+    setImmediate(step);
+  });
+  const { completed } = await telemetry.forceFlush({ timeoutMillis: 10_000 });
+  flushing = false;
+  await load;
+  delay.disable();
+  return { recorded, maxDelayMillis: delay.max / 1e6, completed };
+}
+
+const ENDPOINT_MODES = [
+  { fault: "refused", errorType: "ECONNREFUSED" },
+  { fault: "black-hole", errorType: "timeout" },
+  { fault: "500", errorType: "500" },
+  { fault: "reset", errorType: "ECONNRESET" },
+] as const;
+
+describe("exporting to an endpoint that fails", () => {
+  it.each(ENDPOINT_MODES)("$fault: the host records on, every failed export is counted as $errorType and warned once per signal", async ({ fault, errorType }) => {
+    const logged = captureDiag();
+    let server: FaultServer | undefined;
+    let endpoint: string;
+    if (fault === "refused") {
+      endpoint = await refusedUrl();
+    } else {
+      server = await startFaultServer(fault);
+      cleanups.push(() => server!.close());
+      endpoint = server.url;
+    }
+    const clock = new FakeClock(0);
+    const telemetry = await telemetryTo(endpoint, clock);
+    let transitions = 0;
+    for (let flush = 1; flush <= 3; flush++) {
+      transitions += round(telemetry.journeys, clock, flush);
+      const { recorded, maxDelayMillis, completed } = await flushUnderLoad(telemetry, clock, flush);
+      transitions += recorded;
+      expect(completed).toBe(true);
+      // A sanity bound, not a timing claim: nothing in an export may hold the loop for long.
+      expect(maxDelayMillis).toBeLessThan(1_000);
+    }
+    // What the last round left in the span queue.
+    expect((await telemetry.forceFlush()).completed).toBe(true);
+
+    // Every transition recorded, none dropped, while each export failed.
+    expect(telemetry.journeys.dropped()).toEqual({});
+    const stats = telemetry.journeys.stats("inc", "executing");
+    expect(stats.count).toBe(transitions / 4);
+
+    const failures = telemetry.exportFailures();
+    expect(failures.map(({ signal, destination, errorType: type }) => ({ signal, destination, errorType: type }))).toEqual([
+      { signal: "traces", destination: `${endpoint}/v1/traces`, errorType },
+      { signal: "metrics", destination: `${endpoint}/v1/metrics`, errorType },
+    ]);
+    const [traces, metrics] = failures;
+    // Each journey is a task span and one span per state it passed through: as many as its transitions.
+    expect(traces.items).toBe(transitions);
+    expect(metrics.exports).toBe(4);
+    expect(metrics.items).toBeGreaterThan(0);
+
+    // Told once per kind, with the endpoint, the error type and what was lost; the SDK's own
+    // per-batch errors are not passed on.
+    expect(logged.warn).toHaveLength(2);
+    expect(logged.warn[0]).toContain(`exporting traces to ${endpoint}/v1/traces failed`);
+    expect(logged.warn[0]).toContain(`error.type="${errorType}"`);
+    expect(logged.warn[1]).toContain(`exporting metrics to ${endpoint}/v1/metrics failed`);
+    expect(logged.error).toEqual([]);
+    if (server !== undefined) expect(server.requests.length).toBeGreaterThanOrEqual(traces.exports + metrics.exports);
+  });
+
+  it("429 with Retry-After: the exporter waits as told and retries within its timeout, then the export is counted as retryable", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("429");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    // 1.5 s: room for one retry after the 1 s Retry-After, not for two.
+    const telemetry = await telemetryTo(server.url, clock, 1_500);
+    round(telemetry.journeys, clock, 1);
+    const { completed, maxDelayMillis } = await flushUnderLoad(telemetry, clock, 1);
+    expect(completed).toBe(true);
+    expect(maxDelayMillis).toBeLessThan(1_000);
+    const failures = telemetry.exportFailures();
+    expect(failures.map((failure) => [failure.signal, failure.errorType, failure.exports])).toEqual([
+      ["traces", "retryable", 1],
+      ["metrics", "retryable", 1],
+    ]);
+    // Two attempts per export: the first and the one Retry-After allowed.
+    expect(server.requests.filter((request) => request.path === "/v1/traces")).toHaveLength(2);
+    expect(server.requests.filter((request) => request.path === "/v1/metrics")).toHaveLength(2);
+    expect(logged.warn).toHaveLength(2);
+    expect(logged.warn[0]).toContain("answered 429, 502, 503 or 504");
+  });
+
+  it("slow: answers within the timeout are no failures", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("slow");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    const telemetry = await telemetryTo(server.url, clock, 2_000);
+    round(telemetry.journeys, clock, 1);
+    const { completed } = await flushUnderLoad(telemetry, clock, 1);
+    expect(completed).toBe(true);
+    expect(telemetry.exportFailures()).toEqual([]);
+    expect(logged.warn).toEqual([]);
+    expect(server.accepted.some((request) => request.path === "/v1/traces" && spanCount(request.body) > 0)).toBe(true);
+  });
+
+  it("down then up: what the outage lost is counted, and once the endpoint is back every total is right and the failures are in the metrics", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("ok");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    const telemetry = await telemetryTo(server.url, clock);
+    const spansOf = () => server.accepted.filter((request) => request.path === "/v1/traces").reduce((sum, request) => sum + spanCount(request.body), 0);
+
+    // Up: one round arrives whole.
+    let transitions = round(telemetry.journeys, clock, 1);
+    expect((await telemetry.forceFlush()).completed).toBe(true);
+    const spansPerRound = spansOf();
+    expect(spansPerRound).toBe(JOURNEYS_PER_ROUND * 4);
+
+    // Down for two rounds.
+    server.mode = "500";
+    for (const index of [2, 3]) {
+      transitions += round(telemetry.journeys, clock, index);
+      expect((await telemetry.forceFlush()).completed).toBe(true);
+    }
+    expect(spansOf()).toBe(spansPerRound);
+    const lost = telemetry.exportFailures();
+    expect(lost.map((failure) => [failure.signal, failure.errorType, failure.exports])).toEqual([
+      ["traces", "500", 2],
+      ["metrics", "500", 2],
+    ]);
+    expect(lost[0].items).toBe(2 * spansPerRound);
+
+    // Up again.
+    server.mode = "ok";
+    transitions += round(telemetry.journeys, clock, 4);
+    expect((await telemetry.forceFlush()).completed).toBe(true);
+    expect(spansOf()).toBe(2 * spansPerRound);
+    const metrics = server.accepted.filter((request) => request.path === "/v1/metrics");
+    const last = metrics[metrics.length - 1].body;
+    // Cumulative totals cover the outage: every transition and every second is in them.
+    expect(sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" })).toBe(transitions / 4);
+    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "executing" })).toBe((transitions / 4) * 0.5);
+    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "waiting" })).toBe((transitions / 4) * 0.25);
+    // And what was lost, by signal and error type.
+    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "500" })).toBe(2 * spansPerRound);
+    expect(sumPoint(last, "taskjourney.export.failures", { signal: "metrics", "error.type": "500" })).toBe(lost[1].items);
+    expect(logged.warn).toHaveLength(2);
+    expect(logged.error).toEqual([]);
+  });
+
+  it("shutdown with an endpoint that never answers stops waiting at its deadline and counts what was under way", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("black-hole");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    // An export timeout far beyond the deadline: the deadline decides.
+    const telemetry = await telemetryTo(server.url, clock, 60_000);
+    round(telemetry.journeys, clock, 1);
+    const result = await telemetry.shutdown({ timeoutMillis: 300 });
+    expect(result).toEqual({ completed: false });
+    const failures = telemetry.exportFailures();
+    expect(failures.map((failure) => [failure.signal, failure.errorType])).toEqual([
+      ["traces", "shutdown_deadline"],
+      ["metrics", "shutdown_deadline"],
+    ]);
+    expect(failures[0].items).toBe(JOURNEYS_PER_ROUND * 4);
+    expect(logged.warn[0]).toContain(`telemetry shutdown stopped waiting after 300 ms for the exports to ${server.url}/v1/traces, ${server.url}/v1/metrics`);
+    // Idempotent: the second call is the first one's result.
+    await expect(telemetry.shutdown()).resolves.toEqual({ completed: false });
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { ExportResultCode } from "@opentelemetry/core";
+import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import { ExportFailures } from "../../src/sdk/export-failures.js";
+import { CountedMetricExporter, CountedSpanExporter } from "../../src/sdk/counted-exporters.js";
+
+class OTLPExporterError extends Error {
+  override name = "OTLPExporterError";
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message);
+  }
+}
+
+const span = {} as ReadableSpan;
+
+describe("CountedSpanExporter and CountedMetricExporter", () => {
+  it("count a failed export, a thrown one included, and report it handled to the processor", async () => {
+    const failures = new ExportFailures({ tell: () => {} });
+    const results: number[] = [];
+    let mode: "ok" | "fail" | "throw" = "fail";
+    const inner: SpanExporter = {
+      export(_spans, done) {
+        if (mode === "throw") throw new Error("boom");
+        done(mode === "ok" ? { code: ExportResultCode.SUCCESS } : { code: ExportResultCode.FAILED, error: new OTLPExporterError("Service Unavailable", 503) });
+      },
+      shutdown: () => Promise.resolve(),
+    };
+    const exporter = new CountedSpanExporter(inner, "http://x/v1/traces", failures);
+    exporter.export([span, span], (result) => results.push(result.code));
+    mode = "throw";
+    exporter.export([span], (result) => results.push(result.code));
+    mode = "ok";
+    exporter.export([span], (result) => results.push(result.code));
+    expect(results).toEqual([ExportResultCode.SUCCESS, ExportResultCode.SUCCESS, ExportResultCode.SUCCESS]);
+    expect(failures.failures()).toEqual([
+      { signal: "traces", destination: "http://x/v1/traces", errorType: "503", items: 2, exports: 1 },
+      { signal: "traces", destination: "http://x/v1/traces", errorType: "_OTHER", items: 1, exports: 1 },
+    ]);
+    await expect(exporter.forceFlush()).resolves.toBeUndefined();
+  });
+
+  it("counts the data points of a failed metric export and keeps the inner exporter's temporality", () => {
+    const failures = new ExportFailures({ tell: () => {} });
+    const inner: PushMetricExporter = {
+      export: (_metrics, done) => done({ code: ExportResultCode.FAILED, error: new Error("Request timed out") }),
+      selectAggregationTemporality: () => AggregationTemporality.DELTA,
+      forceFlush: () => Promise.resolve(),
+      shutdown: () => Promise.resolve(),
+    };
+    const exporter = new CountedMetricExporter(inner, "http://x/v1/metrics", failures);
+    const points = (count: number) => ({ dataPoints: new Array(count).fill({}) });
+    const metrics = { resource: {}, scopeMetrics: [{ scope: { name: "a" }, metrics: [points(3), points(2)] }, { scope: { name: "b" }, metrics: [points(4)] }] } as unknown as ResourceMetrics;
+    let code: number | undefined;
+    exporter.export(metrics, (result) => (code = result.code));
+    expect(code).toBe(ExportResultCode.SUCCESS);
+    expect(failures.totals()).toEqual([{ signal: "metrics", errorType: "timeout", items: 9 }]);
+    expect(exporter.selectAggregationTemporality!(0 as never)).toBe(AggregationTemporality.DELTA);
+    expect(exporter.selectAggregation).toBeUndefined();
+  });
+});
