@@ -14,8 +14,9 @@ import { renderHtmlReport, reportDataFrom } from "../../src/report.js";
 import { ProgressBar } from "./progress.js";
 import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
-import { startTelemetry, type Telemetry } from "./telemetry.js";
-import type { WorkerConfig } from "./worker.js";
+import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
+import type { FlushReport, WorkerConfig } from "./worker.js";
+import type { ExportFailure } from "../../src/sdk.js";
 import { buildGraph, renamedForRound, withInjected, type Workload } from "./workloads.js";
 
 export interface ClusterOptions {
@@ -83,6 +84,8 @@ export interface RunSummary {
   pids: { scheduler: number; workers: number[] };
   /** Where the OTLP data went, if telemetry was on. */
   destination: string | undefined;
+  /** Failed exports of all processes, by signal, destination and error type (also warned on stderr as they happen). */
+  exportFailures: ExportFailure[];
   decisions: DecisionStats;
   report: ClusterReport;
   /** formatBreakdown of the slowest task, as printed. */
@@ -109,6 +112,54 @@ export function killChildren(signal: NodeJS.Signals = "SIGKILL"): void {
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+/** How long a worker may take to exit once it reported its flush, or, silent, after its flush deadline: then it is hung, and killed. */
+const EXIT_GRACE_MS = 5_000;
+
+/**
+ * Waits for a worker told to close to exit. It flushes its telemetry for at most
+ * FLUSH_DEADLINE_MS and reports (FlushReport) before exiting, so it is killed only when it has
+ * not exited EXIT_GRACE_MS after its report, or after its deadline when it never reported: never
+ * in the middle of a flush. Resolves the report, if any.
+ */
+function closed(child: ChildProcess): Promise<FlushReport | undefined> {
+  return new Promise((resolve) => {
+    let report: FlushReport | undefined;
+    let timer = setTimeout(() => killChild(child), FLUSH_DEADLINE_MS + EXIT_GRACE_MS);
+    const onMessage = (message: unknown) => {
+      if ((message as { op?: unknown } | null)?.op !== "flushed") return;
+      report = message as FlushReport;
+      clearTimeout(timer);
+      timer = setTimeout(() => killChild(child), EXIT_GRACE_MS);
+    };
+    child.on("message", onMessage);
+    void exited(child).then(() => {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      resolve(report);
+    });
+  });
+}
+
+/** Export failures of several processes, summed per signal, destination and error type. */
+function mergeFailures(failures: readonly ExportFailure[]): ExportFailure[] {
+  const merged = new Map<string, ExportFailure>();
+  for (const failure of failures) {
+    const id = `${failure.signal} ${failure.destination} ${failure.errorType}`;
+    const seen = merged.get(id);
+    merged.set(id, seen === undefined ? { ...failure } : { ...seen, items: seen.items + failure.items, exports: seen.exports + failure.exports });
+  }
+  return [...merged.values()];
+}
+
+function killChild(child: ChildProcess): void {
+  process.stderr.write(`cluster: worker pid ${child.pid} did not exit after closing; killed\n`);
+  try {
+    child.kill("SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 function plain(value: unknown): unknown {
@@ -201,14 +252,20 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     phase("summaries");
     const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
     const report = aggregate(summaries, schedulerTotals);
+    // The workers flush their telemetry while this process flushes its own: each waits at most
+    // FLUSH_DEADLINE_MS for a dead or silent endpoint.
     scheduler.close();
-    const closing = Promise.all(children.map(exited));
-    const timeout = setTimeout(() => killChildren(), 15_000);
-    await closing;
+    const flushing = telemetry?.shutdown();
+    const reports = await Promise.all(children.map(closed));
     phase("workers exited");
-    clearTimeout(timeout);
-    await telemetry?.shutdown();
+    const flushed = await flushing;
     phase("telemetry flushed");
+    const unfinished = reports.filter((report) => report !== undefined && !report.completed).length + (flushed !== undefined && !flushed.completed ? 1 : 0);
+    if (unfinished > 0) process.stderr.write(`cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`);
+    const exportFailures = mergeFailures([...(telemetry?.exportFailures() ?? []), ...reports.flatMap((report) => report?.exportFailures ?? [])]);
+    for (const failure of exportFailures) {
+      process.stderr.write(`cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`);
+    }
 
     const slowest = report.slowest[0]?.breakdown;
     const summary: RunSummary = {
@@ -227,6 +284,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       taskjourney: source,
       pids,
       destination: telemetry?.destination,
+      exportFailures,
       decisions: scheduler.decisions,
       report,
       slowestExplain: slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest),

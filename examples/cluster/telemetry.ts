@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import type { TaskJourneys } from "../../src/index.js";
-import type { Destination } from "../../src/sdk.js";
+import type { Destination, ExportFailure } from "../../src/sdk.js";
 import { sdk } from "./taskjourney.js";
 
 export interface TelemetryOptions {
@@ -20,12 +20,21 @@ export interface TelemetryOptions {
   traceRatio: number | "off";
 }
 
+/**
+ * How long a process waits for its last exports at shutdown. With a dead or silent endpoint
+ * (whose exports retry up to OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default) the demo still ends a
+ * few seconds after its work; a healthy local endpoint takes well under a second.
+ */
+export const FLUSH_DEADLINE_MS = 3_000;
+
 export interface Telemetry {
   journeys: TaskJourneys;
   /** Where spans and metrics go, for the user. */
   destination: string;
-  /** Flushes and exports everything, then stops. */
-  shutdown(): Promise<void>;
+  /** Flushes and exports everything, then stops; waits at most FLUSH_DEADLINE_MS. Resolves whether every export finished in time. */
+  shutdown(): Promise<{ completed: boolean }>;
+  /** Export failures so far (they are also warned on stderr as they happen). */
+  exportFailures(): ExportFailure[];
 }
 
 /** The endpoint OTLP exporters will use, if any is configured. */
@@ -67,6 +76,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
   return {
     journeys: telemetry.journeys,
     destination: [...new Set([describe(traces), describe(metrics)])].filter((text) => text !== "").join("; "),
-    shutdown: () => telemetry.shutdown(),
+    shutdown: () => telemetry.shutdown({ timeoutMillis: FLUSH_DEADLINE_MS }),
+    exportFailures: () => telemetry.exportFailures(),
   };
 }

@@ -29,6 +29,7 @@ import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, Threa
 import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
+import type { ExportFailure } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
 import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
 
@@ -45,6 +46,13 @@ export interface WorkerConfig {
   /** get_data requests served at once before answering "busy". */
   outgoingLimit: number;
   verbose: boolean;
+}
+
+/** What a closing worker tells its parent (over the fork IPC channel) once its telemetry is flushed or the flush deadline passed. */
+export interface FlushReport {
+  op: "flushed";
+  completed: boolean;
+  exportFailures: ExportFailure[];
 }
 
 /** What one gather_dep brought: its outcome and the in-memory size of each key received. */
@@ -390,7 +398,18 @@ export class Worker {
     this.peers.closeAll();
     this.server.close();
     await this.threads.destroy();
-    await this.telemetry?.shutdown();
+    // Bounded by FLUSH_DEADLINE_MS; the parent waits for this report (or the deadline and a
+    // grace) before it would kill this process, so a flush is never cut short by a kill.
+    const flushed = (await this.telemetry?.shutdown()) ?? { completed: true };
+    const report: FlushReport = { op: "flushed", completed: flushed.completed, exportFailures: this.telemetry?.exportFailures() ?? [] };
+    await new Promise<void>((resolve) => {
+      try {
+        if (process.send === undefined) resolve();
+        else process.send(report, () => resolve());
+      } catch {
+        resolve(); // the parent is gone
+      }
+    });
     this.store.close();
     this.removeSpillRoot();
     this.scheduler.close();

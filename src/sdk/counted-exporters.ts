@@ -12,7 +12,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ExportFailures, Signal } from "./export-failures.js";
 
 /** Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. */
-function exportCounted<T>(
+function exportCounted(
   failures: ExportFailures,
   signal: Signal,
   destination: string,
