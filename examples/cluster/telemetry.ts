@@ -26,6 +26,7 @@ export interface TelemetryOptions {
  * few seconds after its work; a healthy local endpoint takes well under a second.
  */
 export const FLUSH_DEADLINE_MS = 3_000;
+const EXPORT_TIMEOUT_MS = 2_000;
 
 export interface Telemetry {
   journeys: TaskJourneys;
@@ -67,8 +68,14 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       },
     },
     fileDirectory: path.join(options.outDir, "otlp"),
-    // Every 10 s unless OTEL_METRIC_EXPORT_INTERVAL says otherwise.
-    exporters: process.env.OTEL_METRIC_EXPORT_INTERVAL === undefined ? { metricExportIntervalMillis: 10_000 } : {},
+    exporters: {
+      // Every 10 s unless OTEL_METRIC_EXPORT_INTERVAL says otherwise.
+      ...(process.env.OTEL_METRIC_EXPORT_INTERVAL === undefined ? { metricExportIntervalMillis: 10_000 } : {}),
+      // An export (retries included) gives up within the flush deadline unless
+      // OTEL_EXPORTER_OTLP_TIMEOUT says otherwise, so that a dead endpoint's last exports fail with
+      // their own error (ECONNREFUSED, timeout) rather than being cut off by the deadline.
+      ...(process.env.OTEL_EXPORTER_OTLP_TIMEOUT === undefined ? { timeoutMillis: EXPORT_TIMEOUT_MS } : {}),
+    },
     // The cluster makes no spans of its own: no need for global providers.
     registerGlobal: false,
   });
