@@ -17,6 +17,10 @@ export interface FaultServer {
   readonly requests: Array<{ path: string; mode: FaultMode }>;
   /** Bodies of the requests answered 200, parsed. */
   readonly accepted: Array<{ path: string; body: unknown }>;
+  /** Stops listening (connections are refused, open ones reset) until accept(): the endpoint is down. */
+  refuse(): Promise<void>;
+  /** Listens again, on the same port. */
+  accept(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,12 +34,19 @@ export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultSer
     mode,
     requests: [],
     accepted: [],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
+    refuse: () => stop(),
+    accept: async () => {
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    },
+    close: () => stop(),
   };
+  let port = 0;
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
   const answer = (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
     const path = (request.url ?? "/").split("?")[0];
     const current = state.mode;
@@ -74,7 +85,8 @@ export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultSer
     socket.on("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  (state as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  port = (server.address() as AddressInfo).port;
+  (state as { url: string }).url = `http://127.0.0.1:${port}`;
   return state;
 }
 
