@@ -6,6 +6,9 @@
  * is right and the failures are in the metrics. Exports are driven by forceFlush() with a 500 ms
  * export timeout, so every test ends by itself within a few seconds.
  */
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
@@ -45,14 +48,14 @@ function captureDiag(): Logged {
 
 let instances = 0;
 
-async function telemetryTo(endpoint: string, clock: FakeClock, timeoutMillis = EXPORT_TIMEOUT): Promise<Telemetry> {
+async function telemetryTo(endpoint: string, clock: FakeClock, timeoutMillis = EXPORT_TIMEOUT, protocol: "http/json" | "http/protobuf" = "http/json"): Promise<Telemetry> {
   const telemetry = await startTelemetry({
     role: "worker",
     instance: `tcp://127.0.0.1:${41000 + ++instances}`,
     registerGlobal: false,
     env: {},
     journeys: { clock: clock.now, sampling: { ratio: 1 } },
-    exporters: { endpoint, protocol: "http/json", timeoutMillis, metricExportIntervalMillis: 3_600_000 },
+    exporters: { endpoint, protocol, timeoutMillis, metricExportIntervalMillis: 3_600_000 },
   });
   cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
   return telemetry;
@@ -240,6 +243,75 @@ describe("exporting to an endpoint that fails", () => {
     expect(sumPoint(last, "taskjourney.export.failures", { signal: "metrics", "error.type": "500" })).toBe(lost[1].items);
     expect(logged.warn).toHaveLength(2);
     expect(logged.error).toEqual([]);
+  });
+
+  it("http/protobuf: a 500 is counted and told alike", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("500");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    const telemetry = await telemetryTo(server.url, clock, EXPORT_TIMEOUT, "http/protobuf");
+    round(telemetry.journeys, clock, 1);
+    expect(await telemetry.forceFlush()).toEqual({ completed: true });
+    expect(telemetry.exportFailures().map((failure) => [failure.signal, failure.errorType, failure.items > 0])).toEqual([
+      ["traces", "500", true],
+      ["metrics", "500", true],
+    ]);
+    expect(telemetry.exportFailures()[0].items).toBe(JOURNEYS_PER_ROUND * 4);
+    expect(logged.warn).toHaveLength(2);
+  });
+
+  it("OTLP JSON lines files: a write that fails is counted by its error code", async () => {
+    const logged = captureDiag();
+    const directory = await mkdtemp(join(tmpdir(), "taskjourney-faults-"));
+    cleanups.push(() => rm(directory, { recursive: true, force: true }));
+    const clock = new FakeClock(0);
+    const telemetry = await startTelemetry({
+      role: "worker",
+      instance: "files",
+      registerGlobal: false,
+      env: {},
+      fileDirectory: directory,
+      journeys: { clock: clock.now, sampling: { ratio: 1 } },
+      exporters: { metricExportIntervalMillis: 3_600_000 },
+    });
+    cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
+    // Directories where the files should be: every append fails with EISDIR.
+    for (const destination of [...telemetry.destinations.traces, ...telemetry.destinations.metrics]) {
+      if (destination.kind === "file") await mkdir(destination.path);
+    }
+    round(telemetry.journeys, clock, 1);
+    expect(await telemetry.forceFlush()).toEqual({ completed: true });
+    const failures = telemetry.exportFailures();
+    expect(failures.map((failure) => [failure.signal, failure.errorType])).toEqual([
+      ["traces", "EISDIR"],
+      ["metrics", "EISDIR"],
+    ]);
+    expect(failures[0].destination).toBe(join(directory, "traces-worker-files.jsonl"));
+    expect(failures[0].items).toBe(JOURNEYS_PER_ROUND * 4);
+    expect(logged.warn[0]).toContain(`exporting traces to ${join(directory, "traces-worker-files.jsonl")} failed`);
+  });
+
+  it("OTEL_EXPORTER_OTLP_TIMEOUT (from the env option) bounds each export", async () => {
+    captureDiag();
+    const server = await startFaultServer("black-hole");
+    cleanups.push(() => server.close());
+    const clock = new FakeClock(0);
+    const telemetry = await startTelemetry({
+      role: "worker",
+      instance: `tcp://127.0.0.1:${41000 + ++instances}`,
+      registerGlobal: false,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TIMEOUT: "300", OTEL_METRIC_EXPORT_INTERVAL: "3600000" },
+      journeys: { clock: clock.now, sampling: { ratio: 1 } },
+    });
+    cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
+    round(telemetry.journeys, clock, 1);
+    // The exporters' own default (10 s) would outlast this deadline.
+    expect(await telemetry.forceFlush({ timeoutMillis: 5_000 })).toEqual({ completed: true });
+    expect(telemetry.exportFailures().map((failure) => [failure.signal, failure.errorType])).toEqual([
+      ["traces", "timeout"],
+      ["metrics", "timeout"],
+    ]);
   });
 
   it("shutdown with an endpoint that never answers stops waiting at its deadline and counts what was under way", async () => {

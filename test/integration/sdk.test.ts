@@ -299,6 +299,8 @@ describe("startTelemetry configuration", () => {
       [{ env: { OTEL_TRACES_EXPORTER: "jaeger" } }, /OTEL_TRACES_EXPORTER/],
       [{ env: { OTEL_METRICS_EXPORTER: "otlp,statsd" } }, /OTEL_METRICS_EXPORTER/],
       [{ env: { OTEL_METRIC_EXPORT_INTERVAL: "soon" } }, /OTEL_METRIC_EXPORT_INTERVAL/],
+      [{ exporters: { timeoutMillis: -1 } }, /option "exporters\.timeoutMillis"/],
+      [{ env: { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "10s" } }, /OTEL_EXPORTER_OTLP_TRACES_TIMEOUT/],
       [{ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
       [{ env: {}, journeys: { prefixLimit: 0 } }, /option "prefixLimit"/],
     ];
