@@ -14,7 +14,10 @@ import type { DecodedSpan } from "./otlp-json.js";
 /** Terminal states of a task that failed: a worker's `error`, the scheduler's `erred`. */
 export const FAILED_STATES: readonly string[] = ["error", "erred"];
 
-/** The failed tasks, earliest end first (the first failure is most often the cause of the others), at most `limit`; and how many in all. */
+/**
+ * The failed tasks, earliest end first (the first failure is most often the cause of the others;
+ * at one end time, those with a reason first), at most `limit`; and how many in all.
+ */
 export function failedTasks(index: SpanIndex, limit: number): { failures: ReportFailure[]; total: number } {
   const byTraceAndKey = new Map<string, { failure: ReportFailure; end: bigint }>();
   for (const task of index.tasks) {
@@ -43,7 +46,9 @@ export function failedTasks(index: SpanIndex, limit: number): { failures: Report
     // The worker's journey (it knows why) over the scheduler's; else the first.
     if (seen === undefined || (seen.failure.kind === "scheduler" && kind !== "scheduler")) byTraceAndKey.set(id, { failure, end: task.endNanos });
   }
-  const all = [...byTraceAndKey.values()].sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : 0));
+  // At one time (a scheduler erring a task's dependents as it errs the task), those that say why first.
+  const known = (entry: { failure: ReportFailure }) => (entry.failure.error === undefined ? 1 : 0);
+  const all = [...byTraceAndKey.values()].sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b)));
   return { failures: all.slice(0, Math.max(0, limit)).map((entry) => entry.failure), total: all.length };
 }
 
