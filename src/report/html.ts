@@ -242,7 +242,7 @@ function failuresSection(data: ReportData): string {
   const note =
     listed === 0
       ? `${counted}No failed task is among the traces, so none is listed.`
-      : `${counted}${listed === 1 ? "The one" : `The ${listed}`} listed: the failed journeys the traces hold, earliest first; a key that failed on a worker and erred on the scheduler is listed once.`;
+      : `${counted}Listed: ${listed === 1 ? "the failed journey" : `the ${listed} failed journeys`} the traces hold, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
   const rows = failures.map((failure) => {
     const where = failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
     const failedIn = failure.state === undefined ? failure.outcome : `${failure.state}: ${failure.outcome}`;

@@ -92,7 +92,7 @@ describe("failed tasks in the report", () => {
     );
     expect(section).toContain("<td class=\"name\">&lt;b&gt;k&lt;/b&gt;</td>");
     expect(section).toContain("Error: &lt;/script&gt;&lt;img src=x&gt;");
-    expect(section).toContain("1 ended in error on workers, 2 erred on the scheduler. The 3 listed:");
+    expect(section).toContain("1 ended in error on workers, 2 erred on the scheduler. Listed: the 3 failed journeys the traces hold, earliest first");
     expect(page).toMatch(/load-1 spent 2\.0 s on worker tcp:\/\/w1:1 \(ended in error\)/);
     expect(page).toMatch(/└─ executing +1\.5 s {2}error: TypeError: no such file: load-1\.csv/);
 
