@@ -241,8 +241,8 @@ function failuresSection(data: ReportData): string {
   const counted = counts.length === 0 ? "" : `${counts.map(([state, count]) => failureCount(state, count)).join(", ")}. `;
   const note =
     listed === 0
-      ? `${counted}No failed task is among the traces, so none is listed.`
-      : `${counted}Listed: ${listed === 1 ? "the failed journey" : `the ${listed} failed journeys`} the traces hold, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
+      ? `${counted}No failed task is known by key (none among the traces), so none is listed.`
+      : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
   const rows = failures.map((failure) => {
     const where = failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
     const failedIn = failure.state === undefined ? failure.outcome : `${failure.state}: ${failure.outcome}`;
@@ -455,7 +455,8 @@ function failureList(value: unknown, field: string): ReportFailure[] | undefined
 
 /**
  * The cluster example's failures: `failed` (the keys that raised), `failures` ([{key, error}],
- * when the summary has them) and `erred` (how many erred in all, dependents included).
+ * when the summary has them; the error without its stack trace) and `erred` (how many erred in
+ * all, dependents included).
  */
 function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failures" | "failureCounts"> {
   const reasons = Array.isArray(json.failures) ? json.failures.filter(isRecord) : [];
@@ -465,8 +466,10 @@ function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failu
   if (typeof json.erred === "number" && json.erred > 0) counts.erred = json.erred;
   if (failed.length === 0 && counts.erred === undefined) return {};
   const failures = failed.map((key): ReportFailure => {
-    const error = reasons.find((item) => item.key === key)?.error;
-    return { key, prefix: keySplit(key), instance: "", kind: "compute", outcome: "error", ...(typeof error === "string" ? { error } : {}) };
+    const reported = reasons.find((item) => item.key === key)?.error;
+    // Why, not where: a worker's error text may carry its stack trace, which explain() leaves out too.
+    const error = typeof reported === "string" ? reported.split(/\n\s+at /)[0] : undefined;
+    return { key, prefix: keySplit(key), instance: "", kind: "compute", outcome: "error", ...(error === undefined ? {} : { error }) };
   });
   return { failures, failureCounts: counts };
 }

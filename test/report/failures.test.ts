@@ -92,14 +92,14 @@ describe("failed tasks in the report", () => {
     );
     expect(section).toContain("<td class=\"name\">&lt;b&gt;k&lt;/b&gt;</td>");
     expect(section).toContain("Error: &lt;/script&gt;&lt;img src=x&gt;");
-    expect(section).toContain("1 ended in error on workers, 2 erred on the scheduler. Listed: the 3 failed journeys the traces hold, earliest first");
+    expect(section).toContain("1 ended in error on workers, 2 erred on the scheduler. Listed: the 3 failed tasks known by key, earliest first");
     expect(page).toMatch(/load-1 spent 2\.0 s on worker tcp:\/\/w1:1 \(ended in error\)/);
     expect(page).toMatch(/└─ executing +1\.5 s {2}error: TypeError: no such file: load-1\.csv/);
 
     const none = renderHtmlReport({ ...data, failures: [], failureCounts: {} }, { inlineEcharts: false });
     expect(none).not.toContain('id="failures"');
     const countedOnly = renderHtmlReport({ ...data, failures: [], failureCounts: { error: 3 } }, { inlineEcharts: false });
-    expect(countedOnly).toContain("3 ended in error on workers. No failed task is among the traces, so none is listed.");
+    expect(countedOnly).toContain("3 ended in error on workers. No failed task is known by key (none among the traces), so none is listed.");
   });
 
   it("from a summary: ReportData's failures as written, the cluster example's failed keys, reasons and erred count", () => {
@@ -113,7 +113,7 @@ describe("failed tasks in the report", () => {
     const cluster = reportDataFrom({
       workload: "reduction",
       failed: ["square-3", "inc-7"],
-      failures: [{ key: "square-3", error: "ValueError: bad input" }],
+      failures: [{ key: "square-3", error: "ValueError: bad input\n    at square (file:///app/functions.mjs:12:9)\n    at run (file:///app/tasks.mjs:3:1)" }],
       erred: 5,
       report: { rows: [], execute: {}, gather: {}, waitByPrefix: {} },
     });
