@@ -31,12 +31,15 @@ directory stands for the .json/.jsonl files in it.
 
 Commands:
   explain   Rebuild journeys.explain(<key>) from exported spans. Shows the key's worker
-            compute journey (else its scheduler or fetch journey).
+            compute journey (else its scheduler or fetch journey). Only journeys that
+            became spans are there: sampled ones (sampling.ratio, 1% of keys by
+            default), slow ones and failed ones.
               --all           every journey of the key: scheduler, compute, fetches
               --json          the Breakdown as JSON instead of the text tree
-  report    Write a self-contained HTML report (tables, charts, the slowest journeys and
-            their trees) from an application's exported metrics and spans, or from a
-            summary JSON (ReportData, e.g. the cluster example's summary.json).
+  report    Write a self-contained HTML report (the failed tasks and why, tables, charts,
+            the slowest journeys and their trees) from an application's exported
+            metrics and spans, or from a summary JSON (ReportData, e.g. the cluster
+            example's summary.json).
               --out <file>    where to write (default: report.html in the first input's
                               directory, or <summary>.html beside a lone summary file)
               --title <text>  the page title
@@ -150,7 +153,11 @@ function explain(args: readonly string[], io: Io): number {
     if (index.spans.length === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} no spans`);
     if (total === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`);
     const listed = keys.map((found) => JSON.stringify(found)).join(", ");
-    throw new DataError(`no journey of key ${JSON.stringify(key)} in ${where}; its ${total} task keys include ${listed}${total > keys.length ? ", …" : ""}`);
+    throw new DataError(
+      `no journey of key ${JSON.stringify(key)} in ${where}; its ${total} task keys include ${listed}${total > keys.length ? ", …" : ""}. ` +
+        "Only journeys that became spans are there: sampled ones (sampling.ratio, 1% of keys by default), slow ones and failed ones; " +
+        "sampling: { ratio: 1 } makes every journey a span",
+    );
   }
   if (values.json === true) {
     io.out(`${jsonSafe(JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2))}\n`);

@@ -13,7 +13,7 @@ export { formatPrefixTable, formatActivityTable } from "./report/table.js";
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";
 export type { DecodedSpan } from "./report/otlp-json.js";
-export type { ReportData, RenderOptions } from "./report/html.js";
+export type { ReportData, ReportFailure, RenderOptions } from "./report/html.js";
 export type { TelemetryFiles, ReadTelemetryOptions } from "./report/inputs.js";
 export type { ReportFromTelemetryOptions } from "./report/from-telemetry.js";
 export type { MetricPoint } from "./report/otlp-metrics.js";

@@ -118,6 +118,8 @@ describe("taskjourney CLI", () => {
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toContain('no journey of key "dec-9"');
     expect(notFound.stderr).toMatch(/its 3 task keys include "inc-1", "(sum|x)-1", "(sum|x)-1"/);
+    // Why a key a user knows ran may not be there: it was not sampled.
+    expect(notFound.stderr).toContain("Only journeys that became spans are there: sampled ones (sampling.ratio, 1% of keys by default), slow ones and failed ones");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("line 1 is not JSON");
   }, 60_000);

@@ -68,6 +68,8 @@ export interface RunSummary {
   result: unknown;
   /** Tasks that raised (their keys), and how many erred in all (those and their dependents). */
   failed: string[];
+  /** Why each of `failed` raised, as its worker reported it (the report's "Failed tasks" table shows it). */
+  failures: Array<{ key: string; error: string }>;
   erred: number;
   /** Seconds from submitting the graph to having the result. */
   runSeconds: number;
@@ -275,6 +277,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       options: { ...options, memoryLimit: Number.isFinite(options.memoryLimit) ? options.memoryLimit : null },
       result: plain(value) ?? null,
       failed: scheduler.failures.map((failure) => failure.key),
+      failures: scheduler.failures.map(({ key, error }) => ({ key, error })),
       erred: scheduler.erred,
       runSeconds,
       wallSeconds: (performance.now() - wallStart) / 1000,

@@ -2,6 +2,7 @@ import type { Breakdown } from "../model/breakdown.js";
 import {
   ATTR_DROPPED_REASON,
   ATTR_TASK_ACTIVITY,
+  ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
   ATTR_TASK_STATE,
   METRIC_DROPPED,
@@ -9,9 +10,11 @@ import {
   METRIC_GATHER_TIME,
   METRIC_STATE_DURATION,
   METRIC_STATE_TIME,
+  METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
+import { FAILED_STATES, failedTasks } from "./failures.js";
 import { breakdownOfTask, journeyKind, SpanIndex } from "./from-trace.js";
 import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } from "./histograms.js";
 import { reportDataFrom, type ReportData } from "./html.js";
@@ -20,13 +23,14 @@ import type { ExplicitBuckets, ExponentialBuckets, MetricPoint } from "./otlp-me
 import type { PrefixRow } from "./table.js";
 
 /**
- * ReportData from what an application exported: its metrics for the per-prefix tables and the
- * activity breakdowns (as a metrics backend would sum them: the latest point of each cumulative
- * series, every point of a delta one, histograms merged across processes), its spans for the
- * slowest journeys and their trees. Without metrics, the tables come from the spans' journeys
+ * ReportData from what an application exported: its metrics for the per-prefix tables, the
+ * activity breakdowns and how many tasks failed (as a metrics backend would sum them: the latest
+ * point of each cumulative series, every point of a delta one, histograms merged across
+ * processes), its spans for the slowest journeys and their trees and for the failed tasks with
+ * why they failed (src/report/failures.ts). Without metrics, the tables come from the spans' journeys
  * (the sampled ones only, which the page says). A summary among the inputs (ReportData or the
  * cluster example's `summary.json`) is taken as it is, the spans adding the slowest journeys
- * when it has none.
+ * when it has none and the failed tasks when they hold any (they know where and why).
  */
 
 export interface ReportFromTelemetryOptions {
@@ -34,6 +38,8 @@ export interface ReportFromTelemetryOptions {
   title?: string;
   /** How many slowest journeys to show. Default 10. */
   slowest?: number;
+  /** How many failed tasks to list. Default 100. */
+  failures?: number;
   /** ISO time the data was taken. Default now. */
   generatedAt?: string;
 }
@@ -126,10 +132,12 @@ interface Aggregates {
   gather: Record<string, number>;
   wait: Record<string, Record<string, number>>;
   dropped: Record<string, number>;
+  /** Transitions into a failed terminal state (error, erred), by state. */
+  failed: Record<string, number>;
 }
 
 function emptyAggregates(): Aggregates {
-  return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord() };
+  return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord(), failed: nullRecord() };
 }
 
 const MEASURED: Record<Role, string> = { worker: "executing", scheduler: "processing" };
@@ -159,6 +167,9 @@ function fromMetrics(points: readonly MetricPoint[]): Aggregates {
       case METRIC_WAIT_TIME:
         // The scheduler's own waiting is another thing (dependencies computing), not mixed in.
         if (role === "worker") add((aggregates.wait[prefix] ??= nullRecord()), activity, point.value);
+        break;
+      case METRIC_TRANSITIONS:
+        if (FAILED_STATES.includes(state)) add(aggregates.failed, state, point.value);
         break;
       case METRIC_DROPPED:
         add(aggregates.dropped, text(point.attributes[ATTR_DROPPED_REASON]), point.value);
@@ -214,6 +225,7 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
   const slowestCount = options.slowest ?? 10;
   const index = telemetry.spans.length > 0 ? new SpanIndex(telemetry.spans) : undefined;
   const slowest = (): Breakdown[] => (index === undefined ? [] : slowestJourneys(index, slowestCount));
+  const failed = index === undefined ? { failures: [], total: 0 } : failedTasks(index, options.failures ?? 100);
   if (telemetry.summaries.length > 1) {
     throw new TypeError(`several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`);
   }
@@ -226,6 +238,8 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
       throw new TypeError(`${file}: ${(error as Error).message}`, { cause: error });
     }
     if (data.slowest === undefined || data.slowest.length === 0) data.slowest = slowest();
+    // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
+    if (failed.failures.length > 0) data.failures = failed.failures;
     if (options.title !== undefined) data.title = options.title;
     return data;
   }
@@ -246,6 +260,8 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     ? `from the metrics of ${processes} process${processes === 1 ? "" : "es"}${index === undefined ? "" : ` and ${index.tasks.length} sampled journeys' spans`}`
     : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
   const schedulerRows = rowsOf(aggregates.scheduler);
+  // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
+  const failureCounts = hasMetrics ? aggregates.failed : countBy(failedStates(index!));
   return {
     title: options.title ?? "taskjourney report",
     generatedAt: options.generatedAt ?? new Date().toISOString(),
@@ -256,5 +272,18 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     gather: aggregates.gather,
     wait: aggregates.wait,
     slowest: slowest(),
+    failures: failed.failures,
+    failureCounts,
   };
+}
+
+/** The failed terminal state of each failed task journey in the spans. */
+function failedStates(index: SpanIndex): string[] {
+  return index.tasks.map((task) => task.attributes[ATTR_TASK_OUTCOME]).filter((outcome): outcome is string => typeof outcome === "string" && FAILED_STATES.includes(outcome));
+}
+
+function countBy(values: readonly string[]): Record<string, number> {
+  const counts = nullRecord<number>();
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
 }

@@ -1,4 +1,4 @@
-import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, EPSILON, type JourneyKind, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
 import {
@@ -257,9 +257,20 @@ function numberAttribute(span: DecodedSpan, name: string): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
-function stringAttribute(span: DecodedSpan, name: string): string | undefined {
+/** A span's attribute when it is a string, else undefined. */
+export function stringAttribute(span: DecodedSpan, name: string): string | undefined {
   const value = span.attributes[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * Why a span's attempt failed, as explain() words it ("TypeError: no such file"): its `task.error`,
+ * else its `exception` event (a trace written without `task.error`), else undefined.
+ */
+export function failureReason(span: DecodedSpan): string | undefined {
+  const recorded = stringAttribute(span, ATTR_TASK_ERROR);
+  if (recorded !== undefined) return recorded;
+  return span.exception === undefined ? undefined : failureText(span.exception.type || "Error", span.exception.message);
 }
 
 /** What kind of journey a task span is: scheduler by its role, fetch by its first state. */
@@ -339,7 +350,7 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     // An attempt that did not succeed, as explain() marks it.
     const attempt = stringAttribute(visit, ATTR_TASK_OUTCOME);
     if (attempt !== undefined) node.outcome = attempt;
-    const error = stringAttribute(visit, ATTR_TASK_ERROR);
+    const error = attempt === undefined ? undefined : failureReason(visit);
     if (error !== undefined) node.error = error;
     return node;
   });

@@ -2,12 +2,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { createRequire } from "node:module";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { keySplit } from "../model/keys.js";
 import { byLifecycle } from "../model/states.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
 import type { PrefixRow } from "./table.js";
 
 /**
- * The HTML report: one self-contained page (ECharts inlined) with the per-prefix table, time by
+ * The HTML report: one self-contained page (ECharts inlined) with the failed tasks and why they
+ * failed (when any did), the per-prefix table, time by
  * state per prefix, the execute / gather activity breakdowns, the waiting breakdown by dependent
  * prefix and the slowest tasks' breakdowns. Every user-controlled string (keys, prefixes,
  * activity and state names, titles) is escaped for HTML, and the chart data travels as JSON in a
@@ -41,6 +43,32 @@ export interface ReportData {
   wait: Record<string, Record<string, number>>;
   /** The slowest journeys' breakdowns (explain()), slowest first. */
   slowest?: Breakdown[];
+  /** Tasks that failed, with why when known, earliest first (from the spans, or a summary's list). */
+  failures?: ReportFailure[];
+  /**
+   * How many journeys failed in all, by terminal state: `error` (workers' executions), `erred`
+   * (the scheduler); from the metrics (task.transitions) or a summary, so it counts what the
+   * list, made of sampled traces, may not hold.
+   */
+  failureCounts?: Record<string, number>;
+}
+
+/** One failed task, as the report's "Failed tasks" table shows it. */
+export interface ReportFailure {
+  key: string;
+  prefix: string;
+  /** The worker or scheduler it failed on ("" when not known). */
+  instance: string;
+  /** "compute" (a worker's execution), "scheduler", or "fetch"; "" when not known. */
+  kind: string;
+  /** The terminal state: "error" on a worker, "erred" on the scheduler. */
+  outcome: string;
+  /** The state of the attempt that failed, e.g. "executing". */
+  state?: string;
+  /** Why, as explain() words it: "TypeError: no such file". */
+  error?: string;
+  /** The journey's wall seconds up to its failure. */
+  seconds?: number;
 }
 
 export interface RenderOptions {
@@ -194,6 +222,43 @@ function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states
   return `<table class="prefixes"><thead>${head}</thead><tbody>${lines.join("")}${total}</tbody></table>`;
 }
 
+/** How many a terminal state's count is, in words: "3 ended in error on workers". */
+function failureCount(state: string, count: number): string {
+  const where = state === "error" ? "ended in error on workers" : state === "erred" ? "erred on the scheduler" : `ended in ${state}`;
+  return `${count} ${where}`;
+}
+
+/** The failed tasks and why, first on the page; nothing when no task failed. */
+function failuresSection(data: ReportData): string {
+  const failures = data.failures ?? [];
+  // The workers' errors first, then the scheduler's erred: the order the failures happen in.
+  const order = (state: string) => ["error", "erred"].indexOf(state) >>> 0;
+  const counts = Object.entries(data.failureCounts ?? {})
+    .filter(([, count]) => finite(count) > 0)
+    .sort(([a], [b]) => order(a) - order(b) || a.localeCompare(b));
+  if (failures.length === 0 && counts.length === 0) return "";
+  const listed = failures.length;
+  const counted = counts.length === 0 ? "" : `${counts.map(([state, count]) => failureCount(state, count)).join(", ")}. `;
+  const note =
+    listed === 0
+      ? `${counted}No failed task is known by key (none among the traces), so none is listed.`
+      : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
+  const rows = failures.map((failure) => {
+    const where = failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
+    const failedIn = failure.state === undefined ? failure.outcome : `${failure.state}: ${failure.outcome}`;
+    const why = failure.error === undefined ? `<td class="why unknown">(no reason recorded)</td>` : `<td class="why">${escapeHtml(failure.error)}</td>`;
+    return (
+      `<tr><td class="name">${escapeHtml(failure.key)}</td><td class="name">${escapeHtml(failure.prefix)}</td><td class="name">${escapeHtml(failedIn)}</td>` +
+      `<td class="name">${escapeHtml(where)}</td><td>${escapeHtml(formatSeconds(finite(failure.seconds)))}</td>${why}</tr>`
+    );
+  });
+  const table =
+    listed === 0
+      ? ""
+      : `<div class="table-scroll"><table class="failures"><thead><tr><th class="name">key</th><th class="name">prefix</th><th class="name">failed in</th><th class="name">on</th><th>after</th><th class="name">why</th></tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
+  return `<section id="failures">\n<h2>Failed tasks</h2>\n<p class="note">${escapeHtml(note)}</p>\n${table}\n</section>`;
+}
+
 function schedulerSection(data: ReportData): string {
   const rows = data.schedulerPrefixes;
   if (rows === undefined || rows.length === 0) return "";
@@ -222,7 +287,7 @@ function slowestSection(slowest: readonly Breakdown[] | undefined): string {
     .slice(0, 9)
     .map(
       (breakdown) =>
-        `<details><summary>${escapeHtml(breakdown.key)} — ${escapeHtml(formatSeconds(breakdown.seconds))}</summary><pre>${escapeHtml(formatBreakdown(breakdown))}</pre></details>`,
+        `<details><summary>${escapeHtml(breakdown.key)} — ${escapeHtml(formatSeconds(breakdown.seconds))}${breakdown.outcome === "error" || breakdown.outcome === "erred" ? ` (${escapeHtml(breakdown.outcome)})` : ""}</summary><pre>${escapeHtml(formatBreakdown(breakdown))}</pre></details>`,
     )
     .join("");
   return (
@@ -277,6 +342,7 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
 ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.description)}</div>`}
 </header>
 <main>
+${failuresSection(data)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 <div class="table-scroll">${prefixTable(data.prefixes, data.durationOf ?? "executing", states)}</div>
@@ -322,14 +388,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function secondsRecord(value: unknown, field: string): Record<string, number> {
+function secondsRecord(value: unknown, field: string, what = "seconds"): Record<string, number> {
   if (value === undefined || value === null) return {};
-  if (!isRecord(value)) throw new TypeError(`${field} must be an object of seconds by name`);
+  if (!isRecord(value)) throw new TypeError(`${field} must be an object of ${what} by name`);
   // No prototype: an activity named `__proto__` or `constructor` is a name like any other.
   const out = Object.create(null) as Record<string, number>;
   for (const [name, seconds] of Object.entries(value)) {
     if (seconds === null) continue;
-    if (typeof seconds !== "number") throw new TypeError(`${field}.${name} must be a number of seconds`);
+    if (typeof seconds !== "number") throw new TypeError(`${field}.${name} must be a number of ${what}`);
     out[name] = seconds;
   }
   return out;
@@ -356,11 +422,56 @@ function prefixRows(value: unknown, field: string): PrefixRow[] {
 
 function breakdownNode(value: unknown, field: string): BreakdownNode {
   if (!isRecord(value) || typeof value.name !== "string") throw new TypeError(`${field} must be {name, seconds, children}`);
-  return {
+  const node: BreakdownNode = {
     name: value.name,
     seconds: typeof value.seconds === "number" ? value.seconds : Number.NaN,
     children: Array.isArray(value.children) ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`)) : [],
   };
+  // A failed attempt keeps its outcome and reason, so the tree says why as explain() did.
+  if (typeof value.outcome === "string") node.outcome = value.outcome;
+  if (typeof value.error === "string") node.error = value.error;
+  if (isRecord(value.quantities)) node.quantities = secondsRecord(value.quantities, `${field}.quantities`, "units");
+  return node;
+}
+
+function failureList(value: unknown, field: string): ReportFailure[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of {key, prefix, instance, kind, outcome, state?, error?, seconds?}`);
+  return value.map((item: unknown, index) => {
+    if (!isRecord(item) || typeof item.key !== "string") throw new TypeError(`${field}[${index}] must be a failure with a string key`);
+    const failure: ReportFailure = {
+      key: item.key,
+      prefix: typeof item.prefix === "string" ? item.prefix : "",
+      instance: typeof item.instance === "string" ? item.instance : "",
+      kind: typeof item.kind === "string" ? item.kind : "",
+      outcome: typeof item.outcome === "string" ? item.outcome : "error",
+    };
+    if (typeof item.state === "string") failure.state = item.state;
+    if (typeof item.error === "string") failure.error = item.error;
+    if (typeof item.seconds === "number") failure.seconds = item.seconds;
+    return failure;
+  });
+}
+
+/**
+ * The cluster example's failures: `failed` (the keys that raised), `failures` ([{key, error}],
+ * when the summary has them; the error without its stack trace) and `erred` (how many erred in
+ * all, dependents included).
+ */
+function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failures" | "failureCounts"> {
+  const reasons = Array.isArray(json.failures) ? json.failures.filter(isRecord) : [];
+  const failed = Array.isArray(json.failed) ? json.failed.filter((key): key is string => typeof key === "string") : reasons.map((item) => item.key).filter((key): key is string => typeof key === "string");
+  const counts = Object.create(null) as Record<string, number>;
+  if (failed.length > 0) counts.error = failed.length;
+  if (typeof json.erred === "number" && json.erred > 0) counts.erred = json.erred;
+  if (failed.length === 0 && counts.erred === undefined) return {};
+  const failures = failed.map((key): ReportFailure => {
+    const reported = reasons.find((item) => item.key === key)?.error;
+    // Why, not where: a worker's error text may carry its stack trace, which explain() leaves out too.
+    const error = typeof reported === "string" ? reported.split(/\n\s+at /)[0] : undefined;
+    return { key, prefix: keySplit(key), instance: "", kind: "compute", outcome: "error", ...(error === undefined ? {} : { error }) };
+  });
+  return { failures, failureCounts: counts };
 }
 
 function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
@@ -415,6 +526,8 @@ export function reportDataFrom(json: unknown): ReportData {
       gather: secondsRecord(json.gather, "gather"),
       wait: waitRecord(json.wait, "wait"),
       slowest: breakdowns(json.slowest, "slowest"),
+      failures: failureList(json.failures, "failures"),
+      failureCounts: json.failureCounts === undefined || json.failureCounts === null ? undefined : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
     };
   }
   const report = json.report;
@@ -431,6 +544,7 @@ export function reportDataFrom(json: unknown): ReportData {
       gather: secondsRecord(report.gather, "report.gather"),
       wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
       slowest: breakdowns(slowest, "report.slowest[].breakdown"),
+      ...summaryFailures(json),
     };
   }
   throw new TypeError(

@@ -1,3 +1,4 @@
+import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_TYPE, EVENT_EXCEPTION } from "../otel/semconv.js";
 import { OtlpDocumentReader, readInputFile } from "./input-files.js";
 
 export { OtlpJsonError } from "./input-files.js";
@@ -32,6 +33,13 @@ export interface DecodedSpan {
   links: Array<{ traceId: string; spanId: string; attributes: Attributes }>;
   /** OTLP status code: 0 unset, 1 ok, 2 error. */
   statusCode: number;
+  /** The status message (what Jaeger shows beside an error), when there is one. */
+  statusMessage?: string;
+  /**
+   * The first `exception` event's type and message (semantic conventions), when the span has one:
+   * why a failed execution or transfer failed, for a trace written without `task.error`.
+   */
+  exception?: { type: string; message: string };
   /** The attributes of the resource that emitted the span (service.name, service.instance.id). */
   resource: Attributes;
   /** The instrumentation scope's name ("taskjourney" for ours). */
@@ -139,8 +147,8 @@ export function decodeTraceRequest(request: unknown, into: DecodedSpan[] = []): 
         if (span === null || typeof span !== "object") continue;
         const s = span as Record<string, unknown>;
         const parent = decodeId(s.parentSpanId, 8);
-        const status = s.status as { code?: unknown } | undefined;
-        into.push({
+        const status = s.status as { code?: unknown; message?: unknown } | undefined;
+        const decoded: DecodedSpan = {
           traceId: decodeId(s.traceId, 16),
           spanId: decodeId(s.spanId, 8),
           parentSpanId: parent === "" || /^0+$/.test(parent) ? undefined : parent,
@@ -156,11 +164,28 @@ export function decodeTraceRequest(request: unknown, into: DecodedSpan[] = []): 
           statusCode: decodeStatus(status?.code),
           resource,
           scope,
-        });
+        };
+        if (typeof status?.message === "string" && status.message !== "") decoded.statusMessage = status.message;
+        const exception = decodeException(s.events);
+        if (exception !== undefined) decoded.exception = exception;
+        into.push(decoded);
       }
     }
   }
   return into;
+}
+
+/** The first `exception` event's type and message; only those two attributes are kept (not the stack trace). */
+function decodeException(events: unknown): { type: string; message: string } | undefined {
+  for (const event of asArray(events)) {
+    if (event === null || typeof event !== "object" || (event as { name?: unknown }).name !== EVENT_EXCEPTION) continue;
+    const attributes = decodeAttributes((event as { attributes?: unknown }).attributes);
+    const type = attributes[ATTR_EXCEPTION_TYPE];
+    const message = attributes[ATTR_EXCEPTION_MESSAGE];
+    if (typeof type !== "string" && typeof message !== "string") continue;
+    return { type: typeof type === "string" ? type : "", message: typeof message === "string" ? message : "" };
+  }
+  return undefined;
 }
 
 const KINDS = ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER"];

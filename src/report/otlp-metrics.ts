@@ -4,6 +4,7 @@ import {
   METRIC_GATHER_TIME,
   METRIC_STATE_DURATION,
   METRIC_STATE_TIME,
+  METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
 } from "../otel/semconv.js";
 import { decodeAttributes, type Attributes } from "./otlp-json.js";
@@ -15,8 +16,8 @@ import { decodeAttributes, type Attributes } from "./otlp-json.js";
  * skipped, so they cost no memory).
  */
 
-/** The metrics the report reads. */
-const READ: ReadonlySet<string> = new Set([METRIC_STATE_TIME, METRIC_STATE_DURATION, METRIC_EXECUTE_TIME, METRIC_GATHER_TIME, METRIC_WAIT_TIME, METRIC_DROPPED]);
+/** The metrics the report reads (task.transitions for how many tasks failed). */
+const READ: ReadonlySet<string> = new Set([METRIC_STATE_TIME, METRIC_STATE_DURATION, METRIC_EXECUTE_TIME, METRIC_GATHER_TIME, METRIC_WAIT_TIME, METRIC_TRANSITIONS, METRIC_DROPPED]);
 
 /** An exponential histogram data point's buckets (positive values only: durations). */
 export interface ExponentialBuckets {

@@ -4,7 +4,7 @@
  * metrics and one traces file per process), as a user's application would export them.
  */
 import { startTelemetry, type Telemetry } from "../../src/sdk.js";
-import type { Breakdown } from "../../src/index.js";
+import { instrument, type Breakdown } from "../../src/index.js";
 import { FakeClock } from "./clock.js";
 
 async function process_(directory: string, role: "worker" | "scheduler", instance: string, clock: FakeClock, temporality: "cumulative" | "delta"): Promise<Telemetry> {
@@ -60,3 +60,47 @@ export async function runApplication(directory: string, temporality: "cumulative
   return { explained };
 }
 
+
+/**
+ * A run where a task fails: worker 1's `load` method throws a TypeError for load-1 (1.5 s into
+ * its execution, through instrument()), the scheduler learns it through the carrier back and errs
+ * load-1 and its dependent sum-1 (which never ran). Every journey is sampled.
+ */
+export async function runFailingApplication(directory: string): Promise<void> {
+  const clock1 = new FakeClock(10);
+  const clockS = new FakeClock(10);
+  const w1 = await process_(directory, "worker", "tcp://w1:1", clock1, "cumulative");
+  const scheduler = await process_(directory, "scheduler", "tcp://s:1", clockS, "cumulative");
+  const s = scheduler.journeys;
+  const a = w1.journeys;
+  s.transition("load-1", "released", "waiting");
+  s.transition("load-1", "waiting", "processing");
+  s.transition("sum-1", "released", "waiting");
+  s.dependencies("sum-1", ["load-1"]);
+  const carrier: Record<string, string> = {};
+  s.inject("load-1", carrier);
+
+  const worker = {
+    load(key: string): void {
+      clock1.advance(1.5);
+      throw new TypeError(`no such file: ${key}.csv`);
+    },
+  };
+  instrument(worker, a, { execute: { method: "load", key: (key) => key } });
+  a.parent("load-1", carrier);
+  a.transition("load-1", "released", "waiting");
+  clock1.advance(0.5);
+  a.transition("load-1", "waiting", "ready");
+  try {
+    worker.load("load-1");
+  } catch {
+    // The worker reports the failure to the scheduler, as a real one would.
+  }
+  const back: Record<string, string> = {};
+  a.inject("load-1", back);
+  clockS.advance(2.5);
+  s.returned("load-1", back);
+  s.transition("load-1", "processing", "erred");
+  s.transition("sum-1", "waiting", "erred");
+  await Promise.all([w1.shutdown(), scheduler.shutdown()]);
+}

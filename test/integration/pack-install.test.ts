@@ -1,21 +1,31 @@
 /**
  * The package as it reaches users: `npm pack`, then the README's install line in an empty project
  * (`npm install taskjourney @opentelemetry/api`, here with the tarball for the name, offline from
- * the npm cache where it can), then an application's journey through `taskjourney/sdk` to files,
- * read back with `npx taskjourney explain --from`. What npm resolves is the point: the
- * OpenTelemetry JS line whose `engines` match the running Node.js (3.x from 22.15 on, else 2.x),
- * with no peer conflict.
+ * the npm cache where it can), then an application — a tiny job runner, not the cluster example,
+ * where one task throws an Error — through `taskjourney/sdk` to files, read back with the
+ * installed `npx taskjourney explain --from` and `npx taskjourney report --from`. What npm
+ * resolves is the point: the OpenTelemetry JS line whose `engines` match the running Node.js
+ * (3.x from 22.15 on, else 2.x), with no peer conflict. The report must load nothing from the
+ * network, and headless Chromium opens it offline: no console error, every chart drawn, every
+ * table filled, the failed task's reason shown. The page and its screenshot are kept in
+ * test-output/pack-install/ (gitignored), printed by the test. Without Chromium that part is
+ * skipped, except in CI (CI=true), where it fails.
  */
 import { execFile } from "node:child_process";
-import { copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findChromium } from "../helpers/chromium.js";
+import { networkReferences, openReportOffline } from "../helpers/report-page.js";
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "../..");
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const OUTPUT = join(root, "test-output", "pack-install");
+const chromium = findChromium();
+const inCi = process.env.CI === "true";
 let directory: string;
 
 interface MetricsRequest {
@@ -68,27 +78,75 @@ describe("npm install of the packed package", () => {
     const nodeOptions = (process.env.NODE_OPTIONS ?? "").replace(/--conditions[= ]taskjourney-source/g, "").trim();
     if (nodeOptions !== "") env.NODE_OPTIONS = nodeOptions;
     const { stdout: destinations } = await run(process.execPath, ["app.mjs", "out"], { cwd: app, env });
-    const traces = "out/traces-worker-tcp_127.0.0.1_40001.jsonl";
-    const metrics = "out/metrics-worker-tcp_127.0.0.1_40001.jsonl";
-    expect(JSON.parse(destinations)).toEqual({ traces: [{ kind: "file", path: traces }], metrics: [{ kind: "file", path: metrics }] });
+    const files = (role: string, instance: string) => ({ traces: [{ kind: "file", path: `out/traces-${role}-${instance}.jsonl` }], metrics: [{ kind: "file", path: `out/metrics-${role}-${instance}.jsonl` }] });
+    expect(JSON.parse(destinations)).toEqual([files("scheduler", "runner_scheduler"), files("worker", "runner_worker-1"), files("worker", "runner_worker-2")]);
+    const metrics = "out/metrics-worker-runner_worker-1.jsonl";
 
-    const { stdout: explained } = await run(npm, ["exec", "--offline", "--", "taskjourney", "explain", "inc-1", "--from", traces], { cwd: app, env });
-    expect(explained.split("\n").map((line) => line.replace(/\s+/g, " ").trim())).toEqual([
-      "inc-1 spent 2.8 s on worker tcp://127.0.0.1:40001",
-      "├─ waiting 2.0 s",
-      "│ └─ dependencies 2.0 s",
-      "├─ ready 500.0 ms",
-      "└─ executing 250.0 ms",
-      "└─ thread-cpu 250.0 ms",
+    const taskjourney = async (...args: string[]) => (await run(npm, ["exec", "--offline", "--", "taskjourney", ...args], { cwd: app, env })).stdout;
+    const lines = (text: string) => text.split("\n").map((line) => line.replace(/\s+/g, " ").trim());
+    // The failed task says why, as explain() did in the application.
+    expect(lines(await taskjourney("explain", "parse-2", "--from", "out"))).toEqual([
+      "parse-2 spent 500.0 ms on worker runner://worker-2 (ended in error)",
+      "├─ waiting 0 s",
+      "├─ ready 0 s",
+      "└─ executing 500.0 ms error: Error: bad row 7 in load-2",
       "",
     ]);
-    // The metrics file holds the task's time by state, as OTLP JSON.
+    // A task that fetched a dependency from the other worker: its waiting is that transfer.
+    expect(lines(await taskjourney("explain", "parse-1", "--from", "out"))).toEqual([
+      "parse-1 spent 800.0 ms on worker runner://worker-1",
+      "├─ waiting 300.0 ms",
+      "│ ├─ gather: network 250.0 ms",
+      "│ └─ gather: deserialize 50.0 ms",
+      "├─ ready 0 s",
+      "└─ executing 500.0 ms",
+      "",
+    ]);
+
+    // The report from the application's files, with the installed command.
+    expect(await taskjourney("report", "--from", "out", "--out", "report.html")).toBe("wrote report.html\n");
+    const html = await readFile(join(app, "report.html"), "utf8");
+    expect(networkReferences(html)).toEqual([]);
+    await mkdir(OUTPUT, { recursive: true });
+    const page = join(OUTPUT, "report.html");
+    await copyFile(join(app, "report.html"), page);
+    if (chromium === undefined && !inCi) {
+      console.warn("pack-install: the report's browser check skipped, Chromium is not installed (apt-get install -y chromium); in CI (CI=true) this fails instead");
+    } else {
+      expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
+      const screenshot = join(OUTPUT, "report.png");
+      const { state, problems, requests } = await openReportOffline(chromium!, page, screenshot, join(directory, "profile"));
+      console.log(`pack-install: the installed package's report is ${page}, its screenshot ${screenshot}`);
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([]);
+      expect(state.charts.map((chart) => chart.id)).toEqual(["chart-states", "chart-execute", "chart-gather", "chart-wait", "chart-slowest"]);
+      for (const chart of state.charts) {
+        expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
+        expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
+      }
+      // The failed tasks, the worker and scheduler prefix tables, the execute and gather tables.
+      expect(state.tables.map((table) => table.className)).toEqual(["failures", "prefixes", "prefixes", "activities", "activities"]);
+      for (const table of state.tables) {
+        expect(table.rows).toBeGreaterThan(1);
+        expect(table.emptyRows).toBe(0);
+        expect(table.placeholders).toBe(0);
+      }
+      expect(state.empty).toEqual([]);
+      // parse-2 threw; total, which needed it, erred on the scheduler without running.
+      expect(state.failures).toEqual([
+        ["parse-2", "parse", "executing: error", "worker runner://worker-2", "500.0 ms", "Error: bad row 7 in load-2"],
+        ["total", "total", "erred", "scheduler runner://scheduler", "3.3 s", "(no reason recorded)"],
+      ]);
+      expect(state.text).toContain("1 ended in error on workers, 2 erred on the scheduler.");
+    }
+    // The metrics file holds the tasks' time by state, as OTLP JSON: parse-1 waited 0.3 s for its fetch.
     const requests = (await readFile(join(app, metrics), "utf8")).trim().split("\n").map((text) => JSON.parse(text) as MetricsRequest);
     const waiting = requests
       .flatMap((request) => request.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics)))
       .filter((metric) => metric.name === "task.state.time")
       .flatMap((metric) => metric.sum?.dataPoints ?? [])
-      .filter((point) => point.attributes.some((attribute) => attribute.key === "task.state" && attribute.value.stringValue === "waiting"));
-    expect(waiting.at(-1)?.asDouble).toBe(2);
+      .filter((point) => point.attributes.some((attribute) => attribute.key === "task.state" && attribute.value.stringValue === "waiting"))
+      .filter((point) => point.attributes.some((attribute) => attribute.key === "task.prefix" && attribute.value.stringValue === "parse"));
+    expect(waiting.at(-1)?.asDouble).toBeCloseTo(0.3, 12);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { escapeHtml, renderHtmlReport, reportDataFrom, scriptJson, type ReportData } from "../../src/report/html.js";
 import type { Breakdown } from "../../src/model/breakdown.js";
+import { networkReferences } from "../helpers/report-page.js";
 
 const EVIL_PREFIX = "<script>alert(1)</script>";
 const EVIL_KEY = `<img src=x onerror="alert(2)">-1`;
@@ -46,24 +47,6 @@ function sample(): ReportData {
 
 function scripts(page: string): string[] {
   return [...page.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)].map((match) => match[0]);
-}
-
-/**
- * Every http(s) URL in a page but the XML namespaces and license links ECharts carries as
- * strings (which load nothing), and any construct that would load something from elsewhere.
- */
-export function networkReferences(html: string): string[] {
-  const harmless = new Set([
-    "http://www.w3.org/1999/xlink",
-    "http://www.w3.org/2000/svg",
-    "http://www.w3.org/2000/xmlns/",
-    "http://www.w3.org/XML/1998/namespace",
-    "http://www.apache.org/licenses/LICENSE-2.0",
-    "https://github.com/ecomfe/zrender/blob/master/LICENSE",
-  ]);
-  const urls = [...html.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*/gi)].map((match) => match[0]).filter((url) => !harmless.has(url));
-  const loads = [...html.matchAll(/<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:|\/\/)|@import|\burl\(\s*["']?(?:https?:|\/\/)/gi)].map((match) => match[0]);
-  return [...urls, ...loads];
 }
 
 function embeddedData(page: string): any {

@@ -70,8 +70,8 @@
   }
   function bars(id, entries, color) {
     if (entries.length === 0) {
-      document.getElementById(id).textContent = "(nothing recorded)";
-      document.getElementById(id).style.height = "auto";
+      // The table under the chart says "(nothing recorded)" already.
+      document.getElementById(id).style.display = "none";
       return;
     }
     var total = 0;
