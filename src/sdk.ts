@@ -255,7 +255,10 @@ function writeRequest<T>(file: JsonLinesFile, serializer: JsonSerializer<T>, req
   );
 }
 
-/** Spans as OTLP JSON lines, one export request per line. */
+/**
+ * Spans as OTLP JSON lines, one export request per line. Why our own: OpenTelemetry JS has no
+ * file exporter (the Collector's is in Go); this writes its format with otlp-transformer's encoding.
+ */
 class FileSpanExporter implements SpanExporter {
   private stopped = false;
   constructor(
@@ -281,7 +284,7 @@ class FileSpanExporter implements SpanExporter {
   }
 }
 
-/** Metrics as OTLP JSON lines, one export request per line. */
+/** Metrics as OTLP JSON lines, one export request per line (our own for the reason above). */
 class FileMetricExporter implements PushMetricExporter {
   private stopped = false;
   constructor(
