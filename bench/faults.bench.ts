@@ -34,7 +34,6 @@ const telemetry = await startTelemetry({
   role: "worker",
   instance: "tcp://127.0.0.1:40001",
   registerGlobal: false,
-  env: {},
   journeys: { sampling: { ratio: 0.01 } },
   exporters: { endpoint: server.url, protocol: "http/json", timeoutMillis: EXPORT_TIMEOUT_MS, metricExportIntervalMillis: 1_000 },
 });

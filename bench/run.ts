@@ -34,7 +34,7 @@ const root = resolve(benchDir, "..");
 /** The order to run them in when all are asked for: the quick overhead benchmarks first. */
 const PREFERRED_ORDER = ["core", "spans", "wrap", "scale", "cluster", "memory"];
 /** Run only when named: they take long or need tools beyond Node (valgrind). */
-const ON_REQUEST = ["instructions", "cluster-instructions"];
+const ON_REQUEST = ["instructions", "cluster-instructions", "parent-context"];
 
 function discover(): string[] {
   const names = readdirSync(benchDir)

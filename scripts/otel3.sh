@@ -59,7 +59,13 @@ case "${1:-}" in
     mkdir -p "$dir"
     # This checkout's files, fresh each time; node_modules kept while the lock is the same.
     find "$dir" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
-    git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done |
+    # A node_modules that is a symlink (a worktree sharing another checkout's install) must never
+    # reach $dir: `npm ci` there would empty the directory it points to, through the link.
+    [ -L "$dir/node_modules" ] && rm "$dir/node_modules"
+    git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
+      case "$file" in node_modules | node_modules/*) continue ;; esac
+      [ -e "$file" ] && printf '%s\0' "$file"
+    done |
       tar --null -T - -cf - | tar -xf - -C "$dir"
     generate > "$dir/package.json"
     cp compat/otel3/package-lock.json "$dir/"

@@ -20,14 +20,32 @@
  * The OpenTelemetry SDK packages are dependencies of taskjourney with ranges admitting both lines
  * (npm picks the line whose `engines` match the running Node.js, or reuses the project's own);
  * this module is the only one that needs them. Exporters are loaded only when configured.
+ *
+ * The OTEL_* variables are read from process.env through @opentelemetry/core's env helpers and
+ * the resource's through @opentelemetry/resources' envDetector, as the SDK components read them
+ * (the OTLP exporters read OTEL_EXPORTER_OTLP_HEADERS there, the span processor OTEL_BSP_*), so
+ * one environment configures everything. That is why the former `env` option is gone: it could
+ * only ever feed the variables read here, never those the SDK reads, and every setting it could
+ * carry has an explicit option (`exporters`, `serviceName`, `resourceAttributes`), which wins
+ * over the environment. Tests set process.env instead (vitest's `vi.stubEnv`).
  */
 import { mkdir, appendFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { context, diag, DiagConsoleLogger, DiagLogLevel, metrics, propagation, ProxyTracerProvider, trace, type Attributes, type AttributeValue } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { CompositePropagator, diagLogLevelFromString, ExportResultCode, W3CBaggagePropagator, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
-import { defaultResource, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
+import {
+  CompositePropagator,
+  diagLogLevelFromString,
+  ExportResultCode,
+  getBooleanFromEnv,
+  getStringFromEnv,
+  getStringListFromEnv,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+  type ExportResult,
+} from "@opentelemetry/core";
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
 import {
   AggregationTemporality,
   ConsoleMetricExporter,
@@ -111,12 +129,6 @@ export interface StartTelemetryOptions {
   fileDirectory?: string;
   /** Register the tracer provider (with context manager and propagator) and meter provider globally; default true. */
   registerGlobal?: boolean;
-  /**
-   * The environment to read the OTEL_* variables named here from; default process.env. (Settings
-   * the SDK reads by itself, such as OTEL_BSP_*, OTEL_TRACES_SAMPLER or OTEL_EXPORTER_OTLP_HEADERS,
-   * still come from process.env.)
-   */
-  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** One place a signal goes to, as resolved from options and environment. */
@@ -167,15 +179,13 @@ const DEFAULT_FLUSH_TIMEOUT = 30_000;
 const DEFAULT_EXPORT_TIMEOUT = 10_000;
 const DEFAULT_PROMETHEUS_PORT = 9464;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 function fail(what: string, expected: string, value: unknown): never {
   configurationError("startTelemetry", what, expected, value);
 }
 
-function read(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === "" ? undefined : value;
+/** An OTEL_* variable of process.env, trimmed; undefined when unset or blank. */
+function read(name: string): string | undefined {
+  return getStringFromEnv(name)?.trim();
 }
 
 function positiveInteger(name: string, value: unknown): number {
@@ -198,23 +208,14 @@ function protocolOf(name: string, value: string): OtlpProtocol {
   fail(name, '"http/protobuf" or "http/json" (gRPC is not supported)', value);
 }
 
-/** OTEL_RESOURCE_ATTRIBUTES: key=value pairs separated by commas, values percent-encoded. */
-function parseResourceAttributes(text: string | undefined): Attributes {
-  const attributes: Attributes = {};
-  if (text === undefined) return attributes;
-  for (const pair of text.split(",")) {
-    const index = pair.indexOf("=");
-    if (index <= 0) continue;
-    const key = pair.slice(0, index).trim();
-    let value = pair.slice(index + 1).trim();
-    try {
-      value = decodeURIComponent(value);
-    } catch {
-      // Kept as written.
-    }
-    if (key !== "") attributes[key] = value;
-  }
-  return attributes;
+/**
+ * OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (which wins for service.name), parsed as the
+ * SDKs parse them: percent-decoded, and the whole variable ignored when one entry is malformed,
+ * as the specification says. envDetector is deprecated in the 3.x line in favour of
+ * resourceAttributesEnvDetector and serviceNameEnvDetector, which 2.x lacks; it is in both.
+ */
+function resourceFromEnvironment(): Attributes {
+  return detectResources({ detectors: [envDetector] }).attributes;
 }
 
 function fileSafe(text: string): string {
@@ -284,7 +285,10 @@ function writeRequest<T>(file: JsonLinesFile, serializer: JsonSerializer<T>, req
   );
 }
 
-/** Spans as OTLP JSON lines, one export request per line. */
+/**
+ * Spans as OTLP JSON lines, one export request per line. Why our own: OpenTelemetry JS has no
+ * file exporter (the Collector's is in Go); this writes its format with otlp-transformer's encoding.
+ */
 class FileSpanExporter implements SpanExporter {
   private stopped = false;
   constructor(
@@ -310,7 +314,7 @@ class FileSpanExporter implements SpanExporter {
   }
 }
 
-/** Metrics as OTLP JSON lines, one export request per line. */
+/** Metrics as OTLP JSON lines, one export request per line (our own for the reason above). */
 class FileMetricExporter implements PushMetricExporter {
   private stopped = false;
   constructor(
@@ -366,15 +370,15 @@ function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}/${path}`;
 }
 
-function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean): ResolvedExporters {
+function resolveExporters(options: ExporterOptions, disabled: boolean): ResolvedExporters {
   const traces = exporterNames<TracesExporterName>(
     options.traces !== undefined ? 'option "exporters.traces"' : "OTEL_TRACES_EXPORTER",
-    options.traces ?? read(env, "OTEL_TRACES_EXPORTER") ?? "otlp",
+    options.traces ?? getStringListFromEnv("OTEL_TRACES_EXPORTER") ?? "otlp",
     ["otlp", "console", "none"],
   );
   const metricNames = exporterNames<MetricsExporterName>(
     options.metrics !== undefined ? 'option "exporters.metrics"' : "OTEL_METRICS_EXPORTER",
-    options.metrics ?? read(env, "OTEL_METRICS_EXPORTER") ?? "otlp",
+    options.metrics ?? getStringListFromEnv("OTEL_METRICS_EXPORTER") ?? "otlp",
     ["otlp", "console", "prometheus", "none"],
   );
 
@@ -387,12 +391,12 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
       if (!isHttpUrl(options.endpoint)) fail('option "exporters.endpoint"', "an http(s) URL", options.endpoint);
       return joinUrl(options.endpoint, path);
     }
-    const specific = read(env, specificEnv);
+    const specific = read(specificEnv);
     if (specific !== undefined) {
       if (!isHttpUrl(specific)) fail(specificEnv, "an http(s) URL", specific);
       return specific;
     }
-    const base = read(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    const base = read("OTEL_EXPORTER_OTLP_ENDPOINT");
     if (base !== undefined) {
       if (!isHttpUrl(base)) fail("OTEL_EXPORTER_OTLP_ENDPOINT", "an http(s) URL", base);
       return joinUrl(base, path);
@@ -402,9 +406,9 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
 
   const protocol = (signalEnv: string) => {
     if (options.protocol !== undefined) return protocolOf('option "exporters.protocol"', options.protocol);
-    const specific = read(env, signalEnv);
+    const specific = read(signalEnv);
     if (specific !== undefined) return protocolOf(signalEnv, specific);
-    const general = read(env, "OTEL_EXPORTER_OTLP_PROTOCOL");
+    const general = read("OTEL_EXPORTER_OTLP_PROTOCOL");
     if (general !== undefined) return protocolOf("OTEL_EXPORTER_OTLP_PROTOCOL", general);
     return "http/protobuf";
   };
@@ -412,20 +416,20 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
   const intervalMillis =
     options.metricExportIntervalMillis !== undefined
       ? positiveInteger('option "exporters.metricExportIntervalMillis"', options.metricExportIntervalMillis)
-      : read(env, "OTEL_METRIC_EXPORT_INTERVAL") !== undefined
-        ? positiveInteger("OTEL_METRIC_EXPORT_INTERVAL", read(env, "OTEL_METRIC_EXPORT_INTERVAL"))
+      : read("OTEL_METRIC_EXPORT_INTERVAL") !== undefined
+        ? positiveInteger("OTEL_METRIC_EXPORT_INTERVAL", read("OTEL_METRIC_EXPORT_INTERVAL"))
         : 60_000;
   const timeoutMillis =
     options.metricExportTimeoutMillis !== undefined
       ? positiveInteger('option "exporters.metricExportTimeoutMillis"', options.metricExportTimeoutMillis)
-      : read(env, "OTEL_METRIC_EXPORT_TIMEOUT") !== undefined
-        ? positiveInteger("OTEL_METRIC_EXPORT_TIMEOUT", read(env, "OTEL_METRIC_EXPORT_TIMEOUT"))
+      : read("OTEL_METRIC_EXPORT_TIMEOUT") !== undefined
+        ? positiveInteger("OTEL_METRIC_EXPORT_TIMEOUT", read("OTEL_METRIC_EXPORT_TIMEOUT"))
         : 30_000;
 
   const exportTimeout = (signalEnv: string): number => {
     if (options.timeoutMillis !== undefined) return positiveInteger('option "exporters.timeoutMillis"', options.timeoutMillis);
     for (const name of [signalEnv, "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
-      const text = read(env, name);
+      const text = read(name);
       if (text !== undefined) return positiveInteger(name, text);
     }
     return DEFAULT_EXPORT_TIMEOUT;
@@ -438,14 +442,14 @@ function resolveExporters(options: ExporterOptions, env: Env, disabled: boolean)
   }
   if (wantsPrometheus) {
     const given = typeof options.prometheus === "object" ? options.prometheus : {};
-    const envPort = read(env, "OTEL_EXPORTER_PROMETHEUS_PORT");
+    const envPort = read("OTEL_EXPORTER_PROMETHEUS_PORT");
     const port = given.port ?? (envPort !== undefined ? Number(envPort) : DEFAULT_PROMETHEUS_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       fail(given.port !== undefined ? 'option "exporters.prometheus.port"' : "OTEL_EXPORTER_PROMETHEUS_PORT", "a port number", given.port ?? envPort);
     }
     const endpoint = given.endpoint ?? "/metrics";
     if (typeof endpoint !== "string") fail('option "exporters.prometheus.endpoint"', "a path", endpoint);
-    const host = given.host ?? read(env, "OTEL_EXPORTER_PROMETHEUS_HOST") ?? "localhost";
+    const host = given.host ?? read("OTEL_EXPORTER_PROMETHEUS_HOST") ?? "localhost";
     if (typeof host !== "string") fail('option "exporters.prometheus.host"', "a host name", host);
     prometheus = { host, port, endpoint: endpoint.startsWith("/") ? endpoint : `/${endpoint}` };
   }
@@ -513,9 +517,9 @@ function registeredDiagLogger(): unknown {
  */
 const LOG_LEVEL_NAMES = ["NONE", "ERROR", "WARN", "INFO", "DEBUG", "VERBOSE", "ALL"];
 
-function installDiagLogger(env: Env): unknown {
+function installDiagLogger(): unknown {
   if (registeredDiagLogger() !== undefined) return undefined;
-  const text = read(env, "OTEL_LOG_LEVEL");
+  const text = read("OTEL_LOG_LEVEL");
   diag.setLogger(new DiagConsoleLogger(), { logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN) });
   if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase())) diag.warn(`taskjourney: OTEL_LOG_LEVEL=${text} is not one of ${LOG_LEVEL_NAMES.join(", ")}; logging at INFO`);
   return registeredDiagLogger();
@@ -558,8 +562,10 @@ function closeServer(server: Server): Promise<void> {
  */
 export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry> {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
-  const env: Env = options.env ?? process.env;
-  if (options.env !== undefined && (typeof options.env !== "object" || options.env === null)) fail('option "env"', "an object", options.env);
+  if ("env" in options) {
+    // Removed (see the top of this file); a JavaScript caller still passing it learns why.
+    fail('option "env"', "absent: startTelemetry reads the OTEL_* variables from process.env, as the OpenTelemetry SDK does; use the exporters, serviceName and resourceAttributes options", (options as { env?: unknown }).env);
+  }
   const { role, instance } = options;
   if (role !== "worker" && role !== "scheduler") fail('option "role"', '"worker" or "scheduler"', role);
   if (typeof instance !== "string") fail('option "instance"', "a string", instance);
@@ -582,23 +588,26 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
     fail('option "registerGlobal"', "a boolean", options.registerGlobal);
   }
   const journeyOptions = defined(options.journeys);
-  const preference = read(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
+  const preference = read("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
   // The journeys' temporality follows the OTLP exporters' preference unless set.
   const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
   // Bad journeys options throw here, before anything is made.
   resolveOptions({ ...journeyOptions, temporality, role, instance });
-  const disabled = read(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true";
-  const exporters = resolveExporters(options.exporters ?? {}, env, disabled);
+  const disabled = getBooleanFromEnv("OTEL_SDK_DISABLED");
+  const exporters = resolveExporters(options.exporters ?? {}, disabled);
+  // Before the logger below: detectResources prints what it found at debug level, which would
+  // be noise at OTEL_LOG_LEVEL=debug.
+  const fromEnv = resourceFromEnvironment();
   // Once the configuration is known to be good, so that a rejected one leaves no logger behind.
-  const diagLogger = installDiagLogger(env);
+  const diagLogger = installDiagLogger();
   const removeDiagLogger = () => {
     // Unless the application has replaced it since.
     if (diagLogger !== undefined && registeredDiagLogger() === diagLogger) diag.disable();
   };
 
   // The resource: SDK defaults < OTEL_RESOURCE_ATTRIBUTES < options < service name, role, instance.
-  const fromEnv = parseResourceAttributes(read(env, "OTEL_RESOURCE_ATTRIBUTES"));
-  const serviceName = options.serviceName ?? read(env, "OTEL_SERVICE_NAME") ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
+  // OTEL_SERVICE_NAME, else service.name of OTEL_RESOURCE_ATTRIBUTES (the detector's precedence).
+  const serviceName = options.serviceName ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
   const identity: Attributes = { "service.name": serviceName, [RESOURCE_ROLE]: role };
   if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
   const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...defined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));

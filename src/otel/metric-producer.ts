@@ -72,10 +72,13 @@ export interface MetricProducerOptions {
   executeTimeByPrefix: boolean;
 }
 
+/** Now, as HrTime. Not @opentelemetry/core's hrTime(): the main entry's one runtime dependency is @opentelemetry/api. */
 function hrTimeNow(): HrTime {
   const millis = performance.timeOrigin + performance.now();
   const seconds = Math.floor(millis / 1000);
-  return [seconds, Math.round((millis - seconds * 1000) * 1e6) % 1e9];
+  const nanos = Math.round((millis - seconds * 1000) * 1e6);
+  // Rounding up to a whole second carries into the seconds (a remainder would step back a second).
+  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos];
 }
 
 const TERMINAL = new Set<string>(TERMINAL_STATES);

@@ -20,6 +20,10 @@ export const TAIL_KEEP_BURST = 8;
  * burst of TAIL_KEEP_BURST. Without it, durations that drift upwards (a scheduler's journeys when
  * a whole graph is submitted at once: each waits longer than the ones before) would be slower
  * than the quantile of the past almost every time, and nearly every journey would be kept.
+ *
+ * Why our own: OpenTelemetry JS has head samplers only (a Sampler decides as a span starts), and
+ * the Collector's tailsamplingprocessor needs every span of a trace at one Collector and decides
+ * on spans, not on a journey's end, which only this process sees.
  */
 export class TailSampler {
   private readonly histograms: Array<ExponentialHistogram | undefined>;

@@ -12,6 +12,10 @@ export { OtlpJsonError } from "./input-files.js";
  *   JsonTraceSerializer) or as base64 (the protobuf JSON mapping some exporters use);
  * - 64-bit integers (timestamps, `intValue`) as decimal strings (the Collector) or as numbers;
  * - `scopeSpans` or the older `instrumentationLibrarySpans`.
+ *
+ * Why our own: @opentelemetry/otlp-transformer only encodes (its JSON serializers decode export
+ * responses, not requests), and a protobuf JSON mapping would read ids as base64, not the hex of
+ * the OTLP/JSON files the Collector writes.
  */
 
 export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [key: string]: AttributeValue };

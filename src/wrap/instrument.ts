@@ -609,6 +609,10 @@ function makeWrapper(site: Site, plan: Plan): AnyFunction {
  * rejections, `name` and `length`. An extractor or mapper that throws is counted in
  * taskjourney.dropped{reason="wrap-extractor-error"} and told once through `diag`; the call proceeds
  * untouched. Bad configuration (a method that does not exist, one already wrapped) throws here.
+ *
+ * Why our own and not @opentelemetry/instrumentation (InstrumentationBase, shimmer): that patches
+ * a named module as it loads, while a scheduler is the user's own objects, wrapped by instance or
+ * prototype with extractors; and the core depends on @opentelemetry/api only.
  */
 export function instrument<T extends object>(target: T, journeys: TaskJourneys, spec: InstrumentSpec<T>): Unwrap {
   if (target === null || (typeof target !== "object" && typeof target !== "function")) {

@@ -178,8 +178,7 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       instance: "e2e-bad-input",
       serviceName: SERVICE,
       registerGlobal: false,
-      env: {},
-      exporters: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, traces: "none", metricExportIntervalMillis: 500 },
+      exporters: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, traces: "none", metrics: "otlp", metricExportIntervalMillis: 500 },
     });
     try {
       const journeys = telemetry.journeys;

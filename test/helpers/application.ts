@@ -13,8 +13,9 @@ async function process_(directory: string, role: "worker" | "scheduler", instanc
     instance,
     fileDirectory: directory,
     registerGlobal: false,
-    env: temporality === "delta" ? { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" } : {},
-    journeys: { clock: clock.now, timeOrigin: 1_700_000_000, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
+    // Both signals as OTLP, which goes to the files while no OTEL_EXPORTER_OTLP_*ENDPOINT is set.
+    exporters: { traces: "otlp", metrics: "otlp" },
+    journeys: { clock: clock.now, timeOrigin: 1_700_000_000, temporality, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
   });
 }
 

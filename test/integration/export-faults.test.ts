@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
 import { startTelemetry, type Telemetry } from "../../src/sdk.js";
 import type { TaskJourneys } from "../../src/index.js";
@@ -55,7 +55,6 @@ async function telemetryTo(endpoint: string, clock: FakeClock, timeoutMillis = E
     role: "worker",
     instance: `tcp://127.0.0.1:${41000 + ++instances}`,
     registerGlobal: false,
-    env: {},
     journeys: { clock: clock.now, sampling: { ratio: 1 } },
     exporters: { endpoint, protocol, timeoutMillis, metricExportIntervalMillis: 3_600_000 },
   });
@@ -275,7 +274,6 @@ describe("exporting to an endpoint that fails", () => {
       role: "worker",
       instance: "files",
       registerGlobal: false,
-      env: {},
       fileDirectory: directory,
       journeys: { clock: clock.now, sampling: { ratio: 1 } },
       exporters: { metricExportIntervalMillis: 3_600_000 },
@@ -297,16 +295,20 @@ describe("exporting to an endpoint that fails", () => {
     expect(logged.warn[0]).toContain(`exporting traces to ${join(directory, "traces-worker-files.jsonl")} failed`);
   });
 
-  it("OTEL_EXPORTER_OTLP_TIMEOUT (from the env option) bounds each export", async () => {
+  it("OTEL_EXPORTER_OTLP_TIMEOUT (from the environment) bounds each export", async () => {
     captureDiag();
     const server = await startFaultServer("black-hole");
     cleanups.push(() => server.close());
+    const variables = { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TIMEOUT: "300", OTEL_METRIC_EXPORT_INTERVAL: "3600000" };
+    for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
+    cleanups.push(() => {
+      vi.unstubAllEnvs();
+    });
     const clock = new FakeClock(0);
     const telemetry = await startTelemetry({
       role: "worker",
       instance: `tcp://127.0.0.1:${41000 + ++instances}`,
       registerGlobal: false,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TIMEOUT: "300", OTEL_METRIC_EXPORT_INTERVAL: "3600000" },
       journeys: { clock: clock.now, sampling: { ratio: 1 } },
     });
     cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { context, propagation, ProxyTracerProvider, trace } from "@opentelemetry/api";
 import { startTelemetry, type StartTelemetryOptions, type Telemetry } from "../../src/sdk.js";
 import { FakeClock } from "../helpers/clock.js";
@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await Promise.all(started.splice(0).map((telemetry) => telemetry.shutdown()));
+  vi.unstubAllEnvs();
 });
 afterAll(async () => {
   await server?.close();
@@ -36,7 +37,19 @@ function nextInstance(): string {
   return `tcp://10.0.0.7:${40000 + ++instances}`;
 }
 
-async function start(options: Omit<StartTelemetryOptions, "role" | "instance"> & Partial<Pick<StartTelemetryOptions, "role" | "instance">>): Promise<Telemetry> {
+/**
+ * startTelemetry reads process.env, as the OpenTelemetry SDK does: each test's environment is
+ * the runner's without its OTEL_* variables, plus `env` (undone after the test).
+ */
+function useEnv(env: Record<string, string> = {}): void {
+  for (const name of Object.keys(process.env)) if (name.startsWith("OTEL_")) vi.stubEnv(name, undefined);
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+}
+
+type StartOptions = Omit<StartTelemetryOptions, "role" | "instance"> & Partial<Pick<StartTelemetryOptions, "role" | "instance">> & { env?: Record<string, string> };
+
+async function start({ env, ...options }: StartOptions): Promise<Telemetry> {
+  useEnv(env);
   const telemetry = await startTelemetry({ role: "worker", instance: nextInstance(), ...options });
   started.push(telemetry);
   return telemetry;
@@ -283,7 +296,7 @@ describe("startTelemetry configuration", () => {
   });
 
   it("rejects bad configuration with a TypeError naming the option or variable", async () => {
-    const bad: Array<[Partial<StartTelemetryOptions>, RegExp]> = [
+    const bad: Array<[Partial<StartTelemetryOptions> & { env?: Record<string, string> }, RegExp]> = [
       [{ role: "client" as never }, /option "role"/],
       [{ instance: 7 as never }, /option "instance"/],
       [{ serviceName: "" }, /option "serviceName"/],
@@ -302,12 +315,16 @@ describe("startTelemetry configuration", () => {
       [{ exporters: { timeoutMillis: -1 } }, /option "exporters\.timeoutMillis"/],
       [{ env: { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "10s" } }, /OTEL_EXPORTER_OTLP_TRACES_TIMEOUT/],
       [{ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
-      [{ env: {}, journeys: { prefixLimit: 0 } }, /option "prefixLimit"/],
+      [{ journeys: { prefixLimit: 0 } }, /option "prefixLimit"/],
     ];
-    for (const [options, message] of bad) {
-      await expect(startTelemetry({ role: "worker", instance: "w", env: {}, ...options } as StartTelemetryOptions), message.source).rejects.toThrow(message);
-      await expect(startTelemetry({ role: "worker", instance: "w", env: {}, ...options } as StartTelemetryOptions)).rejects.toBeInstanceOf(TypeError);
+    for (const [{ env, ...options }, message] of bad) {
+      useEnv(env);
+      await expect(startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions), message.source).rejects.toThrow(message);
+      await expect(startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions)).rejects.toBeInstanceOf(TypeError);
     }
+    // The removed `env` option is refused, not silently ignored: its variables would not apply.
+    useEnv();
+    await expect(startTelemetry({ role: "worker", instance: "w", env: { OTEL_TRACES_EXPORTER: "none" } } as StartTelemetryOptions)).rejects.toThrow(/option "env" must be absent: startTelemetry reads the OTEL_\* variables from process.env/);
     // Nothing was left registered by the failed attempts.
     const ok = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(ok.tracerProvider);
@@ -356,6 +373,19 @@ describe("startTelemetry configuration", () => {
     it("leaves a logger the application installed, before and after", async () => {
       expect(await probe("debug", true)).toEqual({ stdout: ["own logger: probe: warn", "own logger: probe: info", "own logger: probe: after shutdown"], stderr: [] });
     });
+  });
+
+  it("reads OTEL_RESOURCE_ATTRIBUTES as the SDK's envDetector does: percent-decoded, all ignored when one entry is malformed", async () => {
+    const good = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_RESOURCE_ATTRIBUTES: " team = a%3Db , zone=eu-1" } });
+    expect(good.resource.attributes).toMatchObject({ team: "a=b", zone: "eu-1", "service.name": "taskjourney-worker" });
+    await good.shutdown();
+    const bad = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_RESOURCE_ATTRIBUTES: "team=a,zone" } });
+    expect(bad.resource.attributes.team).toBeUndefined();
+    expect(bad.resource.attributes["taskjourney.role"]).toBe("worker");
+    // Explicit options win over the environment.
+    await bad.shutdown();
+    const explicit = await start({ serviceName: "mine", resourceAttributes: { team: "b" }, env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_SERVICE_NAME: "theirs", OTEL_RESOURCE_ATTRIBUTES: "team=a" } });
+    expect(explicit.resource.attributes).toMatchObject({ "service.name": "mine", team: "b" });
   });
 
   it("passes undefined journeys options through as defaults", async () => {

@@ -1,4 +1,8 @@
 /**
+ * Why our own and not the SDK's: sdk-metrics keeps its ExponentialHistogramAccumulation and
+ * mappings internal (unexported), the core may depend on @opentelemetry/api only, and the SDK's
+ * mapping is off by one near bucket boundaries, which the exact `merge` below cannot allow.
+ *
  * A base-2 exponential histogram with the bucket semantics of the OpenTelemetry exponential
  * histogram data model, so that it can be exported as an OTLP data point without conversion
  * and merged with histograms recorded elsewhere exactly like the OpenTelemetry SDK merges

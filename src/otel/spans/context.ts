@@ -3,7 +3,8 @@ import { ROOT_CONTEXT, trace, type Context, type HrTime, type Span } from "@open
 /**
  * The key under which the API keeps a context's span, learnt from the API itself: it is not
  * exported, and asking beats hardcoding its description. (test/otel/spans/context.test.ts fails
- * if the API stops reading a span this way; bench/spans.bench.ts measures what it saves.)
+ * if the API stops reading a span this way; bench/parent-context.bench.ts counts what it saves,
+ * docs/spans.md gives the figures.)
  */
 export const SPAN_KEY: symbol = (() => {
   let key: symbol | undefined;

@@ -1,0 +1,151 @@
+/**
+ * The README's metrics tables and its drop-reasons table are the reference of what a dashboard
+ * may query: the metric names, kinds, units and attribute names must be what the producer really
+ * exports, the attribute values what the code can give, and the reasons of
+ * `taskjourney.dropped{reason}` exactly those of src/recorder/drop-reasons.ts.
+ */
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+import { DataPointType, type MetricData } from "@opentelemetry/sdk-metrics";
+import { describe, expect, it } from "vitest";
+import { DEPENDENCIES_ACTIVITY, EXECUTE_ACTIVITIES, EXECUTE_LUMP, GATHER_ACTIVITIES, OTHER_ACTIVITY, QUEUED_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES } from "../../src/model/activities.js";
+import { SCHEDULER_STATES, WORKER_STATES } from "../../src/model/states.js";
+import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
+import { FakeClock } from "../helpers/clock.js";
+import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
+
+const README = fs.readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+
+/** The body rows of the README table whose header row is `header`, as trimmed cells. */
+function table(header: string): string[][] {
+  const lines = README.split("\n");
+  const start = lines.indexOf(header);
+  expect(start, `README has a table headed ${header}`).toBeGreaterThan(-1);
+  expect(lines[start + 1], "a separator row follows the header").toMatch(/^\|(-+\|)+$/);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith("|")) {
+      // GitHub takes a line right under a table into it as a row: a blank line must end the table.
+      expect(line, `the table headed ${header} ends with a blank line`).toBe("");
+      break;
+    }
+    rows.push(line.slice(1, -1).split("|").map((cell) => cell.trim()));
+  }
+  return rows;
+}
+
+/** The backticked words of a cell, in order. */
+function quoted(cell: string): string[] {
+  return [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]);
+}
+
+/** The attribute names a cell of the metrics table mentions (outside backticks). */
+function attributeNames(cell: string): string[] {
+  const plain = cell.replace(/`[^`]*`/g, "");
+  return [...new Set(plain.match(/\b(?:task|transfer)\.[a-z_]+|\breason\b/g) ?? [])].sort();
+}
+
+/** The README's kind of a metric, from the exported data. */
+function kind(metric: MetricData): string {
+  if (metric.dataPointType === DataPointType.SUM) return metric.isMonotonic ? "counter" : "up-down counter";
+  if (metric.dataPointType === DataPointType.GAUGE) return "gauge";
+  if (metric.dataPointType === DataPointType.EXPONENTIAL_HISTOGRAM) return "exponential histogram";
+  return "histogram";
+}
+
+/** The attribute names each metric's points carry, after a worker's day that fills every metric. */
+async function exported(executeTimeByPrefix: boolean): Promise<Map<string, { metric: MetricData; attributes: string[] }>> {
+  const clock = new FakeClock(0);
+  const journeys = worker(clock, { executeTimeByPrefix });
+  const p = pipeline([journeys.metricProducer]);
+  try {
+    workerDay(journeys, clock);
+    const metrics = byName(await p.collect());
+    return new Map(
+      [...metrics].map(([name, metric]) => {
+        const names = new Set<string>();
+        for (const point of metric.dataPoints) for (const key of Object.keys(point.attributes)) names.add(key);
+        return [name, { metric, attributes: [...names].sort() }];
+      }),
+    );
+  } finally {
+    await p.shutdown();
+    await journeys.shutdown();
+  }
+}
+
+describe("the README's metrics table", () => {
+  const rows = table("| name | type | unit | attributes |");
+
+  it("names every exported metric once, with its kind, unit and attribute names", async () => {
+    const plain = await exported(false);
+    const byPrefix = await exported(true);
+    expect(rows.map(([name]) => name).sort()).toEqual([...plain.keys()].sort());
+    for (const [name, type, unit, attributes] of rows) {
+      const { metric } = plain.get(name)!;
+      expect(metric.dataPoints.length, `${name} has points after the worker's day`).toBeGreaterThan(0);
+      expect(type.startsWith(kind(metric)), `${name} is a ${kind(metric)}: ${type}`).toBe(true);
+      expect(unit, name).toBe(metric.descriptor.unit);
+      // What executeTimeByPrefix adds is what the cell says it adds, and only there.
+      const union = [...new Set([...plain.get(name)!.attributes, ...byPrefix.get(name)!.attributes])].sort();
+      expect(attributeNames(attributes), name).toEqual(union);
+      const varies = plain.get(name)!.attributes.join() !== byPrefix.get(name)!.attributes.join();
+      expect(attributes.includes("with `executeTimeByPrefix`"), `${name}: ${attributes}`).toBe(varies);
+    }
+  }, 30_000);
+});
+
+describe("the README's table of attribute values", () => {
+  const rows = new Map(table("| attribute | values |").map(([attribute, values]) => [attribute, values]));
+
+  it("covers every attribute name of the metrics table", () => {
+    const named = new Set(table("| name | type | unit | attributes |").flatMap(([, , , attributes]) => attributeNames(attributes)));
+    expect([...rows.keys()].sort()).toEqual([...named].sort());
+  });
+
+  it("lists each role's states, in the order of src/model/states.ts", () => {
+    const cell = rows.get("task.state")!;
+    const list = (role: string) => new RegExp(`${role}: ([a-z-]+(?:, [a-z-]+)*)`).exec(cell)?.[1].split(", ");
+    expect(list("worker")).toEqual([...WORKER_STATES]);
+    expect(list("scheduler")).toEqual([...SCHEDULER_STATES]);
+  });
+
+  it("lists the transfer outcomes", () => {
+    expect(quoted(rows.get("transfer.outcome")!)).toEqual([...TRANSFER_OUTCOMES]);
+  });
+
+  it("names the activities taskjourney itself gives: other, dependencies, queued (<reason>) and the lumps", () => {
+    const cell = rows.get("task.activity")!;
+    const words = quoted(cell);
+    expect(words).toContain(OTHER_ACTIVITY);
+    expect(words).toContain(DEPENDENCIES_ACTIVITY);
+    expect(words).toContain(`${QUEUED_ACTIVITY} (<reason>)`);
+    const lumps = new Set([...Object.values(EXECUTE_LUMP), ...Object.values(TRANSFER_LUMP)].filter((lump) => lump !== undefined));
+    // After "lumps", without the parenthesised notes (which name outcomes, not activities).
+    const named = quoted(cell.slice(cell.indexOf("lumps")).replace(/\([^)]*\)/g, ""));
+    expect(named.sort()).toEqual([...lumps].sort());
+    // The examples before "or your own names" are activities of src/model/activities.ts.
+    const known = new Set<string>([...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES]);
+    for (const example of quoted(cell.slice(0, cell.indexOf("your own names")))) expect(known.has(example), example).toBe(true);
+  });
+
+  it("sends the reasons to the drop-reasons table", () => {
+    expect(rows.get("reason")).toContain("(#bad-input)");
+  });
+});
+
+describe("the README's drop-reasons table", () => {
+  const rows = table("| reason | what happened | what taskjourney did |");
+
+  it("lists exactly the reasons of src/recorder/drop-reasons.ts, each once, each saying what happened and what was done", () => {
+    const reasons = rows.map(([reason]) => quoted(reason));
+    for (const words of reasons) expect(words).toHaveLength(1);
+    const names = reasons.map(([name]) => name);
+    expect(new Set(names).size, "no reason listed twice").toBe(names.length);
+    expect([...names].sort()).toEqual(Object.keys(DROP_REASONS).sort());
+    for (const [reason, happened, did] of rows) {
+      expect(happened, reason).not.toBe("");
+      expect(did, reason).not.toBe("");
+    }
+  });
+});
