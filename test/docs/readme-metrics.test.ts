@@ -11,6 +11,8 @@ import { describe, expect, it } from "vitest";
 import { DEPENDENCIES_ACTIVITY, EXECUTE_ACTIVITIES, EXECUTE_LUMP, GATHER_ACTIVITIES, OTHER_ACTIVITY, QUEUED_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES } from "../../src/model/activities.js";
 import { SCHEDULER_STATES, WORKER_STATES } from "../../src/model/states.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
+import { SEED_ACTIVITIES } from "../../src/recorder/activity-ids.js";
+import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_FAILURES } from "../../src/otel/semconv.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
 
@@ -42,7 +44,7 @@ function quoted(cell: string): string[] {
 /** The attribute names a cell of the metrics table mentions (outside backticks). */
 function attributeNames(cell: string): string[] {
   const plain = cell.replace(/`[^`]*`/g, "");
-  return [...new Set(plain.match(/\b(?:task|transfer)\.[a-z_]+|\breason\b/g) ?? [])].sort();
+  return [...new Set(plain.match(/\b(?:task|transfer|error)\.[a-z_]+|\breason\b|\bsignal\b/g) ?? [])].sort();
 }
 
 /** The README's kind of a metric, from the exported data. */
@@ -77,11 +79,21 @@ async function exported(executeTimeByPrefix: boolean): Promise<Map<string, { met
 describe("the README's metrics table", () => {
   const rows = table("| name | type | unit | attributes |");
 
+  // taskjourney/sdk's own counter of failed exports is not the producer's (test/sdk/ checks it).
+  const sdkOnly = rows.filter(([, , , attributes]) => attributes.includes("taskjourney/sdk only"));
+  const producerRows = rows.filter((row) => !sdkOnly.includes(row));
+
+  it("names taskjourney/sdk's export failures counter with its attributes", () => {
+    expect(sdkOnly.map(([name, type, unit, attributes]) => [name, type, unit, attributeNames(attributes)])).toEqual([
+      [METRIC_EXPORT_FAILURES, "counter", "{item}", [ATTR_ERROR_TYPE, ATTR_SIGNAL].sort()],
+    ]);
+  });
+
   it("names every exported metric once, with its kind, unit and attribute names", async () => {
     const plain = await exported(false);
     const byPrefix = await exported(true);
-    expect(rows.map(([name]) => name).sort()).toEqual([...plain.keys()].sort());
-    for (const [name, type, unit, attributes] of rows) {
+    expect(producerRows.map(([name]) => name).sort()).toEqual([...plain.keys()].sort());
+    for (const [name, type, unit, attributes] of producerRows) {
       const { metric } = plain.get(name)!;
       expect(metric.dataPoints.length, `${name} has points after the worker's day`).toBeGreaterThan(0);
       expect(type.startsWith(kind(metric)), `${name} is a ${kind(metric)}: ${type}`).toBe(true);
@@ -127,6 +139,14 @@ describe("the README's table of attribute values", () => {
     // The examples before "or your own names" are activities of src/model/activities.ts.
     const known = new Set<string>([...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES]);
     for (const example of quoted(cell.slice(0, cell.indexOf("your own names")))) expect(known.has(example), example).toBe(true);
+  });
+
+  it("names every activity the recorder gives itself, whatever the user meters (failed, queued and missing included)", () => {
+    const cell = rows.get("task.activity")!;
+    const standard = new Set<string>([...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES].filter((name) => name !== OTHER_ACTIVITY));
+    for (const name of new Set(SEED_ACTIVITIES.filter((name) => !standard.has(name)))) {
+      expect(quoted(cell), `task.activity value ${name}`).toContain(name);
+    }
   });
 
   it("sends the reasons to the drop-reasons table", () => {
