@@ -1,6 +1,8 @@
 import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
+import type { ExecutionLedger } from "./execution-ledger.js";
+import type { TransferLedger } from "./transfer-ledger.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -105,8 +107,13 @@ export class Journey {
   transferVisits: number[] | undefined = undefined;
   /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
   queueReason = -1;
-  /** Ledgers still open on this journey: its end waits for them so no activity is lost. */
+  /** Ledgers still open on this journey (executions and transfers carrying its key). */
   openLedgers = 0;
+  /**
+   * The newest execution ledger still open on this journey, the older ones through its
+   * `previous`: what the journey's end closes when the caller never ended them.
+   */
+  execution: ExecutionLedger | undefined = undefined;
   /** The last move was made by a ledger, so the caller repeating it is not an error. */
   movedByLedger = false;
   end = Number.NaN;
@@ -118,6 +125,9 @@ export class Journey {
   failureVisit = -1;
   failureOutcome = "";
   failure: FailureDetail | undefined = undefined;
+  /** Neighbours in the recorder's list of live journeys, oldest first: what maxLiveJourneys evicts from. */
+  older: Journey | undefined = undefined;
+  newer: Journey | undefined = undefined;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
   /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
@@ -193,7 +203,10 @@ export class Transfer {
   outcome = "";
   /** Why it failed, when `end("failed", error)` said. */
   failure: FailureDetail | undefined = undefined;
-  openLedgers = 0;
+  /** Keys of `journeys` still live while the transfer is open: the last one to end closes it. */
+  liveKeys: number;
+  /** The transfer's ledger, for closing it when every key it carried ended before it did. */
+  ledger: TransferLedger | undefined = undefined;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;
 
@@ -203,7 +216,9 @@ export class Transfer {
     readonly journeys: Journey[],
     public bytes: number,
     readonly start: number,
-  ) {}
+  ) {
+    this.liveKeys = journeys.length;
+  }
 
   get duration(): number {
     return this.end - this.start;
