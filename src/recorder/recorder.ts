@@ -422,7 +422,8 @@ export class Recorder implements LedgerHost {
     const sampled = sampler !== undefined && sampler(id);
     if (this.live.size >= this.maxLive) this.evictOldest(time);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
-    journey.prefixName = prefix;
+    // The interned copy, when there is one: a prefix sliced from the key is a string of its own per journey.
+    journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix;
     if (description?.group !== undefined) journey.group = description.group;
     this.addLive(id, journey);
     const deps = this.deps;

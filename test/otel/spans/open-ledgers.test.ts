@@ -9,7 +9,7 @@ import { childOf, find, harness, ORIGIN, render, taskSpan, type Harness } from "
 
 /** Seconds the accumulators hold for `activity` of `prefix`'s executions (task.execute.time). */
 function executeSeconds({ journeys }: Harness, prefix: string, activity: string): number {
-  const recorder = internalsOf(journeys).recorder;
+  const recorder = internalsOf(journeys)!.recorder;
   const accumulators = recorder.accumulators;
   return accumulators.executeSeconds[accumulators.activityCell(recorder.prefixes.find(prefix), recorder.activityId(activity))];
 }
@@ -106,7 +106,7 @@ describe("a journey that ends with a ledger still open closes it", () => {
     ]);
     expect(journeys.dropped()).toEqual({ "ledger-open-at-end": 1 });
     // Settled as a cancelled transfer: one lump of its wall time.
-    const accumulators = internalsOf(journeys).recorder.accumulators;
+    const accumulators = internalsOf(journeys)!.recorder.accumulators;
     expect(Array.from(accumulators.transfers)).toEqual([0, 0, 0, 0, 1]);
     transfer.end("ok");
     expect(Array.from(accumulators.transfers)).toEqual([0, 0, 0, 0, 1]);
@@ -157,7 +157,7 @@ describe("a journey that ends with a ledger still open closes it", () => {
     // Each: task, waiting, ready, executing and its deserialize span.
     expect(exporter.getFinishedSpans()).toHaveLength(5 * sampled);
     expect(journeys.dropped()).toEqual({ "ledger-open-at-end": 10_000 });
-    expect(internalsOf(journeys).recorder.live.size).toBe(0);
+    expect(internalsOf(journeys)!.recorder.live.size).toBe(0);
     await provider.shutdown();
   });
 });
