@@ -85,10 +85,11 @@ export interface RecorderConfig {
 }
 
 /**
- * The default of `maxLiveJourneys`: at about 250 B a live journey (bench/memory-per-journey.bench.ts),
- * a million live journeys hold some 250 MB, and no scheduler runs that many tasks at once on one
- * process (Dask's scheduler is comfortable to a few hundred thousand): reached only by keys that
- * never reach a terminal state.
+ * The default of `maxLiveJourneys`. A live journey holds about 420 B (a key left in waiting; 580 B
+ * executing; bench/live-memory.bench.ts), so a million hold some 0.4–0.6 GB: a ceiling no worker
+ * reaches (its tasks in flight are thousands), and for a scheduler given a million-task graph at
+ * once a tenth of what Dask's own task states take. Reached, in practice, only by keys that never
+ * reach a terminal state: the leak it bounds.
  */
 export const DEFAULT_MAX_LIVE_JOURNEYS = 1_000_000;
 
