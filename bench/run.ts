@@ -3,7 +3,7 @@
  * benchmark's JIT state and heap do not disturb another's), then prints one summary table of
  * medians and ratios.
  *
- *   npm run bench                    all of them but those run on request only (instructions)
+ *   npm run bench                    all of them but those run on request only (instructions, soak)
  *   npm run bench -- instructions    instructions per journey counted by valgrind (about 15 minutes)
  *   npm run bench -- core            only bench/core.bench.ts (names or parts of names)
  *   npm run bench -- core memory     several
@@ -34,7 +34,7 @@ const root = resolve(benchDir, "..");
 /** The order to run them in when all are asked for: the quick overhead benchmarks first. */
 const PREFERRED_ORDER = ["core", "spans", "wrap", "scale", "cluster", "memory"];
 /** Run only when named: they take long or need tools beyond Node (valgrind). */
-const ON_REQUEST = ["instructions", "cluster-instructions", "parent-context"];
+const ON_REQUEST = ["instructions", "cluster-instructions", "parent-context", "soak"];
 
 function discover(): string[] {
   const names = readdirSync(benchDir)

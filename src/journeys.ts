@@ -5,7 +5,7 @@ import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
 import { ratioSampler } from "./model/sampling.js";
-import { Recorder } from "./recorder/recorder.js";
+import { DEFAULT_MAX_LIVE_JOURNEYS, Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import type { RecorderListener } from "./recorder/listener.js";
@@ -32,6 +32,7 @@ export const DEFAULT_OPTIONS = {
   activityLimit: 64,
   retainedJourneys: 1000,
   retainedJourneyBytes: 64 * 1024 * 1024,
+  maxLiveJourneys: DEFAULT_MAX_LIVE_JOURNEYS,
   maxKeyLength: 4096,
   strict: false,
   temporality: "cumulative",
@@ -134,6 +135,8 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   // The ring is allocated as it fills, but a million slots is already more than explain() needs.
   wholeNumber("retainedJourneys", merged.retainedJourneys, 0, 1_000_000);
   wholeNumber("retainedJourneyBytes", merged.retainedJourneyBytes, 0);
+  // At least one: a journey must fit. No upper bound: live journeys take memory only as they come.
+  wholeNumber("maxLiveJourneys", merged.maxLiveJourneys, 1);
   wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
   wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
@@ -198,6 +201,7 @@ export class TaskJourneys<R extends Role = Role> {
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,
       retainedJourneyBytes: resolved.retainedJourneyBytes,
+      maxLiveJourneys: resolved.maxLiveJourneys,
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
@@ -488,6 +492,7 @@ function fanOut(listeners: RecorderListener[]): RecorderListener {
     journeyStarted: (journey) => listeners.forEach((listener) => listener.journeyStarted?.(journey)),
     stateEntered: (journey) => listeners.forEach((listener) => listener.stateEntered?.(journey)),
     journeyEnded: (journey) => listeners.forEach((listener) => listener.journeyEnded?.(journey)),
+    journeyAbandoned: (journey) => listeners.forEach((listener) => listener.journeyAbandoned?.(journey)),
     transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
     transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
   };

@@ -38,6 +38,8 @@ export interface TaskJourneysOptions {
   retainedJourneys?: number;
   /** Approximate bytes the finished journeys kept for `explain()` may hold; the oldest go first past it. */
   retainedJourneyBytes?: number;
+  /** Journeys live at once at most; past it the oldest is abandoned (counted, its spans ended) to make room. */
+  maxLiveJourneys?: number;
   /** Longer keys are dropped (and counted) instead of recorded. */
   maxKeyLength?: number;
   /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */

@@ -34,6 +34,11 @@ export const ATTR_LINKS_DROPPED = "taskjourney.links_dropped";
 export const ATTR_CHILDREN_DROPPED = "taskjourney.children_dropped";
 /** Set on spans that `shutdown()` ended while their journey or transfer was still under way. */
 export const ATTR_UNFINISHED = "taskjourney.unfinished";
+/**
+ * Why a journey's spans were ended before it reached a terminal state, beside `taskjourney.unfinished`:
+ * "live-journeys-limit", evicted as the oldest live journey past maxLiveJourneys.
+ */
+export const ATTR_ABANDONED = "taskjourney.abandoned";
 
 /** Span names: low-cardinality; the task span is `task <prefix>`, state spans carry the state's name. */
 export const SPAN_TASK_PREFIX = "task ";

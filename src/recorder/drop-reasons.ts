@@ -22,6 +22,8 @@ export const DROP_REASONS = {
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
   "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
   "invalid-carrier": "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
+  "ledger-open-at-end": "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
+  "live-journeys-limit": "a journey begun past maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
   "wrap-extractor-error": "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",

@@ -12,12 +12,17 @@ const CANCELLED = stateId("cancelled");
 
 /** Meters one execution of a key; `end(outcome)` ends the executing state. */
 export class ExecutionLedger extends Ledger {
+  /** The execution ledger opened before this one on the same journey, still open (see Journey.execution). */
+  previous: ExecutionLedger | undefined;
+
   constructor(
     host: LedgerHost,
     readonly journey: Journey,
     start: number,
   ) {
     super(host, journey.activityRecords(), start);
+    this.previous = journey.execution;
+    journey.execution = this;
   }
 
   protected currentVisit(): number {
@@ -45,7 +50,7 @@ export class ExecutionLedger extends Ledger {
   end(outcome: ExecuteOutcome = "memory", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
-      host.drop("ledger-ended", "end() called twice");
+      this.endedAgain();
       return;
     }
     let checked = outcome;
@@ -54,6 +59,30 @@ export class ExecutionLedger extends Ledger {
       checked = "error";
     }
     const time = this.endTime(at);
+    this.settle(checked, error, time);
+    host.executionEnded(this.journey, checked === "memory" ? MEMORY : checked === "error" ? ERROR : CANCELLED, time);
+  }
+
+  /**
+   * The journey ended (a terminal state, `outcome` the one it implies) or was evicted
+   * (`outcome` undefined: nothing is settled) while this ledger was open: it ends at `time`,
+   * and whatever the caller does with it afterwards is not counted again.
+   */
+  closeEarly(time: number, outcome: ExecuteOutcome | undefined): void {
+    this.closedEarly = true;
+    if (time < this.start) time = this.start;
+    if (outcome !== undefined) {
+      this.settle(outcome, undefined, time);
+      return;
+    }
+    this.closeAll(time);
+    this.ended = true;
+    this.unlink();
+  }
+
+  /** Closes the records at `time` and adds the execution's seconds into the accumulators. */
+  private settle(checked: ExecuteOutcome, error: unknown, time: number): void {
+    const host = this.host;
     if (checked !== "memory") {
       const journey = this.journey;
       journey.failureVisit = journey.visitIndex;
@@ -62,6 +91,7 @@ export class ExecutionLedger extends Ledger {
     }
     const other = this.closeAll(time);
     this.ended = true;
+    this.unlink();
     // The execution's seconds by activity: its self times and the rest as `other`, or all of it
     // under one lump for an execution that did not succeed.
     const accumulators = host.accumulators;
@@ -78,6 +108,18 @@ export class ExecutionLedger extends Ledger {
       }
       into[accumulators.activityCell(prefixId, OTHER)] += other;
     }
-    host.executionEnded(journey, checked === "memory" ? MEMORY : checked === "error" ? ERROR : CANCELLED, time);
+  }
+
+  /** Leaves the journey's list of open execution ledgers (nearly always its head). */
+  private unlink(): void {
+    const journey = this.journey;
+    let at = journey.execution;
+    if (at === this) {
+      journey.execution = this.previous;
+    } else {
+      while (at !== undefined && at.previous !== this) at = at.previous;
+      if (at !== undefined) at.previous = this.previous;
+    }
+    this.previous = undefined;
   }
 }

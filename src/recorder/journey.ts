@@ -1,6 +1,8 @@
 import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
+import type { ExecutionLedger } from "./execution-ledger.js";
+import type { TransferLedger } from "./transfer-ledger.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -70,8 +72,12 @@ const NO_ACTIVITIES: readonly number[] = Object.freeze([]);
  * data: visits and activities are flat number arrays so a transition appends two numbers.
  */
 export class Journey {
-  /** [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. */
-  readonly visits: number[] = [];
+  /**
+   * [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. Made with
+   * its first visit as a two-number literal: a push into `[]` reserves 19 numbers (200 B a
+   * journey, most of a live one's memory), while the literal grows only at the second visit.
+   */
+  readonly visits: number[];
   /**
    * Activity records, ACTIVITY_FIELDS numbers each, see the ACTIVITY_* field offsets. The shared,
    * frozen NO_ACTIVITIES until the first record: most journeys (the scheduler's, most fetches)
@@ -105,8 +111,13 @@ export class Journey {
   transferVisits: number[] | undefined = undefined;
   /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
   queueReason = -1;
-  /** Ledgers still open on this journey: its end waits for them so no activity is lost. */
+  /** Ledgers still open on this journey (executions and transfers carrying its key). */
   openLedgers = 0;
+  /**
+   * The newest execution ledger still open on this journey, the older ones through its
+   * `previous`: what the journey's end closes when the caller never ended them.
+   */
+  execution: ExecutionLedger | undefined = undefined;
   /** The last move was made by a ledger, so the caller repeating it is not an error. */
   movedByLedger = false;
   end = Number.NaN;
@@ -118,6 +129,9 @@ export class Journey {
   failureVisit = -1;
   failureOutcome = "";
   failure: FailureDetail | undefined = undefined;
+  /** Neighbours in the recorder's list of live journeys, oldest first: what maxLiveJourneys evicts from. */
+  older: Journey | undefined = undefined;
+  newer: Journey | undefined = undefined;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
   /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
@@ -132,12 +146,17 @@ export class Journey {
     readonly id: string | number,
     readonly prefixId: number,
     readonly kind: JourneyKindId,
-    readonly start: number,
+    start: number,
     /** Whether head sampling chose this journey for a span tree. */
     readonly sampled: boolean,
     public state: number,
   ) {
-    this.visits.push(state, start);
+    this.visits = [state, start];
+  }
+
+  /** When the journey began: its first visit's start (not a field of its own: a double field is a boxed number). */
+  get start(): number {
+    return this.visits[1];
   }
 
   /** The activity records, made writable (allocated) on first use. */
@@ -193,7 +212,10 @@ export class Transfer {
   outcome = "";
   /** Why it failed, when `end("failed", error)` said. */
   failure: FailureDetail | undefined = undefined;
-  openLedgers = 0;
+  /** Keys of `journeys` still live while the transfer is open: the last one to end closes it. */
+  liveKeys: number;
+  /** The transfer's ledger, for closing it when every key it carried ended before it did. */
+  ledger: TransferLedger | undefined = undefined;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;
 
@@ -203,7 +225,9 @@ export class Transfer {
     readonly journeys: Journey[],
     public bytes: number,
     readonly start: number,
-  ) {}
+  ) {
+    this.liveKeys = journeys.length;
+  }
 
   get duration(): number {
     return this.end - this.start;

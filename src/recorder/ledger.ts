@@ -19,7 +19,8 @@ import { show } from "./show.js";
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the
  * accumulators and hands the recorder only what moves its keys on (`executionEnded`,
- * `transferEnded`): the recorder never calls back into a ledger.
+ * `transferEnded`). The recorder calls into a ledger only to close it when its journey ends
+ * first (`closeEarly`), so that no ledger the caller forgot keeps a journey open.
  */
 export interface LedgerHost {
   now(at?: unknown): number;
@@ -60,6 +61,11 @@ export abstract class Ledger {
   protected topLevelSeconds = 0;
   protected readonly firstRecord: number;
   ended = false;
+  /**
+   * Ended by the recorder, not the caller: its journey ended (or was evicted) first, which was
+   * counted then. The caller's later meter(), digest() and end() are not counted again.
+   */
+  protected closedEarly = false;
 
   constructor(
     protected readonly host: LedgerHost,
@@ -83,7 +89,7 @@ export abstract class Ledger {
       return undefined as T;
     }
     if (this.ended) {
-      this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
+      if (!this.closedEarly) this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
       return work();
     }
     const parent = this.parentRecord();
@@ -131,7 +137,7 @@ export abstract class Ledger {
    */
   digest(activity: string, value: number, unit: string = "seconds"): void {
     if (this.ended) {
-      this.host.drop("ledger-ended", `digest(${show(activity)}) after end()`);
+      if (!this.closedEarly) this.host.drop("ledger-ended", `digest(${show(activity)}) after end()`);
       return;
     }
     if (typeof unit !== "string") {
@@ -162,6 +168,11 @@ export abstract class Ledger {
       return undefined as T;
     }
     return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
+  }
+
+  /** end() on an ended ledger: counted, unless the recorder closed it (counted then). */
+  protected endedAgain(): void {
+    if (!this.closedEarly) this.host.drop("ledger-ended", "end() called twice");
   }
 
   /** The time `end(…, at)` ends at: never before the ledger's start (a `time-backwards` drop), so no wall time is negative. */

@@ -12,6 +12,11 @@ export interface RecorderListener {
   stateEntered?(journey: Journey): void;
   /** A journey reached its terminal state and every ledger on it closed. */
   journeyEnded?(journey: Journey): void;
+  /**
+   * A live journey was evicted past maxLiveJourneys: it never reaches a terminal state, `end` is
+   * when it was abandoned, `outcomeState` stays -1. Its spans, if any, must end now.
+   */
+  journeyAbandoned?(journey: Journey): void;
   /** A transfer began; `journeys` are the fetch journeys of its keys. */
   transferStarted?(transfer: Transfer): void;
   transferEnded?(transfer: Transfer): void;

@@ -42,6 +42,8 @@ const MISSING = stateId("missing");
 const EXECUTING = stateId("executing");
 const LONG_RUNNING = stateId("long-running");
 const FORGOTTEN = stateId("forgotten");
+const MEMORY = stateId("memory");
+const ERROR = stateId("error");
 
 /** Keys described by describe() and not yet forgotten, kept at most. */
 export const DESCRIBED_LIMIT = 100_000;
@@ -63,6 +65,8 @@ export interface RecorderConfig {
   prefixLimit: number;
   activityLimit: number;
   retainedJourneys: number;
+  /** Journeys live at once at most; the oldest is evicted for a new one past it. Default DEFAULT_MAX_LIVE_JOURNEYS. */
+  maxLiveJourneys?: number;
   /** Approximate bytes the retained journeys may hold (see journeyBytes()). */
   retainedJourneyBytes?: number;
   maxKeyLength: number;
@@ -79,6 +83,15 @@ export interface RecorderConfig {
   /** The prefix of a key nothing described; default Dask's key_split. */
   keyPrefix?: (key: Key) => string;
 }
+
+/**
+ * The default of `maxLiveJourneys`. A live journey holds about 420 B (a key left in waiting; 580 B
+ * executing; bench/live-memory.bench.ts), so a million hold some 0.4–0.6 GB: a ceiling no worker
+ * reaches (its tasks in flight are thousands), and for a scheduler given a million-task graph at
+ * once a tenth of what Dask's own task states take. Reached, in practice, only by keys that never
+ * reach a terminal state: the leak it bounds.
+ */
+export const DEFAULT_MAX_LIVE_JOURNEYS = 1_000_000;
 
 /** The default of `maxClockSkew`: a day, in seconds. */
 export const DEFAULT_MAX_CLOCK_SKEW = 86_400;
@@ -105,6 +118,15 @@ export class Recorder implements LedgerHost {
   listener: RecorderListener | undefined = undefined;
   /** Journeys in flight, by key id. Changed only through addLive() and removeLive(). */
   readonly live = new Map<string | number, Journey>();
+  /**
+   * The same journeys as a list in the order they began (through Journey.older / newer): the
+   * oldest is evicted past maxLiveJourneys in O(1). Not the Map's own order: a Map iterator made
+   * for each eviction skips every deleted entry before the first live one, and one kept between
+   * evictions keeps every table the Map outgrew alive until its next step.
+   */
+  private oldestLive: Journey | undefined = undefined;
+  private newestLive: Journey | undefined = undefined;
+  private readonly maxLive: number;
   /** See liveJourney(). */
   private recentId: string | number | undefined = undefined;
   private recentJourney: Journey | undefined = undefined;
@@ -138,6 +160,7 @@ export class Recorder implements LedgerHost {
   constructor(config: RecorderConfig) {
     this.config = config;
     this.asyncContext = config.asyncContext !== false;
+    this.maxLive = config.maxLiveJourneys ?? DEFAULT_MAX_LIVE_JOURNEYS;
     this.role = config.role;
     this.instance = config.instance;
     const rawClock = config.clock;
@@ -308,6 +331,11 @@ export class Recorder implements LedgerHost {
     this.live.set(id, journey);
     this.recentId = id;
     this.recentJourney = journey;
+    const newest = this.newestLive;
+    journey.older = newest;
+    if (newest === undefined) this.oldestLive = journey;
+    else newest.newer = journey;
+    this.newestLive = journey;
   }
 
   private removeLive(journey: Journey): void {
@@ -316,6 +344,69 @@ export class Recorder implements LedgerHost {
     this.live.delete(journey.id);
     this.recentId = journey.id;
     this.recentJourney = undefined;
+    const older = journey.older;
+    const newer = journey.newer;
+    if (older === undefined) this.oldestLive = newer;
+    else older.newer = newer;
+    if (newer === undefined) this.newestLive = older;
+    else newer.older = older;
+    // A retained journey must not keep its former neighbours alive.
+    journey.older = undefined;
+    journey.newer = undefined;
+  }
+
+  /**
+   * Past maxLiveJourneys, the journey that began first is abandoned to make room: it ends where
+   * it is, uncounted in the metrics (its current visit has no end), its open ledgers closed, its
+   * spans ended and marked abandoned (the listener's journeyAbandoned); counted and told once.
+   */
+  private evictOldest(time: number): void {
+    const journey = this.oldestLive!;
+    this.failures.fault(
+      "live-journeys-limit",
+      `more than maxLiveJourneys (${this.maxLive}) journeys live at once: the oldest are abandoned to make room (their spans end marked taskjourney.abandoned). ` +
+        "Keys that never reach a terminal state (memory, released, forgotten, …) hold their journeys until they do; else raise maxLiveJourneys.",
+    );
+    const start = journey.stateStart;
+    journey.end = time > start ? time : start;
+    if (journey.openLedgers !== 0) this.closeLedgers(journey, journey.end, -1);
+    this.removeLive(journey);
+    if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
+    const listener = this.listener;
+    if (listener?.journeyAbandoned !== undefined) this.notify("journeyAbandoned", listener.journeyAbandoned, journey);
+  }
+
+  /**
+   * A journey ended (`terminal`, a state id) or was evicted (-1) at `time` with ledgers still
+   * open: each execution ledger on it closes there (settled under the outcome the terminal state
+   * implies, or not at all when evicted), and each transfer carrying it closes once every key it
+   * carried ended, else goes on without this key. A closed ledger is counted when its journey
+   * ended; an eviction is counted once for all of it.
+   */
+  private closeLedgers(journey: Journey, time: number, terminal: number): void {
+    const outcome = terminal === -1 ? undefined : terminal === MEMORY ? "memory" : terminal === ERROR ? "error" : "cancelled";
+    for (let ledger = journey.execution; ledger !== undefined; ledger = journey.execution) {
+      if (outcome !== undefined) this.ledgerClosed("execute()", terminal);
+      ledger.closeEarly(time, outcome);
+    }
+    const transfers = journey.transfers;
+    if (transfers !== undefined) {
+      for (const transfer of transfers) {
+        const ledger = transfer.ledger;
+        if (ledger === undefined || --transfer.liveKeys > 0) continue;
+        if (outcome !== undefined) this.ledgerClosed("gather()", terminal);
+        ledger.closeEarly(time, outcome !== undefined);
+      }
+    }
+    journey.openLedgers = 0;
+  }
+
+  private ledgerClosed(ledger: string, terminal: number): void {
+    this.failures.fault(
+      "ledger-open-at-end",
+      `a key reached ${ALL_STATES[terminal]} while its ${ledger} ledger was still open: the ledger is closed there, and its own end() later does nothing. ` +
+        "End a ledger before the key's terminal transition (end() makes it).",
+    );
   }
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
@@ -330,8 +421,10 @@ export class Recorder implements LedgerHost {
           : COMPUTE_JOURNEY;
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
+    if (this.live.size >= this.maxLive) this.evictOldest(time);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
-    journey.prefixName = prefix;
+    // The interned copy, when there is one: a prefix sliced from the key is a string of its own per journey.
+    journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix;
     if (description?.group !== undefined) journey.group = description.group;
     this.addLive(id, journey);
     const deps = this.deps;
@@ -465,13 +558,15 @@ export class Recorder implements LedgerHost {
   }
 
   private finish(journey: Journey, toId: number, time: number): void {
+    // Ended first, so a transfer closed here (its last key) does not move this key on.
+    journey.end = time;
+    if (journey.openLedgers !== 0) this.closeLedgers(journey, time, toId);
     journey.visits.push(toId, time);
     journey.state = toId;
-    journey.end = time;
     journey.outcomeState = toId;
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
-    if (journey.openLedgers === 0) this.retire(journey);
+    this.retire(journey);
   }
 
   /** Hands a finished journey out and keeps it for explain(). */
@@ -613,6 +708,11 @@ export class Recorder implements LedgerHost {
     }
     const transfer = new Transfer(++this.transferIds, peer, journeys, nbytes, time);
     for (const journey of journeys) {
+      // Evicted by a later key of this same call (maxLiveJourneys smaller than the transfer).
+      if (journey.ended) {
+        transfer.liveKeys--;
+        continue;
+      }
       (journey.transfers ??= []).push(transfer);
       (journey.transferVisits ??= []).push(journey.visitIndex);
     }
@@ -623,12 +723,9 @@ export class Recorder implements LedgerHost {
 
   /** An execution ledger ended (it settled its own seconds): its journey moves on. */
   executionEnded(journey: Journey, nextState: number, time: number): void {
+    // Never for an ended journey: its end closed its ledgers (closeLedgers), and they are quiet since.
     journey.openLedgers--;
-    if (!journey.ended) {
-      if (journey.state === EXECUTING || journey.state === LONG_RUNNING) this.moveForLedger(journey, nextState, time);
-    } else if (journey.openLedgers === 0) {
-      this.retire(journey);
-    }
+    if (journey.state === EXECUTING || journey.state === LONG_RUNNING) this.moveForLedger(journey, nextState, time);
   }
 
   /** A transfer ledger ended (it settled its own bytes and seconds): each key carried takes its share and moves on. */
@@ -636,11 +733,9 @@ export class Recorder implements LedgerHost {
     const journeys = transfer.journeys;
     const share = journeys.length > 0 ? 1 / journeys.length : 0;
     for (const journey of journeys) {
+      // A key that ended (or was evicted) while in this transfer was let go then (closeLedgers).
+      if (journey.ended) continue;
       journey.openLedgers--;
-      if (journey.ended) {
-        if (journey.openLedgers === 0) this.retire(journey);
-        continue;
-      }
       if (journey.state !== FLIGHT) continue;
       // Each key carried gets an even share of the transfer's activities, on its flight visit.
       addTransferShare(journey.activityRecords(), journey.visitIndex, transfer, lumpId, other, share);

@@ -23,6 +23,7 @@ export class TransferLedger extends Ledger {
     start: number,
   ) {
     super(host, transfer.activities, start);
+    transfer.ledger = this;
   }
 
   protected currentVisit(): number {
@@ -45,7 +46,7 @@ export class TransferLedger extends Ledger {
   end(outcome: TransferOutcome = "ok", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
-      host.drop("ledger-ended", "end() called twice");
+      this.endedAgain();
       return;
     }
     let checked = outcome;
@@ -55,27 +56,45 @@ export class TransferLedger extends Ledger {
     }
     const time = this.endTime(at);
     if (checked === "failed" && error !== undefined) this.transfer.failure = failureDetail(error);
+    this.finish(checked, time, true);
+  }
+
+  /**
+   * Every key this transfer carried ended (or was evicted) while it was open: it ends at `time`
+   * as cancelled, its seconds and bytes counted only when `settle`, and whatever the caller does
+   * with it afterwards is not counted again.
+   */
+  closeEarly(time: number, settle: boolean): void {
+    this.closedEarly = true;
+    this.finish("cancelled", time < this.start ? this.start : time, settle);
+  }
+
+  private finish(checked: TransferOutcome, time: number, settle: boolean): void {
+    const host = this.host;
     const other = this.closeAll(time);
     this.ended = true;
     const transfer = this.transfer;
     transfer.end = time;
     transfer.outcome = checked;
-    // The transfer's bytes and seconds by activity: its self times and the rest as `other`, or
-    // all of it under one lump for a transfer that did not succeed.
-    const accumulators = host.accumulators;
-    const outcomeIndex = TRANSFER_OUTCOMES.indexOf(checked);
-    accumulators.gatherBytes[outcomeIndex] += transfer.bytes;
-    accumulators.transfers[outcomeIndex] += 1;
+    transfer.ledger = undefined;
     const lump = TRANSFER_LUMP[checked];
     const lumpId = lump === undefined ? -1 : host.activityId(lump);
-    if (lumpId !== -1) {
-      accumulators.gatherSeconds[lumpId] += time - transfer.start;
-    } else {
-      const records = transfer.activities;
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        accumulators.gatherSeconds[records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
+    if (settle) {
+      // The transfer's bytes and seconds by activity: its self times and the rest as `other`, or
+      // all of it under one lump for a transfer that did not succeed.
+      const accumulators = host.accumulators;
+      const outcomeIndex = TRANSFER_OUTCOMES.indexOf(checked);
+      accumulators.gatherBytes[outcomeIndex] += transfer.bytes;
+      accumulators.transfers[outcomeIndex] += 1;
+      if (lumpId !== -1) {
+        accumulators.gatherSeconds[lumpId] += time - transfer.start;
+      } else {
+        const records = transfer.activities;
+        for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+          accumulators.gatherSeconds[records[record + ACTIVITY_ID]] += records[record + ACTIVITY_SELF_SECONDS];
+        }
+        accumulators.gatherSeconds[OTHER] += other;
       }
-      accumulators.gatherSeconds[OTHER] += other;
     }
     host.transferEnded(transfer, TRANSFER_NEXT_STATE[checked], lumpId, other, time);
   }

@@ -5,7 +5,7 @@ import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
 import { keyId } from "../../recorder/key-id.js";
-import { ATTR_UNFINISHED } from "../semconv.js";
+import { ATTR_ABANDONED, ATTR_UNFINISHED } from "../semconv.js";
 import {
   carrierContext,
   injectSpanContext,
@@ -219,6 +219,18 @@ export class SpanBridge implements RecorderListener {
     }
   }
 
+  /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */
+  journeyAbandoned(journey: Journey): void {
+    const spans = journey.spanState;
+    if (!(spans instanceof TaskSpan)) return;
+    journey.spanState = undefined;
+    // A span started for inject() is exported only if the journey is kept at its end, which never comes.
+    if (spans.deferred || this.closed) return;
+    this.open.delete(journey);
+    spans.span.setAttribute(ATTR_ABANDONED, "live-journeys-limit");
+    this.finishUnfinished(journey, spans, journey.end);
+  }
+
   transferStarted(transfer: Transfer): void {
     if (this.closed) return;
     this.transfers.started(transfer);
@@ -236,13 +248,18 @@ export class SpanBridge implements RecorderListener {
     for (const journey of this.open) {
       const spans = journey.spanState as TaskSpan;
       journey.spanState = undefined;
-      this.tasks.finishVisits(journey, spans, journey.visitCount, now);
-      spans.span.setAttribute(ATTR_UNFINISHED, true);
-      this.writer.finishSpan(spans, journey.start, now);
+      this.finishUnfinished(journey, spans, now);
     }
     this.open.clear();
     this.transfers.shutdown(now);
     await flush(this.provider);
+  }
+
+  /** Ends a live journey's spans at `now`, its current visit included, marked unfinished. */
+  private finishUnfinished(journey: Journey, spans: TaskSpan, now: number): void {
+    this.tasks.finishVisits(journey, spans, journey.visitCount, now);
+    spans.span.setAttribute(ATTR_UNFINISHED, true);
+    this.writer.finishSpan(spans, journey.start, now);
   }
 }
 

@@ -205,7 +205,7 @@ describe("span trees of worker journeys", () => {
     expect(find(spans, taskSpan("sum-1")).status.code).toBe(SpanStatusCode.UNSET);
   });
 
-  it("a task cancelled while executing: outcome cancelled, emitted once its ledger closes, activities cut at the state's end", async () => {
+  it("a task cancelled while executing: outcome cancelled, emitted at once with its ledger closed there, activities cut at the state's end", async () => {
     const h = harness();
     const { journeys, clock, exporter } = h;
     journeys.transition("inc-1", "released", "waiting");
@@ -222,13 +222,7 @@ describe("span trees of worker journeys", () => {
     });
     clock.set(103);
     journeys.transition("inc-1", "executing", "cancelled");
-    expect(exporter.getFinishedSpans()).toEqual([]);
-    clock.set(104);
-    release();
-    await reading;
-    clock.set(104.5);
-    ledger.end("cancelled");
-
+    // The cancellation closed the ledger: the journey's spans are exported now, not when (if ever) the caller ends it.
     const spans = exporter.getFinishedSpans();
     expect(render(spans)).toEqual([
       "task inc [inc-1@worker] 100-103",
@@ -241,6 +235,16 @@ describe("span trees of worker journeys", () => {
     const task = find(spans, taskSpan("inc-1"));
     expect(task.attributes["task.outcome"]).toBe("cancelled");
     expect(task.status.code).toBe(SpanStatusCode.UNSET);
+    expect(journeys.dropped()).toEqual({ "ledger-open-at-end": 1 });
+
+    // The caller's own end, later, changes nothing and is not counted again.
+    clock.set(104);
+    release();
+    await reading;
+    clock.set(104.5);
+    ledger.end("cancelled");
+    expect(exporter.getFinishedSpans()).toHaveLength(6);
+    expect(journeys.dropped()).toEqual({ "ledger-open-at-end": 1 });
   });
 
   it("a seceded task: executing then long-running, activities under the visit they were metered in", async () => {
