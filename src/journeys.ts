@@ -418,6 +418,7 @@ export class TaskJourneys<R extends Role = Role> {
       { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
       this.instance,
       recorder.clock(),
+      recorder.machine,
     );
   }
 
