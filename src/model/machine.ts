@@ -4,6 +4,16 @@
  * dense from × to table, and one byte mask per role a state can play. Dask's two machines are
  * presets declared the same way (states.ts).
  */
+
+/**
+ * Declares a state machine for the `machine` option, with its state names as a type: a name in
+ * its transitions or roles that is not one of its states does not compile, and the journeys it
+ * is given to take only its states in `transition()`.
+ */
+export function defineMachine<const S extends string>(machine: StateMachine<S>): StateMachine<S> {
+  return machine;
+}
+
 /** One state, or several. */
 export type OneOrMore<S extends string> = S | readonly S[];
 
@@ -26,6 +36,11 @@ export interface StateMachine<S extends string = string> {
     readonly failure: OneOrMore<NoInfer<S>>;
     readonly cancelled?: OneOrMore<NoInfer<S>>;
   };
+  /**
+   * The state a key is in before its journey here: a move out of it begins a journey without an
+   * `unknown-key` drop, as a move out of a terminal state does (Dask: `released`, terminal too).
+   */
+  readonly initial?: NoInfer<S>;
   /** The state that waits for the task's dependencies: its time is apportioned among their fetches. */
   readonly waiting?: NoInfer<S>;
   /** The states that run the task: `execute()` moves to the first; the execute ledger and `stats()` default to it. */
@@ -71,6 +86,7 @@ export class Machine {
   /** The transfer states (state, retry, missing): a worker journey beginning in one is a fetch journey. */
   readonly fetching = new Uint8Array(STATE_STRIDE);
   /** Role ids; -1 where the machine has none. */
+  readonly initial: number;
   readonly waiting: number;
   readonly executing: number;
   readonly transfer: number;
@@ -162,6 +178,7 @@ export class Machine {
       if (this.terminal[id] === 1) bad(part, "a state that is not terminal", value);
       return id;
     };
+    this.initial = given.initial === undefined ? -1 : known(".initial", given.initial);
     this.waiting = given.waiting === undefined ? -1 : live(".waiting", given.waiting);
     const executing = some(".executing", given.executing, false).map((id, index) => {
       if (this.terminal[id] === 1) bad(`.executing[${index}]`, "a state that is not terminal", space[id]);

@@ -273,8 +273,8 @@ export class Recorder implements LedgerHost {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
       const isTerminal = this.isTerminal;
       if (isTerminal[toId] === 1) return;
-      // A journey begins after a terminal state (Dask's released is one).
-      if (isTerminal[fromId] !== 1) {
+      // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
+      if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial) {
         this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
       }
       this.begin(key, id, toId, given !== given ? this.clock() : given);
