@@ -52,8 +52,8 @@ export interface StateMachine<S extends string = string> {
   readonly transfer?: { readonly state: NoInfer<S>; readonly retry: NoInfer<S>; readonly missing?: NoInfer<S> };
   /** States a task waits in for a slot: `queued(key, reason)` reports their time under the reason. */
   readonly queued?: OneOrMore<NoInfer<S>>;
-  /** The state in which the key is forgotten: its `describe()` ends there. */
-  readonly forgotten?: NoInfer<S>;
+  /** The states in which the key is forgotten: its `describe()` ends there (Dask: forgotten). */
+  readonly forgotten?: OneOrMore<NoInfer<S>>;
 }
 
 /**
@@ -85,6 +85,8 @@ export class Machine {
   readonly queued = new Uint8Array(STATE_STRIDE);
   /** The transfer states (state, retry, missing): a worker journey beginning in one is a fetch journey. */
   readonly fetching = new Uint8Array(STATE_STRIDE);
+  /** The states that forget a key. */
+  readonly forgets = new Uint8Array(STATE_STRIDE);
   /** Role ids; -1 where the machine has none. */
   readonly initial: number;
   readonly waiting: number;
@@ -92,7 +94,6 @@ export class Machine {
   readonly transfer: number;
   readonly retry: number;
   readonly missing: number;
-  readonly forgotten: number;
   readonly success: number;
   readonly failure: number;
   readonly cancelled: number;
@@ -193,7 +194,7 @@ export class Machine {
       if (this.terminal[id] === 1) bad(".queued", "states that are not terminal", given.queued);
       this.queued[id] = 1;
     }
-    this.forgotten = given.forgotten === undefined ? -1 : known(".forgotten", given.forgotten);
+    for (const id of some(".forgotten", given.forgotten, false)) this.forgets[id] = 1;
     const transfer = given.transfer;
     if (transfer === undefined) {
       this.transfer = this.retry = this.missing = -1;

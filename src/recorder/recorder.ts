@@ -267,7 +267,7 @@ export class Recorder implements LedgerHost {
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
-    if (toId === this.machine.forgotten && this.described.size !== 0) this.described.delete(id);
+    if (this.described.size !== 0 && this.machine.forgets[toId] === 1) this.described.delete(id);
     const journey = this.liveJourney(id);
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
