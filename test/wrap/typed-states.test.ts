@@ -61,6 +61,10 @@ describe("transition() typed by the role", () => {
       machine: { states: ["queued", "running", "done", "lost"], transitions: { queued: ["running"], running: ["done", "lost"] }, terminal: { success: "done", failure: "lost" } },
     });
     expectTypeOf<Parameters<typeof journeys.transition>[2]>().toEqualTypeOf<"queued" | "running" | "done" | "lost">();
+    journeys.transition("a-1", "queued", "running");
+    // @ts-expect-error not a state of the inline machine
+    journeys.transition("a-1", "running", "finished");
+    expect(journeys.dropped()).toEqual({ "unknown-state": 1 });
     defineMachine({
       states: ["queued", "running", "done"],
       // @ts-expect-error "runing" is not a state
