@@ -58,7 +58,7 @@ describe("transition() typed by the role", () => {
 
   it("a machine declared inline is typed too, and a name that is not one of its states does not compile", () => {
     const journeys = new TaskJourneys({
-      machine: { states: ["queued", "running", "done", "lost"], transitions: { queued: ["running"], running: ["done", "lost"] }, terminal: { success: "done", failure: "lost" } },
+      machine: { states: ["queued", "running", "done", "lost"], transitions: { queued: ["running"], running: ["done", "lost"] }, terminal: { success: "done", failure: "lost" }, initial: "queued" },
     });
     expectTypeOf<Parameters<typeof journeys.transition>[2]>().toEqualTypeOf<"queued" | "running" | "done" | "lost">();
     journeys.transition("a-1", "queued", "running");
