@@ -112,8 +112,9 @@ export interface ActivityLedger {
 }
 
 /**
- * The ledger of one execution; `end()` moves the key from executing to the outcome state. With
- * "error", pass what was thrown: spans and explain() show its type and message.
+ * The ledger of one execution; `end()` moves the key from executing to the outcome state: with a
+ * `machine` of your own, "memory", "error" and "cancelled" mean its first success, failure and
+ * cancelled state. With "error", pass what was thrown: spans and explain() show its type and message.
  */
 export interface ExecuteLedger extends ActivityLedger {
   end(outcome?: "memory" | "error" | "cancelled", error?: unknown, at?: number): void;
