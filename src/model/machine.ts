@@ -225,8 +225,6 @@ export class Machine {
    */
   id(name: string): number {
     if (typeof name !== "string" || name.length === 0) return -1;
-    const byName = this.byName;
-    if (byName !== undefined) return byName.get(name) ?? -1;
     const last = name.length - 1;
     const middle = this.middleFactor;
     const id =
@@ -237,7 +235,10 @@ export class Machine {
           (middle === 0 ? 0 : name.charCodeAt(last >> 1) * middle)) &
           this.slotMask
       ];
-    return id !== 255 && this.names[id] === name ? id : -1;
+    if (id !== 255 && this.names[id] === name) return id;
+    // Without a perfect hash every slot is empty: the Map answers, off the path of the presets.
+    const byName = this.byName;
+    return byName === undefined ? -1 : (byName.get(name) ?? -1);
   }
 
   /** Orders state names as a task lives them (the id order), unknown names last, ties by name. */

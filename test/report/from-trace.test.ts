@@ -617,7 +617,8 @@ describe("traces of a state machine of one's own", () => {
       transfer: { state: "downloading", retry: "fetching" },
     } as const;
     const worker = process_(clock, { instance: WORKER, machine, sampling: { ratio: 1, keepSlowerThan: 0 } });
-    const journeys = worker.journeys;
+    // process_() hands out journeys typed by Dask's states; these take the machine's.
+    const journeys = worker.journeys as unknown as TaskJourneys<"worker", (typeof machine.states)[number]>;
     journeys.dependencies("job-1", ["data-1"]);
     journeys.transition("job-1", "new", "waiting-deps");
     journeys.transition("data-1", "new", "fetching");
