@@ -12,7 +12,10 @@ export {
   WORKER_STATES,
   SCHEDULER_STATES,
   TERMINAL_STATES,
+  DASK_WORKER_MACHINE,
+  DASK_SCHEDULER_MACHINE,
 } from "./model/states.js";
+export { defineMachine } from "./model/machine.js";
 export {
   EXECUTE_ACTIVITIES,
   GATHER_ACTIVITIES,
@@ -37,6 +40,7 @@ export type { Key } from "./model/keys.js";
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { DurationStats } from "./model/statistics/index.js";
 export type { Role, WorkerState, SchedulerState, TaskState } from "./model/states.js";
+export type { StateMachine, OneOrMore } from "./model/machine.js";
 export type { ExecuteOutcome, TransferOutcome } from "./model/activities.js";
 export type {
   InstrumentSpec,

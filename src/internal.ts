@@ -1,4 +1,4 @@
-import type { ResolvedOptions, TaskJourneys } from "./journeys.js";
+import type { AnyTaskJourneys as TaskJourneys, ResolvedOptions } from "./journeys.js";
 import type { Recorder } from "./recorder/recorder.js";
 import type { SpanBridge } from "./otel/spans/bridge.js";
 

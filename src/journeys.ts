@@ -1,6 +1,7 @@
 import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
-import type { Role, SchedulerState, WorkerState } from "./model/states.js";
+import { PRESETS, type Role, type SchedulerState, type WorkerState } from "./model/states.js";
+import { Machine, type StateMachine } from "./model/machine.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
@@ -20,6 +21,9 @@ import { configurationError, defined } from "./configuration.js";
 
 /** The states of a role: a worker's, the scheduler's, or either when the role is not known statically. */
 export type StateOf<R extends Role> = { worker: WorkerState; scheduler: SchedulerState }[R];
+
+/** Journeys of any role and machine: what instrument() and wrap() take. */
+export type AnyTaskJourneys = TaskJourneys<Role, string>;
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -62,7 +66,9 @@ export function isNoopTracerProvider(provider: TracerProvider): boolean {
 }
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix">> & {
+export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">> & {
+  /** The `machine` option compiled, or the role's Dask preset. */
+  machine: Machine;
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
   keyPrefix: TaskJourneysOptions["keyPrefix"];
@@ -153,14 +159,18 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   explicitBuckets(merged.explicitBuckets);
   const timeOrigin = options.timeOrigin ?? Date.now() / 1000 - probe;
   if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin)) fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
-  return { ...(merged as unknown as ResolvedOptions), timeOrigin };
+  // Compiled once, here: the recorder only reads its tables.
+  const declared = (given as TaskJourneysOptions).machine;
+  const machine = declared === undefined ? PRESETS[merged.role] : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
+  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine };
 }
 
 /**
  * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
- * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`.
+ * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`. `S`, the
+ * state names `transition()` takes, are the `machine` option's, else the role's Dask preset's.
  */
-export class TaskJourneys<R extends Role = Role> {
+export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
   readonly role: R;
@@ -177,7 +187,7 @@ export class TaskJourneys<R extends Role = Role> {
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
 
-  constructor(options: TaskJourneysOptions & { role?: R } = {}) {
+  constructor(options: TaskJourneysOptions & { role?: R; machine?: StateMachine<S> } = {}) {
     const resolved = resolveOptions(options);
     const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
@@ -195,6 +205,7 @@ export class TaskJourneys<R extends Role = Role> {
     const sampler = (id: string | number): boolean => (byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id);
     const recorder = new Recorder({
       role: resolved.role,
+      machine: resolved.machine,
       instance: resolved.instance,
       clock: resolved.clock,
       prefixLimit: resolved.prefixLimit,
@@ -259,11 +270,12 @@ export class TaskJourneys<R extends Role = Role> {
 
   /**
    * The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). The
-   * states are typed by the role (`new TaskJourneys({ role: "scheduler" })` takes scheduler
-   * states), so a misspelt state does not compile; names from elsewhere are still checked at run
-   * time (`unknown-state`, `wrong-role-state`).
+   * states are typed by the machine (the `machine` option's states, else the role's:
+   * `new TaskJourneys({ role: "scheduler" })` takes scheduler states), so a misspelt state does
+   * not compile; names from elsewhere are still checked at run time (`unknown-state`,
+   * `wrong-role-state`).
    */
-  transition(key: Key, from: StateOf<R>, to: StateOf<R>, at?: number): void {
+  transition(key: Key, from: S, to: S, at?: number): void {
     if (this.#closed) return;
     this.#recorder.transition(key, from, to, at);
   }
@@ -407,9 +419,13 @@ export class TaskJourneys<R extends Role = Role> {
     }
   }
 
-  /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
-  stats(prefix: string, state: string = "executing"): DurationStats {
-    return this.#recorder.stats(prefix, state);
+  /**
+   * Duration statistics of visits to `state` by tasks of `prefix`; default the machine's
+   * executing state (Dask: `executing` on a worker, `processing` on the scheduler).
+   */
+  stats(prefix: string, state?: string): DurationStats {
+    const machine = this.#recorder.machine;
+    return this.#recorder.stats(prefix, state ?? machine.names[machine.executing] ?? "executing");
   }
 
   /** Where the time of a live or recently finished journey of `key` went, or undefined. */
@@ -422,6 +438,7 @@ export class TaskJourneys<R extends Role = Role> {
       { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
       this.instance,
       recorder.clock(),
+      recorder.machine,
     );
   }
 

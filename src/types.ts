@@ -1,5 +1,6 @@
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Role } from "./model/states.js";
+import type { StateMachine } from "./model/machine.js";
 import type { Key } from "./model/keys.js";
 
 /** Head and tail sampling of journeys into span trees. */
@@ -16,6 +17,8 @@ export interface SamplingOptions {
 export interface TaskJourneysOptions {
   /** Whose journeys these are: a worker's or the scheduler's. */
   role?: Role;
+  /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
+  machine?: StateMachine;
   /** This process's name among its peers, e.g. the worker address "tcp://10.0.0.7:40001". */
   instance?: string;
   /** Current time in seconds; injectable so tests are exact. */
@@ -111,8 +114,9 @@ export interface ActivityLedger {
 }
 
 /**
- * The ledger of one execution; `end()` moves the key from executing to the outcome state. With
- * "error", pass what was thrown: spans and explain() show its type and message.
+ * The ledger of one execution; `end()` moves the key from executing to the outcome state: with a
+ * `machine` of your own, "memory", "error" and "cancelled" mean its first success, failure and
+ * cancelled state. With "error", pass what was thrown: spans and explain() show its type and message.
  */
 export interface ExecuteLedger extends ActivityLedger {
   end(outcome?: "memory" | "error" | "cancelled", error?: unknown, at?: number): void;

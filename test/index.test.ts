@@ -20,6 +20,9 @@ const REPORT_ONLY = ["readTelemetryFiles", "reportDataFromTelemetry"];
 describe("the package entries", () => {
   it("taskjourney exports what instrumenting needs, and the report toolkit only as deprecated names", () => {
     const instrumenting = [
+      "DASK_SCHEDULER_MACHINE",
+      "DASK_WORKER_MACHINE",
+      "defineMachine",
       "EXECUTE_ACTIVITIES",
       "EXECUTE_OUTCOMES",
       "GATHER_ACTIVITIES",

@@ -1,37 +1,61 @@
 /**
  * The job queue of queue.ts mapped onto taskjourney, as docs/instrumenting.md explains step by
- * step (the guide quotes this file between its `// [name]` markers). The queue side records
- * scheduler journeys, each worker its own worker journeys; the two carriers of a job travel in
- * its data.
+ * step (the guide quotes this file between its `// [name]` markers). Both sides record the
+ * queue's own state machine: the queue side its scheduler journeys, each worker its own worker
+ * journeys; the two carriers of a job travel in its data.
  */
-import { instrument, type TaskJourneys, type TraceCarrier } from "taskjourney";
-import type { Job, JobQueue, QueueWorker } from "./queue.js";
+import { defineMachine, instrument, type TaskJourneys, type TraceCarrier } from "taskjourney";
+import type { JobQueue, QueueWorker } from "./queue.js";
+
+/** The job queue's states, as JOB_MACHINE declares them. */
+export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
 
 /** Epoch seconds of an epoch-milliseconds time the queue stored. */
 const seconds = (ms: number): number => ms / 1000;
 
+// [machine]
+/**
+ * The queue's own state machine, declared once and used on both sides: taskjourney records the
+ * job's states by their names, and `transition()` takes no other (a misspelt state does not compile).
+ */
+export const JOB_MACHINE = defineMachine({
+  states: ["added", "waiting-children", "waiting", "delayed", "active", "completed", "failed"],
+  transitions: {
+    added: ["waiting-children", "waiting"],
+    "waiting-children": ["waiting"],
+    waiting: ["active"],
+    active: ["completed", "failed", "delayed"],
+    delayed: ["waiting"],
+  },
+  terminal: { success: "completed", failure: "failed" },
+  // A job is `added` before its journey: the first move out of it begins one.
+  initial: "added",
+  // Waiting for children is waiting for dependencies; the backoff (`delayed`) is a state of its own.
+  waiting: "waiting-children",
+  queued: "waiting",
+  executing: "active",
+  forgotten: ["completed", "failed"],
+});
+// [/machine]
+
 // [queue]
 /**
- * The queue's side, with the scheduler's state machine: a job's attempt is one journey,
- * released → waiting (for its children) → queued (for a worker) → processing → memory | erred.
+ * The queue's side: a job's life is one journey, retries and their backoff included:
+ * added → waiting-children → waiting → active (→ delayed → waiting → active …) → completed | failed.
  * `journeys` must use the epoch clock: `clock: () => Date.now() / 1000, timeOrigin: 0`.
  */
-export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys): void {
-  const enqueue = (job: Job, at: number): void => {
-    journeys.transition(job.id, "released", "waiting", at);
-    // A job with no children to wait for is queued at once: no waiting time, no false dependency wait.
-    if (job.state === "waiting") journeys.transition(job.id, "waiting", "queued", at);
-  };
+export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"scheduler", JobJourneyState>): void {
   queue.hooks.added = (job) => {
-    // Ids are numbers: the job's name is its prefix, for every attempt, until it is forgotten.
+    // Ids are numbers: the job's name is its prefix, until the job is forgotten.
     journeys.describe(job.id, { prefix: job.name });
     if (job.children.length > 0) journeys.dependencies(job.id, job.children);
-    enqueue(job, seconds(job.createdAt));
+    // A job without children goes straight to waiting: it never waits for dependencies.
+    journeys.transition(job.id, "added", job.state === "waiting" ? "waiting" : "waiting-children", seconds(job.createdAt));
   };
-  queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting", "queued");
+  queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting-children", "waiting");
   queue.hooks.active = (job) => {
-    journeys.transition(job.id, "queued", "processing");
-    // The first carrier: to the worker, naming this attempt's journey.
+    journeys.transition(job.id, "waiting", "active");
+    // The first carrier: to the worker, naming the job's journey.
     const carrier: TraceCarrier = {};
     journeys.inject(job.id, carrier);
     job.data.carrier = carrier;
@@ -39,23 +63,20 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys): void {
   queue.hooks.completed = (job) => {
     // The second carrier: back with the result. If the worker kept its journey, keep this one.
     journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
-    journeys.transition(job.id, "processing", "memory");
-    journeys.transition(job.id, "memory", "forgotten");
+    journeys.transition(job.id, "active", "completed");
   };
   queue.hooks.failed = (job, retry) => {
     journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
-    // The attempt's journey ends here; the backoff is no state of the job's, so nothing records it.
-    journeys.transition(job.id, "processing", "erred");
-    if (!retry) journeys.transition(job.id, "erred", "forgotten");
+    // A retried attempt's backoff is `delayed`, recorded as such; the last attempt's failure ends the journey.
+    journeys.transition(job.id, "active", retry ? "delayed" : "failed");
   };
-  // After the backoff, the next attempt is a journey of its own, queued at once.
-  queue.hooks.retrying = (job) => enqueue(job, Date.now() / 1000);
+  queue.hooks.retrying = (job) => journeys.transition(job.id, "delayed", "waiting");
 }
 // [/queue]
 
 // [worker]
-/** A worker's side, with the worker's state machine: each attempt it runs is a journey that starts executing. */
-export function instrumentWorker(worker: QueueWorker, journeys: TaskJourneys): () => void {
+/** A worker's side, with the same machine: each attempt it runs is a journey, active → completed | failed. */
+export function instrumentWorker(worker: QueueWorker, journeys: TaskJourneys<"worker", JobJourneyState>): () => void {
   // The first carrier, before the journey begins: it nests under the queue's journey of the job.
   worker.hooks.starting = (job) => journeys.parent(job.id, job.data.carrier as TraceCarrier);
   // The second carrier, once the journey ended: back to the queue with the result.
@@ -65,7 +86,7 @@ export function instrumentWorker(worker: QueueWorker, journeys: TaskJourneys): (
     job.data.resultCarrier = carrier;
   };
   return instrument(worker, journeys, {
-    // run() is the execution: executing → memory, or error when it throws; the prefix is the job's name.
+    // run() is the execution: active → completed, or failed when it throws; the prefix is the job's name.
     execute: { method: "run", key: (job) => job.id, prefix: (job) => job.name },
     // Reading the children's results is an activity of the parent's execution.
     activities: { method: "readChildren", activity: "read-children" },

@@ -1,37 +1,79 @@
 /**
- * The states of a key on a worker and on the scheduler, with Dask's names, and the transitions
- * each role allows. States are interned to small integers once, here, so the recorder indexes
- * typed arrays instead of hashing strings per transition.
+ * Dask's two state machines, a worker's and the scheduler's, declared as any user's machine is
+ * (machine.ts): the presets of `role: "worker"` and `role: "scheduler"`. The lists and tables
+ * exported here are derived from them. Both presets share one id space (worker states first, then
+ * the scheduler's own), so a state of the other role is told as such (`wrong-role-state`).
  */
+import { Machine, type StateMachine } from "./machine.js";
 
-export const WORKER_STATES = [
-  "released",
-  "waiting",
-  "fetch",
-  "missing",
-  "flight",
-  "ready",
-  "constrained",
-  "executing",
-  "long-running",
-  "rescheduled",
-  "cancelled",
-  "resumed",
-  "memory",
-  "error",
-  "forgotten",
-] as const;
+/** A worker's machine, after distributed/worker_state_machine.py's transition table. */
+export const DASK_WORKER_MACHINE = {
+  states: [
+    "released",
+    "waiting",
+    "fetch",
+    "missing",
+    "flight",
+    "ready",
+    "constrained",
+    "executing",
+    "long-running",
+    "rescheduled",
+    "cancelled",
+    "resumed",
+    "memory",
+    "error",
+    "forgotten",
+  ],
+  // Plus the `cancelled` exits that our journeys treat as terminal (a key released while
+  // executing or in flight).
+  transitions: {
+    released: ["waiting", "fetch", "missing", "memory", "error", "forgotten"],
+    waiting: ["ready", "constrained", "released", "memory", "cancelled"],
+    fetch: ["flight", "missing", "released", "memory", "cancelled"],
+    missing: ["fetch", "released", "error", "cancelled"],
+    flight: ["memory", "fetch", "missing", "error", "released", "cancelled"],
+    ready: ["executing", "released", "cancelled"],
+    constrained: ["executing", "released", "cancelled"],
+    executing: ["memory", "error", "long-running", "rescheduled", "released", "cancelled"],
+    "long-running": ["memory", "error", "rescheduled", "released", "cancelled"],
+    rescheduled: ["released", "forgotten"],
+    resumed: ["memory", "error", "fetch", "waiting", "released", "rescheduled", "cancelled"],
+    cancelled: ["resumed", "released", "memory", "error"],
+    memory: ["released", "forgotten"],
+    error: ["released", "forgotten"],
+  },
+  terminal: { success: "memory", failure: "error", cancelled: ["cancelled", "released", "forgotten"] },
+  initial: "released",
+  waiting: "waiting",
+  executing: ["executing", "long-running"],
+  transfer: { state: "flight", retry: "fetch", missing: "missing" },
+  queued: ["fetch", "ready", "constrained"],
+  forgotten: "forgotten",
+} as const satisfies StateMachine<string>;
 
-export const SCHEDULER_STATES = [
-  "released",
-  "waiting",
-  "no-worker",
-  "queued",
-  "processing",
-  "memory",
-  "erred",
-  "forgotten",
-] as const;
+/** The scheduler's machine, after distributed/scheduler.py's SchedulerState._TRANSITIONS_TABLE. */
+export const DASK_SCHEDULER_MACHINE = {
+  states: ["released", "waiting", "no-worker", "queued", "processing", "memory", "erred", "forgotten"],
+  transitions: {
+    released: ["waiting", "forgotten", "erred", "memory"],
+    waiting: ["processing", "queued", "no-worker", "memory", "released", "erred"],
+    queued: ["processing", "released", "erred", "waiting"],
+    "no-worker": ["processing", "released", "waiting", "erred", "memory"],
+    processing: ["memory", "erred", "released", "waiting"],
+    memory: ["released", "forgotten"],
+    erred: ["released", "forgotten"],
+  },
+  terminal: { success: "memory", failure: "erred", cancelled: ["released", "forgotten"] },
+  initial: "released",
+  waiting: "waiting",
+  executing: "processing",
+  queued: ["queued", "no-worker"],
+  forgotten: "forgotten",
+} as const satisfies StateMachine<string>;
+
+export const WORKER_STATES = DASK_WORKER_MACHINE.states;
+export const SCHEDULER_STATES = DASK_SCHEDULER_MACHINE.states;
 
 export type WorkerState = (typeof WORKER_STATES)[number];
 export type SchedulerState = (typeof SCHEDULER_STATES)[number];
@@ -45,193 +87,34 @@ export const ALL_STATES: readonly TaskState[] = [
 ];
 export const STATE_COUNT = ALL_STATES.length;
 
-/**
- * State names to ids without hashing the name: a perfect hash of its length and first and last
- * characters picks a slot, and one comparison with the name in that slot confirms it. It runs
- * twice per transition, where a Map lookup would cost several times as much.
- */
-const SLOT_MASK = 63;
-const [FIRST_FACTOR, LAST_FACTOR] = perfectFactors();
-const STATE_SLOTS = new Int8Array(SLOT_MASK + 1).fill(-1);
-for (let id = 0; id < STATE_COUNT; id++) STATE_SLOTS[stateSlot(ALL_STATES[id])] = id;
-
-function stateSlot(name: string): number {
-  return (name.length + name.charCodeAt(0) * FIRST_FACTOR + name.charCodeAt(name.length - 1) * LAST_FACTOR) & SLOT_MASK;
+/** A preset that does not compile is this file's bug, not a user's. */
+function presetFault(part: string, expected: string, value: unknown): never {
+  throw new Error(`taskjourney: Dask preset${part} must be ${expected}, got ${JSON.stringify(value)}`);
 }
 
-/** The smallest factors that give every state a slot of its own (found once, at load). */
-function perfectFactors(): [number, number] {
-  for (let first = 1; first <= SLOT_MASK; first++) {
-    for (let last = 1; last <= SLOT_MASK; last++) {
-      const taken = new Set<number>();
-      for (const name of ALL_STATES) {
-        taken.add((name.length + name.charCodeAt(0) * first + name.charCodeAt(name.length - 1) * last) & SLOT_MASK);
-      }
-      if (taken.size === STATE_COUNT) return [first, last];
-    }
-  }
-  throw new Error("taskjourney: no perfect hash for the state names");
-}
+/** The compiled presets, by role (ids in ALL_STATES order). */
+export const PRESETS: Readonly<Record<Role, Machine>> = {
+  worker: new Machine(DASK_WORKER_MACHINE, presetFault, ALL_STATES),
+  scheduler: new Machine(DASK_SCHEDULER_MACHINE, presetFault, ALL_STATES),
+};
 
-/** The id of a state name, or -1 when the name is not a state. */
+/** The id of a state name of either preset, or -1 when the name is not one. */
 export function stateId(name: string): number {
-  if (typeof name !== "string" || name.length === 0) return -1;
-  const id = STATE_SLOTS[stateSlot(name)];
-  return id !== -1 && ALL_STATES[id] === name ? id : -1;
+  return PRESETS.worker.id(name);
 }
 
 /** Orders state names as a task lives them (their ALL_STATES order), unknown names last, ties by name. */
 export function byLifecycle(a: string, b: string): number {
-  const x = stateId(a);
-  const y = stateId(b);
-  return (x === -1 ? Number.MAX_SAFE_INTEGER : x) - (y === -1 ? Number.MAX_SAFE_INTEGER : y) || a.localeCompare(b);
+  return PRESETS.worker.compare(a, b);
 }
 
-/** A journey ends when its key enters one of these. `released` also starts journeys. */
-export const TERMINAL_STATES: readonly TaskState[] = [
-  "memory",
-  "error",
-  "erred",
-  "released",
-  "forgotten",
-  "cancelled",
-];
+/** A journey of either preset ends when its key enters one of these. `released` also starts journeys. */
+export const TERMINAL_STATES: readonly TaskState[] = ALL_STATES.filter((state) => PRESETS.worker.terminal[stateId(state)] === 1 || PRESETS.scheduler.terminal[stateId(state)] === 1);
 
-export const WORKER_TRANSITIONS: ReadonlyArray<readonly [WorkerState, WorkerState]> = [
-  // After distributed/worker_state_machine.py's transition table, plus the `cancelled` exits that
-  // our journeys treat as terminal (a key released while executing or in flight).
-  ["released", "waiting"],
-  ["released", "fetch"],
-  ["released", "missing"],
-  ["released", "memory"],
-  ["released", "error"],
-  ["released", "forgotten"],
-  ["waiting", "ready"],
-  ["waiting", "constrained"],
-  ["waiting", "released"],
-  ["waiting", "memory"],
-  ["waiting", "cancelled"],
-  ["fetch", "flight"],
-  ["fetch", "missing"],
-  ["fetch", "released"],
-  ["fetch", "memory"],
-  ["fetch", "cancelled"],
-  ["missing", "fetch"],
-  ["missing", "released"],
-  ["missing", "error"],
-  ["missing", "cancelled"],
-  ["flight", "memory"],
-  ["flight", "fetch"],
-  ["flight", "missing"],
-  ["flight", "error"],
-  ["flight", "released"],
-  ["flight", "cancelled"],
-  ["ready", "executing"],
-  ["ready", "released"],
-  ["ready", "cancelled"],
-  ["constrained", "executing"],
-  ["constrained", "released"],
-  ["constrained", "cancelled"],
-  ["executing", "memory"],
-  ["executing", "error"],
-  ["executing", "long-running"],
-  ["executing", "rescheduled"],
-  ["executing", "released"],
-  ["executing", "cancelled"],
-  ["long-running", "memory"],
-  ["long-running", "error"],
-  ["long-running", "rescheduled"],
-  ["long-running", "released"],
-  ["long-running", "cancelled"],
-  ["rescheduled", "released"],
-  ["rescheduled", "forgotten"],
-  ["resumed", "memory"],
-  ["resumed", "error"],
-  ["resumed", "fetch"],
-  ["resumed", "waiting"],
-  ["resumed", "released"],
-  ["resumed", "rescheduled"],
-  ["resumed", "cancelled"],
-  ["cancelled", "resumed"],
-  ["cancelled", "released"],
-  ["cancelled", "memory"],
-  ["cancelled", "error"],
-  ["memory", "released"],
-  ["memory", "forgotten"],
-  ["error", "released"],
-  ["error", "forgotten"],
-];
+export const WORKER_TRANSITIONS = PRESETS.worker.pairs as ReadonlyArray<readonly [WorkerState, WorkerState]>;
+export const SCHEDULER_TRANSITIONS = PRESETS.scheduler.pairs as ReadonlyArray<readonly [SchedulerState, SchedulerState]>;
 
-export const SCHEDULER_TRANSITIONS: ReadonlyArray<readonly [SchedulerState, SchedulerState]> = [
-  // After distributed/scheduler.py's SchedulerState._TRANSITIONS_TABLE.
-  ["released", "waiting"],
-  ["released", "forgotten"],
-  ["released", "erred"],
-  ["released", "memory"],
-  ["waiting", "processing"],
-  ["waiting", "queued"],
-  ["waiting", "no-worker"],
-  ["waiting", "memory"],
-  ["waiting", "released"],
-  ["waiting", "erred"],
-  ["queued", "processing"],
-  ["queued", "released"],
-  ["queued", "erred"],
-  ["queued", "waiting"],
-  ["no-worker", "processing"],
-  ["no-worker", "released"],
-  ["no-worker", "waiting"],
-  ["no-worker", "erred"],
-  ["no-worker", "memory"],
-  ["processing", "memory"],
-  ["processing", "erred"],
-  ["processing", "released"],
-  ["processing", "waiting"],
-  ["memory", "released"],
-  ["memory", "forgotten"],
-  ["erred", "released"],
-  ["erred", "forgotten"],
-];
-
-/**
- * A dense from × to table of the transitions a role allows: one byte lookup per transition.
- * Entries: 0 not allowed, 1 allowed.
- */
-export function transitionTable(role: Role): Uint8Array {
-  const table = new Uint8Array(STATE_COUNT * STATE_COUNT);
-  const pairs = role === "worker" ? WORKER_TRANSITIONS : SCHEDULER_TRANSITIONS;
-  for (const [from, to] of pairs) table[stateId(from) * STATE_COUNT + stateId(to)] = 1;
-  return table;
-}
-
-/** Whether each state id belongs to a role, for rejecting scheduler states on a worker and back. */
-export function stateMembership(role: Role): Uint8Array {
-  const member = new Uint8Array(STATE_COUNT);
-  const names: readonly string[] = role === "worker" ? WORKER_STATES : SCHEDULER_STATES;
-  for (const name of names) member[stateId(name)] = 1;
-  return member;
-}
-
-export function terminalMask(): Uint8Array {
-  const mask = new Uint8Array(STATE_COUNT);
-  for (const name of TERMINAL_STATES) mask[stateId(name)] = 1;
-  return mask;
-}
-
-/**
- * A role's transition table as the README shows it: one row per state, the states it may move
- * to, in lifecycle order. Generated here so the README cannot drift from the table the recorder
- * checks (`scripts/transition-tables.ts` writes it, test/docs/ checks it).
- */
+/** A preset's transition table as the README shows it (`scripts/transition-tables.ts` writes it, test/docs/ checks it). */
 export function transitionTableMarkdown(role: Role): string {
-  const pairs: ReadonlyArray<readonly [string, string]> = role === "worker" ? WORKER_TRANSITIONS : SCHEDULER_TRANSITIONS;
-  const states: readonly string[] = role === "worker" ? WORKER_STATES : SCHEDULER_STATES;
-  const rows = ["| from | to |", "|---|---|"];
-  for (const from of states) {
-    const targets = pairs.filter(([source]) => source === from).map(([, to]) => to);
-    if (targets.length === 0) continue;
-    targets.sort(byLifecycle);
-    rows.push(`| \`${from}\` | ${targets.map((to) => `\`${to}\``).join(", ")} |`);
-  }
-  return rows.join("\n");
+  return PRESETS[role].markdown();
 }

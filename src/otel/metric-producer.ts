@@ -9,7 +9,6 @@ import type {
   MetricProducer,
   ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import { ALL_STATES, STATE_COUNT, TERMINAL_STATES } from "../model/states.js";
 import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
 import type { ReadonlyExponentialHistogram } from "../model/statistics/index.js";
 import type { Recorder } from "../recorder/recorder.js";
@@ -81,8 +80,6 @@ function hrTimeNow(): HrTime {
   return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos];
 }
 
-const TERMINAL = new Set<string>(TERMINAL_STATES);
-
 /**
  * Turns the recorder's accumulators into OTLP data points at collection time: this is where the
  * attribute objects are made, once per series per export, never per task. Pass it to a
@@ -133,19 +130,21 @@ export class TaskMetricProducer implements MetricProducer {
     const durations: DataPoint<OtlpExponentialHistogram>[] = [];
     const explicitDurations: DataPoint<OtlpHistogram>[] = [];
     const prefixCount = prefixes.names.length + (prefixes.overflowed > 0 ? 1 : 0);
+    const machine = recorder.machine;
+    const stateNames = machine.names;
     for (let p = 0; p < prefixCount; p++) {
       const prefixId = p < prefixes.names.length ? p : prefixes.limit;
       const prefix = prefixes.name(prefixId);
-      for (let state = 0; state < STATE_COUNT; state++) {
+      for (let state = 0; state < stateNames.length; state++) {
         const cell = stateCell(prefixId, state);
         if (accumulators.transitions[cell] === 0) continue;
-        const stateName = ALL_STATES[state];
+        const stateName = stateNames[state];
         const attributes = this.attributes(`s\u0000${prefix}\u0000${stateName}`, {
           [ATTR_TASK_PREFIX]: prefix,
           [ATTR_TASK_STATE]: stateName,
         });
         transitions.push(this.sumPoint(`t${cell}`, accumulators.transitions[cell], attributes, startTime, endTime));
-        if (TERMINAL.has(stateName)) continue;
+        if (machine.terminal[state] === 1) continue;
         active.push({ startTime: endTime, endTime, attributes, value: accumulators.active(cell) });
         if (accumulators.stateVisits(cell) === 0) continue;
         stateTime.push(this.sumPoint(`s${cell}`, accumulators.stateSeconds(cell), attributes, startTime, endTime));

@@ -1,10 +1,10 @@
 import { DurationStatistics } from "../model/statistics/index.js";
 import { QUANTITY_UNITS, TRANSFER_OUTCOMES } from "../model/activities.js";
-import { STATE_COUNT } from "../model/states.js";
+import { STATE_STRIDE } from "../model/machine.js";
 
 /** The cell of (prefix, state) in the per-state arrays (`transitions`, `durations`). */
 export function stateCell(prefixId: number, state: number): number {
-  return prefixId * STATE_COUNT + state;
+  return prefixId * STATE_STRIDE + state;
 }
 
 /**

@@ -1,13 +1,9 @@
 import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
-import { stateId } from "../model/states.js";
+import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
 import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, ACTIVITY_VISIT, FETCH_JOURNEY, type Journey } from "./journey.js";
 
-const WAITING = stateId("waiting");
-const FETCH = stateId("fetch");
-const FLIGHT = stateId("flight");
-const MISSING = stateId("missing");
 
 /** `dependencies()` told before their keys' journeys began are kept up to this many keys. */
 const PENDING_LIMIT = 100_000;
@@ -37,6 +33,8 @@ export class Dependencies {
     /** The recorder's live journeys, by key id (read only). */
     private readonly live: ReadonlyMap<string | number, Journey>,
     private readonly accumulators: Accumulators,
+    /** Which states wait for dependencies and fetch them. */
+    private readonly machine: Machine,
   ) {}
 
   /**
@@ -68,7 +66,7 @@ export class Dependencies {
   enteredFlight(journey: Journey): void {
     const dependents = this.dependentsOf.get(journey.id);
     if (dependents !== undefined) {
-      for (const dependent of dependents) if (dependent.state === WAITING) this.note(journey, dependent);
+      for (const dependent of dependents) if (dependent.state === this.machine.waiting) this.note(journey, dependent);
     }
   }
 
@@ -79,7 +77,7 @@ export class Dependencies {
     if (noted !== undefined) {
       const weight = 1 / noted.size;
       for (const dependent of noted) {
-        if (dependent.ended || dependent.state !== WAITING) continue;
+        if (dependent.ended || dependent.state !== this.machine.waiting) continue;
         (dependent.waitSources ??= []).push(journey);
         (dependent.waitWeights ??= []).push(weight);
       }
@@ -102,7 +100,7 @@ export class Dependencies {
     for (let s = 0; s < sources.length; s++) {
       // A source is an ended fetch with the same weight for every dependent it served: its
       // intervals are made once and shared (n dependents of the same n fetches made n² of them).
-      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s]));
+      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s], this.machine));
       for (let i = 0; i < own.length; i++) intervals.push(own[i]);
     }
     const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
@@ -128,7 +126,7 @@ export class Dependencies {
       else dependents.push(journey);
       // A dependency already being fetched serves this dependent too.
       const dependency = this.live.get(dependencyId);
-      if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
+      if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === this.machine.waiting) {
         this.note(dependency, journey);
       }
     }
@@ -180,13 +178,13 @@ export class Dependencies {
  * dependency retried n times has 2n visits and n records): records are appended with the visit
  * current when they are written, so they come in visit order.
  */
-function collectIntervals(source: Journey, weight: number): WaitInterval[] {
+function collectIntervals(source: Journey, weight: number, machine: Machine): WaitInterval[] {
   const intervals: WaitInterval[] = [];
   const records = source.activities;
   let record = 0;
   for (let visit = 0; visit < source.visitCount; visit++) {
     const state = source.visitState(visit);
-    if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
+    if (machine.fetching[state] !== 1) continue;
     const start = source.visitStart(visit);
     const end = source.visitEnd(visit);
     if (!(end > start)) continue;
@@ -195,8 +193,8 @@ function collectIntervals(source: Journey, weight: number): WaitInterval[] {
     for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
       (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
     }
-    activities ??= [state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start];
-    intervals.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
+    activities ??= [state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER, end - start];
+    intervals.push({ start, end, weight, priority: state === machine.transfer ? 0 : 1, activities });
   }
   return intervals;
 }

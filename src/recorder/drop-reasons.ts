@@ -20,6 +20,7 @@ export const DROP_REASONS = {
   "invalid-value": "a digest() value or gather() bytes that is not a number, negative, NaN, infinite, beyond Number.MAX_SAFE_INTEGER (seconds: beyond maxClockSkew); dropped",
   "invalid-work": "meter() or run() given something other than a function to run; nothing is run or recorded",
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
+  "no-ledger-state": "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
   "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
   "invalid-carrier": "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
   "ledger-open-at-end": "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",

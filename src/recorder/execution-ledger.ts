@@ -1,14 +1,10 @@
 import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/activities.js";
-import { stateId } from "../model/states.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
-const MEMORY = stateId("memory");
-const ERROR = stateId("error");
-const CANCELLED = stateId("cancelled");
 
 /** Meters one execution of a key; `end(outcome)` ends the executing state. */
 export class ExecutionLedger extends Ledger {
@@ -60,7 +56,9 @@ export class ExecutionLedger extends Ledger {
     }
     const time = this.endTime(at);
     this.settle(checked, error, time);
-    host.executionEnded(this.journey, checked === "memory" ? MEMORY : checked === "error" ? ERROR : CANCELLED, time);
+    // Into the machine's first success, failure or cancelled state (Dask: memory, error, cancelled).
+    const machine = host.machine;
+    host.executionEnded(this.journey, checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled, time);
   }
 
   /**

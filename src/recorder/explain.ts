@@ -1,6 +1,6 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
-import { ALL_STATES, stateId } from "../model/states.js";
+import type { Machine } from "../model/machine.js";
 import { keyToText } from "../model/keys.js";
 import {
   ACTIVITY_CHILD_SECONDS,
@@ -19,8 +19,6 @@ import {
   type Journey,
 } from "./journey.js";
 
-const WAITING = stateId("waiting");
-
 /**
  * The breakdown of a live or finished journey. Built on demand from the journey's flat records;
  * allocation here is fine, it is never on the hot path.
@@ -30,6 +28,8 @@ export function explainJourney(
   names: { prefix(id: number): string; activity(id: number): string; unit(id: number): string },
   instance: string,
   now: number,
+  /** The recorder's state machine: state names, and which state waits for dependencies. */
+  machine: Machine,
 ): Breakdown {
   const ended = journey.ended;
   const last = ended ? journey.visitCount - 1 : journey.visitCount;
@@ -40,9 +40,9 @@ export function explainJourney(
     const start = journey.visitStart(visit);
     const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : now;
     const seconds = Math.max(0, end - start);
-    const node: BreakdownNode = { name: ALL_STATES[state], seconds, children: [] };
+    const node: BreakdownNode = { name: machine.names[state], seconds, children: [] };
     const isCurrent = !ended && visit === journey.visitCount - 1;
-    if (state === WAITING && journey.kind === COMPUTE_JOURNEY) {
+    if (state === machine.waiting && journey.kind === COMPUTE_JOURNEY) {
       if (!isCurrent) node.children = waitingActivities(journey, index.waits(visit), seconds, names);
     } else {
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
@@ -61,7 +61,7 @@ export function explainJourney(
     instance,
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
     kind: JOURNEY_KINDS[journey.kind] ?? "compute",
-    outcome: ended ? ALL_STATES[journey.outcomeState] : undefined,
+    outcome: ended ? machine.names[journey.outcomeState] : undefined,
     children,
   };
 }

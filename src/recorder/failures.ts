@@ -1,4 +1,3 @@
-import { ALL_STATES } from "../model/states.js";
 import type { DropReason } from "./drop-reasons.js";
 import { InvalidTransition } from "./errors.js";
 import type { Journey } from "./journey.js";
@@ -10,6 +9,8 @@ export interface FailuresConfig {
   strict: boolean;
   /** Counts by reason, the ones taskjourney.dropped exports; undefined: failures are told only. */
   counts: Map<string, number> | undefined;
+  /** State names by id, for a journey's story (the recorder's machine); ids are shown without. */
+  stateNames?: readonly string[];
 }
 
 /**
@@ -28,7 +29,7 @@ export class Failures {
    */
   input(reason: DropReason, detail: string, journey?: Journey): void {
     this.count(reason);
-    if (this.config.strict) throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey));
+    if (this.config.strict) throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey, this.config.stateNames));
     this.tellOnce(reason, reason, `dropped input (${reason}): ${detail}.`);
   }
 
@@ -58,11 +59,11 @@ export class Failures {
 }
 
 /** The key's last state visits, oldest first, e.g. "waiting@1.000000", for InvalidTransition. */
-function story(journey: Journey): string[] {
+function story(journey: Journey, names: readonly string[] | undefined): string[] {
   const visits: string[] = [];
   const first = Math.max(0, journey.visitCount - 8);
   for (let visit = first; visit < journey.visitCount; visit++) {
-    visits.push(`${ALL_STATES[journey.visitState(visit)]}@${journey.visitStart(visit).toFixed(6)}`);
+    visits.push(`${names?.[journey.visitState(visit)] ?? journey.visitState(visit)}@${journey.visitStart(visit).toFixed(6)}`);
   }
   return visits;
 }

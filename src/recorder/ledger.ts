@@ -12,6 +12,7 @@ import {
 import { ambientLedger, type AmbientFrame } from "./ambient.js";
 import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
+import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
 import { AsyncFunction, isThenable } from "./functions.js";
 import { show } from "./show.js";
@@ -34,6 +35,8 @@ export interface LedgerHost {
   readonly asyncContext?: boolean;
   readonly accumulators: Accumulators;
   readonly units: Interner;
+  /** The state machine: where an ended execution or transfer moves its keys. */
+  readonly machine: Machine;
   /** The QUANTITY_UNITS index of a unit id, or -1 for a unit metrics do not aggregate. */
   quantityUnit(unitId: number): number;
   /** An execution ended at `time`: its journey moves on to `nextState` (a state id). */

@@ -1,15 +1,8 @@
 import { keySplitUncached, type Key } from "../model/keys.js";
 import { looksLikeId } from "../model/prefix-check.js";
 import { keyId } from "./key-id.js";
-import {
-  ALL_STATES,
-  STATE_COUNT,
-  stateId,
-  stateMembership,
-  terminalMask,
-  transitionTable,
-  type Role,
-} from "../model/states.js";
+import { PRESETS, type Role } from "../model/states.js";
+import { STATE_STRIDE, type Machine } from "../model/machine.js";
 import { OTHER_ACTIVITY, QUANTITY_UNITS, QUEUED_ACTIVITY } from "../model/activities.js";
 import { DurationStatistics, type DurationStats } from "../model/statistics/index.js";
 import { Accumulators, stateCell } from "./accumulators.js";
@@ -34,17 +27,6 @@ import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
 import { show } from "./show.js";
 
-const RELEASED = stateId("released");
-const WAITING = stateId("waiting");
-const FETCH = stateId("fetch");
-const FLIGHT = stateId("flight");
-const MISSING = stateId("missing");
-const EXECUTING = stateId("executing");
-const LONG_RUNNING = stateId("long-running");
-const FORGOTTEN = stateId("forgotten");
-const MEMORY = stateId("memory");
-const ERROR = stateId("error");
-
 /** Keys described by describe() and not yet forgotten, kept at most. */
 export const DESCRIBED_LIMIT = 100_000;
 
@@ -54,12 +36,12 @@ export interface KeyDescription {
   group?: string;
 }
 
-const IS_TERMINAL = terminalMask();
-
 const ACTIVITY_CACHE_MASK = 31;
 
 export interface RecorderConfig {
   role: Role;
+  /** The state machine, compiled; default the role's Dask preset. */
+  machine?: Machine;
   instance: string;
   clock: () => number;
   prefixLimit: number;
@@ -137,8 +119,12 @@ export class Recorder implements LedgerHost {
   private retainedStart = 0;
   private retainedCount = 0;
   private retainedBytes = 0;
+  /** The state machine: every state name, role and allowed move, decided at construction. */
+  readonly machine: Machine;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
+  /** 1 for the machine's terminal states. */
+  private readonly isTerminal: Uint8Array;
   /** Counts, tells and (strict) throws every failure: the one failure path. */
   readonly failures: Failures;
   private readonly config: RecorderConfig;
@@ -183,16 +169,19 @@ export class Recorder implements LedgerHost {
     this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(Math.max(config.activityLimit, SEED_ACTIVITIES.length), OTHER_ACTIVITY, SEED_ACTIVITIES);
+    const machine = config.machine ?? PRESETS[config.role];
+    this.machine = machine;
     this.accumulators = new Accumulators(
       this.prefixes.capacity,
-      STATE_COUNT,
+      STATE_STRIDE,
       this.activities.limit,
       config.makeStatistics,
     );
-    this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped });
-    this.deps = new Dependencies(this.live, this.accumulators);
-    this.table = transitionTable(config.role);
-    this.member = stateMembership(config.role);
+    this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped, stateNames: machine.names });
+    this.deps = new Dependencies(this.live, this.accumulators, machine);
+    this.table = machine.table;
+    this.member = machine.member;
+    this.isTerminal = machine.terminal;
     this.noLedger = new NoLedger();
   }
 
@@ -278,7 +267,7 @@ export class Recorder implements LedgerHost {
   }
 
   private stateOf(name: string): number {
-    const id = stateId(name);
+    const id = this.machine.id(name);
     if (id !== -1 && this.member[id] === 1) return id;
     this.drop(
       id === -1 ? "unknown-state" : "wrong-role-state",
@@ -299,12 +288,14 @@ export class Recorder implements LedgerHost {
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
-    if (toId === FORGOTTEN && this.described.size !== 0) this.described.delete(id);
+    if (this.described.size !== 0 && this.machine.forgets[toId] === 1) this.described.delete(id);
     const journey = this.liveJourney(id);
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
-      if (IS_TERMINAL[toId] === 1) return;
-      if (fromId !== RELEASED && IS_TERMINAL[fromId] !== 1) {
+      const isTerminal = this.isTerminal;
+      if (isTerminal[toId] === 1) return;
+      // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
+      if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial) {
         this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
       }
       this.begin(key, id, toId, given !== given ? this.clock() : given);
@@ -384,7 +375,8 @@ export class Recorder implements LedgerHost {
    * ended; an eviction is counted once for all of it.
    */
   private closeLedgers(journey: Journey, time: number, terminal: number): void {
-    const outcome = terminal === -1 ? undefined : terminal === MEMORY ? "memory" : terminal === ERROR ? "error" : "cancelled";
+    const machine = this.machine;
+    const outcome = terminal === -1 ? undefined : machine.succeeded[terminal] === 1 ? "memory" : machine.failed[terminal] === 1 ? "error" : "cancelled";
     for (let ledger = journey.execution; ledger !== undefined; ledger = journey.execution) {
       if (outcome !== undefined) this.ledgerClosed("execute()", terminal);
       ledger.closeEarly(time, outcome);
@@ -404,7 +396,7 @@ export class Recorder implements LedgerHost {
   private ledgerClosed(ledger: string, terminal: number): void {
     this.failures.fault(
       "ledger-open-at-end",
-      `a key reached ${ALL_STATES[terminal]} while its ${ledger} ledger was still open: the ledger is closed there, and its own end() later does nothing. ` +
+      `a key reached ${this.machine.names[terminal]} while its ${ledger} ledger was still open: the ledger is closed there, and its own end() later does nothing. ` +
         "End a ledger before the key's terminal transition (end() makes it).",
     );
   }
@@ -413,12 +405,7 @@ export class Recorder implements LedgerHost {
     const description = this.described.size !== 0 ? this.described.get(id) : undefined;
     const prefix = description?.prefix ?? this.prefixHint ?? this.prefixOf(key, id);
     const prefixId = this.internPrefix(prefix);
-    const kind: JourneyKindId =
-      this.role === "scheduler"
-        ? SCHEDULER_JOURNEY
-        : state === FETCH || state === FLIGHT || state === MISSING
-          ? FETCH_JOURNEY
-          : COMPUTE_JOURNEY;
+    const kind: JourneyKindId = this.role === "scheduler" ? SCHEDULER_JOURNEY : this.machine.fetching[state] === 1 ? FETCH_JOURNEY : COMPUTE_JOURNEY;
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     if (this.live.size >= this.maxLive) this.evictOldest(time);
@@ -428,7 +415,7 @@ export class Recorder implements LedgerHost {
     if (description?.group !== undefined) journey.group = description.group;
     this.addLive(id, journey);
     const deps = this.deps;
-    if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
+    if (state === this.machine.transfer && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     this.accumulators.transitions[stateCell(prefixId, state)] += 1;
     if (deps.pending.size > 0) deps.begun(journey);
     if (sampled) {
@@ -517,13 +504,15 @@ export class Recorder implements LedgerHost {
       // Already there because a ledger moved it (execute() to executing, gather() to flight,
       // end() onwards) before the caller reported the same transition itself.
       if (current === toId && movedByLedger) return;
+      const names = this.machine.names;
       this.drop(
         "state-mismatch",
-        `${ALL_STATES[fromId]} → ${ALL_STATES[toId]} but the key is in ${ALL_STATES[current]}; repaired from ${ALL_STATES[current]}`,
+        `${names[fromId]} → ${names[toId]} but the key is in ${names[current]}; repaired from ${names[current]}`,
         journey,
       );
-    } else if (this.table[fromId * STATE_COUNT + toId] !== 1) {
-      this.drop("impossible-transition", `${ALL_STATES[fromId]} → ${ALL_STATES[toId]} is not a ${this.role} transition`, journey);
+    } else if (this.table[fromId * STATE_STRIDE + toId] !== 1) {
+      const names = this.machine.names;
+      this.drop("impossible-transition", `${names[fromId]} → ${names[toId]} is not a transition of the ${this.role}'s machine`, journey);
     }
     const stateStart = journey.stateStart;
     if (time < stateStart) {
@@ -534,12 +523,13 @@ export class Recorder implements LedgerHost {
     const prefixId = journey.prefixId;
     accumulators.visit(stateCell(prefixId, current), time - stateStart);
     accumulators.transitions[stateCell(prefixId, toId)] += 1;
-    if (current === WAITING) this.deps.apportion(journey, time);
-    else if (current === FETCH) this.leaveFetch(journey, time);
+    const machine = this.machine;
+    if (current === machine.waiting) this.deps.apportion(journey, time);
+    else if (machine.queued[current] === 1) this.leaveQueue(journey, time);
     // From fetch as usual, or straight from missing/released when the caller's gather() is first.
-    if (toId === FLIGHT && this.deps.dependentsOf.size > 0) this.deps.enteredFlight(journey);
+    if (toId === machine.transfer && this.deps.dependentsOf.size > 0) this.deps.enteredFlight(journey);
 
-    if (IS_TERMINAL[toId] === 1) {
+    if (this.isTerminal[toId] === 1) {
       this.finish(journey, toId, time);
       return;
     }
@@ -636,7 +626,7 @@ export class Recorder implements LedgerHost {
 
   // ---- the fetch queue ------------------------------------------------------------------------
 
-  private leaveFetch(journey: Journey, time: number): void {
+  private leaveQueue(journey: Journey, time: number): void {
     if (journey.queueReason !== -1) {
       const start = journey.stateStart;
       addActivity(journey.activityRecords(), journey.visitIndex, journey.queueReason, start, time, time - start);
@@ -644,12 +634,12 @@ export class Recorder implements LedgerHost {
     }
   }
 
-  /** Why the key sits in `fetch` (e.g. "local-saturated"): its queue time is reported under it. */
+  /** Why the key sits in a queued state (`fetch`: e.g. "local-saturated"): its queue time is reported under it. */
   queued(key: Key, reason: string): void {
     const id = this.idOf(key);
     if (id === undefined) return;
     const journey = this.live.get(id);
-    if (journey === undefined || journey.state !== FETCH) return;
+    if (journey === undefined || this.machine.queued[journey.state] !== 1) return;
     if (typeof reason !== "string") {
       this.drop("invalid-name", `queued() given a reason that is ${show(reason)}, not a string`);
       return;
@@ -669,9 +659,14 @@ export class Recorder implements LedgerHost {
     const time = this.now(at);
     const id = this.idOf(key);
     if (id === undefined) return this.noLedger;
+    const machine = this.machine;
+    if (machine.executing === -1) {
+      this.drop("no-ledger-state", `execute() with a state machine that has no executing state`);
+      return this.noLedger;
+    }
     let journey = this.liveJourney(id);
-    if (journey === undefined) journey = this.begin(key, id, EXECUTING, time);
-    else if (journey.state !== EXECUTING && journey.state !== LONG_RUNNING) this.moveForLedger(journey, EXECUTING, time);
+    if (journey === undefined) journey = this.begin(key, id, machine.executing, time);
+    else if (machine.running[journey.state] !== 1) this.moveForLedger(journey, machine.executing, time);
     if (journey.ended) return this.noLedger;
     journey.openLedgers++;
     return new ExecutionLedger(this, journey, time);
@@ -688,6 +683,11 @@ export class Recorder implements LedgerHost {
       this.drop("invalid-name", `gather() given a peer that is ${show(peer)}, not a string; recorded as ""`);
       peer = "";
     }
+    const flight = this.machine.transfer;
+    if (flight === -1) {
+      this.drop("no-ledger-state", `gather() with a state machine that has no transfer state`);
+      return this.noLedger;
+    }
     let nbytes = 0;
     if (bytes !== undefined) {
       if (typeof bytes === "number" && bytes >= 0 && bytes <= Number.MAX_SAFE_INTEGER) nbytes = bytes;
@@ -699,8 +699,8 @@ export class Recorder implements LedgerHost {
       const id = this.idOf(key);
       if (id === undefined) continue;
       let journey = this.liveJourney(id);
-      if (journey === undefined) journey = this.begin(key, id, FLIGHT, time);
-      else if (journey.state !== FLIGHT) this.moveForLedger(journey, FLIGHT, time);
+      if (journey === undefined) journey = this.begin(key, id, flight, time);
+      else if (journey.state !== flight) this.moveForLedger(journey, flight, time);
       if (!journey.ended) {
         journeys.push(journey);
         journey.openLedgers++;
@@ -725,7 +725,7 @@ export class Recorder implements LedgerHost {
   executionEnded(journey: Journey, nextState: number, time: number): void {
     // Never for an ended journey: its end closed its ledgers (closeLedgers), and they are quiet since.
     journey.openLedgers--;
-    if (journey.state === EXECUTING || journey.state === LONG_RUNNING) this.moveForLedger(journey, nextState, time);
+    if (this.machine.running[journey.state] === 1) this.moveForLedger(journey, nextState, time);
   }
 
   /** A transfer ledger ended (it settled its own bytes and seconds): each key carried takes its share and moves on. */
@@ -736,7 +736,7 @@ export class Recorder implements LedgerHost {
       // A key that ended (or was evicted) while in this transfer was let go then (closeLedgers).
       if (journey.ended) continue;
       journey.openLedgers--;
-      if (journey.state !== FLIGHT) continue;
+      if (journey.state !== this.machine.transfer) continue;
       // Each key carried gets an even share of the transfer's activities, on its flight visit.
       addTransferShare(journey.activityRecords(), journey.visitIndex, transfer, lumpId, other, share);
       this.moveForLedger(journey, nextState, time);
@@ -773,7 +773,7 @@ export class Recorder implements LedgerHost {
   /** A cell's duration statistics; an unknown state is an `unknown-state` drop with empty statistics. */
   stats(prefix: string, state: string): DurationStats {
     const prefixId = typeof prefix === "string" ? this.prefixes.find(prefix) : -1;
-    const id = stateId(state);
+    const id = this.machine.id(state);
     if (id === -1) this.drop("unknown-state", `stats() of unknown state ${show(state)}`);
     const statistics = prefixId === -1 || id === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();

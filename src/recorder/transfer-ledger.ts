@@ -1,19 +1,24 @@
 import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcome } from "../model/activities.js";
-import { stateId } from "../model/states.js";
+import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
-/** Where each key of a transfer goes when the transfer ends, by outcome. */
-const TRANSFER_NEXT_STATE: Record<TransferOutcome, number> = {
-  ok: stateId("memory"),
-  busy: stateId("fetch"),
-  missing: stateId("missing"),
-  failed: stateId("fetch"),
-  cancelled: stateId("cancelled"),
-};
+/** Where each key of a transfer goes when the transfer ends with `outcome` (Dask: memory, fetch, missing, fetch, cancelled). */
+function nextState(machine: Machine, outcome: TransferOutcome): number {
+  switch (outcome) {
+    case "ok":
+      return machine.success;
+    case "missing":
+      return machine.missing !== -1 ? machine.missing : machine.retry;
+    case "cancelled":
+      return machine.cancelled;
+    default:
+      return machine.retry;
+  }
+}
 
 /** Meters one gather_dep transfer; `end(outcome)` moves its keys on. */
 export class TransferLedger extends Ledger {
@@ -96,7 +101,7 @@ export class TransferLedger extends Ledger {
         accumulators.gatherSeconds[OTHER] += other;
       }
     }
-    host.transferEnded(transfer, TRANSFER_NEXT_STATE[checked], lumpId, other, time);
+    host.transferEnded(transfer, nextState(host.machine, checked), lumpId, other, time);
   }
 }
 

@@ -273,10 +273,25 @@ export function failureReason(span: DecodedSpan): string | undefined {
   return span.exception === undefined ? undefined : failureText(span.exception.type || "Error", span.exception.message);
 }
 
+/**
+ * Whether `child` of a task span is one of its state spans: of the task's scope and not a task
+ * span nested under it (another process's journey). Any name: a scheduler with a state machine of
+ * its own names its state spans after its states.
+ */
+function isStateSpan(task: DecodedSpan, child: DecodedSpan): boolean {
+  return child.scope === task.scope && (STATES.has(child.name) || !child.name.startsWith(SPAN_TASK_PREFIX));
+}
+
+/** Whether a visit carries the apportioned wait of a state that waits for dependencies (`task.wait.*`), whatever its name. */
+function hasWaitAttributes(visit: DecodedSpan): boolean {
+  for (const name of Object.keys(visit.attributes)) if (name.startsWith(ATTR_TASK_WAIT_PREFIX)) return true;
+  return false;
+}
+
 /** What kind of journey a task span is: scheduler by its role, fetch by its first state. */
 export function journeyKind(index: SpanIndex, task: DecodedSpan): JourneyKind {
   if (stringAttribute(task, ATTR_TASK_ROLE) === "scheduler") return "scheduler";
-  const first = index.visitsOf(task).find((child) => STATES.has(child.name) && child.scope === task.scope);
+  const first = index.visitsOf(task).find((child) => isStateSpan(task, child));
   return first !== undefined && FETCH_STATES.has(first.name) ? "fetch" : "compute";
 }
 
@@ -334,12 +349,12 @@ export function breakdownFromSpans(
 export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: JourneyKind = journeyKind(index, task)): Breakdown {
   const unfinished = task.attributes[ATTR_UNFINISHED] === true;
   const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
-  const visits = index.visitsOf(task).filter((child) => STATES.has(child.name) && child.scope === task.scope);
+  const visits = index.visitsOf(task).filter((child) => isStateSpan(task, child));
   const children = visits.map((visit, position) => {
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
     const isCurrent = unfinished && position === visits.length - 1;
-    if (visit.name === "waiting" && kind === "compute") {
+    if (kind === "compute" && (visit.name === "waiting" || hasWaitAttributes(visit))) {
       if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
     } else if (visit.name === "flight" && kind === "fetch") {
       node.children = flightActivities(index, visit, node.seconds, !isCurrent);

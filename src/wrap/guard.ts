@@ -1,5 +1,5 @@
 import { diag } from "@opentelemetry/api";
-import type { TaskJourneys } from "../journeys.js";
+import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import { internalsOf } from "../internal.js";
 import type { DropReason } from "../recorder/drop-reasons.js";
 import { InvalidTransition } from "../recorder/errors.js";

@@ -1,5 +1,4 @@
-import type { StateOf, TaskJourneys } from "../journeys.js";
-import type { Role } from "../model/states.js";
+import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import type { Key } from "../model/keys.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
 import type { InvalidTransition } from "../recorder/errors.js";
@@ -253,7 +252,7 @@ function transitionWrapper(
     const a = extractTime(journeys, at, self, args, atSite);
     if (a === FAILED) return undefined;
     try {
-      withPrefix(journeys, p, () => journeys.transition(k as Key, f as StateOf<Role>, t as StateOf<Role>, a as number | undefined));
+      withPrefix(journeys, p, () => journeys.transition(k as Key, f as string, t as string, a as number | undefined));
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {
       return internalFailure(journeys, site.name, error);

@@ -19,11 +19,11 @@ function region(source: string, name: string): string {
 }
 
 describe("docs/instrumenting.md", () => {
-  it("quotes the job queue's instrumentation exactly, both sides", () => {
+  it("quotes the job queue's instrumentation exactly: its machine and both sides", () => {
     const guide = fs.readFileSync(`${ROOT}docs/instrumenting.md`, "utf8");
     const source = fs.readFileSync(`${ROOT}examples/job-queue/instrument.ts`, "utf8");
     const blocks = [...guide.matchAll(/```ts\n([\s\S]*?)\n```/g)].map((match) => match[1]);
-    expect(blocks).toEqual([region(source, "queue"), region(source, "worker")]);
+    expect(blocks).toEqual([region(source, "machine"), region(source, "queue"), region(source, "worker")]);
   });
 
   it("links only to pages that exist", () => {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
-import { instrumentQueue, instrumentWorker } from "../../examples/job-queue/instrument.js";
+import { instrumentQueue, instrumentWorker, JOB_MACHINE } from "../../examples/job-queue/instrument.js";
 import { startCluster } from "../../examples/job-queue/workload.js";
 
 const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
@@ -13,7 +13,7 @@ const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
 async function run(ratio: number) {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  const options = { clock: () => Date.now() / 1000, timeOrigin: 0, tracerProvider, sampling: { ratio, keepSlowerThan: 0 } };
+  const options = { clock: () => Date.now() / 1000, timeOrigin: 0, tracerProvider, sampling: { ratio, keepSlowerThan: 0 }, machine: JOB_MACHINE };
   const queueJourneys = new TaskJourneys({ ...options, role: "scheduler", instance: "queue" });
   const cluster = startCluster();
   instrumentQueue(cluster.queue, queueJourneys);
@@ -45,18 +45,23 @@ describe("a job queue instrumented from the guide", () => {
     it(`ratio ${ratio}: prefixes by job name, no false dependency wait, worker spans inside their parent, failed jobs whole`, async () => {
       const { queueJourneys, workerJourneys, spans } = await run(ratio);
 
-      // Prefixes by job name, every attempt counted; numeric ids never became prefixes.
-      expect(queueJourneys.stats("fetch", "processing").count).toBe(3);
-      expect(queueJourneys.stats("merge", "processing").count).toBe(1);
-      expect(queueJourneys.stats("flaky", "processing").count).toBe(2);
-      expect(queueJourneys.stats("broken", "processing").count).toBe(1);
-      const executed = (name: string) => workerJourneys.reduce((sum, journeys) => sum + journeys.stats(name, "executing").count, 0);
+      // Prefixes by job name, every attempt counted under the queue's own state names; numeric ids never became prefixes.
+      expect(queueJourneys.stats("fetch", "active").count).toBe(3);
+      expect(queueJourneys.stats("merge").count).toBe(1);
+      expect(queueJourneys.stats("flaky", "active").count).toBe(2);
+      expect(queueJourneys.stats("broken", "active").count).toBe(1);
+      // The retry's backoff is recorded as the job's `delayed` state, once, for flaky's failed first attempt.
+      expect(queueJourneys.stats("flaky", "delayed").count).toBe(1);
+      expect(queueJourneys.stats("flaky", "delayed").min).toBeGreaterThan(0);
+      expect(queueJourneys.stats("broken", "delayed").count).toBe(0);
+      const executed = (name: string) => workerJourneys.reduce((sum, journeys) => sum + journeys.stats(name, "active").count, 0);
       expect([executed("fetch"), executed("merge"), executed("flaky"), executed("broken")]).toEqual([3, 1, 2, 1]);
       for (const journeys of [queueJourneys, ...workerJourneys]) expect(journeys.dropped()).toEqual({});
 
-      // No false dependency wait: jobs without children never wait; the parent waits for its children.
-      for (const name of ["fetch", "flaky", "broken"]) expect(queueJourneys.stats(name, "waiting").max, name).toBe(0);
-      expect(queueJourneys.stats("merge", "waiting").max).toBeGreaterThan(0);
+      // No false dependency wait: jobs without children never wait for them; the parent waits for its children.
+      for (const name of ["fetch", "flaky", "broken"]) expect(queueJourneys.stats(name, "waiting-children").count, name).toBe(0);
+      expect(queueJourneys.stats("merge", "waiting-children").count).toBe(1);
+      expect(queueJourneys.stats("merge", "waiting-children").max).toBeGreaterThan(0);
 
       // Worker spans inside their parent: the queue journey's task span, same trace, covering it in time.
       const queueTasks = taskSpans(spans, "scheduler");
@@ -70,13 +75,17 @@ describe("a job queue instrumented from the guide", () => {
           expect(seconds(span.endTime)).toBeLessThanOrEqual(seconds(parent!.endTime));
         }
       }
-      // Failed attempts as one trace with both sides, at any ratio: flaky's first, broken's only.
-      const failedWorker = spans.filter((span) => span.name.startsWith("task ") && span.attributes["task.outcome"] === "error");
+      // Failed attempts as one trace with both sides, at any ratio: flaky's first, broken's only. The
+      // queue's journey of a job holds all its attempts: broken's ended failed; flaky's went through
+      // `delayed` and completed.
+      const failedWorker = spans.filter((span) => span.name.startsWith("task ") && span.attributes["task.role"] === "worker" && span.attributes["task.outcome"] === "failed");
       expect(failedWorker.map((span) => span.name).sort()).toEqual(["task broken", "task flaky"]);
       for (const span of failedWorker) {
         const parent = spans.find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId)!;
-        expect(parent.attributes["task.outcome"]).toBe("erred");
+        expect(parent.attributes["task.outcome"]).toBe(span.name === "task broken" ? "failed" : "completed");
         expect(parent.spanContext().traceId).toBe(span.spanContext().traceId);
+        const states = spans.filter((other) => other.parentSpanContext?.spanId === parent.spanContext().spanId && !other.name.startsWith("task ")).map((state) => state.name);
+        expect(states).toEqual(span.name === "task broken" ? ["waiting", "active"] : ["waiting", "active", "delayed", "waiting", "active"]);
       }
       if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
       if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);
@@ -85,8 +94,11 @@ describe("a job queue instrumented from the guide", () => {
       // Ids are given in order: the three fetches are "1" to "3", the merge "4".
       const merged = workerJourneys.map((journeys) => journeys.explain("4")).find((breakdown) => breakdown !== undefined)!;
       expect(merged.prefix).toBe("merge");
-      const executing = merged.children.find((node) => node.name === "executing")!;
-      expect(executing.children.map((node) => node.name)).toContain("read-children");
+      const active = merged.children.find((node) => node.name === "active")!;
+      expect(active.children.map((node) => node.name)).toContain("read-children");
+      expect(merged.outcome).toBe("completed");
+      // The queue's explain() of the merge: its wait for its children, then its queue and its run.
+      expect(queueJourneys.explain("4")!.children.map((node) => node.name)).toEqual(["waiting-children", "waiting", "active"]);
     });
   }
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { TaskJourneys } from "../../src/index.js";
 import { DEFAULT_OPTIONS } from "../../src/journeys.js";
 import { resolveOptions } from "../../src/journeys.js";
+import { PRESETS } from "../../src/model/states.js";
 import type { TaskJourneysOptions } from "../../src/types.js";
 
 const clock = () => 0;
@@ -112,9 +113,12 @@ describe("options validation", () => {
     expect(() => new TaskJourneys({ clock, sampling: { ratio: 0 }, temporality: "delta", histogram: "explicit", explicitBuckets: [-1, 0, 0.5] })).not.toThrow();
 
     const defaults = resolveOptions({ clock });
-    const { clock: _c, sampling, timeOrigin, ...rest } = defaults;
+    const { clock: _c, sampling, timeOrigin, machine, ...rest } = defaults;
     const { clock: _d, sampling: defaultSampling, ...defaultRest } = DEFAULT_OPTIONS;
     expect(rest).toEqual(defaultRest);
+    // No machine given: the role's Dask preset, compiled once for all journeys.
+    expect(machine).toBe(PRESETS.worker);
+    expect(resolveOptions({ clock, role: "scheduler" }).machine).toBe(PRESETS.scheduler);
     expect(sampling).toEqual(defaultSampling);
     // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
     expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { Failures } from "../../src/recorder/failures.js";
 import { InvalidTransition } from "../../src/recorder/errors.js";
 import { Journey, COMPUTE_JOURNEY } from "../../src/recorder/journey.js";
-import { stateId } from "../../src/model/states.js";
+import { ALL_STATES, stateId } from "../../src/model/states.js";
 
 function failures(strict: boolean, counted = true) {
   const told: string[] = [];
   const counts = counted ? new Map<string, number>() : undefined;
-  return { told, counts, failures: new Failures({ tell: (message) => told.push(message), strict, counts }) };
+  return { told, counts, failures: new Failures({ tell: (message) => told.push(message), strict, counts, stateNames: ALL_STATES }) };
 }
 
 describe("Failures, the one failure path", () => {

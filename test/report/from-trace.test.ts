@@ -602,3 +602,45 @@ describe("OTLP/JSON spellings", () => {
     expect(waiting.children).toEqual([{ name: "dependencies", seconds: waiting.seconds, children: [] }]);
   });
 });
+
+describe("traces of a state machine of one's own", () => {
+  it("rebuild explain(): state spans by the machine's names, its waiting state's apportioned wait", async () => {
+    const clock = new FakeClock(10);
+    const machine = {
+      states: ["new", "waiting-deps", "fetching", "downloading", "ready", "running", "done", "failed"],
+      transitions: { new: ["waiting-deps", "fetching"], "waiting-deps": ["ready"], fetching: ["downloading"], downloading: ["done", "fetching"], ready: ["running"], running: ["done", "failed"] },
+      terminal: { success: "done", failure: "failed" },
+      initial: "new",
+      waiting: "waiting-deps",
+      queued: ["fetching", "ready"],
+      executing: "running",
+      transfer: { state: "downloading", retry: "fetching" },
+    } as const;
+    const worker = process_(clock, { instance: WORKER, machine, sampling: { ratio: 1, keepSlowerThan: 0 } });
+    // process_() hands out journeys typed by Dask's states; these take the machine's.
+    const journeys = worker.journeys as unknown as TaskJourneys<"worker", (typeof machine.states)[number]>;
+    journeys.dependencies("job-1", ["data-1"]);
+    journeys.transition("job-1", "new", "waiting-deps");
+    journeys.transition("data-1", "new", "fetching");
+    clock.advance(0.5);
+    const transfer = journeys.gather(PEER_1, ["data-1"], 1000);
+    clock.advance(1);
+    transfer.digest("network", 0.75);
+    transfer.end("ok");
+    journeys.transition("job-1", "waiting-deps", "ready");
+    clock.advance(0.25);
+    const run = journeys.execute("job-1");
+    run.meter("compute", () => clock.advance(2));
+    run.end();
+    const expected = { job: journeys.explain("job-1"), data: journeys.explain("data-1") };
+    expect(expected.job!.children.map((node) => node.name)).toEqual(["waiting-deps", "ready", "running"]);
+    expect(expected.job!.children[0].children.map((node) => node.name)).toContain("network");
+    await journeys.shutdown();
+    const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]));
+    expectSameBreakdown(breakdownFromSpans(spans, "job-1"), expected.job);
+    // A transfer state of one's own is not known from the trace alone: the journey reads back as a
+    // compute journey, with its states and seconds.
+    const data = breakdownFromSpans(spans, "data-1")!;
+    expect(data.children.map((node) => [node.name, node.seconds])).toEqual(expected.data!.children.map((node) => [node.name, node.seconds]));
+  });
+});

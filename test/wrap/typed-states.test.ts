@@ -4,7 +4,16 @@
  * fails it); at run time the same calls are counted drops.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { TaskJourneys, type SchedulerState, type StateOf, type WorkerState } from "../../src/index.js";
+import { defineMachine, instrument, TaskJourneys, type SchedulerState, type StateOf, type WorkerState } from "../../src/index.js";
+
+/** A job queue's own machine; `defineMachine` gives its states as a type. */
+const JOBS = defineMachine({
+  states: ["added", "waiting", "active", "delayed", "completed", "failed"],
+  transitions: { added: ["waiting"], waiting: ["active"], active: ["completed", "failed", "delayed"], delayed: ["waiting"] },
+  terminal: { success: "completed", failure: "failed" },
+  initial: "added",
+  executing: "active",
+});
 
 describe("transition() typed by the role", () => {
   it("takes the role's states only", () => {
@@ -30,5 +39,37 @@ describe("transition() typed by the role", () => {
     journeys.transition("a-1", "released", "waiting");
     // @ts-expect-error not a state of either role
     journeys.transition("a-1", "released", "sleeping");
+  });
+
+  it("with a machine, takes that machine's states only", () => {
+    const journeys = new TaskJourneys({ role: "scheduler", machine: JOBS, sampling: { ratio: 0 } });
+    expectTypeOf<Parameters<typeof journeys.transition>[1]>().toEqualTypeOf<"added" | "waiting" | "active" | "delayed" | "completed" | "failed">();
+    journeys.transition(1, "added", "waiting");
+    // @ts-expect-error a misspelt state of the machine
+    journeys.transition(1, "waiting", "actve");
+    // @ts-expect-error a Dask state is not one of this machine's
+    journeys.transition(1, "waiting", "processing");
+    journeys.transition(1, "waiting", "active");
+    expect(journeys.dropped()).toEqual({ "unknown-state": 2 });
+    // Journeys of any machine are journeys to instrument().
+    const unwrap = instrument({ run() {} }, journeys, { execute: { method: "run", key: () => 1 } });
+    unwrap();
+  });
+
+  it("a machine declared inline is typed too, and a name that is not one of its states does not compile", () => {
+    const journeys = new TaskJourneys({
+      machine: { states: ["queued", "running", "done", "lost"], transitions: { queued: ["running"], running: ["done", "lost"] }, terminal: { success: "done", failure: "lost" }, initial: "queued" },
+    });
+    expectTypeOf<Parameters<typeof journeys.transition>[2]>().toEqualTypeOf<"queued" | "running" | "done" | "lost">();
+    journeys.transition("a-1", "queued", "running");
+    // @ts-expect-error not a state of the inline machine
+    journeys.transition("a-1", "running", "finished");
+    expect(journeys.dropped()).toEqual({ "unknown-state": 1 });
+    defineMachine({
+      states: ["queued", "running", "done"],
+      // @ts-expect-error "runing" is not a state
+      transitions: { queued: ["runing"] },
+      terminal: { success: "done", failure: "done" },
+    });
   });
 });

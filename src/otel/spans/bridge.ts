@@ -1,6 +1,5 @@
 import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "../../model/keys.js";
-import { stateId } from "../../model/states.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
@@ -43,8 +42,6 @@ export const PENDING_CONTEXTS_LIMIT = 10_000;
 /** Task span contexts of ended journeys kept for `inject()` at most; at least the newest half of them. */
 export const RECENT_CONTEXTS_LIMIT = 4_096;
 
-const ERROR = stateId("error");
-const ERRED = stateId("erred");
 const KINDS = 3;
 
 /**
@@ -199,7 +196,7 @@ export class SpanBridge implements RecorderListener {
   journeyEnded(journey: Journey): void {
     if (this.closed) return;
     const outcome = journey.outcomeState;
-    let keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
+    let keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, this.recorder.machine.failed[outcome] === 1);
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.
     const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;

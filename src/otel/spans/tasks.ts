@@ -1,7 +1,6 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type SpanContext } from "@opentelemetry/api";
 import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
-import { ALL_STATES, stateId } from "../../model/states.js";
 import { failureText } from "../../model/breakdown.js";
 import {
   COMPUTE_JOURNEY,
@@ -47,11 +46,6 @@ import { truncate, type SpanWriter } from "./writer.js";
 /** A waiting visit's attribute when no fetched dependency explains its time. */
 const WAIT_DEPENDENCIES = ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY;
 
-const WAITING = stateId("waiting");
-const FLIGHT = stateId("flight");
-const FETCH = stateId("fetch");
-const ERROR = stateId("error");
-const ERRED = stateId("erred");
 
 export class TaskSpans {
   private readonly taskNames: string[] = [];
@@ -94,7 +88,7 @@ export class TaskSpans {
     // So that `explain --from` can still find a key longer than the limit: its beginning and length.
     if (key.length > limit) attributes[ATTR_TASK_KEY_LENGTH] = key.length;
     if (this.options.role === "worker") attributes[ATTR_TASK_WORKER] = this.options.instance;
-    if (ended) attributes[ATTR_TASK_OUTCOME] = ALL_STATES[journey.outcomeState];
+    if (ended) attributes[ATTR_TASK_OUTCOME] = this.recorder.machine.names[journey.outcomeState];
     let name = this.taskNames[journey.prefixId];
     if (name === undefined) {
       name = SPAN_TASK_PREFIX + this.recorder.prefixes.name(journey.prefixId);
@@ -111,7 +105,7 @@ export class TaskSpans {
       spans.visits[visit] = undefined;
       return;
     }
-    spans.visits[visit] = this.writer.startChild(ALL_STATES[journey.visitState(visit)], spans, journey.visitStart(visit));
+    spans.visits[visit] = this.writer.startChild(this.recorder.machine.names[journey.visitState(visit)], spans, journey.visitStart(visit));
   }
 
   /** Gives visits [0, count) their children and links and ends them; `now` ends a journey cut short. */
@@ -122,8 +116,9 @@ export class TaskSpans {
       const start = journey.visitStart(visit);
       const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end);
       const state = journey.visitState(visit);
+      const machine = this.recorder.machine;
       if (journey.kind === COMPUTE_JOURNEY) {
-        if (state === WAITING) {
+        if (state === machine.waiting) {
           this.transfers.linkOverlapping(journey.fetchedBy, span, start, end);
           this.waitAttributes(journey, visit, span, end - start);
         }
@@ -131,10 +126,10 @@ export class TaskSpans {
       } else if (journey.kind === FETCH_JOURNEY) {
         // Fetch journeys carry only per-key shares of their transfer's activities, which the
         // gather_dep span shows in full, so their flight spans have no activity children.
-        if (state === FLIGHT) this.transfers.linkFlight(journey, span, visit);
+        if (state === machine.transfer) this.transfers.linkFlight(journey, span, visit);
         // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
         // of a fetch visit (the transfer's own activities are on its gather_dep span).
-        else if (state === FETCH) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+        else if (state === machine.retry) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       this.attemptAttributes(journey, visit, span, end);
@@ -147,11 +142,12 @@ export class TaskSpans {
   finish(journey: Journey, task: TaskSpan): void {
     const outcome = journey.outcomeState;
     const span = task.span;
-    span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
+    const machine = this.recorder.machine;
+    span.setAttribute(ATTR_TASK_OUTCOME, machine.names[outcome]);
     if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
-    if (outcome === ERROR || outcome === ERRED) {
+    if (machine.failed[outcome] === 1) {
       const failure = journey.failure;
-      span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? `task ended in ${ALL_STATES[outcome]}` : failure.message });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? `task ended in ${machine.names[outcome]}` : failure.message });
     }
     if (this.producers.size !== 0) {
       // The journeys that produced this key's data, and its dependencies' data, elsewhere.
@@ -181,7 +177,7 @@ export class TaskSpans {
     span.span.setAttribute(ATTR_TASK_OUTCOME, attempt.outcome);
     const failure = attempt.failure;
     if (failure !== undefined) span.span.setAttribute(ATTR_TASK_ERROR, failureText(failure.type, failure.message));
-    if (attempt.outcome === "error" || attempt.outcome === "failed") this.writer.fail(span.span, failure, `${ALL_STATES[journey.visitState(visit)]} ${attempt.outcome}`, end);
+    if (attempt.outcome === "error" || attempt.outcome === "failed") this.writer.fail(span.span, failure, `${this.recorder.machine.names[journey.visitState(visit)]} ${attempt.outcome}`, end);
   }
 
   /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */

@@ -1,0 +1,148 @@
+/**
+ * A scheduler's own state machine, end to end through TaskJourneys: its state names in the
+ * metrics, the spans, stats() and explain(), its roles (waiting, executing, queued, terminal
+ * outcomes) doing what Dask's do, with exact numbers from a fake clock.
+ */
+import { describe, expect, it } from "vitest";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import { SpanStatusCode } from "@opentelemetry/api";
+import { defineMachine, InvalidTransition, TaskJourneys } from "../src/index.js";
+import { FakeClock } from "./helpers/clock.js";
+
+const JOBS = defineMachine({
+  states: ["added", "waiting-children", "waiting", "prioritized", "delayed", "active", "completed", "failed", "removed"],
+  transitions: {
+    added: ["waiting-children", "waiting", "prioritized"],
+    "waiting-children": ["waiting", "removed"],
+    waiting: ["active", "removed"],
+    prioritized: ["active"],
+    active: ["completed", "failed", "delayed", "removed"],
+    delayed: ["waiting"],
+  },
+  terminal: { success: "completed", failure: "failed", cancelled: "removed" },
+  initial: "added",
+  waiting: "waiting-children",
+  queued: ["waiting", "prioritized"],
+  executing: "active",
+  forgotten: ["completed", "failed", "removed"],
+});
+
+function setup(role: "worker" | "scheduler" = "scheduler", strict = false) {
+  const clock = new FakeClock(100);
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const journeys = new TaskJourneys({ role, machine: JOBS, clock: clock.now, timeOrigin: 0, tracerProvider, strict, sampling: { ratio: 1, keepSlowerThan: 0 } });
+  return { clock, exporter, journeys };
+}
+
+/** task.state.time by (prefix, state), and task.transitions by the same. */
+function stateMetrics(journeys: TaskJourneys<"worker" | "scheduler", string>): { time: Record<string, number>; transitions: Record<string, number> } {
+  const time: Record<string, number> = {};
+  const transitions: Record<string, number> = {};
+  for (const metric of journeys.metricProducer.produce([0, 0], [0, 0])) {
+    const into = metric.descriptor.name === "task.state.time" ? time : metric.descriptor.name === "task.transitions" ? transitions : undefined;
+    if (into === undefined) continue;
+    for (const point of metric.dataPoints) into[`${point.attributes["task.prefix"]}/${point.attributes["task.state"]}`] = point.value as number;
+  }
+  return { time, transitions };
+}
+
+describe("a job queue's own machine, end to end", () => {
+  it("records its states by their names: metrics, stats(), explain() and spans, retries and backoff in one journey", async () => {
+    const { clock, exporter, journeys } = setup();
+    journeys.describe(7, { prefix: "fetch" });
+    journeys.transition(7, "added", "waiting", 100);
+    journeys.queued(7, "rate-limit");
+    journeys.transition(7, "waiting", "active", clock.set(101.5));
+    journeys.transition(7, "active", "delayed", clock.set(102));
+    journeys.transition(7, "delayed", "waiting", clock.set(106));
+    journeys.transition(7, "waiting", "active", clock.set(106.25));
+    journeys.transition(7, "active", "completed", clock.set(107.25));
+    expect(journeys.dropped()).toEqual({});
+
+    expect(stateMetrics(journeys)).toEqual({
+      time: { "fetch/waiting": 1.75, "fetch/delayed": 4, "fetch/active": 1.5 },
+      transitions: { "fetch/waiting": 2, "fetch/delayed": 1, "fetch/active": 2, "fetch/completed": 1 },
+    });
+    // stats() defaults to the executing state, active.
+    expect(journeys.stats("fetch")).toMatchObject({ count: 2, mean: 0.75, min: 0.5, max: 1 });
+    expect(journeys.stats("fetch", "delayed")).toMatchObject({ count: 1, mean: 4 });
+    expect(journeys.stats("fetch", "processing").count).toBe(0);
+    expect(journeys.dropped()).toEqual({ "unknown-state": 1 });
+
+    const breakdown = journeys.explain(7)!;
+    expect(breakdown.outcome).toBe("completed");
+    expect(breakdown.seconds).toBe(7.25);
+    expect(breakdown.children.map((node) => [node.name, node.seconds])).toEqual([
+      ["waiting", 1.5],
+      ["active", 0.5],
+      ["delayed", 4],
+      ["waiting", 0.25],
+      ["active", 1],
+    ]);
+    // queued(): the first wait's time under its reason.
+    expect(breakdown.children[0].children).toEqual([expect.objectContaining({ name: "queued (rate-limit)", seconds: 1.5 })]);
+
+    await journeys.shutdown();
+    const spans = exporter.getFinishedSpans();
+    const task = spans.find((span) => span.name === "task fetch")!;
+    expect(task.attributes["task.outcome"]).toBe("completed");
+    expect(task.status.code).not.toBe(SpanStatusCode.ERROR);
+    const states = spans.filter((span) => span.parentSpanContext?.spanId === task.spanContext().spanId).map((span) => span.name);
+    expect(states).toEqual(["waiting", "active", "delayed", "waiting", "active"]);
+  });
+
+  it("a failure state ends the journey as an error: kept, status ERROR; the cancelled one does not", async () => {
+    const { exporter, journeys } = setup();
+    journeys.transition("a-1", "added", "prioritized", 100);
+    journeys.transition("a-1", "prioritized", "active", 101);
+    journeys.transition("a-1", "active", "failed", 102);
+    journeys.transition("b-1", "added", "waiting-children", 100);
+    journeys.transition("b-1", "waiting-children", "removed", 103);
+    await journeys.shutdown();
+    const tasks = exporter.getFinishedSpans().filter((span) => span.name.startsWith("task "));
+    expect(tasks.map((span) => [span.name, span.attributes["task.outcome"], span.status.code])).toEqual([
+      ["task a", "failed", SpanStatusCode.ERROR],
+      ["task b", "removed", SpanStatusCode.UNSET],
+    ]);
+    expect(stateMetrics(journeys).time).toEqual({ "a/prioritized": 1, "a/active": 1, "b/waiting-children": 3 });
+  });
+
+  it("the execute ledger moves to the executing state and ends in success, failure or the cancelled state", () => {
+    const { clock, journeys } = setup("worker");
+    const ledger = journeys.execute("a-1");
+    clock.advance(2);
+    ledger.end();
+    journeys.execute("a-2").end("error", new Error("boom"));
+    journeys.execute("a-3").end("cancelled");
+    expect(journeys.explain("a-1")!.children.map((node) => [node.name, node.seconds])).toEqual([["active", 2]]);
+    expect([journeys.explain("a-1")!.outcome, journeys.explain("a-2")!.outcome, journeys.explain("a-3")!.outcome]).toEqual(["completed", "failed", "removed"]);
+    expect(journeys.stats("a")).toMatchObject({ count: 3, min: 0, max: 2 });
+    // No transfer state: gather() records nothing, and says so.
+    journeys.gather("peer", ["a-4"]).end();
+    expect(journeys.dropped()).toEqual({ "no-ledger-state": 1 });
+    expect(journeys.explain("a-4")).toBeUndefined();
+  });
+
+  it("checks moves against its own table; Dask's names are unknown states here", () => {
+    const { journeys } = setup();
+    journeys.transition("a-1", "added", "waiting", 100);
+    journeys.transition("a-1", "waiting", "delayed", 101);
+    journeys.transition("a-1", "waiting" as never, "memory" as never, 102);
+    journeys.transition("a-2", "waiting", "active", 102);
+    expect(journeys.dropped()).toEqual({ "impossible-transition": 1, "unknown-state": 1, "unknown-key": 1 });
+    const strict = setup("scheduler", true).journeys;
+    expect(() => strict.transition("a-1", "waiting", "active")).toThrow(InvalidTransition);
+  });
+
+  it("describe() ends at each of its forgotten states", () => {
+    const { journeys } = setup();
+    journeys.describe("job-1", { prefix: "fetch" });
+    journeys.transition("job-1", "added", "waiting", 100);
+    journeys.transition("job-1", "waiting", "active", 101);
+    expect(journeys.explain("job-1")!.prefix).toBe("fetch");
+    journeys.transition("job-1", "active", "failed", 102);
+    journeys.transition("job-1", "added", "waiting", 103);
+    expect(journeys.explain("job-1")!.prefix).toBe("job");
+  });
+});
