@@ -20,6 +20,10 @@
  * --lines keeps only the stimulus's first lines (a prefix of the real sequence: what it started
  * still finishes), so that valgrind takes minutes rather than an hour on a loaded machine.
  * Needs valgrind; each mode runs its two counts in parallel.
+ *
+ * --role scheduler counts the scheduler instead: bench/scheduler-replay.ts, the example's own
+ * Scheduler computing the reduction (--size) against fake workers that answer at once, FEW and
+ * MANY rounds under fresh keys; no stimulus is needed.
  */
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -30,6 +34,7 @@ import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
 import { table } from "./harness.js";
 import { MODES, computeTasks, readStimulus, type ReplayMode } from "./cluster-replay.js";
+import { buildGraph } from "../examples/cluster/workloads.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const { values } = parseArgs({
@@ -42,6 +47,7 @@ const { values } = parseArgs({
     /** The stimulus's first lines only; 0: all of it. */
     lines: { type: "string", default: "400" },
     modes: { type: "string", default: MODES.join(",") },
+    role: { type: "string", default: "worker" },
   },
 });
 const few = Number(values.few);
@@ -69,18 +75,24 @@ function record(): string {
   return busiest;
 }
 
+const role = values.role;
+if (role !== "worker" && role !== "scheduler") throw new Error(`--role: worker or scheduler, not ${role}`);
 const modes = values.modes.split(",") as ReplayMode[];
 if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off")) throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
-const recorded = values.stimulus ?? record();
+const recorded = role === "scheduler" ? undefined : (values.stimulus ?? record());
 // The prefix that is replayed, in a file of its own for the driver.
 const stimulus = path.join(os.tmpdir(), `taskjourney-stimulus-${process.pid}.jsonl`);
-fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined).join("\n") + "\n");
-process.on("exit", () => fs.rmSync(stimulus, { force: true }));
-const tasks = computeTasks(readStimulus(stimulus));
+if (recorded !== undefined) {
+  fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined).join("\n") + "\n");
+  process.on("exit", () => fs.rmSync(stimulus, { force: true }));
+}
+// The scheduler computes the reduction's graph: its task count is the graph's.
+const tasks = recorded !== undefined ? computeTasks(readStimulus(stimulus)) : buildGraph("reduction", { size: Number(values.size), seed: 1 }).tasks.length;
 // Bundled to plain JavaScript beside its source (tsx's loader under valgrind made counts vary).
-const driver = path.join(ROOT, "bench", ".cluster-replay.mjs");
+const replayer = role === "scheduler" ? "scheduler-replay" : "cluster-replay";
+const driver = path.join(ROOT, "bench", `.${replayer}.mjs`);
 buildSync({
-  entryPoints: [path.join(ROOT, "bench", "cluster-replay.ts")],
+  entryPoints: [path.join(ROOT, "bench", `${replayer}.ts`)],
   bundle: true,
   platform: "node",
   format: "esm",
@@ -91,7 +103,7 @@ buildSync({
 process.on("exit", () => fs.rmSync(driver, { force: true }));
 
 function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--predictable-gc-schedule", driver, stimulus, mode, String(repetitions)];
+  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--predictable-gc-schedule", driver, ...(role === "scheduler" ? [mode, String(repetitions), values.size] : [stimulus, mode, String(repetitions)])];
   return new Promise((done, fail) => {
     let output = "";
     const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TASKJOURNEY_REPLAY_QUIET: "1" } });
@@ -105,7 +117,11 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
   });
 }
 
-console.log(`cluster worker replay: ${recorded} (first ${values.lines} lines), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`);
+console.log(
+  recorded === undefined
+    ? `cluster scheduler replay: the reduction of ${tasks} tasks, ${few} and ${many} rounds`
+    : `cluster worker replay: ${recorded} (first ${values.lines} lines), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`,
+);
 const perTask = new Map<ReplayMode, number>();
 for (const mode of modes) {
   const started = performance.now();
@@ -117,7 +133,7 @@ const off = perTask.get("off")!;
 console.log("");
 console.log(
   table(
-    ["worker, per task (warm)", "instructions", "added by telemetry"],
+    [`${role}, per task (warm)`, "instructions", "added by telemetry"],
     modes.map((mode) => [mode, Math.round(perTask.get(mode)!).toLocaleString("en-US"), mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US")]),
   ),
 );

@@ -61,6 +61,8 @@ import { resolveOptions, TaskJourneys } from "./journeys.js";
 import { configurationError, defined } from "./configuration.js";
 import { ATTR_ERROR_TYPE, ATTR_SIGNAL, INSTRUMENTATION_SCOPE, METRIC_EXPORT_FAILURES, RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
 import { VERSION } from "./version.js";
+import { SpanIds } from "./otel/span-ids.js";
+import { internalsOf } from "./internal.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
@@ -641,7 +643,9 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
   }
-  const tracerProvider = new TracerProvider({ resource, spanProcessors });
+  // Ids the span bridge can choose: a journey's ids handed out by inject() cost no span unless it is kept.
+  const spanIds = new SpanIds();
+  const tracerProvider = new TracerProvider({ resource, spanProcessors, idGenerator: spanIds });
 
   // Metric exporters; the readers come once the journeys (and their producer) exist.
   const metricDestinations: Destination[] = [];
@@ -667,6 +671,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   // With no span exporter (OTEL_TRACES_EXPORTER=none), no span is built only to be dropped.
   const traces = spanProcessors.length > 0 && (journeyOptions as { traces?: boolean }).traces !== false;
   const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider, traces });
+  internalsOf(journeys)!.spans.useIds(spanIds);
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
   const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : journeys.createMetricProducer());
   const readers: MetricReader[] = pushExporters.map(

@@ -561,8 +561,10 @@ export class Scheduler {
         nbytes: dependency.nbytes,
       })),
     };
-    // inject() writes nothing for an untraced key (99 in 100): the same empty carrier then serves
-    // the next task, so only traced keys cost an object.
+    // Every task gets a carrier: the traced (1 in 100) sampled, the rest with the ids their journey
+    // here will have if it is kept at its end (slow or failed), so that the worker's journey, kept
+    // too, nests under it. Through taskjourney/sdk's provider, those ids cost no span. When inject()
+    // returns false it wrote nothing, and the same empty carrier serves the next task.
     if (this.journeys !== undefined && this.journeys.inject(task.key, this.carrier)) {
       message.carrier = this.carrier as Record<string, string>;
       this.carrier = {};

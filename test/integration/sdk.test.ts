@@ -16,6 +16,11 @@ import { startMockOtlp, type MockOtlp, type OtlpMetricsRequest, type OtlpTraceRe
 import { internalsOf } from "../../src/internal.js";
 
 const execFileAsync = promisify(execFile);
+
+/** The part of an OTLP JSON traces line the tests read. */
+interface OtlpTraceRequestJson {
+  resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string; parentSpanId?: string }> }> }>;
+}
 let server: MockOtlp;
 const started: Telemetry[] = [];
 const directories: string[] = [];
@@ -226,6 +231,45 @@ describe("startTelemetry configuration", () => {
     );
     const duration = last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics).find((m) => m.name === "task.state.duration")!;
     expect(duration.exponentialHistogram.dataPoints.length).toBe(8);
+  });
+
+  it("its provider takes the ids inject() handed out for a journey not head-sampled: the task span has them if the journey is kept", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
+    directories.push(directory);
+    const clock = new FakeClock(0);
+    const telemetry = await start({ role: "scheduler", fileDirectory: join(directory, "out"), journeys: { clock: clock.now, sampling: { ratio: 0, keepErrors: true } } });
+    const tracesPath = telemetry.destinations.traces.map((destination) => ("path" in destination ? destination.path : ""))[0];
+    const carriers: Array<Record<string, string>> = [];
+    for (const key of ["inc-1", "inc-2"]) {
+      telemetry.journeys.transition(key, "released", "waiting");
+      clock.advance(1);
+      telemetry.journeys.transition(key, "waiting", "processing");
+      const carrier: Record<string, string> = {};
+      expect(telemetry.journeys.inject(key, carrier)).toBe(true);
+      expect(carrier.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+      // The same ids every time for the same journey.
+      const again: Record<string, string> = {};
+      telemetry.journeys.inject(key, again);
+      expect(again).toEqual(carrier);
+      carriers.push(carrier);
+    }
+    // A span of the user's on the same provider, meanwhile: ids of its own.
+    const probe = telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe");
+    probe.end();
+    clock.advance(1);
+    telemetry.journeys.transition("inc-1", "processing", "erred"); // failed: kept
+    telemetry.journeys.transition("inc-2", "processing", "memory"); // not kept
+    await telemetry.shutdown();
+    const spans = (await readFile(tracesPath, "utf8"))
+      .split("\n")
+      .filter((line) => line !== "")
+      .flatMap((line) => (JSON.parse(line) as OtlpTraceRequestJson).resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+    const task = spans.find((span) => span.name === "task inc")!;
+    expect([task.traceId, task.spanId]).toEqual([carriers[0].traceparent.slice(3, 35), carriers[0].traceparent.slice(36, 52)]);
+    expect(spans.map((span) => span.name).sort()).toEqual(["probe", "processing", "task inc", "waiting"]);
+    expect(spans.some((span) => span.spanId === carriers[1].traceparent.slice(36, 52))).toBe(false);
+    expect(spans.find((span) => span.name === "probe")!.spanId).toBe(probe.spanContext().spanId);
+    expect(carriers.map((carrier) => carrier.traceparent.slice(36, 52))).not.toContain(probe.spanContext().spanId);
   });
 
   it("prefers a configured endpoint over the file fallback", async () => {

@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
-import { find, harness, render, taskSpan } from "./spans/helpers.js";
+import { CountingTracerProvider, find, harness, ORIGIN, render, taskSpan, WORKER } from "./spans/helpers.js";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import { TaskJourneys } from "../../src/index.js";
+import { internalsOf } from "../../src/internal.js";
+import { SpanIds } from "../../src/otel/span-ids.js";
+import { FakeClock } from "../helpers/clock.js";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN = "00f067aa0ba902b7";
@@ -119,6 +123,29 @@ describe("context propagation between TaskJourneys instances", () => {
     expect(worker.exporter.getFinishedSpans()).toEqual([]);
     // After an unkept journey there is nothing to name.
     expect(scheduler.journeys.inject("inc-1", {})).toBe(false);
+  });
+
+  it("with ids chosen by taskjourney, an unsampled journey starts no span for inject(); kept, its task span has the ids and links to a context that came late", () => {
+    const ids = new SpanIds();
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })], idGenerator: ids });
+    const counting = new CountingTracerProvider(provider);
+    const clock = new FakeClock(100);
+    const worker = new TaskJourneys({ role: "worker", instance: WORKER, clock: clock.now, timeOrigin: ORIGIN, tracerProvider: counting, sampling: { ratio: 0, keepErrors: true } });
+    internalsOf(worker)!.spans.useIds(ids);
+    worker.transition("inc-1", "released", "waiting");
+    const carrier: Record<string, string> = {};
+    expect(worker.inject("inc-1", carrier)).toBe(true);
+    expect(carrier.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(counting.starts).toBe(0);
+    expect(worker.parent("inc-1", { traceparent: `00-${TRACE}-${SPAN}-01` })).toBe(false);
+    worker.transition("inc-1", "waiting", "ready");
+    worker.execute("inc-1").end("error");
+    const spans = exporter.getFinishedSpans();
+    expect(render(spans)).toEqual(["task inc [inc-1@worker] 100-100 ERROR → external 00f067aa0ba902b7", "  executing 100-100 ERROR", "  ready 100-100", "  waiting 100-100"]);
+    const task = find(spans, taskSpan("inc-1"));
+    expect(`00-${task.spanContext().traceId}-${task.spanContext().spanId}-00`).toBe(carrier.traceparent);
+    expect(task.links.map((link) => link.context.spanId)).toEqual([SPAN]);
   });
 
   it("a context arriving after the journey began is linked, not parented", () => {

@@ -3,11 +3,12 @@ import { plan, records, schedulerReceives, schedulerSends, side, workerRuns } fr
 import { checkWholeTraces } from "../fixtures/whole-traces-check.js";
 
 describe("whole traces under any sampling: a scheduler and a worker TaskJourneys in one process", () => {
-  for (const ratio of [0, 0.1, 1]) {
-    it(`ratio ${ratio}: every kept task is one trace with both sides, no parent missing`, () => {
+  for (const [ratio, chooseIds] of [0, 0.1, 1].flatMap((ratio) => [[ratio, false] as const, [ratio, true] as const])) {
+    const ids = chooseIds ? "ids chosen by taskjourney (taskjourney/sdk's provider)" : "ids from a provider of the user's";
+    it(`ratio ${ratio}, ${ids}: every kept task is one trace with both sides, no parent missing`, () => {
       const tasks = plan(200);
-      const scheduler = side("scheduler", ratio);
-      const worker = side("worker", ratio);
+      const scheduler = side("scheduler", ratio, chooseIds);
+      const worker = side("worker", ratio, chooseIds);
       for (const task of tasks) {
         scheduler.clock.now = task.start + 1;
         const assignment = schedulerSends(scheduler.journeys, task);
@@ -22,6 +23,8 @@ describe("whole traces under any sampling: a scheduler and a worker TaskJourneys
       if (ratio === 0) expect(kept.size).toBeGreaterThanOrEqual(failedOrSlow - 2);
       if (ratio === 0.1) expect(kept.size).toBeGreaterThan(failedOrSlow);
       if (ratio === 1) expect(kept.size).toBe(200);
+      // Every span started was exported: none was started only to hand its ids out.
+      if (chooseIds) expect(scheduler.spansStarted() + worker.spansStarted()).toBe(spans.length);
     });
   }
 });

@@ -1,4 +1,4 @@
-import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "../../model/keys.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
@@ -18,7 +18,8 @@ import {
 import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
-import { TaskSpan } from "./context.js";
+import { HandedOutIds, TaskSpan } from "./context.js";
+import { randomSpanId, randomTraceId, type SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
@@ -60,6 +61,8 @@ export class SpanBridge implements RecorderListener {
   private readonly writer: SpanWriter;
   private readonly transfers: TransferSpans;
   private readonly tasks: TaskSpans;
+  /** The tracer provider's id generator, when it lets us choose ids (useIds()). */
+  private ids: SpanIds | undefined;
   private closed = false;
 
   constructor(
@@ -76,13 +79,24 @@ export class SpanBridge implements RecorderListener {
     this.tasks = new TaskSpans(recorder, this.writer, activities, this.transfers, options, this.producers, this.recent);
   }
 
+  /**
+   * Tells the bridge that the tracer provider takes its span ids from `ids`: `inject()` then hands
+   * out ids of its own for a journey that was not head-sampled, with no span, and the journey's
+   * task span gets them only if it is kept at its end (taskjourney/sdk does this for its provider).
+   */
+  useIds(ids: SpanIds): void {
+    this.ids = ids;
+  }
+
   // ---- propagation ----------------------------------------------------------------------------
   //
   // Every journey of a task shares one trace, sampled or not. `inject()` writes the key's task
   // span (it covers whatever the receiver does, whichever state the sender is in) with the
   // current state span as our tracestate member, for the receiver's link. A journey that was not
-  // head-sampled has no span: inject() starts its task span then (deferred: ended and exported
-  // only if the journey is kept at its end) and writes its ids as "not sampled". `parent()`
+  // head-sampled has no span: inject() writes ids for it as "not sampled", either ids of its own
+  // (HandedOutIds, when the provider lets us choose ids: no span unless the journey is kept at its
+  // end) or those of a task span it starts then (deferred: ended and exported only if the journey
+  // is kept at its end). `parent()`
   // queues a received context for the key's next journey: a sampled one head-samples it; an
   // unsampled one is kept for the ids, so that journey, if kept at its end, is emitted under
   // them. `returned()` tells that the other side kept its journey: this one is kept too.
@@ -102,13 +116,20 @@ export class SpanBridge implements RecorderListener {
     const journey = this.recorder.live.get(id);
     if (journey !== undefined) {
       let spans = journey.spanState;
-      if (!(spans instanceof TaskSpan)) {
-        if (this.closed) return false;
-        spans = this.startDeferred(journey);
+      if (spans instanceof HandedOutIds) spanContext = spans.spanContext;
+      else {
+        if (!(spans instanceof TaskSpan)) {
+          if (this.closed) return false;
+          if (this.ids !== undefined) {
+            spans = this.handOutIds(journey);
+            spanContext = (spans as HandedOutIds).spanContext;
+          } else spans = this.startDeferred(journey);
+        }
+        if (spans instanceof TaskSpan) {
+          const state = spans.visits[journey.visitIndex];
+          spanContext = carrierContext(spans.span.spanContext(), !spans.deferred, state?.span.spanContext().spanId);
+        }
       }
-      const task = spans as TaskSpan;
-      const state = task.visits[journey.visitIndex];
-      spanContext = carrierContext(task.span.spanContext(), !task.deferred, state?.span.spanContext().spanId);
     } else {
       spanContext = this.recent.get(id);
     }
@@ -129,6 +150,10 @@ export class SpanBridge implements RecorderListener {
       // Too late to parent: the journey's spans exist already. Keep the relation as a link.
       const spans = live.spanState;
       if (spans instanceof TaskSpan && isSampled(spanContext)) this.writer.link(spans, spanContext);
+      else if (spans instanceof HandedOutIds && isSampled(spanContext)) {
+        if ((spans.links?.length ?? 0) < this.options.maxLinksPerSpan) (spans.links ??= []).push({ context: spanContext });
+        else spans.linksDropped++;
+      }
       return false;
     }
     this.parents.set(id, spanContext);
@@ -158,6 +183,35 @@ export class SpanBridge implements RecorderListener {
     spans.deferred = true;
     journey.spanState = spans;
     return spans;
+  }
+
+  /**
+   * Ids of our own for a journey that was not head-sampled (useIds()): its parent's trace (or a
+   * new one) and a new span id, kept on the journey so that every carrier names the same span.
+   */
+  private handOutIds(journey: Journey): HandedOutIds {
+    const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
+    // As the deferred task span would carry them: the parent's trace and tracestate (without our member).
+    const traceState = parent === undefined ? undefined : sampledParent(parent).traceState;
+    const ids = new HandedOutIds({ traceId: parent?.traceId ?? randomTraceId(), spanId: randomSpanId(), traceFlags: TraceFlags.NONE, traceState });
+    journey.spanState = ids;
+    return ids;
+  }
+
+  /** A journey whose ids were handed out (HandedOutIds), kept at its end: its whole tree, its task span under those ids. */
+  private emitHandedOut(journey: Journey, ids: HandedOutIds, parent: SpanContext | undefined): void {
+    let links = stateLink(parent);
+    if (ids.links !== undefined) links = links === undefined ? ids.links : [...links, ...ids.links];
+    const generator = this.ids!;
+    let spans: TaskSpan;
+    generator.preset(ids.spanContext.traceId, ids.spanContext.spanId);
+    try {
+      spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), links, true);
+    } finally {
+      generator.clear();
+    }
+    spans.linksDropped += ids.linksDropped;
+    this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
   }
 
   /** See TaskJourneys.linkFrom. */
@@ -201,7 +255,10 @@ export class SpanBridge implements RecorderListener {
     // The ids another process handed this key: a head-sampled journey took them at its start.
     const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
     const spans = journey.spanState;
-    if (spans instanceof TaskSpan) {
+    if (spans instanceof HandedOutIds) {
+      journey.spanState = undefined;
+      if (keep) this.emitHandedOut(journey, spans, parent);
+    } else if (spans instanceof TaskSpan) {
       journey.spanState = undefined;
       if (spans.deferred) {
         // Not kept: the span started for inject() is never ended, so it is never exported.

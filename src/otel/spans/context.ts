@@ -1,4 +1,4 @@
-import { ROOT_CONTEXT, trace, type Context, type HrTime, type Span } from "@opentelemetry/api";
+import { ROOT_CONTEXT, trace, type Context, type HrTime, type Link, type Span, type SpanContext } from "@opentelemetry/api";
 
 /**
  * The key under which the API keeps a context's span, learnt from the API itself: it is not
@@ -74,4 +74,20 @@ export class TaskSpan extends OpenSpan {
    * ended (and exported, with its state spans) only if the journey is kept at its end.
    */
   deferred = false;
+}
+
+/**
+ * The ids `inject()` handed out for a journey that was not head-sampled, when the tracer
+ * provider lets the bridge choose ids (see ../span-ids.ts): no span exists until the journey is
+ * kept at its end, when its task span is started with these ids.
+ */
+export class HandedOutIds {
+  /** Links to sampled contexts that arrived once the journey had begun (`parent()` too late), for its task span if kept. */
+  links: Link[] | undefined = undefined;
+  linksDropped = 0;
+
+  constructor(
+    /** What the carriers said: the task span's ids, not sampled, with the parent's tracestate. */
+    readonly spanContext: SpanContext,
+  ) {}
 }
