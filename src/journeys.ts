@@ -194,7 +194,6 @@ export class TaskJourneys<R extends Role = Role> {
       role: resolved.role,
       instance: resolved.instance,
       clock: resolved.clock,
-      trustedClock: resolved.clock === DEFAULT_OPTIONS.clock,
       prefixLimit: resolved.prefixLimit,
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,

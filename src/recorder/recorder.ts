@@ -78,11 +78,6 @@ export interface RecorderConfig {
   maxClockSkew?: number;
   /** The prefix of a key nothing described; default Dask's key_split. */
   keyPrefix?: (key: Key) => string;
-  /**
-   * True when `clock` is the default one (performance.now() in seconds), which cannot throw or
-   * read badly: its readings skip the guard's try and checks (~11 readings a journey).
-   */
-  trustedClock?: boolean;
 }
 
 /** The default of `maxClockSkew`: a day, in seconds. */
@@ -120,9 +115,6 @@ export class Recorder implements LedgerHost {
   private retainedStart = 0;
   private retainedCount = 0;
   private retainedBytes = 0;
-  /** `retainedJourneys` and `retainedJourneyBytes`, read once per retired journey. */
-  private readonly retainedCapacity: number;
-  private readonly retainedBudget: number;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
   /** Counts, tells and (strict) throws every failure: the one failure path. */
@@ -151,8 +143,20 @@ export class Recorder implements LedgerHost {
     const rawClock = config.clock;
     this.maxClockSkew = config.maxClockSkew ?? DEFAULT_MAX_CLOCK_SKEW;
     this.lastClock = 0;
-    // Decided once: the default clock's readings are only kept (now() holds given times against them).
-    this.clock = config.trustedClock === true ? () => (this.lastClock = rawClock()) : this.guardedClock(rawClock);
+    this.clock = () => {
+      let reading: unknown;
+      try {
+        reading = rawClock();
+      } catch {
+        reading = Number.NaN;
+      }
+      if (typeof reading === "number" && reading >= 0 && reading < Infinity) {
+        this.lastClock = reading;
+        return reading;
+      }
+      this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
+      return this.lastClock;
+    };
     this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(Math.max(config.activityLimit, SEED_ACTIVITIES.length), OTHER_ACTIVITY, SEED_ACTIVITIES);
@@ -167,29 +171,9 @@ export class Recorder implements LedgerHost {
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
     this.noLedger = new NoLedger();
-    this.retainedCapacity = config.retainedJourneys;
-    this.retainedBudget = config.retainedJourneyBytes ?? Infinity;
   }
 
   // ---- time, ids, drops -------------------------------------------------------------------
-
-  /** A user's clock, guarded: see `clock`. Its good readings are kept in `lastClock`. */
-  private guardedClock(rawClock: () => number): () => number {
-    return () => {
-      let reading: unknown;
-      try {
-        reading = rawClock();
-      } catch {
-        reading = Number.NaN;
-      }
-      if (typeof reading === "number" && reading >= 0 && reading < Infinity) {
-        this.lastClock = reading;
-        return reading;
-      }
-      this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
-      return this.lastClock;
-    };
-  }
 
   /**
    * A time given by the caller, checked, or the clock's now. Checking costs comparisons only: a
@@ -494,17 +478,16 @@ export class Recorder implements LedgerHost {
   private retire(journey: Journey): void {
     const listener = this.listener;
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
-    const capacity = this.retainedCapacity;
+    const capacity = this.config.retainedJourneys;
     if (capacity === 0) return;
     const bytes = journeyBytes(journey);
-    const budget = this.retainedBudget;
+    const budget = this.config.retainedJourneyBytes ?? Infinity;
     // A journey larger than the whole budget is not kept: its metrics and spans are, and keeping it
     // would evict every other journey for one explain().
     if (bytes > budget) return;
     while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget)) this.evictRetained();
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
-    let slot = this.retainedStart + this.retainedCount;
-    if (slot >= capacity) slot -= capacity;
+    const slot = (this.retainedStart + this.retainedCount) % capacity;
     if (slot === this.retained.length) this.retained.push(journey);
     else this.retained[slot] = journey;
     this.retainedCount++;
@@ -516,7 +499,7 @@ export class Recorder implements LedgerHost {
     const journey = this.retained[slot]!;
     this.retained[slot] = undefined;
     this.retainedBytes -= journeyBytes(journey);
-    this.retainedStart = slot + 1 === this.retainedCapacity ? 0 : slot + 1;
+    this.retainedStart = (slot + 1) % this.config.retainedJourneys;
     this.retainedCount--;
   }
 
