@@ -121,6 +121,11 @@ export class Recorder implements LedgerHost {
   private retainedBytes = 0;
   /** The state machine: every state name, role and allowed move, decided at construction. */
   readonly machine: Machine;
+  /**
+   * journeyBytes() of each slot's journey, taken at its retiring: evicting the oldest then touches
+   * no part of it, which lies cold in the old generation by then (a cache miss per array read).
+   */
+  private readonly retainedSizes: number[] = [];
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
   /** 1 for the machine's terminal states. */
@@ -573,17 +578,21 @@ export class Recorder implements LedgerHost {
     while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget)) this.evictRetained();
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
     const slot = (this.retainedStart + this.retainedCount) % capacity;
-    if (slot === this.retained.length) this.retained.push(journey);
-    else this.retained[slot] = journey;
+    if (slot === this.retained.length) {
+      this.retained.push(journey);
+      this.retainedSizes.push(bytes);
+    } else {
+      this.retained[slot] = journey;
+      this.retainedSizes[slot] = bytes;
+    }
     this.retainedCount++;
     this.retainedBytes += bytes;
   }
 
   private evictRetained(): void {
     const slot = this.retainedStart;
-    const journey = this.retained[slot]!;
     this.retained[slot] = undefined;
-    this.retainedBytes -= journeyBytes(journey);
+    this.retainedBytes -= this.retainedSizes[slot];
     this.retainedStart = (slot + 1) % this.config.retainedJourneys;
     this.retainedCount--;
   }
