@@ -16,6 +16,10 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
+import { ProcessStalls } from "./runtime/process-stalls.js";
+
+/** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
+const STALLS_RETAINED = 256;
 
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
@@ -39,6 +43,8 @@ export const DEFAULT_OPTIONS = {
   maxKeysPerTransfer: 32,
   maxChildrenPerSpan: 256,
   asyncContext: true,
+  // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
+  processStalls: true,
 } as const;
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
@@ -118,13 +124,17 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
+  if (typeof merged.processStalls !== "boolean") fail("processStalls", "a boolean", merged.processStalls);
+  // A clock of the caller's (a test's fake one) has no known relation to the times perf_hooks
+  // gives GC pauses: stalls are watched with it only when asked for.
+  const processStalls = given.processStalls ?? (given.clock === undefined && merged.processStalls);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
   explicitBuckets(merged.explicitBuckets);
   const timeOrigin = options.timeOrigin ?? Date.now() / 1000 - probe;
   if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin)) fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
-  return { ...(merged as unknown as ResolvedOptions), timeOrigin };
+  return { ...(merged as unknown as ResolvedOptions), timeOrigin, processStalls };
 }
 
 /**
@@ -145,6 +155,7 @@ export class TaskJourneys {
   #closed = false;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
+  #processStalls: ProcessStalls | undefined;
 
   constructor(options: TaskJourneysOptions = {}) {
     const resolved = resolveOptions(options);
@@ -172,11 +183,16 @@ export class TaskJourneys {
       tell: (message) => diag.warn(message),
     });
     this.#recorder = recorder;
+    if (resolved.processStalls) {
+      this.#processStalls = new ProcessStalls({ clock: resolved.clock, capacity: STALLS_RETAINED }).start();
+      recorder.stalls = this.#processStalls.ring;
+    }
     this.#producerOptions = {
       temporality: resolved.temporality,
       histogram: resolved.histogram,
       explicitBuckets: resolved.explicitBuckets,
       executeTimeByPrefix: resolved.executeTimeByPrefix,
+      processStalls: this.#processStalls,
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
     if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
@@ -326,6 +342,7 @@ export class TaskJourneys {
       { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
       this.instance,
       recorder.clock(),
+      recorder.stalls,
     );
   }
 
@@ -339,6 +356,7 @@ export class TaskJourneys {
     this.#shutdownPromise ??= (async () => {
       this.#closed = true;
       this.#removeObservers?.();
+      this.#processStalls?.stop();
       for (const listener of this.#listeners) {
         const flushable = listener as RecorderListener & { shutdown?: () => Promise<void> };
         if (typeof flushable.shutdown === "function") {

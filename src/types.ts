@@ -64,6 +64,12 @@ export interface TaskJourneysOptions {
    * `currentLedger()` before it and re-enter with `ledger.run(() => ...)`.
    */
   asyncContext?: boolean;
+  /**
+   * Watch this process's GC pauses and event-loop stalls: the v8js.gc.duration and
+   * nodejs.eventloop.delay.* metrics, and `gc` / `event-loop` in the breakdown of the states they
+   * overlapped. Default true, false with a custom `clock` (stalls are timed on the performance clock).
+   */
+  processStalls?: boolean;
 }
 
 /**

@@ -34,6 +34,8 @@ import {
   METRIC_WAIT_TIME,
 } from "./semconv.js";
 import { VERSION } from "../version.js";
+import type { ProcessStalls } from "../runtime/process-stalls.js";
+import { RuntimeMetrics } from "./runtime-metrics.js";
 
 // The SDK's enums, by value: the core takes only types from @opentelemetry/sdk-metrics, so it
 // runs with whatever SDK the user has. A test checks these against the SDK's own enums.
@@ -70,6 +72,8 @@ export interface MetricProducerOptions {
   histogram: "exponential" | "explicit";
   explicitBuckets: readonly number[];
   executeTimeByPrefix: boolean;
+  /** The process's stall watcher, when on: adds the v8js.gc.duration and nodejs.eventloop.delay.* metrics. */
+  processStalls?: ProcessStalls;
 }
 
 function hrTimeNow(): HrTime {
@@ -94,12 +98,14 @@ export class TaskMetricProducer implements MetricProducer {
   private readonly previousHistograms = new Map<number, ReadonlyExponentialHistogram>();
   private readonly attributeCache = new Map<string, Attributes>();
   private readonly delta: boolean;
+  private readonly runtime: RuntimeMetrics | undefined;
 
   constructor(
     private readonly recorder: Recorder,
     private readonly options: MetricProducerOptions,
   ) {
     this.delta = options.temporality === "delta";
+    this.runtime = options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
   }
 
   async collect(): Promise<CollectionResult> {
@@ -269,6 +275,7 @@ export class TaskMetricProducer implements MetricProducer {
     push(METRIC_TRANSITIONS, DATA_POINT_SUM, transitions);
     push(METRIC_ACTIVE, DATA_POINT_GAUGE, active, TEMPORALITY_CUMULATIVE);
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
+    if (this.runtime !== undefined) metrics.push(...this.runtime.produce(startTime, endTime));
     return metrics;
   }
 

@@ -70,3 +70,9 @@ export const ATTR_TASK_KEY_LENGTH = "taskjourney.key_length";
 
 /** On an activity span made by `digest()`: its interval is inferred, ending when the digest was taken. */
 export const ATTR_DIGEST = "taskjourney.digest";
+
+/**
+ * A state span's process stalls: `task.stall.gc.<type>` (major, minor, incremental, weakcb) and
+ * `task.stall.event-loop` = seconds of the visit they overlapped, as explain() shows them.
+ */
+export const ATTR_TASK_STALL_PREFIX = "task.stall.";

@@ -2,6 +2,7 @@ import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakd
 import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { keyToText } from "../model/keys.js";
+import { addStallNodes, type StallRing } from "../model/stalls.js";
 import {
   ACTIVITY_CHILD_SECONDS,
   ACTIVITY_FIELDS,
@@ -29,6 +30,7 @@ export function explainJourney(
   names: { prefix(id: number): string; activity(id: number): string; unit(id: number): string },
   instance: string,
   now: number,
+  stalls?: StallRing,
 ): Breakdown {
   const ended = journey.ended;
   const last = ended ? journey.visitCount - 1 : journey.visitCount;
@@ -45,6 +47,8 @@ export function explainJourney(
     } else {
       node.children = visitActivities(journey, visit, -1, seconds, names, !isCurrent);
     }
+    // Process stalls (GC pauses, a blocked event loop) that overlapped the visit, read at explain time.
+    if (stalls !== undefined && stalls.size > 0) addStallNodes(node.children, seconds, stalls.overlap(start, end));
     if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, visit, names);
     children.push(node);
   }

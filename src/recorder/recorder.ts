@@ -31,6 +31,7 @@ import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
+import type { StallRing } from "../model/stalls.js";
 
 const RELEASED = stateId("released");
 const WAITING = stateId("waiting");
@@ -96,6 +97,11 @@ export class Recorder implements LedgerHost {
   private readonly activityCacheIds = new Int32Array(ACTIVITY_CACHE_MASK + 1);
   readonly noLedger: NoLedger;
   readonly asyncContext: boolean;
+  /**
+   * The process's recent stalls (GC pauses, event-loop stalls), when watched: read by explain()
+   * and the span bridge to place them in a journey's visits, never written on the hot path.
+   */
+  stalls: StallRing | undefined = undefined;
 
   constructor(config: RecorderConfig) {
     this.config = config;

@@ -1,6 +1,7 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, EPSILON, type JourneyKind, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
+import { addStallNodes, STALL_ATTRIBUTE_NAMES } from "../model/stalls.js";
 import {
   DEPENDENCIES_ACTIVITY,
   OTHER_ACTIVITY,
@@ -17,6 +18,7 @@ import {
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
+  ATTR_TASK_STALL_PREFIX,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
   ATTR_THREAD_CPU_TIME,
@@ -248,6 +250,7 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     } else {
       node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
     }
+    addStalls(node.children, node.seconds, visit);
     addQuantities(node.children, visit);
     return node;
   });
@@ -261,6 +264,19 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     outcome,
     children,
   };
+}
+
+/** The process stalls a visit overlapped, from its `task.stall.<kind>` attributes, placed as explain() places them. */
+function addStalls(nodes: BreakdownNode[], total: number, visit: DecodedSpan): void {
+  const overlap = new Float64Array(STALL_ATTRIBUTE_NAMES.length);
+  let any = false;
+  STALL_ATTRIBUTE_NAMES.forEach((name, kind) => {
+    const value = visit.attributes[ATTR_TASK_STALL_PREFIX + name];
+    if (typeof value !== "number" || !(value > 0) || value === Infinity) return;
+    overlap[kind] = value;
+    any = true;
+  });
+  if (any) addStallNodes(nodes, total, overlap);
 }
 
 /** A visit's digested quantities, from its `task.quantity.<unit>.<activity>` attributes, placed as explain() places them. */

@@ -42,6 +42,7 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["maxChildrenPerSpan", { maxChildrenPerSpan: 0.5 }],
   ["strict", { strict: 1 }],
   ["asyncContext", { asyncContext: "no" }],
+  ["processStalls", { processStalls: 1 }],
   ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
   ["temporality", { temporality: "Delta" }],
   ["temporality", { temporality: 0 }],
@@ -102,9 +103,11 @@ describe("options validation", () => {
     expect(() => new TaskJourneys({ clock, sampling: { ratio: 0 }, temporality: "delta", histogram: "explicit", explicitBuckets: [-1, 0, 0.5] })).not.toThrow();
 
     const defaults = resolveOptions({ clock });
-    const { clock: _c, sampling, timeOrigin, ...rest } = defaults;
-    const { clock: _d, sampling: defaultSampling, ...defaultRest } = DEFAULT_OPTIONS;
+    const { clock: _c, sampling, timeOrigin, processStalls, ...rest } = defaults;
+    const { clock: _d, sampling: defaultSampling, processStalls: defaultStalls, ...defaultRest } = DEFAULT_OPTIONS;
     expect(rest).toEqual(defaultRest);
+    // Stalls are timed on the performance clock: watched by default with it, not with a clock of the caller's.
+    expect([defaultStalls, processStalls, resolveOptions({}).processStalls, resolveOptions({ clock, processStalls: true }).processStalls]).toEqual([true, false, true, true]);
     expect(sampling).toEqual(defaultSampling);
     // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
     expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);

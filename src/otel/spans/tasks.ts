@@ -2,6 +2,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, 
 import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
 import { ALL_STATES, stateId } from "../../model/states.js";
+import { STALL_ATTRIBUTE_NAMES, type StallOverlap } from "../../model/stalls.js";
 import {
   COMPUTE_JOURNEY,
   FETCH_JOURNEY,
@@ -23,6 +24,7 @@ import {
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
+  ATTR_TASK_STALL_PREFIX,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
   SPAN_TASK_PREFIX,
@@ -130,6 +132,8 @@ export class TaskSpans {
         else if (state === FETCH) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
+      const stalls = this.recorder.stalls;
+      if (stalls !== undefined && stalls.size > 0) stallAttributes(stalls.overlap(start, end), span);
       // The next state span, when there is one, starts at this one's end with an HrTime to share.
       this.writer.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
     }
@@ -202,5 +206,12 @@ export class TaskSpans {
       this.waitNames[activityId] = name;
     }
     return name;
+  }
+}
+
+/** The process stalls a visit overlapped as `task.stall.<kind>` = seconds, so a trace alone can rebuild explain(). */
+function stallAttributes(overlap: StallOverlap, span: OpenSpan): void {
+  for (let kind = 0; kind < overlap.length; kind++) {
+    if (overlap[kind] > 0) span.span.setAttribute(ATTR_TASK_STALL_PREFIX + STALL_ATTRIBUTE_NAMES[kind], overlap[kind]);
   }
 }
