@@ -1,4 +1,4 @@
-import { constants, monitorEventLoopDelay, performance, PerformanceObserver, type IntervalHistogram } from "node:perf_hooks";
+import { constants, createHistogram, performance, PerformanceObserver, type RecordableHistogram } from "node:perf_hooks";
 import { EVENT_LOOP_KIND, GC_TYPES, StallRing, STALL_KINDS } from "../model/stalls.js";
 
 /** Bucket boundaries of `v8js.gc.duration`, as the semantic conventions ask for. */
@@ -36,10 +36,12 @@ export interface ProcessStallsOptions {
 
 /**
  * Watches this process for stalls, off the task hot path: GC pauses through a PerformanceObserver
- * on `gc` entries, event-loop delay through `monitorEventLoopDelay` (for the gauges) and an
- * unref'd interval timer whose late ticks are the stalls' intervals (monitorEventLoopDelay keeps
- * a histogram only, with no times to place a stall in a task's states). Keeps the last stalls in
- * a ring and the GC durations as a cumulative histogram per GC type.
+ * on `gc` entries, the event loop through an unref'd interval timer. A tick's lateness is the
+ * event-loop delay (what `monitorEventLoopDelay` measures with a timer of its own; that one keeps
+ * only a histogram, with no times to place a stall in a task's states, and a second timer would
+ * double the wakeups), and a tick later than the threshold is a stall from when it was due. Keeps
+ * the last stalls in a ring, the delays in a native histogram and the GC durations as a
+ * cumulative histogram per GC type.
  */
 export class ProcessStalls {
   readonly ring: StallRing;
@@ -51,7 +53,7 @@ export class ProcessStalls {
   private readonly resolutionMs: number;
   private readonly thresholdMs: number;
   private observer: PerformanceObserver | undefined;
-  private delay: IntervalHistogram | undefined;
+  private readonly delays: RecordableHistogram = createHistogram();
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastTick = 0;
 
@@ -72,8 +74,6 @@ export class ProcessStalls {
       }
     });
     this.observer.observe({ entryTypes: ["gc"] });
-    this.delay = monitorEventLoopDelay({ resolution: this.resolutionMs });
-    this.delay.enable();
     this.lastTick = performance.now();
     this.timer = setInterval(() => this.tick(performance.now()), this.resolutionMs);
     this.timer.unref();
@@ -82,10 +82,8 @@ export class ProcessStalls {
 
   stop(): void {
     this.observer?.disconnect();
-    this.delay?.disable();
     if (this.timer !== undefined) clearInterval(this.timer);
     this.observer = undefined;
-    this.delay = undefined;
     this.timer = undefined;
   }
 
@@ -109,7 +107,10 @@ export class ProcessStalls {
   tick(nowMs: number): void {
     const due = this.lastTick + this.resolutionMs;
     this.lastTick = nowMs;
-    if (nowMs - due <= this.thresholdMs) return;
+    const late = nowMs - due;
+    // Nanoseconds, at least 1: the histogram records positive integers only.
+    this.delays.record(late > 0 ? Math.max(1, Math.round(late * 1e6)) : 1);
+    if (late <= this.thresholdMs) return;
     const offset = this.offset();
     this.ring.push(EVENT_LOOP_KIND, offset + due / 1000, offset + nowMs / 1000);
   }
@@ -119,8 +120,8 @@ export class ProcessStalls {
    * sample: the gauges describe each collection interval, not the process's whole life.
    */
   eventLoopDelay(): EventLoopDelay | undefined {
-    const histogram = this.delay;
-    if (histogram === undefined || histogram.count === 0) return undefined;
+    const histogram = this.delays;
+    if (histogram.count === 0) return undefined;
     const seconds = (nanoseconds: number) => nanoseconds / 1e9;
     const reading = {
       min: seconds(histogram.min),

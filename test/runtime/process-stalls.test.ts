@@ -29,6 +29,13 @@ describe("ProcessStalls", () => {
     // Wherever the performance clock sits against the recorder's, the stall is 35 ms long.
     const all = stalls.ring.overlap(-1e12, 1e12);
     expect(all[EVENT_LOOP]).toBeCloseTo(0.035, 6);
+    // The ticks' lateness is the event-loop delay of the gauges: 0, 5 and 35 ms.
+    const delay = stalls.eventLoopDelay()!;
+    expect(delay.max).toBeCloseTo(0.035, 4);
+    expect(delay.p50).toBeCloseTo(0.005, 4);
+    expect(delay.mean).toBeCloseTo(0.04 / 3, 4);
+    // Read once per collection: the next interval starts empty.
+    expect(stalls.eventLoopDelay()).toBeUndefined();
   });
 
   it("counts GC pauses per type into the v8js.gc.duration buckets, cumulative or delta", () => {
@@ -54,7 +61,10 @@ describe("ProcessStalls", () => {
     const stalls = new ProcessStalls({ clock: () => performance.now() / 1000, capacity: 8, resolutionMs: 10 }).start();
     stopping.push(stalls);
     await new Promise((resolve) => setTimeout(resolve, 60));
-    const names = new RuntimeMetrics(stalls, false).produce([0, 0], [1, 0]).map((metric) => metric.descriptor.name);
+    const names = new RuntimeMetrics(stalls, false)
+      .produce([0, 0], [1, 0])
+      .map((metric) => metric.descriptor.name)
+      .filter((name) => name.startsWith("nodejs."));
     expect(names).toEqual(["min", "max", "mean", "stddev", "p50", "p90", "p99"].map((statistic) => `nodejs.eventloop.delay.${statistic}`));
   });
 });
