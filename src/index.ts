@@ -28,6 +28,7 @@ export type {
   ActivityLedger,
   ExecuteLedger,
   GatherLedger,
+  ServeLedger,
   TraceCarrier,
 } from "./types.js";
 export type { MetricProducerOverrides } from "./journeys.js";

@@ -7,9 +7,12 @@ import { ratioSampler } from "./model/sampling.js";
 import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
+import { serveNodes } from "./recorder/explain-serves.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, ServeLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import { TransferLedger } from "./recorder/transfer-ledger.js";
+import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
@@ -258,6 +261,37 @@ export class TaskJourneys {
     return this.#recorder.gather(peer, keys, bytes, at);
   }
 
+  /**
+   * Opens the ledger of one get_data request `peer` made of this worker for `keys` (the serving
+   * side of its gather_dep): meter what answering takes (disk-read, serialize, network with the
+   * bytes sent) and `end()` it. With the requester's trace context (`context`: the request's
+   * carrier, filled by `injectTransfer(gatherLedger, …)` there), a traced transfer gets a
+   * get_data span here, a child of its gather_dep.
+   */
+  serve(peer: string, keys: readonly Key[], context?: Readonly<Record<string, unknown>> | Context, at?: number): ServeLedger {
+    if (this.#closed) return this.#recorder.noLedger;
+    const ledger = this.#recorder.serve(peer, keys, at);
+    if (context !== undefined && ledger instanceof ServeLedgerImpl) this.#spans.serveStarted(ledger.serve, context);
+    return ledger;
+  }
+
+  /**
+   * Writes the trace context of a ledger's live span into `carrier`: a gather ledger's gather_dep
+   * (into the get_data request) or a serve ledger's get_data (into the reply). Returns false and
+   * writes nothing when the transfer is not traced.
+   */
+  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+    if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
+    if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
+    return false;
+  }
+
+  /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
+  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.#closed || !(ledger instanceof TransferLedger)) return false;
+    return this.#spans.linkTransfer(ledger.transfer, context);
+  }
+
   /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
   queued(key: Key, reason: string): void {
     if (this.#closed) return;
@@ -337,13 +371,11 @@ export class TaskJourneys {
     const journey = this.#recorder.journeyOf(key);
     if (journey === undefined) return undefined;
     const recorder = this.#recorder;
-    return explainJourney(
-      journey,
-      { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
-      this.instance,
-      recorder.clock(),
-      recorder.stalls,
-    );
+    const names = { prefix: (id: number) => recorder.prefixes.name(id), activity: (id: number) => recorder.activities.name(id), unit: (id: number) => recorder.units.name(id) };
+    const breakdown = explainJourney(journey, names, this.instance, recorder.clock(), recorder.stalls);
+    const serves = recorder.servesOf(key);
+    if (serves.length > 0) breakdown.served = serveNodes(serves, names);
+    return breakdown;
   }
 
   /** Counts of dropped or repaired inputs by reason, as in taskjourney.dropped. */
@@ -410,5 +442,6 @@ function fanOut(listeners: RecorderListener[]): RecorderListener {
     journeyEnded: (journey) => listeners.forEach((listener) => listener.journeyEnded?.(journey)),
     transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
     transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
+    serveEnded: (serve) => listeners.forEach((listener) => listener.serveEnded?.(serve)),
   };
 }

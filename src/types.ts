@@ -98,3 +98,11 @@ export interface ExecuteLedger extends ActivityLedger {
 export interface GatherLedger extends ActivityLedger {
   end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", at?: number): void;
 }
+
+/**
+ * The ledger of one get_data request served to a peer (`TaskJourneys.serve`): meter its
+ * disk-read, serialize and network (digest the bytes sent under `network`); `end()` settles it.
+ */
+export interface ServeLedger extends ActivityLedger {
+  end(outcome?: "ok" | "busy" | "missing" | "failed", at?: number): void;
+}

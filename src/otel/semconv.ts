@@ -31,6 +31,8 @@ export const ATTR_UNFINISHED = "taskjourney.unfinished";
 /** Span names: low-cardinality; the task span is `task <prefix>`, state spans carry the state's name. */
 export const SPAN_TASK_PREFIX = "task ";
 export const SPAN_GATHER_DEP = "gather_dep";
+/** The serving side of a traced gather_dep, on the worker that sent the data (`journeys.serve`). */
+export const SPAN_GET_DATA = "get_data";
 /** The span made of top-level thread-cpu / thread-noncpu digests of an execution. */
 export const SPAN_RUN = "run";
 
@@ -40,6 +42,9 @@ export const METRIC_EXECUTE_TIME = "task.execute.time";
 export const METRIC_GATHER_TIME = "task.gather.time";
 export const METRIC_WAIT_TIME = "task.wait.time";
 export const METRIC_GATHER_SIZE = "task.gather.size";
+/** get_data requests served to peers (`journeys.serve`): seconds by activity, bytes by outcome. */
+export const METRIC_SERVE_TIME = "task.serve.time";
+export const METRIC_SERVE_SIZE = "task.serve.size";
 /** Bytes and counts digested into execute ledgers (`ledger.digest("disk-read", 65536, "bytes")`). */
 export const METRIC_EXECUTE_SIZE = "task.execute.size";
 export const METRIC_EXECUTE_COUNT = "task.execute.count";

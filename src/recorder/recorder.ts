@@ -32,6 +32,7 @@ import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
 import type { StallRing } from "../model/stalls.js";
+import { Serve, ServeLedger, ServeTotals } from "./serve-ledger.js";
 
 const RELEASED = stateId("released");
 const WAITING = stateId("waiting");
@@ -102,6 +103,12 @@ export class Recorder implements LedgerHost {
    * and the span bridge to place them in a journey's visits, never written on the hot path.
    */
   stalls: StallRing | undefined = undefined;
+  /** What the get_data requests served to peers took (serve()), for task.serve.*. */
+  readonly serveTotals: ServeTotals;
+  /** Recently ended serves, a ring like the retained journeys, for explain(). */
+  private readonly served: Array<Serve | undefined>;
+  private servedNext = 0;
+  private serveIds = 0;
 
   constructor(config: RecorderConfig) {
     this.config = config;
@@ -123,6 +130,8 @@ export class Recorder implements LedgerHost {
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
     this.noLedger = new NoLedger();
+    this.serveTotals = new ServeTotals(this.activities.limit);
+    this.served = new Array<Serve | undefined>(config.retainedJourneys).fill(undefined);
   }
 
   // ---- time, ids, drops -------------------------------------------------------------------
@@ -459,6 +468,52 @@ export class Recorder implements LedgerHost {
     }
     const listener = this.listener;
     if (listener?.transferEnded !== undefined) this.notify("transferEnded", listener.transferEnded, transfer);
+  }
+
+  // ---- serving peers (serve-ledger.ts) ---------------------------------------------------------
+
+  /**
+   * Opens the ledger of one get_data request `peer` made of this worker for `keys`. The keys'
+   * journeys are not moved: serving data a worker holds is not a state of it.
+   */
+  serve(peer: string, keys: readonly Key[], at?: number): ServeLedger | NoLedger {
+    const time = this.now(at);
+    if (!Array.isArray(keys)) {
+      this.drop("invalid-key", "serve() takes an array of keys");
+      return this.noLedger;
+    }
+    const ids: Array<string | number> = [];
+    for (const key of keys) {
+      const id = this.idOf(key);
+      if (id !== undefined) ids.push(id);
+    }
+    const serve = new Serve(++this.serveIds, String(peer), ids, time);
+    return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
+  }
+
+  private serveEnded(serve: Serve): void {
+    const capacity = this.served.length;
+    if (capacity > 0) {
+      this.served[this.servedNext] = serve;
+      this.servedNext = this.servedNext + 1 === capacity ? 0 : this.servedNext + 1;
+    }
+    const listener = this.listener;
+    if (listener?.serveEnded !== undefined) this.notify("serveEnded", listener.serveEnded, serve);
+  }
+
+  /** The recently ended serves of `key`, oldest first. */
+  servesOf(key: Key): Serve[] {
+    const id = keyId(key);
+    const found: Serve[] = [];
+    if (id === undefined) return found;
+    const capacity = this.served.length;
+    for (let back = capacity; back >= 1; back--) {
+      let slot = this.servedNext - back;
+      if (slot < 0) slot += capacity;
+      const serve = this.served[slot];
+      if (serve !== undefined && serve.keyIds.includes(id)) found.push(serve);
+    }
+    return found;
   }
 
   // ---- reading ------------------------------------------------------------------------------
