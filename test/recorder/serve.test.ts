@@ -57,7 +57,7 @@ describe("serve()", () => {
       ["network", 0.025],
       ["other", 0.02],
     ]);
-    expect(formatBreakdown(journeys.explain("x-2")!)).toMatch(/served to peers\n└─ serve tcp:\/\/b\s+200\.0 ms\s+2\.0 KiB\n   ├─ serialize/);
+    expect(formatBreakdown(journeys.explain("x-2")!)).toMatch(/served to peers\n└─ serve tcp:\/\/b\s+200\.0 ms\s+2\.0 KiB\n {3}├─ serialize/);
     expect(journeys.explain("x-3")).toBeUndefined();
   });
 
