@@ -13,15 +13,19 @@
  *   - `instrument()` on the data store: spill (serialize, disk-write) and unspill (disk-read,
  *     deserialize) as activities of whatever execution or transfer caused them, and the spill
  *     files' sizes digested into the same ledger as bytes (task.execute.size);
+ *   - `journeys.serve` on each get_data request answered for a peer: a serve ledger (disk-read
+ *     and serialize through the instrumented store, network until the socket took the reply);
  *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
- *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them.
+ *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them;
+ *     `journeys.injectTransfer` of the gather_dep into the request and of the get_data into the
+ *     reply, `journeys.linkTransfer` on receiving it.
  */
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import type { ActivityLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+import type { ActivityLedger, GatherLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { SECEDING, sizeOf } from "./functions.mjs";
 import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
@@ -182,9 +186,15 @@ export class Worker {
 
   private handlePeer(connection: Connection, message: Message): void {
     if (message.op !== "get_data") return;
+    const keys = message.keys as string[];
+    // The serving side of the peer's gather_dep (Dask's get-data-* activities): reading spilled
+    // values back (disk-read) and serializing held ones, metered by the instrumented store, and
+    // the socket taking the reply (network). A traced request carries its gather_dep's context.
+    const ledger = this.journeys?.serve(String(message.who), keys, message.carrier as TraceCarrier | undefined);
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
       connection.reply(message, { op: "data", status: "busy" });
+      ledger?.end("busy");
       return;
     }
     this.outgoing++;
@@ -193,22 +203,36 @@ export class Worker {
     // Only keys whose journeys are traced have a carrier (about 1 in 100): no field, no object, otherwise.
     let carriers: Record<string, Record<string, string>> | undefined;
     let carrier: TraceCarrier = {};
-    for (const key of message.keys as string[]) {
-      const bytes = this.store.serialized(key);
-      if (bytes === undefined) continue;
-      data[key] = bytes;
-      // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
-      if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
-        (carriers ??= {})[key] = carrier as Record<string, string>;
-        carrier = {};
+    let bytes = 0;
+    within(ledger, () => {
+      for (const key of keys) {
+        const serialized = this.store.serialized(key);
+        if (serialized === undefined) continue;
+        data[key] = serialized;
+        bytes += serialized.byteLength;
+        // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
+        if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
+          (carriers ??= {})[key] = carrier as Record<string, string>;
+          carrier = {};
+        }
       }
-    }
+    });
     const reply: GetDataReply = { op: "data", status: "OK", data };
     if (carriers !== undefined) reply.carriers = carriers;
+    const serveCarrier: TraceCarrier = {};
+    if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) reply.serveCarrier = serveCarrier;
+    const sending = performance.now();
     connection.reply(message, reply);
+    const sent = () => {
+      this.outgoing--;
+      if (ledger === undefined) return;
+      ledger.digest("network", (performance.now() - sending) / 1000);
+      ledger.digest("network", bytes, "bytes");
+      ledger.end(bytes === 0 ? "missing" : "ok");
+    };
     // The transfer counts until the socket has taken all of it.
-    if (connection.socket.writableNeedDrain) connection.socket.once("drain", () => this.outgoing--);
-    else this.outgoing--;
+    if (connection.socket.writableNeedDrain) connection.socket.once("drain", sent);
+    else sent();
   }
 
   // ---- what the state machine asks for ---------------------------------------------------------
@@ -279,13 +303,17 @@ export class Worker {
       return { outcome: "failed", received };
     }
     let reply: GetDataReply;
+    // The gather_dep's trace context, for the serving peer's get_data span (traced transfers only).
+    const carrier: TraceCarrier = {};
+    const traced = ledger !== undefined && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
     try {
-      reply = await within(ledger, () => this.requestData(connection, keys));
+      reply = await within(ledger, () => this.requestData(connection, keys, traced ? carrier : undefined));
     } catch {
       connection.destroy();
       return { outcome: "failed", received };
     }
     this.peers.release(peer, connection);
+    if (ledger !== undefined && reply.serveCarrier !== undefined) this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
     let bytes = 0;
@@ -313,8 +341,8 @@ export class Worker {
     return this.peers.acquire(peer);
   }
 
-  requestData(connection: Connection, keys: string[]): Promise<GetDataReply> {
-    return connection.request<GetDataReply>({ op: "get_data", keys, who: this.address });
+  requestData(connection: Connection, keys: string[], carrier?: TraceCarrier): Promise<GetDataReply> {
+    return connection.request<GetDataReply>(carrier === undefined ? { op: "get_data", keys, who: this.address } : { op: "get_data", keys, who: this.address, carrier });
   }
 
   deserialize(bytes: Uint8Array): unknown {

@@ -159,6 +159,12 @@ describe("the cluster example", () => {
     expect(transferred.length).toBeGreaterThan(0);
     expect(gathers.every((span) => span.kind === 3 && span.role === "worker")).toBe(true);
     expect(attribute(transferred[0], "transfer.peer")).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    // The serving side: get_data spans on the workers that sent the data, SERVER children of the
+    // gather_dep that asked, and its activities and bytes in task.serve.*.
+    const gatherIds = new Set(gathers.map((span) => span.spanId));
+    const getData = spans.filter((span) => span.name === "get_data");
+    expect(getData.length).toBeGreaterThan(0);
+    expect(getData.every((span) => span.kind === 2 && span.role === "worker" && gatherIds.has(span.parentSpanId ?? ""))).toBe(true);
     const schedulerSpans = new Map(spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]));
     const nested = spans.filter((span) => span.role === "worker" && span.name.startsWith("task ") && schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId);
     expect(nested.length).toBeGreaterThan(0);
@@ -173,6 +179,11 @@ describe("the cluster example", () => {
     expect(summary.report.executeBytes["disk-read"]).toBeGreaterThan(32 * 1024);
     expect((summary.report.execute["disk-write"] ?? 0) + (summary.report.gather["disk-write"] ?? 0)).toBeGreaterThan(0);
     expect(summary.report.gatherBytes.ok).toBeGreaterThan(0);
+    // What was fetched was served: every byte a gather_dep received left a sender (a reply whose
+    // gather_dep was cancelled meanwhile is sent and not received), some read back from spill files.
+    expect(summary.report.serveBytes.ok).toBeGreaterThanOrEqual(summary.report.gatherBytes.ok);
+    expect(summary.report.serveBytes.ok).toBeLessThan(summary.report.gatherBytes.ok * 1.01);
+    expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
 
     // Two rounds, the measured one last; the scheduler decided every task of both, with live
     // statistics once a prefix had some.
