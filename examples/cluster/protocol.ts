@@ -70,6 +70,8 @@ export interface GetDataReply {
   carriers?: Record<string, Record<string, string>>;
   /** Trace context of the serving worker's get_data span, when the transfer is traced. */
   serveCarrier?: Record<string, string>;
+  /** Keys whose values are deflated (above the worker's COMPRESS_ABOVE). */
+  compressed?: string[];
   [field: string]: unknown;
 }
 

@@ -270,7 +270,7 @@ export function formatReport(report: ClusterReport): string {
   const counters = report.workers
     .map((worker) => {
       const c = worker.counters;
-      return `  ${worker.address}  pid ${worker.pid}: ${c.computed ?? 0} computed, ${c.keysFetched ?? 0} fetched in ${c.gathers ?? 0} gather_dep (${c.busy ?? 0} busy), ${c.spilled ?? 0} spilled, ${c.unspilled ?? 0} unspilled, ${c.seceded ?? 0} seceded`;
+      return `  ${worker.address}  pid ${worker.pid}: ${c.computed ?? 0} computed, ${c.keysFetched ?? 0} fetched in ${c.gathers ?? 0} gather_dep (${c.busy ?? 0} busy), ${c.spilled ?? 0} spilled, ${c.unspilled ?? 0} unspilled, ${c.seceded ?? 0} seceded${compression(c)}`;
     })
     .join("\n");
   sections.push(`Workers:\n${counters}`);
@@ -284,3 +284,9 @@ function statesOf(rows: readonly PrefixRow[], preferred: readonly string[]): str
   return preferred.filter((state) => rows.some((row) => (row.stateSeconds[state] ?? 0) > 0));
 }
 
+/** A worker's compression of get_data values, bytes in and out: "; compress 1.2 MiB → 300.0 KiB, decompress …". */
+function compression(c: Record<string, number>): string {
+  const part = (name: string, bytesIn: number | undefined, bytesOut: number | undefined) =>
+    (bytesIn ?? 0) > 0 ? `, ${name} ${taskjourney.formatBytes(bytesIn!)} → ${taskjourney.formatBytes(bytesOut ?? 0)}` : "";
+  return part("compress", c.compressIn, c.compressOut) + part("decompress", c.decompressIn, c.decompressOut);
+}

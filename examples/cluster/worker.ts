@@ -23,6 +23,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
+import zlib from "node:zlib";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { ActivityLedger, GatherLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
@@ -78,6 +79,8 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
         { method: "connectTo", activity: "connect" },
         { method: "requestData", activity: "network" },
         { method: "deserialize", activity: "deserialize" },
+        { method: "compress", activity: "compress" },
+        { method: "decompress", activity: "decompress" },
       ],
     }),
     taskjourney.instrument(store, journeys, {
@@ -94,6 +97,8 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
 }
 
 const SLOWEST_KEPT = 3;
+/** get_data values above this many bytes go compressed (deflate), as Dask compresses large frames. */
+export const COMPRESS_ABOVE = 16 * 1024;
 
 export class Worker {
   address = "";
@@ -108,7 +113,16 @@ export class Worker {
   private outgoing = 0;
   private closing = false;
   private readonly slowest: SlowJourney[] = [];
-  private readonly counters = { servedGetData: 0, answeredBusy: 0, explained: 0 };
+  private readonly counters = {
+    servedGetData: 0,
+    answeredBusy: 0,
+    explained: 0,
+    // Bytes in and out of compress (serving) and decompress (fetching).
+    compressIn: 0,
+    compressOut: 0,
+    decompressIn: 0,
+    decompressOut: 0,
+  };
   /** Process CPU time (all threads) when the first task arrived. */
   private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
 
@@ -204,10 +218,15 @@ export class Worker {
     let carriers: Record<string, Record<string, string>> | undefined;
     let carrier: TraceCarrier = {};
     let bytes = 0;
+    let compressed: string[] | undefined;
     within(ledger, () => {
       for (const key of keys) {
-        const serialized = this.store.serialized(key);
+        let serialized: Uint8Array | undefined = this.store.serialized(key);
         if (serialized === undefined) continue;
+        if (serialized.byteLength > COMPRESS_ABOVE) {
+          serialized = this.compress(serialized);
+          (compressed ??= []).push(key);
+        }
         data[key] = serialized;
         bytes += serialized.byteLength;
         // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
@@ -219,6 +238,7 @@ export class Worker {
     });
     const reply: GetDataReply = { op: "data", status: "OK", data };
     if (carriers !== undefined) reply.carriers = carriers;
+    if (compressed !== undefined) reply.compressed = compressed;
     const serveCarrier: TraceCarrier = {};
     if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) reply.serveCarrier = serveCarrier;
     const sending = performance.now();
@@ -319,15 +339,23 @@ export class Worker {
     let bytes = 0;
     for (const key of keys) if (data[key] !== undefined) bytes += data[key].byteLength;
     ledger?.digest("network", bytes, "bytes");
-    within(ledger, () => this.receive(keys, data, reply.carriers, received));
+    const compressed = reply.compressed === undefined ? undefined : new Set(reply.compressed);
+    within(ledger, () => this.receive(keys, data, reply.carriers, received, compressed));
     return { outcome: received.size === 0 ? "missing" : "ok", received };
   }
 
   /** Deserializes and stores what a get_data reply brought (spills it causes go to the transfer). */
-  private receive(keys: string[], data: Record<string, Uint8Array>, carriers: GetDataReply["carriers"], received: Map<string, number>): void {
+  private receive(
+    keys: string[],
+    data: Record<string, Uint8Array>,
+    carriers: GetDataReply["carriers"],
+    received: Map<string, number>,
+    compressed: Set<string> | undefined,
+  ): void {
     for (const key of keys) {
-      const serialized = data[key];
+      let serialized = data[key];
       if (serialized === undefined) continue;
+      if (compressed?.has(key) === true) serialized = this.decompress(serialized);
       const value = this.deserialize(serialized);
       const size = sizeOf(value);
       this.store.set(key, value, size);
@@ -343,6 +371,28 @@ export class Worker {
 
   requestData(connection: Connection, keys: string[], carrier?: TraceCarrier): Promise<GetDataReply> {
     return connection.request<GetDataReply>(carrier === undefined ? { op: "get_data", keys, who: this.address } : { op: "get_data", keys, who: this.address, carrier });
+  }
+
+  /** Deflates a serialized value for a peer; the bytes in and out go to the ledger (compress) and the counters. */
+  compress(bytes: Uint8Array): Uint8Array {
+    const out = zlib.deflateRawSync(bytes, { level: 1 });
+    this.counters.compressIn += bytes.byteLength;
+    this.counters.compressOut += out.byteLength;
+    const ledger = this.journeys?.currentLedger();
+    ledger?.digest("compress", bytes.byteLength, "bytes-in");
+    ledger?.digest("compress", out.byteLength, "bytes-out");
+    return out;
+  }
+
+  /** Inflates a value a peer sent compressed. */
+  decompress(bytes: Uint8Array): Uint8Array {
+    const out = zlib.inflateRawSync(bytes);
+    this.counters.decompressIn += bytes.byteLength;
+    this.counters.decompressOut += out.byteLength;
+    const ledger = this.journeys?.currentLedger();
+    ledger?.digest("decompress", bytes.byteLength, "bytes-in");
+    ledger?.digest("decompress", out.byteLength, "bytes-out");
+    return out;
   }
 
   deserialize(bytes: Uint8Array): unknown {

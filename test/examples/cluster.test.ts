@@ -184,6 +184,11 @@ describe("the cluster example", () => {
     expect(summary.report.serveBytes.ok).toBeGreaterThanOrEqual(summary.report.gatherBytes.ok);
     expect(summary.report.serveBytes.ok).toBeLessThan(summary.report.gatherBytes.ok * 1.01);
     expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
+    // 32 KiB values are above the 16 KiB threshold: deflated by the sender, inflated on receipt.
+    expect(counters.reduce((sum, c) => sum + (c.compressIn ?? 0), 0)).toBeGreaterThan(0);
+    expect(counters.reduce((sum, c) => sum + (c.decompressOut ?? 0), 0)).toBeGreaterThan(0);
+    expect(summary.report.serve.compress).toBeGreaterThan(0);
+    expect(summary.report.gather.decompress).toBeGreaterThan(0);
 
     // Two rounds, the measured one last; the scheduler decided every task of both, with live
     // statistics once a prefix had some.
