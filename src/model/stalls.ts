@@ -91,33 +91,36 @@ export class StallRing {
 
 /**
  * Places a visit's stall overlap among its breakdown `nodes` (the visit lasted `seconds`), the one
- * rule explain() and the trace rebuild share. A stall is measured over the visit, like a thread
- * digest, not metered inside it: it takes its time out of `other` (what no activity claimed)
- * first, and where activities claimed the whole visit it stands beside the activity it
- * interrupted. A visit with no activities gets `other` for the rest, so its nodes still add up.
- * `gc` holds one child per GC type.
+ * rule explain() and the trace rebuild share. A visit's nodes add up to its time, stalls or not:
+ * a stall takes its time out of what no activity claimed (`other`, or the whole visit when it has
+ * no activity), and only up to that. A stall inside a metered activity is part of that
+ * activity's time and is not shown apart (the state span's `task.stall.*` attributes still hold
+ * the whole overlap). `gc` holds one child per GC type, scaled alike when cut.
  */
 export function addStallNodes(nodes: BreakdownNode[], seconds: number, overlap: StallOverlap): void {
   let gc = 0;
   for (let kind = 1; kind < STALL_KINDS.length; kind++) gc += overlap[kind];
   const eventLoop = overlap[EVENT_LOOP_KIND];
   if (!(gc > EPSILON) && !(eventLoop > EPSILON)) return;
-  const hadActivities = nodes.length > 0;
   const otherIndex = nodes.findIndex((node) => node.name === OTHER_ACTIVITY);
+  if (otherIndex === -1 && nodes.length > 0) return;
   const other = otherIndex === -1 ? undefined : nodes.splice(otherIndex, 1)[0];
-  let unclaimed = other !== undefined ? other.seconds : hadActivities ? 0 : seconds;
-  if (gc > EPSILON) {
+  let unclaimed = other !== undefined ? other.seconds : seconds;
+  const gcShown = Math.min(gc, unclaimed);
+  if (gcShown > EPSILON) {
+    const scale = gcShown / gc;
     const children: BreakdownNode[] = [];
     for (let kind = 1; kind < STALL_KINDS.length; kind++) {
-      if (overlap[kind] > EPSILON) children.push({ name: STALL_KINDS[kind], seconds: overlap[kind], children: [] });
+      if (overlap[kind] * scale > EPSILON) children.push({ name: STALL_KINDS[kind], seconds: overlap[kind] * scale, children: [] });
     }
     children.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
-    addNode(nodes, GC_STALL, gc, children);
-    unclaimed -= gc;
+    addNode(nodes, GC_STALL, gcShown, children);
+    unclaimed -= gcShown;
   }
-  if (eventLoop > EPSILON) {
-    addNode(nodes, EVENT_LOOP_STALL, eventLoop);
-    unclaimed -= eventLoop;
+  const eventLoopShown = Math.min(eventLoop, unclaimed);
+  if (eventLoopShown > EPSILON) {
+    addNode(nodes, EVENT_LOOP_STALL, eventLoopShown);
+    unclaimed -= eventLoopShown;
   }
   if (unclaimed > EPSILON) nodes.push({ ...(other ?? { name: OTHER_ACTIVITY, children: [] }), seconds: unclaimed });
 }

@@ -71,14 +71,22 @@ describe("addStallNodes", () => {
     expect(nodes[0].children.map((n) => n.name)).toEqual(["major", "minor"]);
   });
 
-  it("stands beside the activities it interrupted when they claimed the whole visit", () => {
-    const nodes = [node("thread-cpu", 0.1)];
+  it("keeps the visit's sum: a stall inside the activities is theirs, and at most `other` is shown", () => {
+    const claimed = [node("thread-cpu", 0.1)];
     const overlap = new Float64Array(STALL_KINDS.length);
     overlap[MAJOR] = 0.018;
-    addStallNodes(nodes, 0.1, overlap);
-    expect(nodes.map((n) => [n.name, n.seconds])).toEqual([
-      ["thread-cpu", 0.1],
-      ["gc", 0.018],
+    addStallNodes(claimed, 0.1, overlap);
+    expect(claimed).toEqual([node("thread-cpu", 0.1)]);
+    const partly = [node("thread-cpu", 0.09), node("other", 0.01)];
+    overlap[MINOR] = 0.002; // 20 ms of GC, 10 ms unclaimed: each type scaled by a half
+    addStallNodes(partly, 0.1, overlap);
+    expect(partly.map((n) => [n.name, Number(n.seconds.toFixed(9))])).toEqual([
+      ["thread-cpu", 0.09],
+      ["gc", 0.01],
+    ]);
+    expect(partly[1].children.map((n) => [n.name, Number(n.seconds.toFixed(9))])).toEqual([
+      ["major", 0.009],
+      ["minor", 0.001],
     ]);
   });
 

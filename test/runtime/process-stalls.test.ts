@@ -78,12 +78,12 @@ describe("a real garbage collection", () => {
     journeys.transition("big-1", "released", "waiting");
     journeys.transition("big-1", "waiting", "ready");
     const ledger = journeys.execute("big-1");
-    ledger.meter("thread-cpu", () => {
-      // A million numbers made and dropped, then a full collection while the task executes.
-      const garbage = Array.from({ length: 200 }, () => new Array<number>(5000).fill(1));
-      expect(garbage.length).toBe(200);
-      gc();
-    });
+    ledger.meter("deserialize", () => 0);
+    // A million numbers made and dropped, then a full collection while the task executes, on
+    // this thread but outside its metered activities (as while a pool thread computes it).
+    const garbage = Array.from({ length: 200 }, () => new Array<number>(5000).fill(1));
+    expect(garbage.length).toBe(200);
+    gc();
     // PerformanceObserver delivers gc entries asynchronously: let it, before the task ends.
     await new Promise((resolve) => setTimeout(resolve, 50));
     ledger.end("memory");
