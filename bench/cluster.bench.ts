@@ -1,7 +1,7 @@
 /**
  * Overhead of taskjourney on a real workload: the cluster example (scheduler + worker processes,
  * piscina threads, TCP transfers) runs the same graph with telemetry off and on — metrics on,
- * traces at ratio 0.01 — alternating, at least 5 times each. The measure is the run time the
+ * traces at ratio 0.01 — alternating, 10 times each by default (--runs). The measure is the run time the
  * scheduler reports (graph submitted → result in hand), so process start-up and the final export
  * are left out; the result is the ratio of the medians. Target: ≤ 1.01. The CPU time of all the
  * processes over the run (threads included) is reported beside it: on a busy machine it is the
@@ -12,7 +12,7 @@
  * first round (a cold cluster: V8 still compiling the code on the task path, taskjourney's and the
  * cluster's own) is reported beside it as "cold". --warmup 0 measures the cold round alone.
  *
- *     npx tsx bench/cluster.bench.ts [--runs 5] [--workload reduction] [--size 2000]
+ *     npx tsx bench/cluster.bench.ts [--runs 10] [--workload reduction] [--size 2000]
  *                                    [--workers 3] [--threads 2] [--trace-ratio 0.01]
  *                                    [--warmup 1] [--attribute]
  *
@@ -38,7 +38,7 @@ const MAIN = path.join(ROOT, "examples/cluster/main.ts");
 
 const { values } = parseArgs({
   options: {
-    runs: { type: "string", default: "5" },
+    runs: { type: "string", default: "10" },
     workload: { type: "string", default: "reduction" },
     size: { type: "string", default: "2000" },
     workers: { type: "string", default: "3" },
@@ -48,7 +48,7 @@ const { values } = parseArgs({
     attribute: { type: "boolean", default: false },
   },
 });
-const runs = Math.max(5, Number(values.runs));
+const runs = Math.max(3, Number(values.runs));
 const warmup = Math.max(0, Number(values.warmup));
 
 type Mode = "off" | "on" | "metrics";
@@ -63,6 +63,8 @@ interface Sample {
   runSeconds: number;
   wallSeconds: number;
   cpuSeconds: number;
+  /** The scheduler process's part of cpuSeconds (the rest: the worker processes and their threads). */
+  schedulerCpuSeconds: number;
   /** The first round's run and CPU seconds: the cold cluster (the measured round itself when --warmup 0). */
   coldRunSeconds: number;
   coldCpuSeconds: number;
@@ -104,6 +106,7 @@ function runOnce(mode: Mode): Promise<Sample> {
           runSeconds: summary.runSeconds,
           wallSeconds: summary.wallSeconds,
           cpuSeconds: summary.cpuSeconds,
+          schedulerCpuSeconds: summary.schedulerCpuSeconds,
           coldRunSeconds: cold.runSeconds,
           coldCpuSeconds: cold.cpuSeconds,
           tasks: summary.tasks,
@@ -147,8 +150,9 @@ for (let round = 0; round < runs; round++) {
 const results = new Set(MODES.flatMap((mode) => samples[mode].map((sample) => JSON.stringify(sample.result))));
 if (results.size !== 1) throw new Error(`runs disagree on the result: ${[...results].join(" vs ")}`);
 
-type Field = "runSeconds" | "cpuSeconds" | "wallSeconds" | "coldRunSeconds" | "coldCpuSeconds";
-const seconds = (mode: Mode, field: Field) => samples[mode].map((sample) => sample[field]);
+type Field = "runSeconds" | "cpuSeconds" | "schedulerCpuSeconds" | "workerCpuSeconds" | "wallSeconds" | "coldRunSeconds" | "coldCpuSeconds";
+const seconds = (mode: Mode, field: Field) =>
+  samples[mode].map((sample) => (field === "workerCpuSeconds" ? sample.cpuSeconds - sample.schedulerCpuSeconds : sample[field]));
 const median = (mode: Mode, field: Field) => quantile(seconds(mode, field), 0.5);
 const cases: CaseResult[] = MODES.map((mode) => {
   const times = seconds(mode, "runSeconds");
@@ -186,6 +190,18 @@ for (const mode of MODES.filter((mode) => mode !== "off")) {
       (warmup > 0 ? `, ${added("coldCpuSeconds").toFixed(0)} µs cold` : "") +
       ` (telemetry off: ${((median("off", "cpuSeconds") / tasks) * 1e6).toFixed(0)} µs per task)`,
   );
+  // The spread: the runs of one round ran side by side in time, so their difference cancels the
+  // machine's drift; the quartiles of those per-round differences say how far to trust the median.
+  for (const [field, role] of [["cpuSeconds", "all processes"], ["schedulerCpuSeconds", "scheduler"], ["workerCpuSeconds", "workers + threads"]] as const) {
+    const on = seconds(mode, field);
+    const off = seconds("off", field);
+    const paired = on.map((value, index) => ((value - off[index]) / tasks) * 1e6);
+    notes.push(
+      `  per round, ${mode} − off, ${role}: median ${quantile(paired, 0.5).toFixed(1)} µs per task, ` +
+        `quartiles ${quantile(paired, 0.25).toFixed(1)}…${quantile(paired, 0.75).toFixed(1)}, range ${Math.min(...paired).toFixed(1)}…${Math.max(...paired).toFixed(1)}` +
+        ` (off: ${((quantile(off, 0.5) / tasks) * 1e6).toFixed(0)} µs per task)`,
+    );
+  }
 }
 notes.push(
   `ratio of median wall times, start-up and final export included (on / off): ${(median("on", "wallSeconds") / median("off", "wallSeconds")).toFixed(3)}×`,

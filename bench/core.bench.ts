@@ -20,6 +20,7 @@
  * Run: node --expose-gc --import tsx bench/core.bench.ts [--cpu-time] [--verbose]
  */
 import type { TaskJourneys as TaskJourneysType, TaskJourneysOptions } from "../src/index.js";
+import { ProxyTracerProvider } from "@opentelemetry/api";
 import { clockNs, do_not_optimize, runSuite } from "./harness.js";
 import { library, source } from "./lib.js";
 import { ACTIVITIES, countingClock, keyPool, noWork, prefixNames, workerJourney } from "./workload.js";
@@ -51,9 +52,10 @@ const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
 /** Sampling off: no head sampling and no tail sampling, so recording alone is measured (spans.bench.ts measures spans). */
 const SAMPLING_OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
 
-function makeJourneys(options: Pick<TaskJourneysOptions, "clock" | "sampling"> = {}): TaskJourneys {
+function makeJourneys(options: Pick<TaskJourneysOptions, "clock" | "sampling" | "tracerProvider"> = {}): TaskJourneys {
   const journeys = new TaskJourneys({
     role: "worker",
+    tracerProvider: options.tracerProvider,
     sampling: options.sampling ?? SAMPLING_OFF,
     prefixLimit: PREFIXES,
     clock: options.clock ?? clock,
@@ -80,7 +82,10 @@ function fullJourney(): void {
 
 // Default sampling but no head sampling: tail sampling (keep journeys slower than their prefix's
 // p99) records every journey's duration once more; kept journeys go to the global (no-op) tracer.
-const tailJourneys = makeJourneys({ sampling: { ratio: 0 } });
+// (A provider handing out the no-op tracer, but not the no-op provider itself, which would turn
+// spans and so tail sampling off altogether.)
+const noopTracer = new ProxyTracerProvider().getTracer("bench");
+const tailJourneys = makeJourneys({ sampling: { ratio: 0 }, tracerProvider: { getTracer: () => noopTracer } });
 let tailNext = 0;
 function tailSampledJourney(): void {
   workerJourney(tailJourneys, keys[tailNext++ & mask]);

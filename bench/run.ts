@@ -32,9 +32,9 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, "..");
 
 /** The order to run them in when all are asked for: the quick overhead benchmarks first. */
-const PREFERRED_ORDER = ["core", "spans", "wrap", "cluster", "memory"];
+const PREFERRED_ORDER = ["core", "spans", "wrap", "scale", "cluster", "memory"];
 /** Run only when named: they take long or need tools beyond Node (valgrind). */
-const ON_REQUEST = ["instructions"];
+const ON_REQUEST = ["instructions", "cluster-instructions"];
 
 function discover(): string[] {
   const names = readdirSync(benchDir)
@@ -64,7 +64,9 @@ if (!Number.isInteger(repeat) || repeat < 1) {
   process.exit(2);
 }
 
-const selected = wanted.length === 0 ? available.filter((name) => !ON_REQUEST.includes(name)) : available.filter((name) => wanted.some((want) => name === want || name.includes(want)));
+// A name that is a benchmark's whole name means that one only ("cluster", not also "cluster-instructions").
+const matches = (name: string, want: string): boolean => name === want || (!available.includes(want) && name.includes(want));
+const selected = wanted.length === 0 ? available.filter((name) => !ON_REQUEST.includes(name)) : available.filter((name) => wanted.some((want) => matches(name, want)));
 const unknown = wanted.filter((want) => !available.some((name) => name === want || name.includes(want)));
 if (unknown.length > 0) {
   console.error(`bench: no benchmark named ${unknown.map((name) => `"${name}"`).join(", ")}; there are: ${available.join(", ")}`);

@@ -4,6 +4,9 @@
 #
 #   collector/backends.sh install   build/install into the cache (idempotent, stamped)
 #   collector/backends.sh start     start all three in the background, wait until ready
+#   collector/backends.sh start --agent-gateway   also the agent + gateway layout of
+#                                   agent-gateway/: two gateway collectors (tail sampling, export
+#                                   to this Jaeger and Prometheus) and an agent routing to them
 #   collector/backends.sh stop      stop them by PID (TERM, then KILL after a bound)
 #   collector/backends.sh status    what runs (exit 0 only when all three are up and ready)
 #   collector/backends.sh env       `export NAME='value'` lines for tests (--json: one object)
@@ -34,6 +37,15 @@
 #   TJ_PROMETHEUS_PORT 19090                                  Prometheus
 #   TJ_TRACES_FILE       default $TASKJOURNEY_RUN_DIR/traces.jsonl (collector file exporter)
 #   TJ_TAIL_DECISION_WAIT 2s, TJ_TAIL_LATENCY_MS 1000, TJ_TAIL_SAMPLING_PERCENT 100
+#   With start --agent-gateway (agent-gateway/agent.yaml + static-gateways.yaml, gateway.yaml):
+#   TJ_AGENT_OTLP_GRPC_PORT 21001, TJ_AGENT_OTLP_HTTP_PORT 21002   agent OTLP in
+#   TJ_AGENT_HEALTH_PORT 21003, TJ_AGENT_METRICS_PORT 21004         agent health_check, own metrics
+#   TJ_GATEWAY_1_OTLP_GRPC_PORT 21005, TJ_GATEWAY_1_OTLP_HTTP_PORT 21006,
+#   TJ_GATEWAY_1_HEALTH_PORT 21007, TJ_GATEWAY_1_METRICS_PORT 21008   gateway 1
+#   TJ_GATEWAY_2_OTLP_GRPC_PORT 22105, TJ_GATEWAY_2_OTLP_HTTP_PORT 22106,
+#   TJ_GATEWAY_2_HEALTH_PORT 22107, TJ_GATEWAY_2_METRICS_PORT 22108   gateway 2
+#   TJ_GATEWAY_TAIL_DECISION_WAIT 5s, TJ_GATEWAY_TAIL_LATENCY_MS 2000,
+#   TJ_GATEWAY_TAIL_SAMPLING_PERCENT 0 (only failed and slow traces are kept)
 #   TJ_START_TIMEOUT 90 (s), TJ_STOP_TIMEOUT 10 (s)
 #   TJ_LOCK_TIMEOUT 1800 (s): how long to wait for another caller's install (or this
 #                        checkout's start/stop) to release its lock; reported every 30 s
@@ -72,7 +84,7 @@ OCB_BIN="$BIN/builder"
 STARTED_ENV="$RUN/started.env"
 if [[ -f "$STARTED_ENV" ]]; then
   while IFS='=' read -r k v; do
-    [[ "$k" =~ ^TJ_[A-Z_]+$ && -z "${!k:-}" ]] && export "$k=$v"
+    [[ "$k" =~ ^TJ_[A-Z0-9_]+$ && -z "${!k:-}" ]] && export "$k=$v"
   done <"$STARTED_ENV"
 fi
 # Offsets are multiples of 10 below 1000: the default ports differ from each other by 1, 201,
@@ -94,6 +106,23 @@ export TJ_JAEGER_QUERY_PORT="${TJ_JAEGER_QUERY_PORT:-$(port 26686)}"
 export TJ_JAEGER_QUERY_GRPC_PORT="${TJ_JAEGER_QUERY_GRPC_PORT:-$(port 26685)}"
 export TJ_PROMETHEUS_PORT="${TJ_PROMETHEUS_PORT:-$(port 19090)}"
 export TJ_TRACES_FILE="${TJ_TRACES_FILE:-$RUN/traces.jsonl}"
+# The agent + gateway layout: at most ten ports per block of 1000, with distinct last digits
+# (21001-21008), and the second gateway's more than 990 away from them, so the rule above holds.
+export TJ_AGENT_OTLP_GRPC_PORT="${TJ_AGENT_OTLP_GRPC_PORT:-$(port 21001)}"
+export TJ_AGENT_OTLP_HTTP_PORT="${TJ_AGENT_OTLP_HTTP_PORT:-$(port 21002)}"
+export TJ_AGENT_HEALTH_PORT="${TJ_AGENT_HEALTH_PORT:-$(port 21003)}"
+export TJ_AGENT_METRICS_PORT="${TJ_AGENT_METRICS_PORT:-$(port 21004)}"
+export TJ_GATEWAY_1_OTLP_GRPC_PORT="${TJ_GATEWAY_1_OTLP_GRPC_PORT:-$(port 21005)}"
+export TJ_GATEWAY_1_OTLP_HTTP_PORT="${TJ_GATEWAY_1_OTLP_HTTP_PORT:-$(port 21006)}"
+export TJ_GATEWAY_1_HEALTH_PORT="${TJ_GATEWAY_1_HEALTH_PORT:-$(port 21007)}"
+export TJ_GATEWAY_1_METRICS_PORT="${TJ_GATEWAY_1_METRICS_PORT:-$(port 21008)}"
+export TJ_GATEWAY_2_OTLP_GRPC_PORT="${TJ_GATEWAY_2_OTLP_GRPC_PORT:-$(port 22105)}"
+export TJ_GATEWAY_2_OTLP_HTTP_PORT="${TJ_GATEWAY_2_OTLP_HTTP_PORT:-$(port 22106)}"
+export TJ_GATEWAY_2_HEALTH_PORT="${TJ_GATEWAY_2_HEALTH_PORT:-$(port 22107)}"
+export TJ_GATEWAY_2_METRICS_PORT="${TJ_GATEWAY_2_METRICS_PORT:-$(port 22108)}"
+export TJ_GATEWAY_TAIL_DECISION_WAIT="${TJ_GATEWAY_TAIL_DECISION_WAIT:-5s}"
+export TJ_GATEWAY_TAIL_LATENCY_MS="${TJ_GATEWAY_TAIL_LATENCY_MS:-2000}"
+export TJ_GATEWAY_TAIL_SAMPLING_PERCENT="${TJ_GATEWAY_TAIL_SAMPLING_PERCENT:-0}"
 START_TIMEOUT="${TJ_START_TIMEOUT:-90}"
 STOP_TIMEOUT="${TJ_STOP_TIMEOUT:-10}"
 LOCK_TIMEOUT="${TJ_LOCK_TIMEOUT:-1800}"
@@ -104,6 +133,7 @@ JAEGER_QUERY_URL="http://$H:$TJ_JAEGER_QUERY_PORT"
 PROMETHEUS_URL="http://$H:$TJ_PROMETHEUS_PORT"
 
 SERVICES=(prometheus jaeger collector)   # start order; stop goes in reverse
+AGENT_GATEWAY_SERVICES=(gateway-1 gateway-2 agent)   # start --agent-gateway, after SERVICES
 
 log() { printf '[backends] %s\n' "$*" >&2; }
 die() { printf '[backends] error: %s\n' "$*" >&2; exit 1; }
@@ -364,6 +394,7 @@ bin_of() {
     collector) echo "$OTELCOL_BIN" ;;
     jaeger) echo "$JAEGER_BIN" ;;
     prometheus) prometheus_bin ;;
+    agent|gateway-*) echo "$OTELCOL_BIN" ;;
   esac
 }
 
@@ -378,7 +409,7 @@ running_pid() {
   kill -0 "$pid" 2>/dev/null || return 0
   exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
   case "$1" in
-    collector) [[ "$exe" == *otelcol-taskjourney* ]] || return 0 ;;
+    collector|agent|gateway-*) [[ "$exe" == *otelcol-taskjourney* ]] || return 0 ;;
     jaeger) [[ "$exe" == */jaeger* ]] || return 0 ;;
     prometheus) [[ "$exe" == *prometheus* ]] || return 0 ;;
   esac
@@ -392,6 +423,9 @@ ports_of() {
     collector) echo "$TJ_OTLP_GRPC_PORT $TJ_OTLP_HTTP_PORT $TJ_COLLECTOR_HEALTH_PORT $TJ_PROM_EXPORTER_PORT $TJ_COLLECTOR_METRICS_PORT" ;;
     jaeger) echo "$TJ_JAEGER_OTLP_GRPC_PORT $TJ_JAEGER_OTLP_HTTP_PORT $TJ_JAEGER_QUERY_PORT $TJ_JAEGER_QUERY_GRPC_PORT" ;;
     prometheus) echo "$TJ_PROMETHEUS_PORT" ;;
+    agent) echo "$TJ_AGENT_OTLP_GRPC_PORT $TJ_AGENT_OTLP_HTTP_PORT $TJ_AGENT_HEALTH_PORT $TJ_AGENT_METRICS_PORT" ;;
+    gateway-1) echo "$TJ_GATEWAY_1_OTLP_GRPC_PORT $TJ_GATEWAY_1_OTLP_HTTP_PORT $TJ_GATEWAY_1_HEALTH_PORT $TJ_GATEWAY_1_METRICS_PORT" ;;
+    gateway-2) echo "$TJ_GATEWAY_2_OTLP_GRPC_PORT $TJ_GATEWAY_2_OTLP_HTTP_PORT $TJ_GATEWAY_2_HEALTH_PORT $TJ_GATEWAY_2_METRICS_PORT" ;;
   esac
 }
 
@@ -400,6 +434,9 @@ ready() {
     collector) curl -fsS -o /dev/null --max-time 2 "$COLLECTOR_HEALTH_URL" 2>/dev/null ;;
     jaeger) curl -fsS -o /dev/null --max-time 2 "$JAEGER_QUERY_URL/api/services" 2>/dev/null ;;
     prometheus) curl -fsS -o /dev/null --max-time 2 "$PROMETHEUS_URL/-/ready" 2>/dev/null ;;
+    agent) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_AGENT_HEALTH_PORT/" 2>/dev/null ;;
+    gateway-1) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_GATEWAY_1_HEALTH_PORT/" 2>/dev/null ;;
+    gateway-2) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_GATEWAY_2_HEALTH_PORT/" 2>/dev/null ;;
   esac
 }
 
@@ -447,6 +484,29 @@ start_one() {
       [[ -f "$TJ_TRACES_FILE" ]] && mv -f "$TJ_TRACES_FILE" "$TJ_TRACES_FILE.prev"
       launch collector "$b" --config "file:$HERE/otelcol.yaml"
       ;;
+    gateway-1|gateway-2)
+      # The shipped gateway.yaml, on this checkout's ports, exporting to this checkout's Jaeger
+      # and Prometheus.
+      local n="${name#gateway-}" grpc http health metrics
+      grpc="TJ_GATEWAY_${n}_OTLP_GRPC_PORT"; http="TJ_GATEWAY_${n}_OTLP_HTTP_PORT"
+      health="TJ_GATEWAY_${n}_HEALTH_PORT"; metrics="TJ_GATEWAY_${n}_METRICS_PORT"
+      launch "$name" env \
+        GATEWAY_BIND_HOST="$H" GATEWAY_OTLP_GRPC_PORT="${!grpc}" GATEWAY_OTLP_HTTP_PORT="${!http}" \
+        GATEWAY_HEALTH_PORT="${!health}" GATEWAY_METRICS_PORT="${!metrics}" \
+        TRACES_OTLP_ENDPOINT="$H:$TJ_JAEGER_OTLP_GRPC_PORT" \
+        PROMETHEUS_REMOTE_WRITE_URL="http://$H:$TJ_PROMETHEUS_PORT/api/v1/write" \
+        TAIL_DECISION_WAIT="$TJ_GATEWAY_TAIL_DECISION_WAIT" TAIL_LATENCY_MS="$TJ_GATEWAY_TAIL_LATENCY_MS" \
+        TAIL_SAMPLING_PERCENT="$TJ_GATEWAY_TAIL_SAMPLING_PERCENT" \
+        "$b" --config "file:$HERE/agent-gateway/gateway.yaml"
+      ;;
+    agent)
+      # The shipped agent.yaml with the static-gateways.yaml overlay: both gateways, on loopback.
+      launch agent env \
+        AGENT_BIND_HOST="$H" AGENT_OTLP_GRPC_PORT="$TJ_AGENT_OTLP_GRPC_PORT" AGENT_OTLP_HTTP_PORT="$TJ_AGENT_OTLP_HTTP_PORT" \
+        AGENT_HEALTH_PORT="$TJ_AGENT_HEALTH_PORT" AGENT_METRICS_PORT="$TJ_AGENT_METRICS_PORT" \
+        GATEWAY_ENDPOINTS="[$H:$TJ_GATEWAY_1_OTLP_GRPC_PORT, $H:$TJ_GATEWAY_2_OTLP_GRPC_PORT]" \
+        "$b" --config "file:$HERE/agent-gateway/agent.yaml" --config "file:$HERE/agent-gateway/static-gateways.yaml"
+      ;;
   esac
   log "$name: started (pid $(cat "$(pid_file "$name")"), log $(log_file "$name"))"
 }
@@ -468,14 +528,30 @@ wait_ready() {
   done
 }
 
+# This checkout's services: the three, and the agent + gateway layout once started (until stop).
+all_services() {
+  local name
+  printf '%s\n' "${SERVICES[@]}"
+  for name in "${AGENT_GATEWAY_SERVICES[@]}"; do
+    if [[ "${TJ_AGENT_GATEWAY:-0}" == 1 || -n "$(running_pid "$name")" ]]; then echo "$name"; fi
+  done
+}
+
 cmd_start() {
+  local agent_gateway=0
+  case "${1:-}" in
+    "") ;;
+    --agent-gateway) agent_gateway=1 ;;
+    *) usage_die "start: unknown option '$1' (start [--agent-gateway])" ;;
+  esac
   with_run_lock
   local t; t=$(now)
   command -v curl >/dev/null 2>&1 || die "curl is needed"
   mkdir -p "$RUN"
-  local name p
+  local name p wanted=("${SERVICES[@]}")
+  [[ "$agent_gateway" == 1 ]] && wanted+=("${AGENT_GATEWAY_SERVICES[@]}")
   # Check every port first, so that a clash fails before anything is started.
-  for name in "${SERVICES[@]}"; do
+  for name in "${wanted[@]}"; do
     [[ -n "$(running_pid "$name")" ]] && continue
     for p in $(ports_of "$name"); do
       port_busy "$p" && die "$name: port $H:$p is already in use by another process (override with the TJ_*_PORT variables)"
@@ -483,10 +559,20 @@ cmd_start() {
   done
   # Prometheus and Jaeger first: the collector's exporters point at them.
   env_pairs | grep '^TJ_' | grep -v '_URL=\|_ENDPOINT=' >"$STARTED_ENV"
+  # Once started, the layout is part of this checkout's set (status, logs) until `stop`.
+  if [[ "$agent_gateway" == 1 || "${TJ_AGENT_GATEWAY:-0}" == 1 ]]; then echo "TJ_AGENT_GATEWAY=1" >>"$STARTED_ENV"; fi
   for name in prometheus jaeger; do start_one "$name"; done
   for name in prometheus jaeger; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
   start_one collector
   wait_ready collector || { stop_all; die "collector did not become ready"; }
+  if [[ "$agent_gateway" == 1 ]]; then
+    # The gateways first: the agent sends to them from its first batch on.
+    for name in gateway-1 gateway-2; do start_one "$name"; done
+    for name in gateway-1 gateway-2; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
+    start_one agent
+    wait_ready agent || { stop_all; die "agent did not become ready"; }
+    log "agent + gateways ready: agent OTLP http://$H:$TJ_AGENT_OTLP_HTTP_PORT (HTTP) / $H:$TJ_AGENT_OTLP_GRPC_PORT (gRPC) → gateways $H:$TJ_GATEWAY_1_OTLP_GRPC_PORT, $H:$TJ_GATEWAY_2_OTLP_GRPC_PORT (tail sampling) → Jaeger, Prometheus"
+  fi
   log "all ready in $(elapsed "$t") s: OTLP http://$H:$TJ_OTLP_HTTP_PORT (HTTP) / $H:$TJ_OTLP_GRPC_PORT (gRPC), Jaeger $JAEGER_QUERY_URL, Prometheus $PROMETHEUS_URL"
 }
 
@@ -530,8 +616,10 @@ stop_services() {
 }
 
 stop_all() {
-  # Collector first, so that it can flush to Jaeger and Prometheus on shutdown; then
-  # those two together.
+  # The agent first, then the gateways, then the collector, so that each can flush to the
+  # next on shutdown; then Jaeger and Prometheus together.
+  stop_services agent
+  stop_services gateway-1 gateway-2
   stop_services collector
   stop_services jaeger prometheus
   rm -f "$STARTED_ENV"
@@ -542,8 +630,9 @@ cmd_stop() { with_run_lock; stop_all; }
 cmd_status() {
   local json=0 all=0 name pid st
   [[ "${1:-}" == "--json" ]] && json=1
-  local out=()
-  for name in "${SERVICES[@]}"; do
+  local out=() names
+  mapfile -t names < <(all_services)
+  for name in "${names[@]}"; do
     pid="$(running_pid "$name")"
     if [[ -z "$pid" ]]; then st=stopped
     elif ready "$name"; then st=ready; all=$((all + 1))
@@ -555,7 +644,7 @@ cmd_status() {
     fi
   done
   if [[ "$json" == 1 ]]; then (IFS=,; printf '{%s}\n' "${out[*]}"); fi
-  [[ "$all" == "${#SERVICES[@]}" ]]
+  [[ "$all" == "${#names[@]}" ]]
 }
 
 env_pairs() {
@@ -584,6 +673,27 @@ TJ_JAEGER_OTLP_HTTP_PORT=$TJ_JAEGER_OTLP_HTTP_PORT
 TJ_JAEGER_QUERY_PORT=$TJ_JAEGER_QUERY_PORT
 TJ_JAEGER_QUERY_GRPC_PORT=$TJ_JAEGER_QUERY_GRPC_PORT
 TJ_PROMETHEUS_PORT=$TJ_PROMETHEUS_PORT
+TJ_AGENT_OTLP_HTTP_ENDPOINT=http://$H:$TJ_AGENT_OTLP_HTTP_PORT
+TJ_AGENT_OTLP_GRPC_ENDPOINT=http://$H:$TJ_AGENT_OTLP_GRPC_PORT
+TJ_AGENT_HEALTH_URL=http://$H:$TJ_AGENT_HEALTH_PORT/
+TJ_AGENT_METRICS_URL=http://$H:$TJ_AGENT_METRICS_PORT/metrics
+TJ_GATEWAY_1_METRICS_URL=http://$H:$TJ_GATEWAY_1_METRICS_PORT/metrics
+TJ_GATEWAY_2_METRICS_URL=http://$H:$TJ_GATEWAY_2_METRICS_PORT/metrics
+TJ_AGENT_OTLP_GRPC_PORT=$TJ_AGENT_OTLP_GRPC_PORT
+TJ_AGENT_OTLP_HTTP_PORT=$TJ_AGENT_OTLP_HTTP_PORT
+TJ_AGENT_HEALTH_PORT=$TJ_AGENT_HEALTH_PORT
+TJ_AGENT_METRICS_PORT=$TJ_AGENT_METRICS_PORT
+TJ_GATEWAY_1_OTLP_GRPC_PORT=$TJ_GATEWAY_1_OTLP_GRPC_PORT
+TJ_GATEWAY_1_OTLP_HTTP_PORT=$TJ_GATEWAY_1_OTLP_HTTP_PORT
+TJ_GATEWAY_1_HEALTH_PORT=$TJ_GATEWAY_1_HEALTH_PORT
+TJ_GATEWAY_1_METRICS_PORT=$TJ_GATEWAY_1_METRICS_PORT
+TJ_GATEWAY_2_OTLP_GRPC_PORT=$TJ_GATEWAY_2_OTLP_GRPC_PORT
+TJ_GATEWAY_2_OTLP_HTTP_PORT=$TJ_GATEWAY_2_OTLP_HTTP_PORT
+TJ_GATEWAY_2_HEALTH_PORT=$TJ_GATEWAY_2_HEALTH_PORT
+TJ_GATEWAY_2_METRICS_PORT=$TJ_GATEWAY_2_METRICS_PORT
+TJ_GATEWAY_TAIL_DECISION_WAIT=$TJ_GATEWAY_TAIL_DECISION_WAIT
+TJ_GATEWAY_TAIL_LATENCY_MS=$TJ_GATEWAY_TAIL_LATENCY_MS
+TJ_GATEWAY_TAIL_SAMPLING_PERCENT=$TJ_GATEWAY_TAIL_SAMPLING_PERCENT
 EOF
 }
 
@@ -607,7 +717,8 @@ cmd_env() {
 }
 
 cmd_logs() {
-  local names=("${SERVICES[@]}")
+  local names
+  mapfile -t names < <(all_services)
   [[ -n "${1:-}" ]] && names=("$1")
   local n
   for n in "${names[@]}"; do
@@ -651,5 +762,5 @@ case "${1:-}" in
   env) shift; cmd_env "$@" ;;
   logs) shift; cmd_logs "$@" ;;
   clean) shift; cmd_clean ;;
-  *) usage_die "usage: $0 install|start|stop|restart|status [--json]|env [--json]|logs [name]|clean" ;;
+  *) usage_die "usage: $0 install|start [--agent-gateway]|stop|restart|status [--json]|env [--json]|logs [name]|clean" ;;
 esac

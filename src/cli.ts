@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `taskjourney` command: explain a task from a trace file, render the HTML report.
- * Exit codes: 0 done, 1 bad data (file missing or unreadable, key not found), 2 bad usage.
+ * The `taskjourney` command: explain a task from trace files, render the HTML report.
+ * Exit codes: 0 done, 1 bad data (file missing, unreadable, too large or malformed, key not
+ * found), 2 bad usage. Everything printed that comes from a file is terminal-safe.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -9,28 +10,37 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { VERSION } from "./version.js";
 import { formatBreakdown } from "./report/format.js";
-import { breakdownFromSpans, breakdownsFromSpans, decodeOtlpJson, renderHtmlReport, reportDataFrom, SpanIndex } from "./report.js";
+import { breakdownFromSpans, breakdownsFromSpans, renderHtmlReport, reportDataFromTelemetry, SpanIndex } from "./report.js";
 import { keysInSpans } from "./report/from-trace.js";
+import { loadEcharts } from "./report/html.js";
+import { DEFAULT_MAX_BYTES } from "./report/input-files.js";
+import { readTelemetryFiles, type TelemetryFiles } from "./report/inputs.js";
+import { terminalSafe, terminalSafeLines } from "./report/terminal.js";
 
 export const USAGE = `taskjourney ${VERSION}: where every task's time goes
 
 Usage:
-  taskjourney explain <key> --from <spans.jsonl> [--json] [--all]
-  taskjourney report --from <summary.json> [--out <report.html>] [--title <text>]
+  taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]
+  taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--max-bytes <n>]
   taskjourney --help | --version
 
+Inputs (--from, repeatable; report also takes them as arguments): OTLP/JSON files, one
+request per line as the OpenTelemetry Collector's file exporter and taskjourney/sdk's
+fileDirectory write them (traces-*.jsonl, metrics-*.jsonl), or one JSON document; a
+directory stands for the .json/.jsonl files in it.
+
 Commands:
-  explain   Rebuild journeys.explain(<key>) from a trace file: OTLP/JSON lines as the
-            OpenTelemetry Collector's file exporter writes them (or one OTLP/JSON request).
-            Shows the key's worker compute journey (else its scheduler or fetch journey).
-              --from <file>   the trace file (required)
+  explain   Rebuild journeys.explain(<key>) from exported spans. Shows the key's worker
+            compute journey (else its scheduler or fetch journey).
               --all           every journey of the key: scheduler, compute, fetches
               --json          the Breakdown as JSON instead of the text tree
-  report    Render a self-contained HTML report (tables and charts) from a summary JSON
-            file (ReportData, e.g. the cluster example's taskjourney-out/summary.json).
-              --from <file>   the summary JSON (required)
-              --out <file>    where to write (default: <summary>.html beside it)
-              --title <text>  the page title (default: the summary's title)
+  report    Write a self-contained HTML report (tables, charts, the slowest journeys and
+            their trees) from an application's exported metrics and spans, or from a
+            summary JSON (ReportData, e.g. the cluster example's summary.json).
+              --out <file>    where to write (default: report.html in the first input's
+                              directory, or <summary>.html beside a lone summary file)
+              --title <text>  the page title
+  Both:       --max-bytes <n> refuse an input file larger than n bytes (default ${DEFAULT_MAX_BYTES}, 512 MiB)
 
 Exit status: 0 done, 1 bad or missing data (file, key), 2 bad usage.
 `;
@@ -71,17 +81,10 @@ export function main(argv: readonly string[], io: Io = { out: (text) => process.
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`taskjourney: ${error.message}\nRun "taskjourney --help" for usage.\n`);
-      return 2;
-    }
-    if (error instanceof DataError) {
-      io.err(`taskjourney: ${error.message}\n`);
-      return 1;
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    // parseArgs' own errors are usage errors.
-    if (error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true) {
+    // Messages can quote a file's contents (keys, names): terminal-safe like everything printed.
+    const message = terminalSafe(error instanceof Error ? error.message : String(error));
+    const parseArgsError = error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
+    if (error instanceof UsageError || parseArgsError) {
       io.err(`taskjourney: ${message}\nRun "taskjourney --help" for usage.\n`);
       return 2;
     }
@@ -90,86 +93,125 @@ export function main(argv: readonly string[], io: Io = { out: (text) => process.
   }
 }
 
-function parse<T extends Record<string, { type: "string" | "boolean"; short?: string }>>(args: readonly string[], options: T) {
-  return parseArgs({ args: [...args], options: { help: { type: "boolean", short: "h" }, ...options }, allowPositionals: true, strict: true });
+const COMMON = {
+  help: { type: "boolean", short: "h" },
+  from: { type: "string", multiple: true },
+  "max-bytes": { type: "string" },
+} as const;
+
+function maxBytes(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_BYTES;
+  const bytes = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(bytes) || bytes <= 0) throw new UsageError(`--max-bytes takes a positive whole number of bytes, got ${JSON.stringify(value)}`);
+  return bytes;
 }
 
-function readText(file: string, what: string): string {
+/** The inputs read, any problem with them a data error. */
+function read(inputs: readonly string[], options: { maxBytes: number; metrics: boolean }): TelemetryFiles {
   try {
-    return fs.readFileSync(file, "utf8");
+    return readTelemetryFiles(inputs, options);
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ENOENT") throw new DataError(`${what} ${file} does not exist`);
-    if (code === "EISDIR") throw new DataError(`${what} ${file} is a directory`);
-    throw new DataError(`cannot read ${what} ${file}: ${(error as Error).message}`);
+    throw new DataError(error instanceof Error ? error.message : String(error));
   }
 }
 
 function explain(args: readonly string[], io: Io): number {
-  const { values, positionals } = parse(args, { from: { type: "string" }, json: { type: "boolean" }, all: { type: "boolean" } });
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { ...COMMON, json: { type: "boolean" }, all: { type: "boolean" } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (values.help === true) {
     io.out(USAGE);
     return 0;
   }
+  const limit = maxBytes(values["max-bytes"]);
   if (positionals.length === 0) throw new UsageError("explain needs a key: taskjourney explain <key> --from <file>");
-  if (positionals.length > 1) throw new UsageError(`explain takes one key, got ${positionals.length}: ${positionals.map((key) => JSON.stringify(key)).join(" ")}`);
-  if (values.from === undefined || values.from === "") throw new UsageError("explain needs --from <file>, the OTLP/JSON trace file");
+  if (positionals.length > 1) {
+    throw new UsageError(
+      `explain takes one key, got ${positionals.length}: ${positionals.map((key) => JSON.stringify(key)).join(" ")} (for several files, repeat --from or give their directory)`,
+    );
+  }
+  const inputs = (values.from ?? []).filter((input) => input !== "");
+  if (inputs.length === 0) throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
   const key = positionals[0];
-  const file = values.from;
-  const text = readText(file, "trace file");
+  const telemetry = read(inputs, { maxBytes: limit, metrics: false });
+  const where = telemetry.files.length === 1 ? telemetry.files[0] : `${telemetry.files.length} files`;
   let index: SpanIndex;
   try {
-    index = new SpanIndex(decodeOtlpJson(text, file));
+    index = new SpanIndex(telemetry.spans);
   } catch (error) {
-    throw new DataError(error instanceof Error ? error.message : String(error));
+    throw new DataError(`${where}: ${(error as Error).message}`);
   }
   const breakdowns = values.all === true ? breakdownsFromSpans(index, key) : [breakdownFromSpans(index, key)].filter((b) => b !== undefined);
   if (breakdowns.length === 0) {
     const { keys, total } = keysInSpans(index, 10);
-    if (index.spans.length === 0) throw new DataError(`${file} holds no spans`);
-    if (total === 0) throw new DataError(`${file} holds ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`);
+    if (index.spans.length === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} no spans`);
+    if (total === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`);
     const listed = keys.map((found) => JSON.stringify(found)).join(", ");
-    throw new DataError(`no journey of key ${JSON.stringify(key)} in ${file}; its ${total} task keys include ${listed}${total > keys.length ? ", …" : ""}`);
+    throw new DataError(`no journey of key ${JSON.stringify(key)} in ${where}; its ${total} task keys include ${listed}${total > keys.length ? ", …" : ""}`);
   }
   if (values.json === true) {
-    io.out(`${JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2)}\n`);
+    io.out(`${jsonSafe(JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2))}\n`);
   } else {
-    io.out(`${breakdowns.map((breakdown) => `${breakdowns.length > 1 ? `[${breakdown.kind} journey]\n` : ""}${formatBreakdown(breakdown)}`).join("\n\n")}\n`);
+    const text = breakdowns.map((breakdown) => `${breakdowns.length > 1 ? `[${breakdown.kind} journey]\n` : ""}${formatBreakdown(breakdown)}`).join("\n\n");
+    io.out(`${terminalSafeLines(text)}\n`);
   }
   return 0;
 }
 
+/**
+ * JSON with the characters JSON.stringify leaves raw but a terminal acts on (C1 controls,
+ * DEL, bidi overrides) written as \u escapes: the same JSON value, safe to print.
+ */
+function jsonSafe(json: string): string {
+  return json.replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function report(args: readonly string[], io: Io): number {
-  const { values, positionals } = parse(args, { from: { type: "string" }, out: { type: "string", short: "o" }, title: { type: "string" } });
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { ...COMMON, out: { type: "string", short: "o" }, title: { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (values.help === true) {
     io.out(USAGE);
     return 0;
   }
-  if (positionals.length > 0) throw new UsageError(`report takes no positional arguments, got ${positionals.map((arg) => JSON.stringify(arg)).join(" ")}`);
-  if (values.from === undefined || values.from === "") throw new UsageError("report needs --from <summary.json>");
-  const file = values.from;
-  const text = readText(file, "summary file");
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new DataError(`${file} is not JSON: ${(error as Error).message}`);
-  }
+  const limit = maxBytes(values["max-bytes"]);
+  const inputs = [...(values.from ?? []), ...positionals].filter((input) => input !== "");
+  if (inputs.length === 0) throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
+  const telemetry = read(inputs, { maxBytes: limit, metrics: true });
   let data;
   try {
-    data = reportDataFrom(json);
+    data = reportDataFromTelemetry(telemetry, { title: values.title });
   } catch (error) {
-    throw new DataError(`${file}: ${(error as Error).message}`);
+    throw new DataError((error as Error).message);
   }
-  if (values.title !== undefined) data.title = values.title;
-  const out = values.out ?? path.join(path.dirname(file), `${path.basename(file, path.extname(file))}.html`);
+  const out = values.out ?? defaultOut(inputs[0], telemetry);
+  if (loadEcharts() === null) io.err("taskjourney: warning: ECharts is missing from this installation, so the report has its tables and trees but no charts\n");
   try {
     fs.writeFileSync(out, renderHtmlReport(data));
   } catch (error) {
     throw new DataError(`cannot write ${out}: ${(error as Error).message}`);
   }
-  io.out(`wrote ${out}\n`);
+  io.out(`${terminalSafe(`wrote ${out}`)}\n`);
   return 0;
+}
+
+/** report.html in the first input's directory; beside a lone summary file, its name with .html. */
+function defaultOut(first: string, telemetry: TelemetryFiles): string {
+  let directory: boolean;
+  try {
+    directory = fs.statSync(first).isDirectory();
+  } catch {
+    directory = false;
+  }
+  if (directory) return path.join(first, "report.html");
+  if (telemetry.files.length === 1 && telemetry.summaries.length === 1) return path.join(path.dirname(first), `${path.basename(first, path.extname(first))}.html`);
+  return path.join(path.dirname(first), "report.html");
 }
 
 // Run when executed (as the bin, or `node --import tsx src/cli.ts`), not when imported.

@@ -30,8 +30,9 @@ export type {
   GatherLedger,
   ServeLedger,
   TraceCarrier,
+  KeyDescription,
 } from "./types.js";
-export type { MetricProducerOverrides } from "./journeys.js";
+export type { MetricProducerOverrides, StateOf } from "./journeys.js";
 export type { TaskMetricProducer } from "./otel/metric-producer.js";
 export type { Key } from "./model/keys.js";
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";

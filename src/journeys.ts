@@ -1,5 +1,6 @@
-import { diag, metrics as metricsApi, trace as traceApi, type Context, type MeterProvider } from "@opentelemetry/api";
+import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
+import type { Role, SchedulerState, WorkerState } from "./model/states.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
@@ -10,7 +11,7 @@ import { explainJourney } from "./recorder/explain.js";
 import { serveNodes } from "./recorder/explain-serves.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, ServeLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, ServeLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
 import { TransferLedger } from "./recorder/transfer-ledger.js";
 import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
@@ -24,6 +25,9 @@ import { ProcessStalls } from "./runtime/process-stalls.js";
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
 
+/** The states of a role: a worker's, the scheduler's, or either when the role is not known statically. */
+export type StateOf<R extends Role> = { worker: WorkerState; scheduler: SchedulerState }[R];
+
 /** Every option's default, in one place. */
 export const DEFAULT_OPTIONS = {
   role: "worker",
@@ -34,6 +38,7 @@ export const DEFAULT_OPTIONS = {
   prefixLimit: 100,
   activityLimit: 64,
   retainedJourneys: 1000,
+  retainedJourneyBytes: 64 * 1024 * 1024,
   maxKeyLength: 4096,
   strict: false,
   temporality: "cumulative",
@@ -46,14 +51,29 @@ export const DEFAULT_OPTIONS = {
   maxKeysPerTransfer: 32,
   maxChildrenPerSpan: 256,
   asyncContext: true,
+  maxClockSkew: 86_400,
+  traces: true,
   // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
   processStalls: true,
 } as const;
 
+/** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether spans made through `provider` would go nowhere: the API's no-op provider, or a proxy
+ * (the global one) delegating to it, as when no SDK was registered. Decided at construction.
+ */
+export function isNoopTracerProvider(provider: TracerProvider): boolean {
+  if (provider instanceof ProxyTracerProvider) provider = provider.getDelegate();
+  return provider === NOOP_TRACER_PROVIDER || provider.constructor === NOOP_TRACER_PROVIDER.constructor;
+}
+
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling">> & {
+export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix">> & {
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
+  keyPrefix: TaskJourneysOptions["keyPrefix"];
 };
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -110,6 +130,8 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
+  const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
+  if (keyPrefix !== undefined && typeof keyPrefix !== "function") fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
   const probe = merged.clock();
   if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
   fraction("sampling.ratio", merged.sampling.ratio);
@@ -118,15 +140,19 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   // Upper bounds keep typed arrays sized (prefixes × states, prefixes × activities) allocatable.
   wholeNumber("prefixLimit", merged.prefixLimit, 1, 100_000);
   wholeNumber("activityLimit", merged.activityLimit, 1, 4096);
-  wholeNumber("retainedJourneys", merged.retainedJourneys, 0);
+  // The ring is allocated as it fills, but a million slots is already more than explain() needs.
+  wholeNumber("retainedJourneys", merged.retainedJourneys, 0, 1_000_000);
+  wholeNumber("retainedJourneyBytes", merged.retainedJourneyBytes, 0);
   wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
   wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
+  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0)) fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
+  if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
   if (typeof merged.processStalls !== "boolean") fail("processStalls", "a boolean", merged.processStalls);
   // A clock of the caller's (a test's fake one) has no known relation to the times perf_hooks
   // gives GC pauses: stalls are watched with it only when asked for.
@@ -144,10 +170,10 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
  * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
  * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`.
  */
-export class TaskJourneys {
+export class TaskJourneys<R extends Role = Role> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
-  readonly role: "worker" | "scheduler";
+  readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
   readonly #recorder: Recorder;
@@ -156,13 +182,20 @@ export class TaskJourneys {
   readonly #producerOptions: MetricProducerOptions;
   readonly #listeners: RecorderListener[] = [];
   #closed = false;
+  /** Whether spans are made at all (the `traces` option, and a tracer provider that is not a no-op). */
+  readonly #traces: boolean;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
   #processStalls: ProcessStalls | undefined;
 
-  constructor(options: TaskJourneysOptions = {}) {
+  constructor(options: TaskJourneysOptions & { role?: R } = {}) {
     const resolved = resolveOptions(options);
-    this.role = resolved.role;
+    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
+    // ever made (the bridge is not a listener), rather than building trees a no-op drops.
+    const traces = resolved.traces && !isNoopTracerProvider(tracerProvider);
+    this.#traces = traces;
+    this.role = resolved.role as R;
     this.instance = resolved.instance;
     const histogramOptions = { maxSize: resolved.histogramMaxSize };
     // Head sampling: the key's hash against the ratio (every process decides alike), or a
@@ -178,10 +211,13 @@ export class TaskJourneys {
       prefixLimit: resolved.prefixLimit,
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,
+      retainedJourneyBytes: resolved.retainedJourneyBytes,
       maxKeyLength: resolved.maxKeyLength,
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
-      sampler,
+      maxClockSkew: resolved.maxClockSkew,
+      keyPrefix: resolved.keyPrefix,
+      sampler: traces ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => diag.warn(message),
     });
@@ -199,7 +235,6 @@ export class TaskJourneys {
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
     if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
-    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     bridge = new SpanBridge(
       recorder,
       tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
@@ -218,7 +253,7 @@ export class TaskJourneys {
     );
     this.#spans = bridge;
     registerInternals(this, { recorder, options: resolved, spans: bridge });
-    this.addListener(bridge);
+    if (traces) this.addListener(bridge);
   }
 
   /**
@@ -237,10 +272,27 @@ export class TaskJourneys {
     this.#recorder.listener = this.#listeners.length === 1 ? listener : fanOut(this.#listeners);
   }
 
-  /** The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). */
-  transition(key: Key, from: string, to: string, at?: number): void {
+  /**
+   * The hot path: `key` moved from state `from` to `to`, at `at` seconds (default: now). The
+   * states are typed by the role (`new TaskJourneys({ role: "scheduler" })` takes scheduler
+   * states), so a misspelt state does not compile; names from elsewhere are still checked at run
+   * time (`unknown-state`, `wrong-role-state`).
+   */
+  transition(key: Key, from: StateOf<R>, to: StateOf<R>, at?: number): void {
     if (this.#closed) return;
     this.#recorder.transition(key, from, to, at);
+  }
+
+  /**
+   * Gives `key` its prefix (`task.prefix` in metrics and spans) and task group, instead of what
+   * `keyPrefix` or Dask's key_split make of it: for keys that are ids (`"42"`, a UUID). Call it
+   * before or during the key's journeys; it holds for every later journey of the key here (a
+   * retry's too) until the key moves to `forgotten`. A journey under way keeps the prefix it began
+   * with. At most 100,000 keys are described at once; further ones are counted (describe-overflow).
+   */
+  describe(key: Key, description: KeyDescription): void {
+    if (this.#closed) return;
+    this.#recorder.describe(key, description);
   }
 
   /** Tells which keys `key` depends on, for waiting-time apportioning and span links. */
@@ -271,7 +323,13 @@ export class TaskJourneys {
   serve(peer: string, keys: readonly Key[], context?: Readonly<Record<string, unknown>> | Context, at?: number): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
     const ledger = this.#recorder.serve(peer, keys, at);
-    if (context !== undefined && ledger instanceof ServeLedgerImpl) this.#spans.serveStarted(ledger.serve, context);
+    if (this.#traces && context !== undefined && ledger instanceof ServeLedgerImpl) {
+      try {
+        this.#spans.serveStarted(ledger.serve, context);
+      } catch {
+        this.#badCarrier("serve()");
+      }
+    }
     return ledger;
   }
 
@@ -281,15 +339,24 @@ export class TaskJourneys {
    * writes nothing when the transfer is not traced.
    */
   injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
-    if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
-    if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
-    return false;
+    if (!this.#traces) return false;
+    try {
+      if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
+      if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
+      return false;
+    } catch {
+      return this.#badCarrier("injectTransfer()");
+    }
   }
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
   linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !(ledger instanceof TransferLedger)) return false;
-    return this.#spans.linkTransfer(ledger.transfer, context);
+    if (this.#closed || !this.#traces || !(ledger instanceof TransferLedger)) return false;
+    try {
+      return this.#spans.linkTransfer(ledger.transfer, context);
+    } catch {
+      return this.#badCarrier("linkTransfer()");
+    }
   }
 
   /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
@@ -304,6 +371,10 @@ export class TaskJourneys {
    * just runs `work`.
    */
   meter<T>(activity: string, work: () => T): T {
+    if (typeof work !== "function") {
+      this.#recorder.drop("invalid-work", "meter() given something other than a function");
+      return undefined as T;
+    }
     const frame = ambientLedger.getStore();
     // A timer started inside a task may outlive it: an ended ledger is no ledger.
     if (frame === undefined || frame.ledger.ended) return work();
@@ -317,13 +388,21 @@ export class TaskJourneys {
 
   /**
    * Writes the trace context of `key`'s journey here into `carrier` (W3C `traceparent`, and
-   * `tracestate` when there is one), for the message that carries the task on: on the scheduler
-   * the key's current state span (its `processing` span when sending compute-task), on a worker
-   * the key's task span, live or recently ended (for the data a peer fetches). Returns false and
-   * writes nothing when the journey has no span (not sampled, or ended long ago).
+   * `tracestate`), for the message that carries the task on: the key's task span, which covers
+   * whatever the receiver does whichever state this journey is in (the state span it was made in
+   * travels as a `taskjourney` tracestate member, for the receiver's link); after the journey
+   * ended, its task span if it was emitted (for the data a peer fetches, or the result going back).
+   * A journey that is not head-sampled hands out ids too, flagged not sampled: if it is kept at its
+   * end it is emitted under them, so every journey of a task shares one trace. Returns false and
+   * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    return this.#spans.inject(key, carrier);
+    if (!this.#traces) return false;
+    try {
+      return this.#spans.inject(key, carrier);
+    } catch {
+      return this.#badCarrier("inject()");
+    }
   }
 
   /**
@@ -332,21 +411,45 @@ export class TaskJourneys {
    * `traceparent`. Independent of the global propagator.
    */
   extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
-    const spanContext = extractSpanContext(carrier);
+    let spanContext: ReturnType<typeof extractSpanContext>;
+    try {
+      spanContext = extractSpanContext(carrier);
+    } catch {
+      this.#badCarrier("extract()");
+      return undefined;
+    }
     return spanContext === undefined ? undefined : remoteContext(spanContext);
   }
 
   /**
    * Makes `key`'s next journey here a child of the span in `context` (a carrier or an extracted
    * Context): on a worker, call it with the compute-task message's carrier before the key's first
-   * transition, and the worker's journey nests under the scheduler's processing span — one trace
-   * per task across processes. A sampled context makes this journey head-sampled too, whatever
-   * the ratio says; an unsampled one is ignored (returns false). A journey already under way
-   * cannot be re-parented: its task span links to the context instead (returns false).
+   * transition, and the worker's journey nests under the scheduler's task span, linked to the
+   * state span the carrier was made in — one trace per task across processes. A sampled context
+   * makes this journey head-sampled too, whatever the ratio says; an unsampled one is kept for
+   * its ids, under which this journey is emitted if it is kept at its end (error, slow). Returns
+   * true when queued. A journey already under way cannot be re-parented: its task span links to a
+   * sampled context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.#closed || !this.#traces) return false;
+    try {
+      return this.#spans.parent(key, context);
+    } catch {
+      return this.#badCarrier("parent()");
+    }
+  }
+
+  /**
+   * The second carrier of a task: the one that comes back with its result or error, which the
+   * other side filled with `inject(key, …)` after its journey ended. When that side kept its
+   * journey (the carrier says sampled: head-sampled, or kept at its end for an error or
+   * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
+   * it before the transition that ends the journey. Returns true when it made the journey kept.
+   */
+  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
-    return this.#spans.parent(key, context);
+    return this.#spans.returned(key, context);
   }
 
   /**
@@ -357,8 +460,12 @@ export class TaskJourneys {
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
-    return this.#spans.linkFrom(key, context);
+    if (this.#closed || !this.#traces) return false;
+    try {
+      return this.#spans.linkFrom(key, context);
+    } catch {
+      return this.#badCarrier("linkFrom()");
+    }
   }
 
   /** Duration statistics of visits to `state` (default: executing) by tasks of `prefix`. */
@@ -401,6 +508,12 @@ export class TaskJourneys {
       }
     })();
     return this.#shutdownPromise;
+  }
+
+  /** A carrier that threw when read or written: counted (thrown when strict); the call did nothing. */
+  #badCarrier(call: string): false {
+    this.#recorder.drop("invalid-carrier", `${call} could not read or write its carrier`);
+    return false;
   }
 
   /**

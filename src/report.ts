@@ -6,10 +6,15 @@
 export { breakdownFromSpans, breakdownsFromSpans, SpanIndex } from "./report/from-trace.js";
 export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
 export { renderHtmlReport, reportDataFrom } from "./report/html.js";
+export { readTelemetryFiles } from "./report/inputs.js";
+export { reportDataFromTelemetry } from "./report/from-telemetry.js";
 export { formatPrefixTable, formatActivityTable } from "./report/table.js";
 
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";
 export type { DecodedSpan } from "./report/otlp-json.js";
 export type { ReportData, RenderOptions } from "./report/html.js";
+export type { TelemetryFiles, ReadTelemetryOptions } from "./report/inputs.js";
+export type { ReportFromTelemetryOptions } from "./report/from-telemetry.js";
+export type { MetricPoint } from "./report/otlp-metrics.js";
 export type { PrefixRow, PrefixTableOptions, ActivityTableOptions } from "./report/table.js";

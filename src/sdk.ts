@@ -601,7 +601,9 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
 
   // The journeys: the meter provider is not passed on purpose, since its observable instruments
   // would export the sums a second time next to the metric producer registered below.
-  const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider });
+  // With no span exporter (OTEL_TRACES_EXPORTER=none), no span is built only to be dropped.
+  const traces = spanProcessors.length > 0 && (journeyOptions as { traces?: boolean }).traces !== false;
+  const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider, traces });
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
   const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : journeys.createMetricProducer());
   const readers: MetricReader[] = pushExporters.map(

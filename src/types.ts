@@ -1,5 +1,6 @@
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Role } from "./model/states.js";
+import type { Key } from "./model/keys.js";
 
 /** Head and tail sampling of journeys into span trees. */
 export interface SamplingOptions {
@@ -27,12 +28,16 @@ export interface TaskJourneysOptions {
   meterProvider?: MeterProvider;
   /** Which journeys become span trees. */
   sampling?: SamplingOptions;
+  /** The prefix of a key nothing `describe()`d, for keys that encode it their own way (`"fetch:42"`); default Dask's key_split. */
+  keyPrefix?: (key: Key) => string;
   /** Distinct task prefixes kept before further ones fold into "other". */
   prefixLimit?: number;
   /** Distinct activity names kept before further ones fold into "other". */
   activityLimit?: number;
   /** Finished journeys kept for `explain()`. */
   retainedJourneys?: number;
+  /** Approximate bytes the finished journeys kept for `explain()` may hold; the oldest go first past it. */
+  retainedJourneyBytes?: number;
   /** Longer keys are dropped (and counted) instead of recorded. */
   maxKeyLength?: number;
   /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */
@@ -65,6 +70,18 @@ export interface TaskJourneysOptions {
    */
   asyncContext?: boolean;
   /**
+   * Seconds a time given to `transition()`, `execute()`, `gather()` or `end()` may lie from the
+   * clock (earlier or later) before it is a `clock-skew` drop and the clock's reading is used;
+   * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
+   */
+  maxClockSkew?: number;
+  /**
+   * false: make no spans at all (no sampling, no span objects; `inject()`, `parent()` and
+   * `linkFrom()` return false). Also the case, decided at construction, when the tracer provider
+   * is the API's no-op one or the global provider with no SDK registered yet.
+   */
+  traces?: boolean;
+  /**
    * Watch this process's GC pauses and event-loop stalls: the v8js.gc.duration and
    * nodejs.eventloop.delay.* metrics, and `gc` / `event-loop` in the breakdown of the states they
    * overlapped. Default true, false with a custom `clock` (stalls are timed on the performance clock).
@@ -79,6 +96,14 @@ export interface TaskJourneysOptions {
  */
 export type { TraceCarrier } from "./otel/propagation.js";
 
+/** What `journeys.describe(key, …)` tells of a key, for its journeys until it is forgotten. */
+export interface KeyDescription {
+  /** The task's family name: its `task.prefix` in metrics and spans, instead of key_split's. */
+  prefix?: string;
+  /** The finer task group of its spans' `task.group`; default the prefix given, else key_split's group. */
+  group?: string;
+}
+
 /** Meters activities of one execution or transfer; see `TaskJourneys.execute` and `gather`. */
 export interface ActivityLedger {
   /** Times `work` (sync or async) as `activity`; its result, error or rejection pass through. */
@@ -89,20 +114,27 @@ export interface ActivityLedger {
   run<T>(work: () => T): T;
 }
 
-/** The ledger of one execution; `end()` moves the key from executing to the outcome state. */
+/**
+ * The ledger of one execution; `end()` moves the key from executing to the outcome state. With
+ * "error", pass what was thrown: spans and explain() show its type and message.
+ */
 export interface ExecuteLedger extends ActivityLedger {
-  end(outcome?: "memory" | "error" | "cancelled", at?: number): void;
+  end(outcome?: "memory" | "error" | "cancelled", error?: unknown, at?: number): void;
 }
 
-/** The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …). */
+/**
+ * The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …).
+ * With "failed", pass what was thrown: spans and explain() show its type and message.
+ */
 export interface GatherLedger extends ActivityLedger {
-  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", at?: number): void;
+  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", error?: unknown, at?: number): void;
 }
 
 /**
  * The ledger of one get_data request served to a peer (`TaskJourneys.serve`): meter its
  * disk-read, serialize and network (digest the bytes sent under `network`); `end()` settles it.
+ * With "failed", pass what was thrown: the get_data span shows its type and message.
  */
 export interface ServeLedger extends ActivityLedger {
-  end(outcome?: "ok" | "busy" | "missing" | "failed", at?: number): void;
+  end(outcome?: "ok" | "busy" | "missing" | "failed", error?: unknown, at?: number): void;
 }

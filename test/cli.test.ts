@@ -77,8 +77,8 @@ describe("taskjourney CLI", () => {
   it("--help and --version", async () => {
     const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("taskjourney explain <key> --from <spans.jsonl> [--json] [--all]");
-    expect(help.stdout).toContain("taskjourney report --from <summary.json>");
+    expect(help.stdout).toContain("taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]");
+    expect(help.stdout).toContain("taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--max-bytes <n>]");
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   }, 60_000);
 
@@ -102,7 +102,7 @@ describe("taskjourney CLI", () => {
     expect(badOption.code).toBe(2);
     expect(badOption.stderr).toContain("--bogus");
     expect(reportNoFrom.code).toBe(2);
-    expect(reportNoFrom.stderr).toContain("report needs --from <summary.json>");
+    expect(reportNoFrom.stderr).toContain("report needs --from <files or directories>");
   }, 60_000);
 
   it("data errors exit with 1: a missing file, a key not in the file (listing keys found), a file that is not JSON", async () => {
@@ -114,7 +114,7 @@ describe("taskjourney CLI", () => {
       run("explain", "inc-1", "--from", garbage),
     ]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/trace file .*nope\.jsonl does not exist/);
+    expect(missing.stderr).toMatch(/input .*nope\.jsonl does not exist/);
     expect(notFound.code).toBe(1);
     expect(notFound.stderr).toContain('no journey of key "dec-9"');
     expect(notFound.stderr).toMatch(/its 3 task keys include "inc-1", "(sum|x)-1", "(sum|x)-1"/);
@@ -176,6 +176,81 @@ describe("taskjourney CLI", () => {
     fs.writeFileSync(path.join(directory, "wrong.json"), '{"hello": 1}');
     const wrong = await run("report", "--from", path.join(directory, "wrong.json"));
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain("expected ReportData");
+    expect(wrong.stderr).toContain("no taskjourney spans, metrics or summary in");
+    expect(wrong.stderr).toContain("expected OTLP/JSON requests");
+  }, 60_000);
+});
+
+describe("taskjourney CLI: several inputs, limits, hostile files", () => {
+  const { file, journeys } = traceFile();
+
+  it("explain --from takes several files and directories; duplicated files are read once", async () => {
+    const dir = path.join(directory, "split");
+    fs.mkdirSync(dir, { recursive: true });
+    // The one request split into one request per span, spread over two files as two processes would write them.
+    const request = JSON.parse(fs.readFileSync(file, "utf8")) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
+    const spans = request.resourceSpans[0].scopeSpans[0].spans;
+    const line = (part: unknown[]) => JSON.stringify({ ...request, resourceSpans: [{ ...request.resourceSpans[0], scopeSpans: [{ ...request.resourceSpans[0].scopeSpans[0], spans: part }] }] });
+    const half = Math.ceil(spans.length / 2);
+    fs.writeFileSync(path.join(dir, "traces-a.jsonl"), `${line(spans.slice(0, half))}\n`);
+    fs.writeFileSync(path.join(dir, "traces-b.jsonl"), `${line(spans.slice(half))}\n`);
+    const expected = `${formatBreakdown(journeys.explain("inc-1")!)}\n`;
+    const [fromDirectory, fromFiles, twice] = await Promise.all([
+      run("explain", "inc-1", "--from", dir),
+      run("explain", "inc-1", "--from", path.join(dir, "traces-a.jsonl"), "--from", path.join(dir, "traces-b.jsonl")),
+      run("explain", "inc-1", "--from", dir, "--from", path.join(dir, "traces-a.jsonl")),
+    ]);
+    expect(fromDirectory).toEqual({ code: 0, stdout: expected, stderr: "" });
+    expect(fromFiles).toEqual({ code: 0, stdout: expected, stderr: "" });
+    expect(twice).toEqual({ code: 0, stdout: expected, stderr: "" });
+  }, 60_000);
+
+  it("--max-bytes refuses larger files; /dev/zero and reused span ids end at once with a clear message", async () => {
+    const size = fs.statSync(file).size;
+    const crafted = path.join(directory, "crafted.jsonl");
+    const request = JSON.parse(fs.readFileSync(file, "utf8")) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ spanId: string }> }> }> };
+    const spans = request.resourceSpans[0].scopeSpans[0].spans;
+    spans.push({ ...spans[0] });
+    fs.writeFileSync(crafted, JSON.stringify(request));
+    const [limited, enough, zero, reused, badLimit] = await Promise.all([
+      run("explain", "inc-1", "--from", file, "--max-bytes", String(size - 1)),
+      run("explain", "inc-1", "--from", file, "--max-bytes", String(size)),
+      run("explain", "inc-1", "--from", "/dev/zero"),
+      run("explain", "inc-1", "--from", crafted),
+      run("explain", "inc-1", "--from", file, "--max-bytes", "lots"),
+    ]);
+    expect(limited.code).toBe(1);
+    expect(limited.stderr).toBe(`taskjourney: ${file} holds ${size} bytes, more than ${size - 1} bytes, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)\n`);
+    expect(enough.code).toBe(0);
+    expect(zero).toEqual({ code: 1, stdout: "", stderr: 'taskjourney: /dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line\n' });
+    expect(reused.code).toBe(1);
+    expect(reused.stderr).toContain(`${crafted}: span id ${spans[0].spanId} appears twice in trace`);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain('--max-bytes takes a positive whole number of bytes, got "lots"');
+  }, 60_000);
+
+  it("prints nothing a terminal would act on: keys with escape sequences come out as visible escapes", async () => {
+    const clock = new FakeClock(10);
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const hostile = new TaskJourneys({ role: "worker", instance: "w\u001b[31m", clock: clock.now, tracerProvider: provider, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+    const key = "k-\u001b]0;owned\u0007\u009b2J";
+    hostile.transition(key, "released", "waiting");
+    clock.advance(1);
+    hostile.transition(key, "waiting", "ready");
+    hostile.execute(key).end("memory");
+    const hostileFile = path.join(directory, "hostile.jsonl");
+    fs.writeFileSync(hostileFile, `${new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()))}\n`);
+    const [text, json, missing] = await Promise.all([run("explain", key, "--from", hostileFile), run("explain", key, "--from", hostileFile, "--json"), run("explain", "nope", "--from", hostileFile)]);
+    // eslint-disable-next-line no-control-regex
+    const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+    for (const result of [text, json, missing]) {
+      expect(result.stdout).not.toMatch(unsafe);
+      expect(result.stderr).not.toMatch(unsafe);
+    }
+    expect(text.code).toBe(0);
+    expect(text.stdout.split("\n")[0]).toBe("k-\\x1b]0;owned\\x07\\x9b2J spent 1.0 s on worker w\\x1b[31m");
+    expect(JSON.parse(json.stdout).key).toBe(key);
+    expect(missing.stderr).toContain('its 1 task keys include "k-\\u001b]0;owned\\u0007\\x9b2J"');
   }, 60_000);
 });

@@ -14,6 +14,8 @@ const REPORT_TOOLKIT = [
   "renderHtmlReport",
   "reportDataFrom",
 ];
+/** Added to taskjourney/report after the main entry stopped taking report names. */
+const REPORT_ONLY = ["readTelemetryFiles", "reportDataFromTelemetry"];
 
 describe("the package entries", () => {
   it("taskjourney exports what instrumenting needs, and the report toolkit only as deprecated names", () => {
@@ -45,7 +47,7 @@ describe("the package entries", () => {
   });
 
   it("taskjourney/report exports the toolkit, and the main entry's deprecated names are the same values", () => {
-    expect(Object.keys(report).sort()).toEqual(REPORT_TOOLKIT);
+    expect(Object.keys(report).sort()).toEqual([...REPORT_TOOLKIT, ...REPORT_ONLY].sort());
     for (const name of REPORT_TOOLKIT) expect(main[name as keyof typeof main]).toBe(report[name as keyof typeof report]);
   });
 

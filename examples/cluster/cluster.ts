@@ -16,7 +16,7 @@ import { aggregate, formatReport, readTotals, type ClusterReport } from "./repor
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import type { WorkerConfig } from "./worker.js";
-import { buildGraph, renamedForRound, type Workload } from "./workloads.js";
+import { buildGraph, renamedForRound, withInjected, type Workload } from "./workloads.js";
 
 export interface ClusterOptions {
   workload: Workload;
@@ -33,6 +33,11 @@ export interface ClusterOptions {
   /** Head-sampling ratio of journeys into traces; "off": no traces at all, metrics only. */
   traceRatio: number | "off";
   seed: number;
+  /** Every Nth task raises (workloads.ts withInjected); the run computes the rest. */
+  failEvery?: number;
+  /** Every Nth task holds its thread `slowSeconds` (default 2) before computing. */
+  slowEvery?: number;
+  slowSeconds?: number;
   verbose: boolean;
   progress: boolean;
   /** get_data requests a worker serves at once before answering "busy". Default 2. */
@@ -58,8 +63,11 @@ export interface RunSummary {
   description: string;
   tasks: number;
   options: Omit<ClusterOptions, "memoryLimit"> & { memoryLimit: number | null };
-  /** The root key's value (arrays as plain arrays). */
+  /** The root key's value (arrays as plain arrays); null when it erred (--fail-every). */
   result: unknown;
+  /** Tasks that raised (their keys), and how many erred in all (those and their dependents). */
+  failed: string[];
+  erred: number;
   /** Seconds from submitting the graph to having the result. */
   runSeconds: number;
   /** Seconds of the whole run, process start-up and shutdown included. */
@@ -120,7 +128,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
   const spillRoot = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-spill-"));
   const children: ChildProcess[] = [];
   let telemetry: Telemetry | undefined;
-  const scheduler = new Scheduler({ verbose: options.verbose, saturation: 1.5 });
+  const scheduler = new Scheduler({ verbose: options.verbose, saturation: 1.5, keepGoing: options.failEvery !== undefined });
   try {
     const address = await scheduler.start();
     if (options.telemetry) {
@@ -162,7 +170,7 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     await Promise.race([scheduler.waitForWorkers(options.workers), crashed]);
     phase("workers registered");
 
-    const graph = buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length });
+    const graph = withInjected(buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length }), options);
     print(`${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`);
     const rounds: RoundSummary[] = [];
     const warmup = options.warmup ?? 0;
@@ -208,7 +216,9 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       description: graph.description,
       tasks: graph.tasks.length,
       options: { ...options, memoryLimit: Number.isFinite(options.memoryLimit) ? options.memoryLimit : null },
-      result: plain(value),
+      result: plain(value) ?? null,
+      failed: scheduler.failures.map((failure) => failure.key),
+      erred: scheduler.erred,
       runSeconds,
       wallSeconds: (performance.now() - wallStart) / 1000,
       cpuSeconds,

@@ -121,7 +121,22 @@ function collect(/** @type {Float64Array[]} */ ...parts) {
   return Float64Array.of(sum, parts.length);
 }
 
-export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect });
+/**
+ * Holds its thread for `milliseconds`, then computes `func` of `args`: a slow task (the demo's
+ * --slow-every), slow in the way a task stuck on a lock or a slow library call is.
+ */
+function slow(/** @type {number} */ milliseconds, /** @type {string} */ func, /** @type {unknown[]} */ ...args) {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  Atomics.wait(cell, 0, 0, milliseconds);
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+}
+
+/** Raises instead of computing `func`: a failing task (the demo's --fail-every). */
+function fail(/** @type {string} */ func) {
+  throw new Error(`injected failure of a ${func} task (--fail-every)`);
+}
+
+export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect, slow, fail });
 
 /** Functions that take a TaskContext as their last argument (they may secede). */
 export const SECEDING = new Set(["poll"]);

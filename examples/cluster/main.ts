@@ -19,7 +19,11 @@ async function main(): Promise<void> {
   }
   const print = options.quiet ? () => {} : (text: string) => process.stdout.write(`${text}\n\n`);
   const summary = await runCluster(options, print);
-  const result = Array.isArray(summary.result) ? `[${summary.result.map((x) => Number(x).toPrecision(10)).join(", ")}]` : String(summary.result);
+  const result = Array.isArray(summary.result)
+    ? `[${summary.result.map((x) => Number(x).toPrecision(10)).join(", ")}]`
+    : summary.result === null
+      ? `none: ${summary.failed.length} tasks failed (first ${summary.failed[0]}), ${summary.erred} erred in all`
+      : String(summary.result);
   const out = path.relative(process.cwd(), path.resolve(options.outDir)) || ".";
   const lines = [
     `Result (${summary.workload}): ${result}`,

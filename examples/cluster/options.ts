@@ -17,6 +17,11 @@ export const HELP = `Usage: tsx examples/cluster/main.ts [options]
   --trace-ratio R      fraction of task journeys traced          (default 0.01)
                        (slow and failed ones are kept too; "off": no traces, metrics only)
   --seed N             workload seed                             (default 1)
+  --fail-every N       every Nth task raises; it and its dependents err, the rest
+                       is computed (the result is then none)     (default: none fail)
+  --slow-every N       every Nth task holds its thread --slow-seconds first
+                                                                 (default: none slow)
+  --slow-seconds S     how long a slow task waits                (default 2)
   --warmup N           rounds of the workload (keys of their own) computed before
                        the measured one, on the same processes   (default 0)
   --verbose            log scheduling decisions and worker events
@@ -63,6 +68,9 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
       telemetry: { type: "boolean", default: true },
       "trace-ratio": { type: "string", default: "0.01" },
       seed: { type: "string", default: "1" },
+      "fail-every": { type: "string" },
+      "slow-every": { type: "string" },
+      "slow-seconds": { type: "string", default: "2" },
       warmup: { type: "string", default: "0" },
       verbose: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
@@ -76,6 +84,8 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
   }
   const traceRatio = values["trace-ratio"] === "off" ? "off" : Number(values["trace-ratio"]);
   if (traceRatio !== "off" && !(traceRatio >= 0 && traceRatio <= 1)) throw new Error(`--trace-ratio must be in [0, 1] or "off", got "${values["trace-ratio"]}"`);
+  const slowSeconds = Number(values["slow-seconds"]);
+  if (!(slowSeconds >= 0 && slowSeconds <= 3600)) throw new Error(`--slow-seconds must be a number of seconds from 0 to 3600, got "${values["slow-seconds"]}"`);
   return {
     workload: values.workload as Workload,
     size: positive("size", values.size),
@@ -87,6 +97,9 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
     telemetry: values.telemetry,
     traceRatio,
     seed: Number(values.seed),
+    failEvery: values["fail-every"] === undefined ? undefined : positive("fail-every", values["fail-every"]),
+    slowEvery: values["slow-every"] === undefined ? undefined : positive("slow-every", values["slow-every"]),
+    slowSeconds,
     warmup: count("warmup", values.warmup),
     verbose: values.verbose,
     progress: !values.quiet,

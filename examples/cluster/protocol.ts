@@ -58,6 +58,8 @@ export interface TaskFinishedMessage {
   op: "task-finished";
   key: string;
   nbytes: number;
+  /** W3C trace context of the worker's journey of the key, back with the result. */
+  carrier?: Record<string, string>;
   [field: string]: unknown;
 }
 

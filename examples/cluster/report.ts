@@ -6,6 +6,7 @@
  */
 import type { TaskJourneys } from "../../src/index.js";
 import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report.js";
+import { histogramQuantile, mergeHistograms } from "../../src/report/histograms.js";
 import type { HistogramData, SlowJourney, TelemetryTotals, WorkerSummary } from "./protocol.js";
 import { taskjourney } from "./taskjourney.js";
 
@@ -83,49 +84,9 @@ export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotal
   return totals;
 }
 
-/** Merges exponential histograms at the coarsest scale among them (bucket index >> scale change). */
-export function mergeHistograms(histograms: readonly HistogramData[]): HistogramData {
-  const merged: HistogramData = { count: 0, sum: 0, scale: 20, zeroCount: 0, offset: 0, counts: [], min: Infinity, max: -Infinity };
-  if (histograms.length === 0) return { ...merged, min: NaN, max: NaN };
-  merged.scale = Math.min(...histograms.map((h) => h.scale));
-  const buckets = new Map<number, number>();
-  for (const h of histograms) {
-    merged.count += h.count;
-    merged.sum += h.sum;
-    merged.zeroCount += h.zeroCount;
-    if (h.min < merged.min) merged.min = h.min;
-    if (h.max > merged.max) merged.max = h.max;
-    const shift = h.scale - merged.scale;
-    h.counts.forEach((count, i) => {
-      if (count === 0) return;
-      const index = (h.offset + i) >> shift;
-      buckets.set(index, (buckets.get(index) ?? 0) + count);
-    });
-  }
-  if (buckets.size > 0) {
-    const indexes = [...buckets.keys()];
-    merged.offset = Math.min(...indexes);
-    merged.counts = new Array<number>(Math.max(...indexes) - merged.offset + 1).fill(0);
-    for (const [index, count] of buckets) merged.counts[index - merged.offset] = count;
-  }
-  return merged;
-}
-
-/** Nearest-rank quantile: the log midpoint of the bucket holding rank ceil(q·count), clamped to [min, max]. */
-export function histogramQuantile(h: HistogramData, q: number): number {
-  if (h.count === 0) return NaN;
-  const rank = Math.max(1, Math.ceil(q * h.count));
-  let cumulative = h.zeroCount;
-  if (cumulative >= rank) return 0;
-  for (let i = 0; i < h.counts.length; i++) {
-    cumulative += h.counts[i];
-    if (cumulative >= rank) {
-      const midpoint = 2 ** ((h.offset + i + 0.5) * 2 ** -h.scale);
-      return Math.min(Math.max(midpoint, h.min), h.max);
-    }
-  }
-  return h.max;
-}
+// Merging and quantiles of exponential histograms are the report's own (taskjourney/report builds
+// the same tables from any application's metric files); the example re-exports them for its tests.
+export { histogramQuantile, mergeHistograms } from "../../src/report/histograms.js";
 
 export interface ClusterReport {
   /** Worker journeys per prefix: quantiles of executing, time by state. */

@@ -18,7 +18,8 @@
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
  * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
- * of the key's processing span — so the worker's journey nests under it.
+ * of the key's task span, naming the processing span for a link — so the worker's journey nests
+ * under it; task-finished / task-erred bring the worker's back for `journeys.returned(key)`.
  */
 import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 // Not part of the package's API: the statistics taskjourney keeps, used here by path so that
@@ -111,6 +112,12 @@ export interface SchedulerOptions {
   bandwidth?: number;
   /** How long a prefix's duration estimate is reused before the statistics are read again, ms. Default 100. */
   estimateRefreshMs?: number;
+  /**
+   * When a task fails, err it and every task that depends on it (as Dask does) and compute the
+   * rest; compute() resolves once every task is in memory or erred (with undefined when the root
+   * erred). Default false: the first failure rejects compute().
+   */
+  keepGoing?: boolean;
   /** Log every decision through `log`. */
   verbose?: boolean;
   log?: (line: string) => void;
@@ -120,15 +127,22 @@ export class Scheduler {
   address = "";
   readonly workers = new Map<string, WorkerInfo>();
   readonly decisions: DecisionStats = { total: 0, informed: 0, movedFromHolder: 0, queued: 0, noWorker: 0, samples: [] };
-  /** Called as tasks reach memory. */
+  /** Called as tasks reach memory (or err, with keepGoing). */
   onProgress: (done: number, total: number) => void = () => {};
+  /** Tasks that raised on a worker, in the order their failures arrived. */
+  readonly failures: Array<{ key: string; error: string }> = [];
+  /** Tasks erred: those that raised and those erred because a dependency did. */
+  erred = 0;
   private server: Server | undefined;
   private journeys: TaskJourneys | undefined;
+  /** An empty carrier for the next compute-task (see assign): replaced only when inject() filled it. */
+  private carrier: TraceCarrier = {};
   private readonly saturation: number;
   private readonly defaultDuration: number;
   private readonly bandwidth: number;
   private readonly log: (line: string) => void;
   private readonly verbose: boolean;
+  private readonly keepGoing: boolean;
   private readonly tasks = new Map<string, SchedulerTask>();
   private readonly queue = new Heap<SchedulerTask>();
   private readonly noWorker = new Heap<SchedulerTask>();
@@ -147,6 +161,7 @@ export class Scheduler {
     this.bandwidth = options.bandwidth ?? 100e6;
     this.estimateRefreshMs = options.estimateRefreshMs ?? 100;
     this.verbose = options.verbose ?? false;
+    this.keepGoing = options.keepGoing ?? false;
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
@@ -181,7 +196,7 @@ export class Scheduler {
     });
   }
 
-  /** Submits `graph` and resolves with the value of its root key. */
+  /** Submits `graph` and resolves with the value of its root key (see `keepGoing` for failures). */
   compute(graph: Graph): Promise<unknown> {
     if (this.run !== undefined) throw new Error("one graph at a time");
     const order = priorities(graph);
@@ -232,9 +247,10 @@ export class Scheduler {
     if (run === undefined) return;
     this.run = undefined;
     for (const task of this.tasks.values()) if (task.state === "memory") this.release(task);
-    for (const task of this.tasks.values()) if (task.state === "released") this.transition(task, "forgotten");
+    for (const task of this.tasks.values()) if (task.state === "released" || task.state === "erred") this.transition(task, "forgotten");
     this.tasks.clear();
     this.done = 0;
+    this.erred = 0;
   }
 
   /** CPU seconds used so far by every process of the cluster (threads included): this one and each worker. */
@@ -323,7 +339,7 @@ export class Scheduler {
         this.taskFinished(message as TaskFinishedMessage, connection);
         break;
       case "task-erred":
-        this.taskErred(message.key as string, message.error as string, connection);
+        this.taskErred(message.key as string, message.error as string, connection, message.carrier as Record<string, string> | undefined);
         break;
       case "add-keys": {
         const worker = this.workerOf(connection);
@@ -363,6 +379,8 @@ export class Scheduler {
     const task = this.tasks.get(message.key);
     const worker = this.workerOf(connection);
     if (task === undefined || worker === undefined || task.state !== "processing") return;
+    // The result's carrier: a worker journey kept at its end keeps this one, before it ends.
+    if (this.journeys !== undefined && message.carrier !== undefined) this.journeys.returned(task.key, message.carrier as Record<string, string>);
     worker.processing.delete(task);
     worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
     task.processingOn = undefined;
@@ -377,9 +395,10 @@ export class Scheduler {
     this.transition(task, "memory");
     this.finishedByPrefix.set(task.prefix, (this.finishedByPrefix.get(task.prefix) ?? 0) + 1);
     this.done++;
-    this.onProgress(this.done, this.tasks.size);
+    this.onProgress(this.done + this.erred, this.tasks.size);
     const ready: SchedulerTask[] = [];
-    for (const dependent of task.dependents) if (--dependent.waitingOn === 0) ready.push(dependent);
+    // An erred dependent (another of its dependencies failed, with keepGoing) never runs.
+    for (const dependent of task.dependents) if (--dependent.waitingOn === 0 && dependent.state === "waiting") ready.push(dependent);
     for (const dependency of task.dependencies) {
       if (++dependency.dependentsDone === dependency.dependents.length) this.release(dependency);
     }
@@ -388,17 +407,49 @@ export class Scheduler {
       void this.fetchResult(task).then(run.resolve, run.reject);
       return;
     }
+    if (run !== undefined && run.root.state === "erred" && this.done + this.erred === this.tasks.size) {
+      run.resolve(undefined);
+      return;
+    }
     for (const dependent of ready.sort((a, b) => a.priority - b.priority)) this.schedule(dependent);
     this.drainQueue();
   }
 
-  private taskErred(key: string, error: string, connection: Connection): void {
+  private taskErred(key: string, error: string, connection: Connection, carrier?: Record<string, string>): void {
     const task = this.tasks.get(key);
     const worker = this.workerOf(connection);
     if (task === undefined || task.state !== "processing") return;
-    worker?.processing.delete(task);
+    if (this.journeys !== undefined && carrier !== undefined) this.journeys.returned(key, carrier);
+    if (worker !== undefined) {
+      worker.processing.delete(task);
+      worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
+    }
+    task.processingOn = undefined;
     this.transition(task, "erred");
-    this.run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));
+    this.erred++;
+    this.failures.push({ key, error });
+    const run = this.run;
+    if (!this.keepGoing) {
+      run?.reject(new Error(`task ${key} failed on ${worker?.address ?? "?"}: ${error}`));
+      return;
+    }
+    // Its dependents can never run: they err too, transitively (Dask's exception blame). They
+    // all wait, since one of their dependencies was never in memory.
+    const blamed = [...task.dependents];
+    while (blamed.length > 0) {
+      const dependent = blamed.pop()!;
+      if (dependent.state !== "waiting") continue;
+      this.transition(dependent, "erred");
+      this.erred++;
+      blamed.push(...dependent.dependents);
+    }
+    this.onProgress(this.done + this.erred, this.tasks.size);
+    // A root in memory resolved the run already (taskFinished).
+    if (run !== undefined && run.root.state === "erred" && this.done + this.erred === this.tasks.size) {
+      run.resolve(undefined);
+      return;
+    }
+    this.drainQueue();
   }
 
   // ---- decisions ----------------------------------------------------------------------------------
@@ -510,9 +561,11 @@ export class Scheduler {
         nbytes: dependency.nbytes,
       })),
     };
-    if (this.journeys !== undefined) {
-      const carrier: TraceCarrier = {};
-      if (this.journeys.inject(task.key, carrier)) message.carrier = carrier as Record<string, string>;
+    // inject() writes nothing for an untraced key (99 in 100): the same empty carrier then serves
+    // the next task, so only traced keys cost an object.
+    if (this.journeys !== undefined && this.journeys.inject(task.key, this.carrier)) {
+      message.carrier = this.carrier as Record<string, string>;
+      this.carrier = {};
     }
     worker.connection.send(message);
   }

@@ -16,7 +16,8 @@
  *   - `journeys.serve` on each get_data request answered for a peer: a serve ledger (disk-read
  *     and serialize through the instrumented store, network until the socket took the reply);
  *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
- *     `journeys.inject` into get_data replies and `journeys.linkFrom` on receiving them;
+ *     `journeys.inject` into task-finished / task-erred (the carrier back to the scheduler) and
+ *     into get_data replies, and `journeys.linkFrom` on receiving those;
  *     `journeys.injectTransfer` of the gather_dep into the request and of the get_data into the
  *     reply, `journeys.linkTransfer` on receiving it.
  */
@@ -125,6 +126,12 @@ export class Worker {
   };
   /** Process CPU time (all threads) when the first task arrived. */
   private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
+  /**
+   * With TASKJOURNEY_STIMULUS=<directory>: the messages this worker receives (compute-task and
+   * free-keys from the scheduler, get_data from peers) are appended to a file there, one JSON line
+   * each, for bench/cluster-replay.ts to replay the same stimulus deterministically.
+   */
+  private readonly stimulus = process.env.TASKJOURNEY_STIMULUS === undefined ? undefined : path.join(process.env.TASKJOURNEY_STIMULUS, `worker-${process.pid}.jsonl`);
 
   constructor(private readonly config: WorkerConfig) {}
 
@@ -153,7 +160,7 @@ export class Worker {
       execute: (task) => this.runTask(task),
       gatherDep: (peer, tasks) => this.fetch(peer, tasks),
       taskFinished: (task) => this.taskFinished(task),
-      taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error }),
+      taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error, ...this.resultCarrier(task.key) }),
       release: (key) => this.store.delete(key),
       whoHas: (keys) => void this.whoHas(keys),
     });
@@ -172,6 +179,7 @@ export class Worker {
   // ---- messages ---------------------------------------------------------------------------------
 
   private handleScheduler(message: Message): void {
+    if (this.stimulus !== undefined && (message.op === "compute-task" || message.op === "free-keys")) record(this.stimulus, "scheduler", message);
     switch (message.op) {
       case "compute-task": {
         const task = message as ComputeTaskMessage;
@@ -200,6 +208,7 @@ export class Worker {
 
   private handlePeer(connection: Connection, message: Message): void {
     if (message.op !== "get_data") return;
+    if (this.stimulus !== undefined) record(this.stimulus, "peer", message);
     const keys = message.keys as string[];
     // The serving side of the peer's gather_dep (Dask's get-data-* activities): reading spilled
     // values back (disk-read) and serializing held ones, metered by the instrumented store, and
@@ -400,7 +409,16 @@ export class Worker {
   }
 
   private taskFinished(task: WorkerTask): void {
-    this.scheduler.send({ op: "task-finished", key: task.key, nbytes: task.nbytes });
+    this.scheduler.send({ op: "task-finished", key: task.key, nbytes: task.nbytes, ...this.resultCarrier(task.key) });
+  }
+
+  /**
+   * The second carrier of a task: its journey here, back to the scheduler with the result, so a
+   * journey kept here at its end (failed, slow) keeps the scheduler's too (`returned()`).
+   */
+  private resultCarrier(key: string): { carrier?: TraceCarrier } {
+    const carrier: TraceCarrier = {};
+    return this.journeys !== undefined && this.journeys.inject(key, carrier) ? { carrier } : {};
   }
 
   private async whoHas(keys: string[]): Promise<void> {
@@ -478,6 +496,11 @@ export class Worker {
   }
 }
 
+/** Appends one received message to the stimulus file (see Worker.stimulus). */
+function record(file: string, from: "scheduler" | "peer", message: Message): void {
+  fs.appendFileSync(file, `${JSON.stringify({ from, message })}\n`);
+}
+
 /** Runs `work` with `ledger` ambient, if there is one. */
 function within<T>(ledger: ActivityLedger | undefined, work: () => T): T {
   return ledger === undefined ? work() : ledger.run(work);
@@ -524,4 +547,5 @@ async function main(): Promise<void> {
   await worker.start();
 }
 
-await main();
+// Started by main.ts (TASKJOURNEY_WORKER set), or imported by bench/cluster-replay.ts for the Worker class.
+if (process.env.TASKJOURNEY_WORKER !== undefined || /[\\/]worker\.ts$/.test(process.argv[1] ?? "")) await main();

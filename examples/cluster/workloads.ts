@@ -5,8 +5,8 @@
  */
 import { FUNCTIONS, SECEDING, type Value } from "./functions.mjs";
 
-/** A literal argument, or the result of another task. */
-export type Arg = number | { ref: string };
+/** A literal argument (a number, or a function name for the fail / slow wrappers), or the result of another task. */
+export type Arg = number | string | { ref: string };
 
 export interface TaskSpec {
   key: string;
@@ -225,3 +225,39 @@ export function renamedForRound(graph: Graph, round: number): Graph {
 
 /** Far above any workload's own numbers, so a renamed key never equals a measured one. */
 const WARMUP_KEY_BASE = 900_000;
+
+/** Tasks made to fail or to be slow, for showing where failed and slow tasks' time goes. */
+export interface Injected {
+  /** Every Nth task (in graph order: N-1, 2N-1, …) raises instead of computing. */
+  failEvery?: number;
+  /** Every Nth task holds its thread `slowSeconds` before computing (a failing one stays failing). */
+  slowEvery?: number;
+  slowSeconds?: number;
+}
+
+/**
+ * The graph with every `failEvery`-th task raising and every `slowEvery`-th task slow. Keys,
+ * dependencies and prefixes stay; only the function changes (`fail` / `slow` in functions.mjs
+ * wrap the original one), so a slow task's value is its usual one. Seceding tasks are left alone.
+ */
+export function withInjected(graph: Graph, { failEvery, slowEvery, slowSeconds = 2 }: Injected): Graph {
+  if (failEvery === undefined && slowEvery === undefined) return graph;
+  const every = (n: number | undefined, index: number) => n !== undefined && (index + 1) % n === 0;
+  return {
+    ...graph,
+    tasks: graph.tasks.map((spec, index) => {
+      if (SECEDING.has(spec.func)) return spec;
+      if (every(failEvery, index)) return { ...spec, func: "fail", args: [spec.func, ...spec.args] };
+      if (every(slowEvery, index)) return { ...spec, func: "slow", args: [Math.round(slowSeconds * 1000), spec.func, ...spec.args] };
+      return spec;
+    }),
+  };
+}
+
+/** The keys `withInjected` made failing and slow, in graph order. */
+export function injectedKeys(graph: Graph): { failing: string[]; slow: string[] } {
+  return {
+    failing: graph.tasks.filter((spec) => spec.func === "fail").map((spec) => spec.key),
+    slow: graph.tasks.filter((spec) => spec.func === "slow").map((spec) => spec.key),
+  };
+}

@@ -171,17 +171,20 @@ function fill(
 function fillFromOne(interval: WaitInterval, length: number, otherId: number, into: Map<number, number>): void {
   const fraction = (length / (interval.end - interval.start)) * interval.weight;
   const activities = interval.activities;
-  scratchIds.length = 0;
-  scratchShares.length = 0;
+  // The scratch arrays are reused with a count, not truncated: `length = 0` frees their storage,
+  // and with one segment per fetched dependency that churn was most of the sweep's time.
+  let count = 0;
   let raw = 0;
   for (let a = 0; a + 1 < activities.length; a += 2) {
     const seconds = activities[a + 1];
     if (!(seconds > 0)) continue;
     const share = seconds * fraction;
-    const slot = scratchIds.indexOf(activities[a]);
-    if (slot === -1) {
-      scratchIds.push(activities[a]);
-      scratchShares.push(share);
+    const id = activities[a];
+    let slot = 0;
+    while (slot < count && scratchIds[slot] !== id) slot++;
+    if (slot === count) {
+      scratchIds[count] = id;
+      scratchShares[count++] = share;
     } else {
       scratchShares[slot] += share;
     }
@@ -192,7 +195,7 @@ function fillFromOne(interval: WaitInterval, length: number, otherId: number, in
     return;
   }
   const scale = length / raw;
-  for (let slot = 0; slot < scratchIds.length; slot++) add(into, scratchIds[slot], scratchShares[slot] * scale);
+  for (let slot = 0; slot < count; slot++) add(into, scratchIds[slot], scratchShares[slot] * scale);
 }
 const scratchIds: number[] = [];
 const scratchShares: number[] = [];

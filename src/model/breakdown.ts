@@ -26,6 +26,18 @@ export interface BreakdownNode {
   children: BreakdownNode[];
   /** Non-time quantities digested for this activity in this visit, by unit: `{ bytes: 65536 }`. */
   quantities?: Record<string, number>;
+  /**
+   * A state visit that was an attempt that did not succeed: an execution's outcome ("error",
+   * "cancelled") or a fetch's transfer outcome ("failed", "busy", "missing", "cancelled").
+   */
+  outcome?: string;
+  /** Why it failed, when the ledger was told: "TypeError: no such file". */
+  error?: string;
+}
+
+/** How a failure reads in a breakdown: "TypeError: no such file", or the type alone. */
+export function failureText(type: string, message: string): string {
+  return message === "" ? type : `${type}: ${message}`;
 }
 
 /**
@@ -39,7 +51,8 @@ export function addQuantity(nodes: BreakdownNode[], activity: string, unit: stri
     node = { name: activity, seconds: 0, children: [] };
     nodes.push(node);
   }
-  const totals = (node.quantities ??= {});
+  // Null-prototype: a unit named "constructor" or "__proto__" is a unit like any other.
+  const totals = (node.quantities ??= Object.create(null) as Record<string, number>);
   totals[unit] = (totals[unit] ?? 0) + value;
 }
 

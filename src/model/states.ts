@@ -97,7 +97,7 @@ export const TERMINAL_STATES: readonly TaskState[] = [
   "cancelled",
 ];
 
-const WORKER_TRANSITIONS: ReadonlyArray<readonly [WorkerState, WorkerState]> = [
+export const WORKER_TRANSITIONS: ReadonlyArray<readonly [WorkerState, WorkerState]> = [
   // After distributed/worker_state_machine.py's transition table, plus the `cancelled` exits that
   // our journeys treat as terminal (a key released while executing or in flight).
   ["released", "waiting"],
@@ -162,7 +162,7 @@ const WORKER_TRANSITIONS: ReadonlyArray<readonly [WorkerState, WorkerState]> = [
   ["error", "forgotten"],
 ];
 
-const SCHEDULER_TRANSITIONS: ReadonlyArray<readonly [SchedulerState, SchedulerState]> = [
+export const SCHEDULER_TRANSITIONS: ReadonlyArray<readonly [SchedulerState, SchedulerState]> = [
   // After distributed/scheduler.py's SchedulerState._TRANSITIONS_TABLE.
   ["released", "waiting"],
   ["released", "forgotten"],
@@ -216,4 +216,22 @@ export function terminalMask(): Uint8Array {
   const mask = new Uint8Array(STATE_COUNT);
   for (const name of TERMINAL_STATES) mask[stateId(name)] = 1;
   return mask;
+}
+
+/**
+ * A role's transition table as the README shows it: one row per state, the states it may move
+ * to, in lifecycle order. Generated here so the README cannot drift from the table the recorder
+ * checks (`scripts/transition-tables.ts` writes it, test/docs/ checks it).
+ */
+export function transitionTableMarkdown(role: Role): string {
+  const pairs: ReadonlyArray<readonly [string, string]> = role === "worker" ? WORKER_TRANSITIONS : SCHEDULER_TRANSITIONS;
+  const states: readonly string[] = role === "worker" ? WORKER_STATES : SCHEDULER_STATES;
+  const rows = ["| from | to |", "|---|---|"];
+  for (const from of states) {
+    const targets = pairs.filter(([source]) => source === from).map(([, to]) => to);
+    if (targets.length === 0) continue;
+    targets.sort(byLifecycle);
+    rows.push(`| \`${from}\` | ${targets.map((to) => `\`${to}\``).join(", ")} |`);
+  }
+  return rows.join("\n");
 }

@@ -32,6 +32,12 @@ export type TraceCarrier = Record<string, string>;
 
 export const TRACEPARENT = "traceparent";
 export const TRACESTATE = "tracestate";
+/**
+ * Our tracestate member: the span id of the state span a carrier was made in. `traceparent`
+ * names the task span, which covers everything the receiver does; the state span (e.g. the
+ * scheduler's processing) becomes the receiver's link.
+ */
+export const TRACESTATE_STATE = "taskjourney";
 
 /** Lower-case hex: W3C forbids upper case, which the api's id checks accept. */
 const HEX = /^[0-9a-f]*$/;
@@ -112,4 +118,36 @@ function firstString(value: unknown): string | undefined {
   // Node's IncomingHttpHeaders may hold repeated headers as arrays.
   if (Array.isArray(value) && typeof value[0] === "string") return value[0];
   return undefined;
+}
+
+/** `spanContext` as a remote parent that is sampled: for a journey kept, under ids handed out unsampled. */
+export function sampledParent(spanContext: SpanContext): SpanContext {
+  const traceState = spanContext.traceState;
+  return {
+    traceId: spanContext.traceId,
+    spanId: spanContext.spanId,
+    traceFlags: spanContext.traceFlags | TraceFlags.SAMPLED,
+    isRemote: true,
+    // Our member names the sender's state span; it must not travel on to the receiver's own spans.
+    traceState: traceState?.get(TRACESTATE_STATE) === undefined ? traceState : traceState.unset(TRACESTATE_STATE),
+  };
+}
+
+/** The sender's state span named in a carrier's tracestate, as a context to link to, or undefined. */
+export function stateSpanOf(spanContext: SpanContext): SpanContext | undefined {
+  const spanId = spanContext.traceState?.get(TRACESTATE_STATE);
+  if (spanId === undefined || !HEX.test(spanId) || !isValidSpanId(spanId)) return undefined;
+  return { traceId: spanContext.traceId, spanId, traceFlags: spanContext.traceFlags, isRemote: true };
+}
+
+/**
+ * What `inject()` writes for a task span: its ids, the head-sampling decision as the sampled flag
+ * (a journey not yet kept says "not sampled", so the receiver does not head-sample for it) and,
+ * when given, the state span it was made in as our tracestate member.
+ */
+export function carrierContext(task: SpanContext, sampled: boolean, stateSpanId: string | undefined): SpanContext {
+  let traceState = task.traceState;
+  if (stateSpanId !== undefined) traceState = (traceState ?? createTraceState()).set(TRACESTATE_STATE, stateSpanId);
+  else if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
+  return { traceId: task.traceId, spanId: task.spanId, traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState };
 }

@@ -14,6 +14,13 @@ export const ATTR_TASK_STATE = "task.state";
 export const ATTR_TASK_ACTIVITY = "task.activity";
 export const ATTR_TASK_ROLE = "task.role";
 export const ATTR_TASK_DEPENDENCIES = "task.dependencies";
+/** On a state span that was an attempt that did not succeed: why, as explain() shows it ("TypeError: no such file"). */
+export const ATTR_TASK_ERROR = "task.error";
+/** The semantic conventions' exception event and its attributes (not imported: the core depends on the API only). */
+export const EVENT_EXCEPTION = "exception";
+export const ATTR_EXCEPTION_TYPE = "exception.type";
+export const ATTR_EXCEPTION_MESSAGE = "exception.message";
+export const ATTR_EXCEPTION_STACKTRACE = "exception.stacktrace";
 export const ATTR_TRANSFER_PEER = "transfer.peer";
 export const ATTR_TRANSFER_KEYS = "transfer.keys";
 export const ATTR_TRANSFER_KEY_COUNT = "transfer.key_count";

@@ -19,8 +19,17 @@ const PENDING_LIMIT = 100_000;
  * when journeys begin, enter flight, leave waiting and end.
  */
 export class Dependencies {
-  /** Dependents registered through `dependencies()`, by the dependency's key id. */
+  /**
+   * Dependents registered through `dependencies()`, by the dependency's key id. A dependent that
+   * ends is not looked for and removed from each list (with n dependents sharing n dependencies
+   * that made their ends O(n³) in all): it stays, harmless since only waiting dependents are
+   * noted, until a sweep that each journey's end advances by twice its dependencies' count
+   * drops it. Each call's share of the sweep is bounded; the ended ones left are bounded by the
+   * entries made since the sweep last passed.
+   */
   readonly dependentsOf = new Map<string | number, Journey[]>();
+  /** Where the sweep of `dependentsOf` stands (a Map iterator survives deletions). */
+  private sweep: Iterator<[string | number, Journey[]]> | undefined = undefined;
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   readonly pending = new Map<string | number, Array<string | number>>();
 
@@ -65,10 +74,10 @@ export class Dependencies {
 
   /** A journey ended: it waits for nothing more, and the dependents it served learn what it did. */
   ended(journey: Journey): void {
-    if (journey.dependencyIds !== undefined) this.detach(journey);
+    if (journey.dependencyIds !== undefined) this.sweepEnded(2 * journey.dependencyIds.length + 2);
     const noted = journey.notedDependents;
     if (noted !== undefined) {
-      const weight = 1 / noted.length;
+      const weight = 1 / noted.size;
       for (const dependent of noted) {
         if (dependent.ended || dependent.state !== WAITING) continue;
         (dependent.waitSources ??= []).push(journey);
@@ -90,7 +99,12 @@ export class Dependencies {
     }
     const intervals: WaitInterval[] = [];
     const weights = journey.waitWeights!;
-    for (let s = 0; s < sources.length; s++) this.collectIntervals(sources[s], weights[s], waitStart, time, intervals);
+    for (let s = 0; s < sources.length; s++) {
+      // A source is an ended fetch with the same weight for every dependent it served: its
+      // intervals are made once and shared (n dependents of the same n fetches made n² of them).
+      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s]));
+      for (let i = 0; i < own.length; i++) intervals.push(own[i]);
+    }
     const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
     const breakdown = (journey.waitBreakdown ??= []);
     const visit = journey.visitIndex;
@@ -109,12 +123,9 @@ export class Dependencies {
   private attach(journey: Journey, ids: Array<string | number>): void {
     journey.dependencyIds = ids;
     for (const dependencyId of ids) {
-      let dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) {
-        dependents = [];
-        this.dependentsOf.set(dependencyId, dependents);
-      }
-      dependents.push(journey);
+      const dependents = this.dependentsOf.get(dependencyId);
+      if (dependents === undefined) this.dependentsOf.set(dependencyId, [journey]);
+      else dependents.push(journey);
       // A dependency already being fetched serves this dependent too.
       const dependency = this.live.get(dependencyId);
       if (dependency !== undefined && dependency.kind === FETCH_JOURNEY && journey.state === WAITING) {
@@ -123,40 +134,69 @@ export class Dependencies {
     }
   }
 
+  /** A live journey told its dependencies again leaves the lists it was in (rare: O(their lengths)). */
   private detach(journey: Journey): void {
     for (const dependencyId of journey.dependencyIds!) {
       const dependents = this.dependentsOf.get(dependencyId);
       if (dependents === undefined) continue;
       const index = dependents.indexOf(journey);
-      if (index !== -1) dependents.splice(index, 1);
+      if (index === -1) continue;
+      dependents.splice(index, 1);
       if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
     }
   }
 
-  private note(dependency: Journey, dependent: Journey): void {
-    const noted = (dependency.notedDependents ??= []);
-    if (!noted.includes(dependent)) noted.push(dependent);
-  }
-
-  /** What a fetched dependency was doing, visit by visit, inside [from, to]. */
-  private collectIntervals(source: Journey, weight: number, from: number, to: number, into: WaitInterval[]): void {
-    for (let visit = 0; visit < source.visitCount; visit++) {
-      const state = source.visitState(visit);
-      if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
-      const start = source.visitStart(visit);
-      const end = source.visitEnd(visit);
-      if (!(end > from) || !(start < to) || !(end > start)) continue;
-      const activities: number[] = [];
-      const records = source.activities;
-      for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-        if (records[record + ACTIVITY_VISIT] === visit) {
-          activities.push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
-        }
+  /** Drops ended dependents from the next lists of the sweep, about `budget` entries' worth. */
+  private sweepEnded(budget: number): void {
+    const lists = this.dependentsOf;
+    let restarted = false;
+    while (budget > 0 && lists.size > 0) {
+      let next = (this.sweep ??= lists.entries()).next();
+      if (next.done === true) {
+        if (restarted) return;
+        restarted = true;
+        next = (this.sweep = lists.entries()).next();
+        if (next.done === true) return;
       }
-      if (activities.length === 0) {
-        activities.push(state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start);
-      }
-      into.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
+      const [dependencyId, dependents] = next.value;
+      let kept = 0;
+      for (let i = 0; i < dependents.length; i++) if (!dependents[i].ended) dependents[kept++] = dependents[i];
+      budget -= dependents.length;
+      dependents.length = kept;
+      if (kept === 0) lists.delete(dependencyId);
     }
   }
+
+  private note(dependency: Journey, dependent: Journey): void {
+    // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
+    (dependency.notedDependents ??= new Set()).add(dependent);
+  }
+}
+
+/**
+ * What an ended fetch journey was doing, visit by visit: its fetch, flight and missing visits
+ * with their activities, each weighted `weight` (apportionWaiting clips them to each waiting
+ * visit). One pass over its visits and records together, not a scan of the records per visit (a
+ * dependency retried n times has 2n visits and n records): records are appended with the visit
+ * current when they are written, so they come in visit order.
+ */
+function collectIntervals(source: Journey, weight: number): WaitInterval[] {
+  const intervals: WaitInterval[] = [];
+  const records = source.activities;
+  let record = 0;
+  for (let visit = 0; visit < source.visitCount; visit++) {
+    const state = source.visitState(visit);
+    if (state !== FETCH && state !== FLIGHT && state !== MISSING) continue;
+    const start = source.visitStart(visit);
+    const end = source.visitEnd(visit);
+    if (!(end > start)) continue;
+    while (record < records.length && records[record + ACTIVITY_VISIT] < visit) record += ACTIVITY_FIELDS;
+    let activities: number[] | undefined;
+    for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
+      (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
+    }
+    activities ??= [state === FETCH ? QUEUED : state === MISSING ? MISSING_ACTIVITY : OTHER, end - start];
+    intervals.push({ start, end, weight, priority: state === FLIGHT ? 0 : 1, activities });
+  }
+  return intervals;
 }

@@ -3,6 +3,8 @@ import { stateId } from "../model/states.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
+import { failureDetail } from "./failure-detail.js";
+import { show } from "./show.js";
 
 const MEMORY = stateId("memory");
 const ERROR = stateId("error");
@@ -36,8 +38,11 @@ export class ExecutionLedger extends Ledger {
     (this.journey.digestRecords ??= []).push(record);
   }
 
-  /** Ends the execution: "memory" (success), "error" or "cancelled". */
-  end(outcome: ExecuteOutcome = "memory", at?: number): void {
+  /**
+   * Ends the execution: "memory" (success), "error" or "cancelled". `error` is what was thrown or
+   * rejected with: a failed execution keeps its type, message and stack (spans, explain()).
+   */
+  end(outcome: ExecuteOutcome = "memory", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
       host.drop("ledger-ended", "end() called twice");
@@ -45,10 +50,16 @@ export class ExecutionLedger extends Ledger {
     }
     let checked = outcome;
     if (!EXECUTE_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `execute outcome "${String(outcome)}" reported as "error"`);
+      host.drop("invalid-outcome", `execute outcome ${show(outcome)} reported as "error"`);
       checked = "error";
     }
-    const time = host.now(at);
+    const time = this.endTime(at);
+    if (checked !== "memory") {
+      const journey = this.journey;
+      journey.failureVisit = journey.visitIndex;
+      journey.failureOutcome = checked;
+      journey.failure = checked === "error" && error !== undefined ? failureDetail(error) : undefined;
+    }
     const other = this.closeAll(time);
     this.ended = true;
     // The execution's seconds by activity: its self times and the rest as `other`, or all of it

@@ -1,4 +1,4 @@
-import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { keyToText } from "../model/keys.js";
@@ -11,6 +11,7 @@ import {
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
+  failedAttempt,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
   QUANTITY_UNIT,
@@ -35,6 +36,7 @@ export function explainJourney(
   const ended = journey.ended;
   const last = ended ? journey.visitCount - 1 : journey.visitCount;
   const children: BreakdownNode[] = [];
+  const index = new RecordIndex(journey);
   for (let visit = 0; visit < last; visit++) {
     const state = journey.visitState(visit);
     const start = journey.visitStart(visit);
@@ -43,17 +45,22 @@ export function explainJourney(
     const node: BreakdownNode = { name: ALL_STATES[state], seconds, children: [] };
     const isCurrent = !ended && visit === journey.visitCount - 1;
     if (state === WAITING && journey.kind === COMPUTE_JOURNEY) {
-      if (!isCurrent) node.children = waitingActivities(journey, visit, seconds, names);
+      if (!isCurrent) node.children = waitingActivities(journey, index.waits(visit), seconds, names);
     } else {
-      node.children = visitActivities(journey, visit, -1, seconds, names, !isCurrent);
+      node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }
     // Process stalls (GC pauses, a blocked event loop) that overlapped the visit, read at explain time.
     if (stalls !== undefined && stalls.size > 0) addStallNodes(node.children, seconds, stalls.overlap(start, end));
-    if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, visit, names);
+    if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, index.quantities(visit), names);
+    const attempt = failedAttempt(journey, visit);
+    if (attempt !== undefined) {
+      node.outcome = attempt.outcome;
+      if (attempt.failure !== undefined) node.error = failureText(attempt.failure.type, attempt.failure.message);
+    }
     children.push(node);
   }
   return {
-    key: keyToText(journey.key) ?? String(journey.id),
+    key: keyText(journey),
     prefix: names.prefix(journey.prefixId),
     instance,
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
@@ -63,55 +70,105 @@ export function explainJourney(
   };
 }
 
-function waitingActivities(
-  journey: Journey,
-  visit: number,
-  seconds: number,
-  names: { activity(id: number): string },
-): BreakdownNode[] {
-  const breakdown = journey.waitBreakdown;
-  const parts: BreakdownNode[] = [];
-  if (breakdown !== undefined) {
-    for (let index = 0; index < breakdown.length; index += 3) {
-      if (breakdown[index] !== visit) continue;
-      addNode(parts, names.activity(breakdown[index + 1]), breakdown[index + 2]);
-    }
+/** The key's canonical text; its map id when the key cannot be read again (a hostile Proxy). */
+function keyText(journey: Journey): string {
+  try {
+    return keyToText(journey.key) ?? String(journey.id);
+  } catch {
+    return String(journey.id);
   }
+}
+
+/**
+ * Where each record stands, found in one pass over the journey's flat arrays: the top-level
+ * records of each visit, the records nested in each record, the waiting parts and quantities of
+ * each visit. Scanning every record for each visit and each parent made explain() of a journey
+ * with 16,000 activities take a second.
+ */
+class RecordIndex {
+  private readonly top = new Map<number, number[]>();
+  private readonly nested = new Map<number, number[]>();
+  private readonly waiting = new Map<number, number[]>();
+  private readonly quantity = new Map<number, number[]>();
+  /** Offsets of the records made by digest(). */
+  readonly digests: ReadonlySet<number>;
+
+  constructor(journey: Journey) {
+    const records = journey.activities;
+    for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
+      const parent = records[record + ACTIVITY_PARENT];
+      if (parent === -1) push(this.top, records[record + ACTIVITY_VISIT], record);
+      else push(this.nested, parent, record);
+    }
+    const breakdown = journey.waitBreakdown;
+    if (breakdown !== undefined) for (let at = 0; at < breakdown.length; at += 3) push(this.waiting, breakdown[at], at);
+    const quantities = journey.quantities;
+    if (quantities !== undefined) for (let at = 0; at < quantities.length; at += QUANTITY_FIELDS) push(this.quantity, quantities[at + QUANTITY_VISIT], at);
+    this.digests = new Set(journey.digestRecords);
+  }
+
+  topLevel(visit: number): readonly number[] {
+    return this.top.get(visit) ?? NONE;
+  }
+
+  nestedIn(record: number): readonly number[] {
+    return this.nested.get(record) ?? NONE;
+  }
+
+  waits(visit: number): readonly number[] {
+    return this.waiting.get(visit) ?? NONE;
+  }
+
+  quantities(visit: number): readonly number[] {
+    return this.quantity.get(visit) ?? NONE;
+  }
+}
+
+const NONE: readonly number[] = [];
+
+function push(map: Map<number, number[]>, at: number, value: number): void {
+  const list = map.get(at);
+  if (list === undefined) map.set(at, [value]);
+  else list.push(value);
+}
+
+function waitingActivities(journey: Journey, offsets: readonly number[], seconds: number, names: { activity(id: number): string }): BreakdownNode[] {
+  const breakdown = journey.waitBreakdown!;
+  const parts: BreakdownNode[] = [];
+  for (const at of offsets) addNode(parts, names.activity(breakdown[at + 1]), breakdown[at + 2]);
   return waitingNodes(parts, seconds);
 }
 
-/** Activities of one visit under `parent` (-1: top level), summed by name, with `other` last. */
+/** The activity records at `offsets` (one level of one visit), summed by name, with `other` last. */
 function visitActivities(
   journey: Journey,
-  visit: number,
-  parent: number,
+  index: RecordIndex,
+  offsets: readonly number[],
   seconds: number,
   names: { activity(id: number): string },
   withRemainder: boolean,
 ): BreakdownNode[] {
   const records = journey.activities;
   const level = new ActivityLevel();
-  for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-    if (records[record + ACTIVITY_VISIT] !== visit || records[record + ACTIVITY_PARENT] !== parent) continue;
+  for (const record of offsets) {
     // A record's whole time is its self time plus its nested records' (whose parents are closed).
     const total = records[record + ACTIVITY_SELF_SECONDS] + records[record + ACTIVITY_CHILD_SECONDS];
     const name = names.activity(records[record + ACTIVITY_ID]);
     // A thread digest (not an activity metered under that name) nested in an activity.
-    if (parent !== -1 && isThreadDigest(name) && journey.digestRecords?.includes(record) === true) level.digest(name, total);
-    else level.add(name, total, visitActivities(journey, visit, record, total, names, true));
+    if (records[record + ACTIVITY_PARENT] !== -1 && isThreadDigest(name) && index.digests.has(record)) level.digest(name, total);
+    else level.add(name, total, visitActivities(journey, index, index.nestedIn(record), total, names, true));
   }
   return level.finish(seconds, withRemainder);
 }
 
-/** The quantities digested during `visit`, on the nodes of their activities (see addQuantity). */
+/** The quantities digested during one visit (at `offsets`), on the nodes of their activities (see addQuantity). */
 function addQuantities(
   nodes: BreakdownNode[],
   quantities: readonly number[],
-  visit: number,
+  offsets: readonly number[],
   names: { activity(id: number): string; unit(id: number): string },
 ): void {
-  for (let index = 0; index < quantities.length; index += QUANTITY_FIELDS) {
-    if (quantities[index + QUANTITY_VISIT] !== visit) continue;
-    addQuantity(nodes, names.activity(quantities[index + QUANTITY_ACTIVITY]), names.unit(quantities[index + QUANTITY_UNIT]), quantities[index + QUANTITY_VALUE]);
+  for (const at of offsets) {
+    addQuantity(nodes, names.activity(quantities[at + QUANTITY_ACTIVITY]), names.unit(quantities[at + QUANTITY_UNIT]), quantities[at + QUANTITY_VALUE]);
   }
 }

@@ -8,9 +8,11 @@ export function isAsyncFunction(fn: (...args: any[]) => any): boolean {
 
 /** True for promises and anything else with a `then` method, as `await` treats them. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as PromiseLike<unknown>).then === "function"
-  );
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return false;
+  try {
+    return typeof (value as PromiseLike<unknown>).then === "function";
+  } catch {
+    // A `then` getter that throws (a hostile Proxy): not something `await` could wait for either.
+    return false;
+  }
 }

@@ -1,4 +1,6 @@
+import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
+import type { FailureDetail } from "./failure-detail.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -85,10 +87,12 @@ export class Journey {
   /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
   dependencyIds: Array<string | number> | undefined = undefined;
   /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
-  notedDependents: Journey[] | undefined = undefined;
+  notedDependents: Set<Journey> | undefined = undefined;
   /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
   waitSources: Journey[] | undefined = undefined;
   waitWeights: number[] | undefined = undefined;
+  /** For an ended fetch journey: what it did while dependents waited, made once for all of them (dependencies.ts). */
+  waitIntervals: WaitInterval[] | undefined = undefined;
   /**
    * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
    * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
@@ -107,8 +111,19 @@ export class Journey {
   movedByLedger = false;
   end = Number.NaN;
   outcomeState = -1;
+  /**
+   * An execution that did not succeed: the visit it ended (-1: none), its outcome ("error",
+   * "cancelled") and, when `end("error", error)` said, why.
+   */
+  failureVisit = -1;
+  failureOutcome = "";
+  failure: FailureDetail | undefined = undefined;
   /** Owned by the span bridge: the live spans of a sampled journey. */
   spanState: unknown = undefined;
+  /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
+  prefixName = "";
+  /** The task group given by describe(), or undefined for the default. */
+  group: string | undefined = undefined;
 
   constructor(
     /** The key as the caller gave it. */
@@ -176,6 +191,8 @@ export class Transfer {
   readonly activities: number[] = emptyNumbers();
   end = Number.NaN;
   outcome = "";
+  /** Why it failed, when `end("failed", error)` said. */
+  failure: FailureDetail | undefined = undefined;
   openLedgers = 0;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;
@@ -191,4 +208,26 @@ export class Transfer {
   get duration(): number {
     return this.end - this.start;
   }
+}
+
+/** How an attempt that did not succeed ended: its outcome and, when told, why. */
+export interface Attempt {
+  readonly outcome: string;
+  readonly failure: FailureDetail | undefined;
+}
+
+/**
+ * The attempt a visit was, when it did not succeed: an execution ended in error or cancelled, or
+ * (a fetch journey's flight) a transfer that was not ok. Undefined for any other visit.
+ */
+export function failedAttempt(journey: Journey, visit: number): Attempt | undefined {
+  if (visit === journey.failureVisit) return { outcome: journey.failureOutcome, failure: journey.failure };
+  const transfers = journey.transfers;
+  const visits = journey.transferVisits;
+  if (transfers === undefined || visits === undefined) return undefined;
+  for (let index = 0; index < transfers.length; index++) {
+    const transfer = transfers[index];
+    if (visits[index] === visit && transfer.outcome !== "" && transfer.outcome !== "ok") return { outcome: transfer.outcome, failure: transfer.failure };
+  }
+  return undefined;
 }

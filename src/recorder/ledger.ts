@@ -14,6 +14,7 @@ import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { DropReason } from "./drop-reasons.js";
 import { AsyncFunction, isThenable } from "./functions.js";
+import { show } from "./show.js";
 
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the
@@ -21,7 +22,9 @@ import { AsyncFunction, isThenable } from "./functions.js";
  * `transferEnded`): the recorder never calls back into a ledger.
  */
 export interface LedgerHost {
-  now(at?: number): number;
+  now(at?: unknown): number;
+  /** Seconds a time may lie from the clock; a longer digested duration is absurd too. */
+  readonly maxClockSkew: number;
   activityId(name: string): number;
   unitId(name: string): number;
   /** Bad input: counted, told once, thrown when strict (failures.ts). */
@@ -74,20 +77,27 @@ export abstract class Ledger {
    * the result, the thrown error or the rejection passes through unchanged.
    */
   meter<T>(activity: string, work: () => T): T {
+    if (typeof work !== "function") {
+      // Nothing to run: opening a record here would leave it open until the ledger's end.
+      this.host.drop("invalid-work", `meter(${show(activity)}) given ${show(work)}, not a function`);
+      return undefined as T;
+    }
     if (this.ended) {
-      this.host.drop("ledger-ended", `meter("${activity}") after end()`);
+      this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
       return work();
     }
     const parent = this.parentRecord();
     const record = this.open(this.host.activityId(activity), parent, this.host.now());
-    // An async function's continuations need the ambient frame to find their parent activity; a
-    // plain function's synchronous nesting is tracked with no ambient cost.
+    // The record is the ambient frame's, so `journeys.meter()` and `currentLedger()` inside the
+    // work find this ledger and nest under the record: synchronously, and (with asyncContext)
+    // in the continuations of whatever promise the work makes, async function or not.
+    const frame: AmbientFrame = { ledger: this, record };
+    const asyncContext = this.host.asyncContext !== false;
     if (work.constructor === AsyncFunction) {
-      const frame: AmbientFrame = { ledger: this, record };
       this.asyncOpen++;
       let pending: T;
       try {
-        pending = ambientLedger.run(frame, work, this.host.asyncContext !== false);
+        pending = ambientLedger.run(frame, work, asyncContext);
       } catch (error) {
         this.asyncOpen--;
         this.close(record, this.host.now());
@@ -95,11 +105,12 @@ export abstract class Ledger {
       }
       return this.closeWhenSettled(record, pending);
     }
+    // A plain function's synchronous nesting is tracked by `openRecord`, with no lookup.
     const outer = this.openRecord;
     this.openRecord = record;
     let result: T;
     try {
-      result = work();
+      result = ambientLedger.run(frame, work, asyncContext);
     } catch (error) {
       this.openRecord = outer;
       this.close(record, this.host.now());
@@ -120,11 +131,18 @@ export abstract class Ledger {
    */
   digest(activity: string, value: number, unit: string = "seconds"): void {
     if (this.ended) {
-      this.host.drop("ledger-ended", `digest("${activity}") after end()`);
+      this.host.drop("ledger-ended", `digest(${show(activity)}) after end()`);
       return;
     }
-    if (!(value >= 0) || value === Infinity) {
-      this.host.drop("invalid-value", `digest("${activity}", ${value})`);
+    if (typeof unit !== "string") {
+      this.host.drop("invalid-name", `digest(${show(activity)}) given a unit that is ${show(unit)}, not a string`);
+      return;
+    }
+    // Seconds longer than a time may be off the clock, or quantities past exact integers, are
+    // absurd: summed, one would poison the totals for good.
+    const limit = unit === "seconds" ? this.host.maxClockSkew : Number.MAX_SAFE_INTEGER;
+    if (typeof value !== "number" || !(value >= 0 && value <= limit) || value === Infinity) {
+      this.host.drop("invalid-value", `digest(${show(activity)}, ${show(value)}, ${show(unit)})`);
       return;
     }
     if (unit === "seconds") {
@@ -139,7 +157,19 @@ export abstract class Ledger {
 
   /** Runs `work` with this ledger as the ambient one for `journeys.meter()` calls inside it. */
   run<T>(work: () => T): T {
+    if (typeof work !== "function") {
+      this.host.drop("invalid-work", `run() given ${show(work)}, not a function`);
+      return undefined as T;
+    }
     return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
+  }
+
+  /** The time `end(…, at)` ends at: never before the ledger's start (a `time-backwards` drop), so no wall time is negative. */
+  protected endTime(at: unknown): number {
+    const time = this.host.now(at);
+    if (time >= this.start) return time;
+    this.host.drop("time-backwards", `end() at ${time}, before the ledger began at ${this.start}; ended at its start`);
+    return this.start;
   }
 
   protected abstract quantity(activityId: number, unitId: number, value: number): void;
@@ -187,6 +217,18 @@ export abstract class Ledger {
   }
 
   private closeWhenSettled<T>(record: number, pending: T): T {
+    try {
+      return this.awaitSettled(record, pending);
+    } catch {
+      // A thenable whose then() throws is not one to wait for: the activity ends now, the value
+      // goes back as it was.
+      this.asyncOpen--;
+      this.close(record, this.host.now());
+      return pending;
+    }
+  }
+
+  private awaitSettled<T>(record: number, pending: T): T {
     return (pending as unknown as PromiseLike<unknown>).then(
       (value) => {
         this.asyncOpen--;

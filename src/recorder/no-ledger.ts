@@ -4,13 +4,14 @@
  */
 export class NoLedger {
   meter<T>(_activity: string, work: () => T): T {
-    return work();
+    // Lenient: something that is not a function is not run (the recording ledger counts it).
+    return typeof work === "function" ? work() : (undefined as T);
   }
   digest(_activity: string, _value: number, _unit?: string): void {}
   run<T>(work: () => T): T {
-    return work();
+    return typeof work === "function" ? work() : (undefined as T);
   }
-  end(_outcome?: string, _at?: number): void {}
+  end(_outcome?: string, _error?: unknown, _at?: number): void {}
   get ended(): boolean {
     return false;
   }

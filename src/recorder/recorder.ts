@@ -1,4 +1,5 @@
 import { keySplitUncached, type Key } from "../model/keys.js";
+import { looksLikeId } from "../model/prefix-check.js";
 import { keyId } from "./key-id.js";
 import {
   ALL_STATES,
@@ -31,6 +32,7 @@ import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
+import { show } from "./show.js";
 import type { StallRing } from "../model/stalls.js";
 import { Serve, ServeLedger, ServeTotals } from "./serve-ledger.js";
 
@@ -41,6 +43,16 @@ const FLIGHT = stateId("flight");
 const MISSING = stateId("missing");
 const EXECUTING = stateId("executing");
 const LONG_RUNNING = stateId("long-running");
+const FORGOTTEN = stateId("forgotten");
+
+/** Keys described by describe() and not yet forgotten, kept at most. */
+export const DESCRIBED_LIMIT = 100_000;
+
+/** What describe() tells of a key: its prefix and group, for every later journey until it is forgotten. */
+export interface KeyDescription {
+  prefix?: string;
+  group?: string;
+}
 
 const IS_TERMINAL = terminalMask();
 
@@ -53,6 +65,8 @@ export interface RecorderConfig {
   prefixLimit: number;
   activityLimit: number;
   retainedJourneys: number;
+  /** Approximate bytes the retained journeys may hold (see journeyBytes()). */
+  retainedJourneyBytes?: number;
   maxKeyLength: number;
   strict: boolean;
   /** Head sampling per key id, or undefined when no journey is ever sampled at its start. */
@@ -62,7 +76,14 @@ export interface RecorderConfig {
   tell: (message: string) => void;
   /** False: ledgers are ambient only synchronously, without AsyncLocalStorage (see ambient.ts). Default true. */
   asyncContext?: boolean;
+  /** Seconds a given time may lie from the clock; further is a `clock-skew` drop. Default: a day. */
+  maxClockSkew?: number;
+  /** The prefix of a key nothing described; default Dask's key_split. */
+  keyPrefix?: (key: Key) => string;
 }
+
+/** The default of `maxClockSkew`: a day, in seconds. */
+export const DEFAULT_MAX_CLOCK_SKEW = 86_400;
 
 /**
  * The hot path: a pure state machine from transitions and ledger events to journeys and
@@ -71,7 +92,14 @@ export interface RecorderConfig {
 export class Recorder implements LedgerHost {
   readonly role: Role;
   readonly instance: string;
+  /**
+   * The clock, guarded: a reading that is not a finite, non-negative number (or a clock that
+   * throws) is an `invalid-clock` drop and the last good reading stands in for it.
+   */
   readonly clock: () => number;
+  /** The last good clock reading: what a bad one is replaced by, and what given times are held against. */
+  private lastClock: number;
+  readonly maxClockSkew: number;
   readonly prefixes: Interner;
   readonly activities: Interner;
   readonly units = new Interner(16, "other", ["seconds", "bytes", "count"]);
@@ -84,8 +112,11 @@ export class Recorder implements LedgerHost {
   private recentJourney: Journey | undefined = undefined;
   /** Which journeys wait for which, and the apportioning of their waiting time. */
   private readonly deps: Dependencies;
-  private readonly retained: Array<Journey | undefined>;
-  private retainedNext = 0;
+  /** Finished journeys for explain(): a ring grown as it fills, bounded by count and by size. */
+  private readonly retained: Array<Journey | undefined> = [];
+  private retainedStart = 0;
+  private retainedCount = 0;
+  private retainedBytes = 0;
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
   /** Counts, tells and (strict) throws every failure: the one failure path. */
@@ -106,16 +137,40 @@ export class Recorder implements LedgerHost {
   /** What the get_data requests served to peers took (serve()), for task.serve.*. */
   readonly serveTotals: ServeTotals;
   /** Recently ended serves, a ring like the retained journeys, for explain(). */
-  private readonly served: Array<Serve | undefined>;
+  private readonly served: Serve[] = [];
   private servedNext = 0;
   private serveIds = 0;
+  /** describe()d keys by id, until forgotten; at most DESCRIBED_LIMIT. */
+  private readonly described = new Map<string | number, KeyDescription>();
+  /**
+   * The prefix of a journey the very next call may begin (an instrument() `prefix` extractor):
+   * set just before that call and cleared after, so no per-key memory is kept for it.
+   */
+  prefixHint: string | undefined = undefined;
 
   constructor(config: RecorderConfig) {
     this.config = config;
     this.asyncContext = config.asyncContext !== false;
     this.role = config.role;
     this.instance = config.instance;
-    this.clock = config.clock;
+    const rawClock = config.clock;
+    this.maxClockSkew = config.maxClockSkew ?? DEFAULT_MAX_CLOCK_SKEW;
+    this.lastClock = 0;
+    this.clock = () => {
+      let reading: unknown;
+      try {
+        reading = rawClock();
+      } catch {
+        reading = Number.NaN;
+      }
+      if (typeof reading === "number" && reading >= 0 && reading < Infinity) {
+        this.lastClock = reading;
+        return reading;
+      }
+      this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
+      return this.lastClock;
+    };
+    this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(Math.max(config.activityLimit, SEED_ACTIVITIES.length), OTHER_ACTIVITY, SEED_ACTIVITIES);
     this.accumulators = new Accumulators(
@@ -126,20 +181,33 @@ export class Recorder implements LedgerHost {
     );
     this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped });
     this.deps = new Dependencies(this.live, this.accumulators);
-    this.retained = new Array<Journey | undefined>(config.retainedJourneys).fill(undefined);
     this.table = transitionTable(config.role);
     this.member = stateMembership(config.role);
     this.noLedger = new NoLedger();
     this.serveTotals = new ServeTotals(this.activities.limit);
-    this.served = new Array<Serve | undefined>(config.retainedJourneys).fill(undefined);
   }
 
   // ---- time, ids, drops -------------------------------------------------------------------
 
-  now(at?: number): number {
+  /**
+   * A time given by the caller, checked, or the clock's now. Checking costs comparisons only: a
+   * time is held against the last clock reading, and the clock is read again only when that
+   * reading is too far away (it may be old), so a scheduler's own earlier timestamps stay fine.
+   */
+  now(at?: unknown): number {
     if (at === undefined) return this.clock();
-    if (at >= 0 && at !== Infinity) return at;
-    this.drop("invalid-time", `time ${String(at)} replaced by the clock`);
+    // Any finite time within maxClockSkew of the clock: one before the clock's 0 is a journey
+    // backdated by the scheduler's own record (a job created before this process started).
+    if (typeof at === "number" && at - at === 0) {
+      const skew = this.maxClockSkew;
+      const distance = at - this.lastClock;
+      if (distance <= skew && distance >= -skew) return at;
+      const now = this.clock();
+      if (at - now <= skew && now - at <= skew) return at;
+      this.drop("clock-skew", `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`);
+      return now;
+    }
+    this.drop("invalid-time", `time ${show(at)} replaced by the clock`);
     return this.clock();
   }
 
@@ -148,7 +216,10 @@ export class Recorder implements LedgerHost {
    * a small direct-mapped cache by length and first character answers them without hashing.
    */
   activityId(name: string): number {
-    if (typeof name !== "string") name = String(name);
+    if (typeof name !== "string") {
+      this.drop("invalid-name", `an activity name that is ${show(name)}, not a string; recorded as "${OTHER_ACTIVITY}"`);
+      return OTHER;
+    }
     const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;
     if (this.activityCacheNames[slot] === name) return this.activityCacheIds[slot];
     let id = this.activities.id(name);
@@ -174,9 +245,20 @@ export class Recorder implements LedgerHost {
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
   idOf(key: unknown): string | number | undefined {
-    const id = keyId(key);
+    // Most keys are strings: checked here first, without the call.
+    if (typeof key === "string" && key.length <= this.config.maxKeyLength) return key;
+    let id: string | number | undefined;
+    if (typeof key === "string") id = key;
+    else {
+      try {
+        id = keyId(key);
+      } catch {
+        // A Proxy or an array whose elements cannot be read: not a key anyone could look up.
+        id = undefined;
+      }
+    }
     if (id === undefined) {
-      this.drop("invalid-key", `a ${key === null ? "null" : typeof key} is not a key`);
+      this.drop("invalid-key", `${show(key)} is not a key`);
       return undefined;
     }
     if (typeof id === "string" && id.length > this.config.maxKeyLength) {
@@ -191,7 +273,7 @@ export class Recorder implements LedgerHost {
     if (id !== -1 && this.member[id] === 1) return id;
     this.drop(
       id === -1 ? "unknown-state" : "wrong-role-state",
-      id === -1 ? `unknown state "${String(name).slice(0, 64)}"` : `state "${name}" is not a ${this.role} state`,
+      id === -1 ? `unknown state ${show(name)}` : `state "${name}" is not a ${this.role} state`,
     );
     return -1;
   }
@@ -201,13 +283,14 @@ export class Recorder implements LedgerHost {
   transition(key: Key, from: string, to: string, at?: number): void {
     // A time passed in is checked first; the clock is read only once the call records something
     // (a key ending without a journey here, the most common call after a journey, records nothing).
-    const given = at === undefined ? -1 : this.now(at);
+    const given = at === undefined ? Number.NaN : this.now(at);
     const fromId = this.stateOf(from);
     if (fromId === -1) return;
     const toId = this.stateOf(to);
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
+    if (toId === FORGOTTEN && this.described.size !== 0) this.described.delete(id);
     const journey = this.liveJourney(id);
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
@@ -215,10 +298,10 @@ export class Recorder implements LedgerHost {
       if (fromId !== RELEASED && IS_TERMINAL[fromId] !== 1) {
         this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
       }
-      this.begin(key, id, toId, given === -1 ? this.clock() : given);
+      this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
-    this.move(journey, fromId, toId, given === -1 ? this.clock() : given);
+    this.move(journey, fromId, toId, given !== given ? this.clock() : given);
   }
 
   /**
@@ -250,8 +333,9 @@ export class Recorder implements LedgerHost {
   }
 
   private begin(key: Key, id: string | number, state: number, time: number): Journey {
-    // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
-    const prefixId = this.prefixes.id(keySplitUncached(key));
+    const description = this.described.size !== 0 ? this.described.get(id) : undefined;
+    const prefix = description?.prefix ?? this.prefixHint ?? this.prefixOf(key, id);
+    const prefixId = this.internPrefix(prefix);
     const kind: JourneyKindId =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
@@ -261,14 +345,89 @@ export class Recorder implements LedgerHost {
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
+    journey.prefixName = prefix;
+    if (description?.group !== undefined) journey.group = description.group;
     this.addLive(id, journey);
     const deps = this.deps;
     if (state === FLIGHT && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     this.accumulators.transitions[stateCell(prefixId, state)] += 1;
     if (deps.pending.size > 0) deps.begun(journey);
-    const listener = this.listener;
-    if (sampled && listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
+    if (sampled) {
+      const listener = this.listener;
+      if (listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
+    }
     return journey;
+  }
+
+  /** The prefix of a key nothing described: the keyPrefix option's, or Dask's key_split. */
+  private prefixOf(key: Key, id: string | number): string {
+    const keyPrefix = this.config.keyPrefix;
+    // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
+    if (keyPrefix === undefined) return safeKeySplit(key, id);
+    let prefix: unknown;
+    try {
+      prefix = keyPrefix(key);
+    } catch (error) {
+      prefix = error;
+    }
+    if (typeof prefix === "string" && prefix.length > 0) return prefix;
+    this.failures.fault(
+      "key-prefix-error",
+      `dropped input (key-prefix-error): the keyPrefix option ${prefix instanceof Error ? `threw ${prefix.message}` : `returned ${typeof prefix}`}; key_split is used.`,
+    );
+    return safeKeySplit(key, id);
+  }
+
+  /**
+   * A prefix's id. A prefix seen for the first time is checked, off the hot path of known ones:
+   * one that looks like an id, or one past prefixLimit, is counted and told once, with what to do.
+   */
+  private internPrefix(prefix: string): number {
+    const prefixes = this.prefixes;
+    const known = prefixes.names.length;
+    const folded = prefixes.overflowed;
+    const id = prefixes.id(prefix);
+    if (prefixes.names.length === known && prefixes.overflowed === folded) return id;
+    if (looksLikeId(prefix)) {
+      this.failures.fault(
+        "prefix-looks-like-id",
+        `task prefix "${prefix.slice(0, 64)}" looks like an id: keys like it are their own prefix, one metric series each. ` +
+          "Give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor.",
+      );
+    }
+    if (id === prefixes.limit) {
+      const few = prefixes.names.slice(0, 3).concat(prefix.slice(0, 64)).map((name) => `"${name}"`);
+      this.failures.fault(
+        "prefix-limit",
+        `more than prefixLimit (${prefixes.limit}) distinct task prefixes (${few.join(", ")}, …): further ones fold into "other". ` +
+          "If these are ids, give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor; else raise prefixLimit.",
+      );
+    }
+    return id;
+  }
+
+  /** See TaskJourneys.describe. */
+  describe(key: Key, description: KeyDescription): void {
+    const id = this.idOf(key);
+    if (id === undefined) return;
+    const given = description as { prefix?: unknown; group?: unknown } | null;
+    const prefix = given?.prefix;
+    const group = given?.group;
+    if (
+      given === null ||
+      typeof given !== "object" ||
+      (prefix !== undefined && (typeof prefix !== "string" || prefix.length === 0)) ||
+      (group !== undefined && (typeof group !== "string" || group.length === 0))
+    ) {
+      this.drop("invalid-description", "describe() takes { prefix?, group? } of non-empty strings");
+      return;
+    }
+    if (!this.described.has(id) && this.described.size >= DESCRIBED_LIMIT) {
+      this.failures.fault("describe-overflow", `dropped input (describe-overflow): describe() of more than ${DESCRIBED_LIMIT} keys not yet forgotten.`);
+      return;
+    }
+    // A copy: the caller's object may change afterwards.
+    this.described.set(id, { prefix: prefix as string | undefined, group: group as string | undefined });
   }
 
   private move(journey: Journey, fromId: number, toId: number, time: number): void {
@@ -307,8 +466,10 @@ export class Recorder implements LedgerHost {
     }
     journey.visits.push(toId, time);
     journey.state = toId;
-    const listener = this.listener;
-    if (journey.sampled && listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
+    if (journey.sampled) {
+      const listener = this.listener;
+      if (listener?.stateEntered !== undefined) this.notify("stateEntered", listener.stateEntered, journey);
+    }
   }
 
   /** A move a ledger makes on the caller's behalf; the caller may still report it, harmlessly. */
@@ -331,11 +492,29 @@ export class Recorder implements LedgerHost {
   private retire(journey: Journey): void {
     const listener = this.listener;
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
-    const capacity = this.retained.length;
+    const capacity = this.config.retainedJourneys;
     if (capacity === 0) return;
+    const bytes = journeyBytes(journey);
+    const budget = this.config.retainedJourneyBytes ?? Infinity;
+    // A journey larger than the whole budget is not kept: its metrics and spans are, and keeping it
+    // would evict every other journey for one explain().
+    if (bytes > budget) return;
+    while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget)) this.evictRetained();
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
-    this.retained[this.retainedNext] = journey;
-    this.retainedNext = this.retainedNext + 1 === capacity ? 0 : this.retainedNext + 1;
+    const slot = (this.retainedStart + this.retainedCount) % capacity;
+    if (slot === this.retained.length) this.retained.push(journey);
+    else this.retained[slot] = journey;
+    this.retainedCount++;
+    this.retainedBytes += bytes;
+  }
+
+  private evictRetained(): void {
+    const slot = this.retainedStart;
+    const journey = this.retained[slot]!;
+    this.retained[slot] = undefined;
+    this.retainedBytes -= journeyBytes(journey);
+    this.retainedStart = (slot + 1) % this.config.retainedJourneys;
+    this.retainedCount--;
   }
 
   /**
@@ -360,8 +539,13 @@ export class Recorder implements LedgerHost {
       return;
     }
     const ids: Array<string | number> = [];
-    for (const dependency of dependencies) {
-      const dependencyId = this.idOf(dependency);
+    const count = safeLength(dependencies);
+    if (count === -1) {
+      this.drop("invalid-key", "dependencies() given an array that cannot be read");
+      return;
+    }
+    for (let index = 0; index < count; index++) {
+      const dependencyId = this.idOf(element(dependencies, index));
       if (dependencyId !== undefined) ids.push(dependencyId);
     }
     if (!this.deps.tell(id, ids)) {
@@ -385,9 +569,13 @@ export class Recorder implements LedgerHost {
     if (id === undefined) return;
     const journey = this.live.get(id);
     if (journey === undefined || journey.state !== FETCH) return;
+    if (typeof reason !== "string") {
+      this.drop("invalid-name", `queued() given a reason that is ${show(reason)}, not a string`);
+      return;
+    }
     let activity = this.queueReasons.get(reason);
     if (activity === undefined) {
-      activity = this.activityId(`${QUEUED_ACTIVITY} (${String(reason)})`);
+      activity = this.activityId(`${QUEUED_ACTIVITY} (${reason})`);
       // Bounded like the activities themselves: past the limit, reasons are looked up each time.
       if (this.queueReasons.size < this.activities.limit) this.queueReasons.set(reason, activity);
     }
@@ -410,12 +598,23 @@ export class Recorder implements LedgerHost {
 
   gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): TransferLedger | NoLedger {
     const time = this.now(at);
-    if (!Array.isArray(keys)) {
+    const count = Array.isArray(keys) ? safeLength(keys) : -1;
+    if (count === -1) {
       this.drop("invalid-key", "gather() takes an array of keys");
       return this.noLedger;
     }
+    if (typeof peer !== "string") {
+      this.drop("invalid-name", `gather() given a peer that is ${show(peer)}, not a string; recorded as ""`);
+      peer = "";
+    }
+    let nbytes = 0;
+    if (bytes !== undefined) {
+      if (typeof bytes === "number" && bytes >= 0 && bytes <= Number.MAX_SAFE_INTEGER) nbytes = bytes;
+      else this.drop("invalid-value", `gather() bytes ${show(bytes)}`);
+    }
     const journeys: Journey[] = [];
-    for (const key of keys) {
+    for (let index = 0; index < count; index++) {
+      const key = element(keys, index) as Key;
       const id = this.idOf(key);
       if (id === undefined) continue;
       let journey = this.liveJourney(id);
@@ -426,12 +625,7 @@ export class Recorder implements LedgerHost {
         journey.openLedgers++;
       }
     }
-    let nbytes = 0;
-    if (bytes !== undefined) {
-      if (bytes >= 0 && bytes !== Infinity) nbytes = bytes;
-      else this.drop("invalid-value", `gather() bytes ${String(bytes)}`);
-    }
-    const transfer = new Transfer(++this.transferIds, String(peer), journeys, nbytes, time);
+    const transfer = new Transfer(++this.transferIds, peer, journeys, nbytes, time);
     for (const journey of journeys) {
       (journey.transfers ??= []).push(transfer);
       (journey.transferVisits ??= []).push(journey.visitIndex);
@@ -478,23 +672,30 @@ export class Recorder implements LedgerHost {
    */
   serve(peer: string, keys: readonly Key[], at?: number): ServeLedger | NoLedger {
     const time = this.now(at);
-    if (!Array.isArray(keys)) {
+    const count = Array.isArray(keys) ? safeLength(keys) : -1;
+    if (count === -1) {
       this.drop("invalid-key", "serve() takes an array of keys");
       return this.noLedger;
     }
+    if (typeof peer !== "string") {
+      this.drop("invalid-name", `serve() given a peer that is ${show(peer)}, not a string; recorded as ""`);
+      peer = "";
+    }
     const ids: Array<string | number> = [];
-    for (const key of keys) {
-      const id = this.idOf(key);
+    for (let index = 0; index < count; index++) {
+      const id = this.idOf(element(keys, index) as Key);
       if (id !== undefined) ids.push(id);
     }
-    const serve = new Serve(++this.serveIds, String(peer), ids, time);
+    const serve = new Serve(++this.serveIds, peer, ids, time);
     return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
   }
 
   private serveEnded(serve: Serve): void {
-    const capacity = this.served.length;
+    // Grown as serves end (as the retained journeys are), so a large retainedJourneys costs nothing up front.
+    const capacity = this.config.retainedJourneys;
     if (capacity > 0) {
-      this.served[this.servedNext] = serve;
+      if (this.served.length < capacity) this.served.push(serve);
+      else this.served[this.servedNext] = serve;
       this.servedNext = this.servedNext + 1 === capacity ? 0 : this.servedNext + 1;
     }
     const listener = this.listener;
@@ -506,12 +707,13 @@ export class Recorder implements LedgerHost {
     const id = keyId(key);
     const found: Serve[] = [];
     if (id === undefined) return found;
-    const capacity = this.served.length;
-    for (let back = capacity; back >= 1; back--) {
-      let slot = this.servedNext - back;
-      if (slot < 0) slot += capacity;
-      const serve = this.served[slot];
-      if (serve !== undefined && serve.keyIds.includes(id)) found.push(serve);
+    // Oldest first: until the ring is full, slots are in order from 0; after, from servedNext.
+    const served = this.served;
+    const count = served.length;
+    const first = count < this.config.retainedJourneys ? 0 : this.servedNext;
+    for (let back = 0; back < count; back++) {
+      const serve = served[(first + back) % count];
+      if (serve.keyIds.includes(id)) found.push(serve);
     }
     return found;
   }
@@ -520,7 +722,12 @@ export class Recorder implements LedgerHost {
 
   /** A live journey, or a recently finished one kept in the bounded ring. */
   journeyOf(key: Key): Journey | undefined {
-    const id = keyId(key);
+    let id: string | number | undefined;
+    try {
+      id = keyId(key);
+    } catch {
+      id = undefined;
+    }
     if (id === undefined) return undefined;
     return this.live.get(id) ?? this.recentlyFinished(id);
   }
@@ -528,23 +735,65 @@ export class Recorder implements LedgerHost {
   /** The newest journey of `id` kept in the ring, scanned newest first. */
   private recentlyFinished(id: string | number): Journey | undefined {
     const retained = this.retained;
-    const capacity = retained.length;
-    for (let back = 1; back <= capacity; back++) {
-      let slot = this.retainedNext - back;
-      if (slot < 0) slot += capacity;
-      const journey = retained[slot];
-      // The ring fills in order: an empty slot means there is nothing older.
-      if (journey === undefined) return undefined;
-      if (journey.id === id) return journey;
+    const capacity = this.config.retainedJourneys;
+    for (let back = 1; back <= this.retainedCount; back++) {
+      const journey = retained[(this.retainedStart + this.retainedCount - back) % capacity];
+      if (journey !== undefined && journey.id === id) return journey;
     }
     return undefined;
   }
 
+  /** A cell's duration statistics; an unknown state is an `unknown-state` drop with empty statistics. */
   stats(prefix: string, state: string): DurationStats {
-    const prefixId = this.prefixes.find(prefix);
+    const prefixId = typeof prefix === "string" ? this.prefixes.find(prefix) : -1;
     const id = stateId(state);
-    if (id === -1) throw new RangeError(`stats(): unknown state "${state}"`);
-    const statistics = prefixId === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
+    if (id === -1) this.drop("unknown-state", `stats() of unknown state ${show(state)}`);
+    const statistics = prefixId === -1 || id === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
+  }
+}
+
+/**
+ * What a finished journey holds, roughly, in bytes: its flat number arrays at 8 bytes a number and
+ * a fixed part for the object and its small fields (measured ~300 B for a journey with no records).
+ */
+function journeyBytes(journey: Journey): number {
+  return (
+    300 +
+    8 *
+      (journey.visits.length +
+        journey.activities.length +
+        (journey.quantities?.length ?? 0) +
+        (journey.waitBreakdown?.length ?? 0) +
+        (journey.digestRecords?.length ?? 0))
+  );
+}
+
+/** An array's length, or -1 when reading it throws (a Proxy) or it is not a sane length. */
+function safeLength(array: readonly unknown[]): number {
+  try {
+    const length = array.length;
+    return typeof length === "number" && length >= 0 && length <= 0xffffffff ? length : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/** An element of an array, or undefined (not a key) when reading it throws. */
+function element(array: readonly unknown[], index: number): unknown {
+  try {
+    return array[index];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A key's prefix; for a key that cannot be read again (a hostile Proxy), the prefix of its map id. */
+function safeKeySplit(key: Key, id: string | number): string {
+  if (typeof key === "string") return keySplitUncached(key);
+  try {
+    return keySplitUncached(key);
+  } catch {
+    return keySplitUncached(typeof id === "string" ? id : String(id));
   }
 }

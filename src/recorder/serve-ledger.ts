@@ -2,6 +2,8 @@ import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcom
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
+import { failureDetail, type FailureDetail } from "./failure-detail.js";
+import { show } from "./show.js";
 
 /**
  * The serving side of a transfer: one get_data request a peer's gather_dep made of this worker,
@@ -17,6 +19,8 @@ export class Serve {
   bytes = 0;
   end = Number.NaN;
   outcome = "";
+  /** What a failed serve was ended with (`end("failed", error)`), for its span. */
+  failure: FailureDetail | undefined = undefined;
   /** Self seconds not claimed by any activity, set at the end. */
   other = 0;
   /** Owned by the span bridge. */
@@ -69,8 +73,11 @@ export class ServeLedger extends Ledger {
     (this.serve.digestRecords ??= []).push(record);
   }
 
-  /** Ends the serve: "ok" (sent), "busy" (refused), "missing" (none of the keys here) or "failed". */
-  end(outcome: TransferOutcome = "ok", at?: number): void {
+  /**
+   * Ends the serve: "ok" (sent), "busy" (refused), "missing" (none of the keys here) or "failed",
+   * with what was thrown (`error`) for the get_data span, as a gather ledger's end() takes it.
+   */
+  end(outcome: TransferOutcome = "ok", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
       host.drop("ledger-ended", "end() called twice");
@@ -78,10 +85,11 @@ export class ServeLedger extends Ledger {
     }
     let checked = outcome;
     if (!TRANSFER_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `serve outcome "${String(outcome)}" reported as "failed"`);
+      host.drop("invalid-outcome", `serve outcome ${show(outcome)} reported as "failed"`);
       checked = "failed";
     }
-    const time = host.now(at);
+    const time = this.endTime(at);
+    if (checked === "failed" && error !== undefined) this.serve.failure = failureDetail(error);
     const other = this.closeAll(time);
     this.ended = true;
     const serve = this.serve;

@@ -3,6 +3,8 @@ import { stateId } from "../model/states.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
+import { failureDetail } from "./failure-detail.js";
+import { show } from "./show.js";
 
 /** Where each key of a transfer goes when the transfer ends, by outcome. */
 const TRANSFER_NEXT_STATE: Record<TransferOutcome, number> = {
@@ -36,8 +38,11 @@ export class TransferLedger extends Ledger {
     (this.transfer.digestRecords ??= []).push(record);
   }
 
-  /** Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". */
-  end(outcome: TransferOutcome = "ok", at?: number): void {
+  /**
+   * Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". `error` is what was
+   * thrown or rejected with: a failed transfer keeps its type, message and stack (spans, explain()).
+   */
+  end(outcome: TransferOutcome = "ok", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
       host.drop("ledger-ended", "end() called twice");
@@ -45,10 +50,11 @@ export class TransferLedger extends Ledger {
     }
     let checked = outcome;
     if (!TRANSFER_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `transfer outcome "${String(outcome)}" reported as "failed"`);
+      host.drop("invalid-outcome", `transfer outcome ${show(outcome)} reported as "failed"`);
       checked = "failed";
     }
-    const time = host.now(at);
+    const time = this.endTime(at);
+    if (checked === "failed" && error !== undefined) this.transfer.failure = failureDetail(error);
     const other = this.closeAll(time);
     this.ended = true;
     const transfer = this.transfer;

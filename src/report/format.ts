@@ -1,4 +1,5 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { terminalSafe } from "./terminal.js";
 
 /** Seconds as the tree shows them: ms below one second, s above, one decimal. */
 export function formatSeconds(seconds: number): string {
@@ -27,9 +28,12 @@ export function formatBytes(bytes: number): string {
 function formatQuantities(quantities: Readonly<Record<string, number>> | undefined): string {
   if (quantities === undefined) return "";
   return Object.entries(quantities)
-    .map(([unit, value]) => (unit === "bytes" ? formatBytes(value) : `${value} ${unit}`))
+    .map(([unit, value]) => (unit === "bytes" ? formatBytes(value) : `${value} ${terminalSafe(unit)}`))
     .join(", ");
 }
+
+/** Terminal states of a journey that did not succeed: the tree's first line says so. */
+const FAILED_OUTCOMES = new Set(["error", "erred", "cancelled"]);
 
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
 function isGatherActivity(name: string): boolean {
@@ -37,21 +41,27 @@ function isGatherActivity(name: string): boolean {
 }
 
 /**
- * The text tree of a breakdown, as at the top of the README:
+ * The text tree of a breakdown, as at the top of the README. Names come out terminal-safe
+ * (control characters as visible escapes: a key from a trace file can hold anything):
  *
  *     inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001
  *     ├─ waiting      8.0 s
  *     │  ├─ gather: network  2.0 s
  */
 export function formatBreakdown(breakdown: Breakdown): string {
-  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${breakdown.instance}`;
-  const lines = [`${breakdown.key} spent ${formatSeconds(breakdown.seconds)}${where}${breakdown.outcome === undefined ? " (still running)" : ""}`];
-  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string }> = [];
+  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
+  const ending = breakdown.outcome === undefined ? " (still running)" : FAILED_OUTCOMES.has(breakdown.outcome) ? ` (ended in ${terminalSafe(breakdown.outcome)})` : "";
+  const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
+  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
-      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${node.name}` : node.name;
-      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities) });
+      const name = terminalSafe(node.name);
+      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${name}` : name;
+      // An attempt that did not succeed says how, and why when known, after its time (a long message
+      // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
+      const attempt = node.outcome === undefined ? "" : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
+      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities), attempt });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });
   };
@@ -63,7 +73,8 @@ export function formatBreakdown(breakdown: Breakdown): string {
   for (const [index, row] of rows.entries()) {
     if (index === servedFrom) lines.push("served to peers");
     const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
-    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}`);
+    const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
+    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`);
   }
   return lines.join("\n");
 }

@@ -14,6 +14,7 @@ import {
   ATTR_DIGEST,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
+  ATTR_TASK_ERROR,
   ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
@@ -32,7 +33,8 @@ import {
   SPAN_RUN,
   SPAN_TASK_PREFIX,
 } from "../otel/semconv.js";
-import type { DecodedSpan } from "./otlp-json.js";
+import { OtlpJsonError, type DecodedSpan } from "./otlp-json.js";
+import { terminalSafe } from "./terminal.js";
 
 /**
  * explain() from a trace: the Breakdown of a key's journey rebuilt from the span tree the bridge
@@ -59,6 +61,12 @@ import type { DecodedSpan } from "./otlp-json.js";
  */
 
 const STATES: ReadonlySet<string> = new Set(ALL_STATES);
+/**
+ * The deepest nesting of spans read: a journey's spans are a few levels deep (task, state,
+ * activities as the user nests them, gather_dep under a flight); far deeper is a crafted file,
+ * and reading it recursively would overflow the stack.
+ */
+export const MAX_SPAN_DEPTH = 1000;
 const FETCH_STATES: ReadonlySet<string> = new Set(["fetch", "flight", "missing"]);
 
 export type { JourneyKind };
@@ -81,12 +89,30 @@ export class SpanIndex {
   private readonly children = new Map<string, DecodedSpan[]>();
   private readonly byId = new Map<string, DecodedSpan>();
   private readonly order = new Map<DecodedSpan, number>();
+  /** gather_dep spans by start time, for flight visits that lost their link. */
+  private readonly gathersByStart = new Map<bigint, DecodedSpan[]>();
+  /** A gather_dep's activities flattened once, however many keys it carried (see flightActivities). */
+  readonly flattened = new Map<DecodedSpan, { entries: Array<[string, number]>; topLevel: number }>();
 
+  /**
+   * Indexes `spans` in time linear in their number. Throws an OtlpJsonError for spans no
+   * exporter writes, which would otherwise make reading them exponential or endless: two spans
+   * with one span id in one trace, a span that is its own ancestor (or its own parent), or
+   * spans nested deeper than MAX_SPAN_DEPTH.
+   */
   constructor(spans: readonly DecodedSpan[]) {
     this.spans = spans;
     spans.forEach((span, index) => {
+      const id = idOf(span.traceId, span.spanId);
+      const twin = this.byId.get(id);
+      if (twin !== undefined) {
+        throw new OtlpJsonError(
+          `span id ${terminalSafe(span.spanId)} appears twice in trace ${terminalSafe(span.traceId)} (spans "${terminalSafe(twin.name)}" and "${terminalSafe(span.name)}"): ` +
+            "the same file given twice, or spans no OpenTelemetry exporter writes",
+        );
+      }
       this.order.set(span, index);
-      this.byId.set(idOf(span.traceId, span.spanId), span);
+      this.byId.set(id, span);
       if (span.parentSpanId !== undefined) {
         const key = idOf(span.traceId, span.parentSpanId);
         let list = this.children.get(key);
@@ -97,8 +123,64 @@ export class SpanIndex {
         list.push(span);
       }
       if (isTaskSpan(span)) this.tasks.push(span);
+      if (span.name === SPAN_GATHER_DEP) {
+        const start = span.startNanos;
+        let list = this.gathersByStart.get(start);
+        if (list === undefined) this.gathersByStart.set(start, (list = []));
+        list.push(span);
+      }
     });
+    this.checkAncestry();
     this.tasks.sort((a, b) => compareBigint(a.startNanos, b.startNanos));
+  }
+
+  /**
+   * Every span's depth, each computed once by walking up to the first ancestor whose depth is
+   * known (no recursion, so no stack to overflow): a walk that meets a span of its own path is
+   * a cycle. Spans are numbered by position and depths kept in a typed array (0 unknown, -1 on
+   * the path being walked), so this costs a few array reads per span.
+   */
+  private checkAncestry(): void {
+    const count = this.spans.length;
+    const parent = new Int32Array(count).fill(-1);
+    this.spans.forEach((span, index) => {
+      if (span.parentSpanId === undefined) return;
+      const found = this.byId.get(idOf(span.traceId, span.parentSpanId));
+      if (found !== undefined) parent[index] = this.order.get(found)!;
+    });
+    const depth = new Int32Array(count);
+    const path: number[] = [];
+    for (let start = 0; start < count; start++) {
+      let current = start;
+      let base = 0;
+      while (current !== -1) {
+        const known = depth[current];
+        if (known > 0) {
+          base = known;
+          break;
+        }
+        if (known === -1) {
+          const span = this.spans[current];
+          throw new OtlpJsonError(
+            span.parentSpanId === span.spanId
+              ? `span ${terminalSafe(span.spanId)} ("${terminalSafe(span.name)}") of trace ${terminalSafe(span.traceId)} is its own parent`
+              : `spans of trace ${terminalSafe(span.traceId)} form a cycle: span ${terminalSafe(span.spanId)} ("${terminalSafe(span.name)}") is its own ancestor`,
+          );
+        }
+        depth[current] = -1;
+        path.push(current);
+        current = parent[current];
+      }
+      for (let index = path.length - 1; index >= 0; index--) {
+        base += 1;
+        if (base > MAX_SPAN_DEPTH) {
+          const span = this.spans[path[index]];
+          throw new OtlpJsonError(`span ${terminalSafe(span.spanId)} of trace ${terminalSafe(span.traceId)} is nested more than ${MAX_SPAN_DEPTH} levels deep; taskjourney's spans never are`);
+        }
+        depth[path[index]] = base;
+      }
+      path.length = 0;
+    }
   }
 
   /** Children of `span`, in the order the file has them. */
@@ -142,6 +224,11 @@ export class SpanIndex {
 
   private position(span: DecodedSpan): number {
     return this.order.get(span)!;
+  }
+
+  /** The gather_dep spans that began at `start`. */
+  gathersStartingAt(start: bigint): readonly DecodedSpan[] {
+    return this.gathersByStart.get(start) ?? [];
   }
 
   get(traceId: string, spanId: string): DecodedSpan | undefined {
@@ -252,6 +339,11 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     }
     addStalls(node.children, node.seconds, visit);
     addQuantities(node.children, visit);
+    // An attempt that did not succeed, as explain() marks it.
+    const attempt = stringAttribute(visit, ATTR_TASK_OUTCOME);
+    if (attempt !== undefined) node.outcome = attempt;
+    const error = stringAttribute(visit, ATTR_TASK_ERROR);
+    if (error !== undefined) node.error = error;
     return node;
   });
   const prefix = task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");
@@ -389,33 +481,50 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
     if (lump !== undefined) {
       level.add(lump, wall * share);
     } else {
-      let topLevel = 0;
-      const flatten = (span: DecodedSpan) => {
-        for (const child of index.activitiesOf(span)) {
-          if (!isActivitySpan(child, span)) continue;
-          const childSeconds = seconds(child);
-          if (span === gather && isRunOfDigests(index, child)) {
-            for (const [name, value] of threadDigests(child)) {
-              level.add(name, value * share);
-              topLevel += value;
-            }
-            continue;
-          }
-          if (span === gather) topLevel += childSeconds;
-          const grandchildren = index.childrenOf(child).filter((grandchild) => isActivitySpan(grandchild, child));
-          const digests = threadDigests(child);
-          const nested = grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) + digests.reduce((sum, [, value]) => sum + value, 0);
-          level.add(child.name, Math.max(0, childSeconds - nested) * share);
-          flatten(child);
-          for (const [name, value] of digests) level.add(name, value * share);
-        }
-      };
-      flatten(gather);
+      const { entries, topLevel } = flattenedTransfer(index, gather);
+      for (const [name, value] of entries) level.add(name, value * share);
       const other = wall - topLevel;
       if (other > 0) level.add(OTHER_ACTIVITY, other * share);
     }
   }
   return level.finish(total, withRemainder);
+}
+
+/**
+ * A transfer's activity self times, flat, in the order they are added, and the seconds its
+ * top-level activities cover: computed once per gather_dep span and kept in the index, since
+ * every key the transfer carried reads the same (a transfer of n keys with m activities would
+ * otherwise cost n × m).
+ */
+function flattenedTransfer(index: SpanIndex, gather: DecodedSpan): { entries: Array<[string, number]>; topLevel: number } {
+  const cached = index.flattened.get(gather);
+  if (cached !== undefined) return cached;
+  const entries: Array<[string, number]> = [];
+  let topLevel = 0;
+  const flatten = (span: DecodedSpan) => {
+    for (const child of index.activitiesOf(span)) {
+      if (!isActivitySpan(child, span)) continue;
+      const childSeconds = seconds(child);
+      if (span === gather && isRunOfDigests(index, child)) {
+        for (const [name, value] of threadDigests(child)) {
+          entries.push([name, value]);
+          topLevel += value;
+        }
+        continue;
+      }
+      if (span === gather) topLevel += childSeconds;
+      const grandchildren = index.childrenOf(child).filter((grandchild) => isActivitySpan(grandchild, child));
+      const digests = threadDigests(child);
+      const nested = grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) + digests.reduce((sum, [, value]) => sum + value, 0);
+      entries.push([child.name, Math.max(0, childSeconds - nested)]);
+      flatten(child);
+      for (const [name, value] of digests) entries.push([name, value]);
+    }
+  };
+  flatten(gather);
+  const result = { entries, topLevel };
+  index.flattened.set(gather, result);
+  return result;
 }
 
 /** The gather_dep span of the transfer that carried a flight visit: linked, a child, or found by its keys. */
@@ -429,8 +538,7 @@ function carrier(index: SpanIndex, visit: DecodedSpan): DecodedSpan | undefined 
   // No link (capped away): the transfer that began as the flight did, listing this key.
   const task = visit.parentSpanId === undefined ? undefined : index.get(visit.traceId, visit.parentSpanId);
   const key = task === undefined ? undefined : task.attributes[ATTR_TASK_KEY];
-  return index.spans.find((span) => {
-    if (span.name !== SPAN_GATHER_DEP || span.startNanos !== visit.startNanos) return false;
+  return index.gathersStartingAt(visit.startNanos).find((span) => {
     const keys = span.attributes[ATTR_TRANSFER_KEYS];
     return Array.isArray(keys) && keys.includes(key as string);
   });

@@ -45,14 +45,12 @@ export interface ReportData {
 
 export interface RenderOptions {
   /**
-   * Inline ECharts (read from the installed `echarts` package) so the page works offline.
-   * Default true; when false, or when `echarts` cannot be found, the page loads it from jsDelivr.
+   * Inline ECharts (shipped with the package) so the page draws its charts offline. Default
+   * true; when false (a smaller page, for tests) the page has the tables and trees, and says
+   * where the charts would be. The page never loads anything from the network.
    */
   inlineEcharts?: boolean;
 }
-
-/** Where the page loads ECharts from when it cannot inline it. */
-export const ECHARTS_CDN = "https://cdn.jsdelivr.net/npm/echarts@6/dist/echarts.min.js";
 
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -74,28 +72,37 @@ export function scriptJson(value: unknown): string {
     .replace(/\u2029/g, "\\u2029");
 }
 
-let echartsSource: string | null | undefined;
+let echarts: { source: string; version: string } | null | undefined;
 
-/** The installed echarts.min.js, or null when the `echarts` package cannot be found. */
-function loadEcharts(): string | null {
-  if (echartsSource !== undefined) return echartsSource;
-  const require = createRequire(import.meta.url);
-  let file: string | undefined;
-  try {
-    file = require.resolve("echarts/dist/echarts.min.js");
-  } catch {
+/**
+ * ECharts as the page inlines it: the copy `npm run build` puts beside this module
+ * (dist/report/page/echarts.min.js, so an installed package has it), else the `echarts`
+ * package (a devDependency, when running from src/); null when neither is there.
+ */
+export function loadEcharts(): { source: string; version: string } | null {
+  if (echarts !== undefined) return echarts;
+  const read = (file: string | URL) => {
     try {
-      file = path.join(path.dirname(require.resolve("echarts")), "echarts.min.js");
+      return fs.readFileSync(file, "utf8");
     } catch {
-      file = undefined;
+      return undefined;
     }
+  };
+  const shipped = read(new URL("./page/echarts.min.js", import.meta.url));
+  if (shipped !== undefined) {
+    echarts = { source: shipped, version: (read(new URL("./page/echarts.version", import.meta.url)) ?? "").trim() };
+    return echarts;
   }
   try {
-    echartsSource = file === undefined ? null : fs.readFileSync(file, "utf8");
+    const require = createRequire(import.meta.url);
+    const directory = path.dirname(require.resolve("echarts/package.json"));
+    const source = read(path.join(directory, "dist", "echarts.min.js"));
+    const version = String((JSON.parse(read(path.join(directory, "package.json")) ?? "{}") as { version?: unknown }).version ?? "");
+    echarts = source === undefined ? null : { source, version };
   } catch {
-    echartsSource = null;
+    echarts = null;
   }
-  return echartsSource;
+  return echarts;
 }
 
 /** Largest first, `other` last: the order of the activity charts and tables. */
@@ -244,11 +251,11 @@ function readPageAsset(name: string): string {
 export function renderHtmlReport(data: ReportData, options: RenderOptions = {}): string {
   const states = statesOf(data.prefixes);
   const { script, style } = loadPageAssets();
-  const echartsCode = options.inlineEcharts === false ? null : loadEcharts();
+  const inlined = options.inlineEcharts === false ? null : loadEcharts();
   const echartsTag =
-    echartsCode === null
-      ? `<!-- ECharts could not be inlined (the echarts package was not found, or inlining was turned off): loaded from jsDelivr, so the charts need network access. -->\n<script src="${ECHARTS_CDN}"></script>`
-      : `<!-- ECharts ${escapeHtml(echartsVersion())} (Apache-2.0), inlined so the page works offline. -->\n<script>${echartsCode.replace(/<\/script/gi, "<\\/script")}</script>`;
+    inlined === null
+      ? `<!-- ECharts not inlined (${options.inlineEcharts === false ? "turned off" : "not found beside the package"}): the charts are left out. -->`
+      : `<!-- ECharts ${escapeHtml(inlined.version)} (Apache-2.0), inlined so the page works offline. -->\n<script>${inlined.source.replace(/<\/script/gi, "<\\/script")}</script>`;
   const meta = [
     data.workload === undefined ? undefined : `workload ${escapeHtml(data.workload)}`,
     `generated ${escapeHtml(data.generatedAt)}`,
@@ -309,16 +316,6 @@ ${echartsTag}
 `;
 }
 
-function echartsVersion(): string {
-  try {
-    const require = createRequire(import.meta.url);
-    const file = require.resolve("echarts/package.json");
-    return String((JSON.parse(fs.readFileSync(file, "utf8")) as { version?: unknown }).version ?? "");
-  } catch {
-    return "";
-  }
-}
-
 // ---- reading report data ------------------------------------------------------------------------
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -328,7 +325,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function secondsRecord(value: unknown, field: string): Record<string, number> {
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) throw new TypeError(`${field} must be an object of seconds by name`);
-  const out: Record<string, number> = {};
+  // No prototype: an activity named `__proto__` or `constructor` is a name like any other.
+  const out = Object.create(null) as Record<string, number>;
   for (const [name, seconds] of Object.entries(value)) {
     if (seconds === null) continue;
     if (typeof seconds !== "number") throw new TypeError(`${field}.${name} must be a number of seconds`);
@@ -387,7 +385,7 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
 function waitRecord(value: unknown, field: string): Record<string, Record<string, number>> {
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) throw new TypeError(`${field} must be an object: dependent prefix → activity → seconds`);
-  const out: Record<string, Record<string, number>> = {};
+  const out = Object.create(null) as Record<string, Record<string, number>>;
   for (const [prefix, activities] of Object.entries(value)) out[prefix] = secondsRecord(activities, `${field}.${prefix}`);
   return out;
 }

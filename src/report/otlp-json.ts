@@ -1,4 +1,6 @@
-import * as fs from "node:fs";
+import { OtlpDocumentReader, readInputFile } from "./input-files.js";
+
+export { OtlpJsonError } from "./input-files.js";
 
 /**
  * Reading spans back from OTLP/JSON: the OpenTelemetry Collector's file exporter (one
@@ -36,10 +38,6 @@ export interface DecodedSpan {
   scope: string;
 }
 
-/** Bad input, with where it was found; the CLI reports it as a data error. */
-export class OtlpJsonError extends Error {
-  override name = "OtlpJsonError";
-}
 
 const HEX = /^[0-9a-fA-F]*$/;
 
@@ -58,7 +56,8 @@ export function decodeId(value: unknown, bytes: number): string {
 
 /** A uint64 nanosecond timestamp written as a string or a number (or {low, high} long bits). */
 function decodeNanos(value: unknown): bigint {
-  if (typeof value === "string" && /^\d+$/.test(value)) return BigInt(value);
+  // At most 20 digits (a uint64): a crafted million-digit number would cost BigInt quadratic time.
+  if (typeof value === "string" && /^\d{1,20}$/.test(value)) return BigInt(value);
   if (typeof value === "number" && Number.isFinite(value)) return BigInt(Math.round(value));
   if (value !== null && typeof value === "object" && "low" in value && "high" in value) {
     const { low, high } = value as { low: number; high: number };
@@ -80,9 +79,12 @@ function decodeNumber(value: unknown): number {
   return Number.NaN;
 }
 
-/** An OTLP AnyValue as a plain value. */
-export function decodeAnyValue(value: unknown): AttributeValue {
-  if (value === null || typeof value !== "object") return null;
+/** How deep arrays and key-value lists nest in an attribute before the rest reads as null. */
+const MAX_VALUE_DEPTH = 32;
+
+/** An OTLP AnyValue as a plain value (nested deeper than 32 levels: null, so a crafted file cannot overflow the stack). */
+export function decodeAnyValue(value: unknown, depth = 0): AttributeValue {
+  if (value === null || typeof value !== "object" || depth > MAX_VALUE_DEPTH) return null;
   const any = value as Record<string, unknown>;
   if ("stringValue" in any) return String(any.stringValue);
   if ("boolValue" in any) return any.boolValue === true || any.boolValue === "true";
@@ -90,24 +92,28 @@ export function decodeAnyValue(value: unknown): AttributeValue {
   if ("doubleValue" in any) return decodeNumber(any.doubleValue);
   if ("arrayValue" in any) {
     const values = (any.arrayValue as { values?: unknown[] } | null)?.values;
-    return Array.isArray(values) ? values.map(decodeAnyValue) : [];
+    return Array.isArray(values) ? values.map((item) => decodeAnyValue(item, depth + 1)) : [];
   }
   if ("kvlistValue" in any) {
     const values = (any.kvlistValue as { values?: unknown[] } | null)?.values;
-    return decodeAttributes(values);
+    return decodeAttributes(values, depth + 1);
   }
   if ("bytesValue" in any) return String(any.bytesValue);
   return null;
 }
 
-/** OTLP KeyValue[] as a record. */
-export function decodeAttributes(list: unknown): Attributes {
-  const attributes: Attributes = {};
+/**
+ * OTLP KeyValue[] as a record without a prototype: a `__proto__` (or `constructor`) attribute
+ * in a crafted file is an attribute like any other, never the object's prototype, so it cannot
+ * make `task.key` or any other attribute appear.
+ */
+export function decodeAttributes(list: unknown, depth = 0): Attributes {
+  const attributes = Object.create(null) as Attributes;
   if (!Array.isArray(list)) return attributes;
   for (const entry of list) {
     if (entry === null || typeof entry !== "object") continue;
     const { key, value } = entry as { key?: unknown; value?: unknown };
-    if (typeof key === "string") attributes[key] = decodeAnyValue(value);
+    if (typeof key === "string") attributes[key] = decodeAnyValue(value, depth);
   }
   return attributes;
 }
@@ -178,27 +184,10 @@ function decodeStatus(value: unknown): number {
  */
 export function decodeOtlpJson(text: string, source = "input"): DecodedSpan[] {
   const spans: DecodedSpan[] = [];
-  const trimmed = text.trim();
-  if (trimmed === "") return spans;
-  const lines = trimmed.split(/\r?\n/);
-  let lineError: { line: number; message: string } | undefined;
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index].trim();
-    if (line === "") continue;
-    try {
-      decodeDocument(JSON.parse(line), spans);
-    } catch (error) {
-      lineError = { line: index + 1, message: error instanceof Error ? error.message : String(error) };
-      break;
-    }
-  }
-  if (lineError === undefined) return spans;
-  // Not JSON lines: perhaps one pretty-printed document.
-  try {
-    return decodeDocument(JSON.parse(trimmed), []);
-  } catch {
-    throw new OtlpJsonError(`${source}: line ${lineError.line} is not JSON (${lineError.message}); expected OTLP/JSON trace requests, one per line`);
-  }
+  const reader = new OtlpDocumentReader(source, (document) => decodeDocument(document, spans));
+  reader.feed(text);
+  reader.end();
+  return spans;
 }
 
 function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
@@ -210,7 +199,12 @@ function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
   return into;
 }
 
-/** Reads and decodes an OTLP/JSON file (see decodeOtlpJson). */
-export function readOtlpJsonFile(path: string): DecodedSpan[] {
-  return decodeOtlpJson(fs.readFileSync(path, "utf8"), path);
+/**
+ * Reads and decodes an OTLP/JSON file (see decodeOtlpJson), a piece at a time, refusing one of
+ * more than `maxBytes` bytes (default 512 MiB).
+ */
+export function readOtlpJsonFile(path: string, options: { maxBytes?: number } = {}): DecodedSpan[] {
+  const spans: DecodedSpan[] = [];
+  readInputFile(path, (document) => decodeDocument(document, spans), { maxBytes: options.maxBytes, what: "trace file" });
+  return spans;
 }

@@ -1,10 +1,12 @@
-import type { TaskJourneys } from "../journeys.js";
+import type { StateOf, TaskJourneys } from "../journeys.js";
+import type { Role } from "../model/states.js";
 import type { Key } from "../model/keys.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
 import type { InvalidTransition } from "../recorder/errors.js";
 import { isAsyncFunction, isThenable } from "../recorder/functions.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
+import { internalsOf } from "../internal.js";
 
 // ---- spec types -------------------------------------------------------------------------------
 
@@ -40,6 +42,10 @@ export type TransitionSpec<T> = {
     to: string | Extractor<T, K, string | undefined>;
     /** The keys this key depends on, told after the transition is recorded. */
     dependencies?: Extractor<T, K, Iterable<Key> | undefined>;
+    /** The key's prefix, for a journey this call begins (e.g. the job's name); default as `describe()` / `keyPrefix` / key_split say. */
+    prefix?: Extractor<T, K, string | undefined>;
+    /** When the transition happened, in the journeys' clock (see `clock` / `timeOrigin`); default now. */
+    at?: Extractor<T, K, number | undefined>;
   };
 }[MethodName<T>];
 
@@ -61,6 +67,10 @@ export type ExecuteSpec<T> = {
   [K in MethodName<T>]: {
     method: K;
     key: Extractor<T, K, Key | undefined>;
+    /** The key's prefix, for a journey this call begins; default as `describe()` / `keyPrefix` / key_split say. */
+    prefix?: Extractor<T, K, string | undefined>;
+    /** When the execution began, in the journeys' clock; default now. */
+    at?: Extractor<T, K, number | undefined>;
     /**
      * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
      * this returns undefined: "memory" on success, "error" on failure.
@@ -79,6 +89,8 @@ export type GatherSpec<T> = {
     peer: Extractor<T, K, string>;
     keys: Extractor<T, K, Iterable<Key>>;
     nbytes?: Extractor<T, K, number | undefined>;
+    /** When the transfer began, in the journeys' clock; default now. */
+    at?: Extractor<T, K, number | undefined>;
     /**
      * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
      * this returns undefined: "ok" on success, "failed" on failure.
@@ -140,6 +152,39 @@ function extractState(journeys: TaskJourneys, state: string | Extract, self: unk
   return value === FAILED || value === undefined || typeof value === "string" ? value : wrongKind(journeys, site, value, "a state name");
 }
 
+/** A prefix (non-empty string), undefined (none) or FAILED. */
+function extractPrefix(journeys: TaskJourneys, fn: Extract | undefined, self: unknown, args: unknown[], site: string): unknown {
+  if (fn === undefined) return undefined;
+  const value = extract(journeys, fn, self, args, site);
+  return value === FAILED || value === undefined || (typeof value === "string" && value.length > 0)
+    ? value
+    : wrongKind(journeys, site, value, "a non-empty prefix");
+}
+
+/** A time in seconds, undefined (now) or FAILED. */
+function extractTime(journeys: TaskJourneys, fn: Extract | undefined, self: unknown, args: unknown[], site: string): unknown {
+  if (fn === undefined) return undefined;
+  const value = extract(journeys, fn, self, args, site);
+  return value === FAILED || value === undefined || typeof value === "number" ? value : wrongKind(journeys, site, value, "a time in seconds");
+}
+
+/**
+ * Runs `record` with `prefix` as the prefix of a journey it begins. The recorder's one-call hint,
+ * not describe(): nothing is kept per key, so a wrapped method called for millions of keys costs
+ * no memory.
+ */
+function withPrefix<R>(journeys: TaskJourneys, prefix: unknown, record: () => R): R {
+  if (prefix === undefined) return record();
+  const recorder = internalsOf(journeys)?.recorder;
+  if (recorder === undefined) return record();
+  recorder.prefixHint = prefix as string;
+  try {
+    return record();
+  } finally {
+    recorder.prefixHint = undefined;
+  }
+}
+
 /** An array of keys (from any iterable), undefined (skip the call) or FAILED. */
 function extractKeys(journeys: TaskJourneys, fn: Extract, self: unknown, args: unknown[], site: string): readonly Key[] | undefined | typeof FAILED {
   const value = extract(journeys, fn, self, args, site);
@@ -181,9 +226,14 @@ function recordingWrapper(site: Site, record: (self: unknown, args: unknown[]) =
   }.record;
 }
 
-function transitionWrapper(site: Site, spec: { key: Extract; from: string | Extract; to: string | Extract; dependencies?: Extract }): AnyFunction {
+function transitionWrapper(
+  site: Site,
+  spec: { key: Extract; from: string | Extract; to: string | Extract; dependencies?: Extract; prefix?: Extract; at?: Extract },
+): AnyFunction {
   const journeys = site.journeys;
-  const { key, from, to, dependencies } = spec;
+  const { key, from, to, dependencies, prefix, at } = spec;
+  const prefixSite = `${site.name}: the prefix extractor`;
+  const atSite = `${site.name}: the at extractor`;
   const keySite = `${site.name}: the key extractor`;
   const fromSite = `${site.name}: the from extractor`;
   const toSite = `${site.name}: the to extractor`;
@@ -198,8 +248,12 @@ function transitionWrapper(site: Site, spec: { key: Extract; from: string | Extr
     if (t === FAILED || t === undefined) return undefined;
     const d = dependencies === undefined ? undefined : extractKeys(journeys, dependencies, self, args, dependenciesSite);
     if (d === FAILED) return undefined;
+    const p = extractPrefix(journeys, prefix, self, args, prefixSite);
+    if (p === FAILED) return undefined;
+    const a = extractTime(journeys, at, self, args, atSite);
+    if (a === FAILED) return undefined;
     try {
-      journeys.transition(k as Key, f as string, t as string);
+      withPrefix(journeys, p, () => journeys.transition(k as Key, f as StateOf<Role>, t as StateOf<Role>, a as number | undefined));
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {
       return internalFailure(journeys, site.name, error);
@@ -244,7 +298,7 @@ interface Ending {
  */
 function end(
   ending: Ending,
-  ledger: { end(outcome?: never): void },
+  ledger: { end(outcome?: never, error?: never): void },
   self: unknown,
   result: unknown,
   error: unknown,
@@ -264,7 +318,8 @@ function end(
     }
   }
   try {
-    ledger.end(outcome as never);
+    // What was thrown or rejected with, for spans and explain() to say why it failed.
+    ledger.end(outcome as never, (failed ? error : undefined) as never);
   } catch (endError) {
     return internalFailure(ending.journeys, ending.endSite, endError);
   }
@@ -272,7 +327,7 @@ function end(
 }
 
 /** An execute or gather ledger, as the wrappers use it. */
-type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never): void };
+type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never, error?: never): void };
 
 /**
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
@@ -313,10 +368,12 @@ function runInLedger(ending: Ending, ledger: OpenLedger, original: AnyFunction, 
   return result;
 }
 
-function executeWrapper(site: Site, spec: { key: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+function executeWrapper(site: Site, spec: { key: Extract; prefix?: Extract; at?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
   const { journeys, original, on } = site;
-  const key = spec.key;
+  const { key, prefix, at } = spec;
   const keySite = `${site.name}: the key extractor`;
+  const prefixSite = `${site.name}: the prefix extractor`;
+  const atSite = `${site.name}: the at extractor`;
   const ending: Ending = {
     journeys,
     outcome: spec.outcome,
@@ -331,9 +388,12 @@ function executeWrapper(site: Site, spec: { key: Extract; outcome?: Ending["outc
       if (!on.active) return Reflect.apply(original, this, args);
       const k = extract(journeys, key, this, args, keySite);
       if (k === FAILED || k === undefined) return Reflect.apply(original, this, args);
+      const p = extractPrefix(journeys, prefix, this, args, prefixSite);
+      const a = extractTime(journeys, at, this, args, atSite);
+      if (p === FAILED || a === FAILED) return Reflect.apply(original, this, args);
       let ledger: OpenLedger;
       try {
-        ledger = journeys.execute(k as Key) as OpenLedger;
+        ledger = withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined)) as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
         if (thrown !== undefined) throw thrown;
@@ -344,9 +404,10 @@ function executeWrapper(site: Site, spec: { key: Extract; outcome?: Ending["outc
   }.execute;
 }
 
-function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?: Extract; at?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
   const { journeys, original, on } = site;
-  const { peer, keys, nbytes } = spec;
+  const { peer, keys, nbytes, at } = spec;
+  const atSite = `${site.name}: the at extractor`;
   const peerSite = `${site.name}: the peer extractor`;
   const keysSite = `${site.name}: the keys extractor`;
   const nbytesSite = `${site.name}: the nbytes extractor`;
@@ -374,9 +435,11 @@ function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?
         if (n !== FAILED) wrongKind(journeys, nbytesSite, n, "a number of bytes");
         return Reflect.apply(original, this, args);
       }
+      const a = extractTime(journeys, at, this, args, atSite);
+      if (a === FAILED) return Reflect.apply(original, this, args);
       let ledger: OpenLedger;
       try {
-        ledger = journeys.gather(p, ks, n) as OpenLedger;
+        ledger = journeys.gather(p, ks, n, a as number | undefined) as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
         if (thrown !== undefined) throw thrown;
@@ -421,10 +484,10 @@ const KINDS: readonly Kind[] = ["transition", "dependencies", "execute", "gather
 
 /** Each kind's extractors: required ones, optional ones, and ones that may also be a fixed string. */
 const FIELDS: Record<Kind, { required: string[]; optional: string[]; orString: string[] }> = {
-  transition: { required: ["key"], optional: ["dependencies"], orString: ["from", "to"] },
+  transition: { required: ["key"], optional: ["dependencies", "prefix", "at"], orString: ["from", "to"] },
   dependencies: { required: ["key", "dependencies"], optional: [], orString: [] },
-  execute: { required: ["key"], optional: ["outcome"], orString: [] },
-  gather: { required: ["peer", "keys"], optional: ["nbytes", "outcome"], orString: [] },
+  execute: { required: ["key"], optional: ["prefix", "at", "outcome"], orString: [] },
+  gather: { required: ["peer", "keys"], optional: ["nbytes", "at", "outcome"], orString: [] },
   activities: { required: [], optional: [], orString: [] },
 };
 

@@ -103,7 +103,7 @@ describe("the README's options table", () => {
   it("describes the options that have no entry in DEFAULT_OPTIONS", () => {
     const withDefaults = defaults();
     const others = [...rows.keys()].filter((option) => !withDefaults.has(option));
-    expect(others.sort()).toEqual(["meterProvider", "timeOrigin", "tracerProvider"]);
+    expect(others.sort()).toEqual(["keyPrefix", "meterProvider", "timeOrigin", "tracerProvider"]);
     for (const option of others) expect(rows.get(option)!.defaultCell, option).not.toBe("");
   });
 });

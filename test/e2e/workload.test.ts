@@ -271,9 +271,16 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     expect(processing, "the scheduler's processing span").toBeDefined();
     expect(childrenOf(trace, root).map((s) => s.operationName)).toContain("waiting");
 
-    // The worker journey nests under the scheduler's processing span.
-    const task = childrenOf(trace, processing!).find((s) => s.operationName === "task sum")!;
-    expect(task, "the worker's task span under processing").toBeDefined();
+    // The worker journey nests under the scheduler's task span (which covers it, whenever the
+    // carrier was made) and links to the state span that sent it, processing (docs/spans.md).
+    const task = childrenOf(trace, root).find((s) => s.operationName === "task sum")!;
+    expect(task, "the worker's task span under the scheduler's task span").toBeDefined();
+    expect(task.startTime).toBeGreaterThanOrEqual(root.startTime);
+    expect(task.startTime + task.duration).toBeLessThanOrEqual(root.startTime + root.duration + 1);
+    expect(
+      task.references.some((r) => r.refType === "FOLLOWS_FROM" && r.spanID === processing!.spanID),
+      "the worker's task span links to the scheduler's processing span",
+    ).toBe(true);
     expect(processTag(trace, task, "taskjourney.role")).toBe("worker");
     expect(tag(task, "task.key")).toBe(key);
     expect(tag(task, "task.prefix")).toBe("sum");

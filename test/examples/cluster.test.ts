@@ -91,6 +91,7 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes: Array<{ key: string; value: Record<string, unknown> }>;
+  links?: Array<{ spanId: string }>;
   role: string;
 }
 
@@ -168,7 +169,9 @@ describe("the cluster example", () => {
     const schedulerSpans = new Map(spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]));
     const nested = spans.filter((span) => span.role === "worker" && span.name.startsWith("task ") && schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId);
     expect(nested.length).toBeGreaterThan(0);
-    expect(schedulerSpans.get(nested[0].parentSpanId!)!.name).toBe("processing");
+    // Under the scheduler's task span of the key, linked to the processing span it was sent in.
+    expect(schedulerSpans.get(nested[0].parentSpanId!)!.name).toBe(nested[0].name);
+    expect(nested[0].links?.map((link) => schedulerSpans.get(link.spanId)?.name)).toEqual(["processing"]);
 
     // A 64 KiB limit against 32 KiB arrays: values spill to disk and come back when used.
     const counters = summary.report.workers.map((worker) => worker.counters);

@@ -15,6 +15,7 @@ interface FakeWorker {
   tasks: Message[];
   connection: Connection;
   finish(key: string, nbytes: number): void;
+  fail(key: string): void;
   close(): void;
 }
 
@@ -42,6 +43,7 @@ async function fakeWorker(scheduler: string, nthreads: number): Promise<FakeWork
     tasks,
     connection,
     finish: (key, nbytes) => connection.send({ op: "task-finished", key, nbytes }),
+    fail: (key) => connection.send({ op: "task-erred", key, error: `${key} raised` }),
     close: () => {
       connection.close();
       server.close();
@@ -76,8 +78,8 @@ afterEach(() => {
   cleanup = [];
 });
 
-async function setup(workers: number, nthreads: number, journeys?: TaskJourneys) {
-  const scheduler = new Scheduler({ saturation: 1.5 });
+async function setup(workers: number, nthreads: number, journeys?: TaskJourneys, keepGoing?: boolean) {
+  const scheduler = new Scheduler({ saturation: 1.5, keepGoing });
   const address = await scheduler.start();
   if (journeys !== undefined) instrumentScheduler(scheduler, journeys);
   const fakes: FakeWorker[] = [];
@@ -192,5 +194,39 @@ describe("the example scheduler", () => {
     const y = fakes.find((fake) => fake.tasks.some((task) => task.key === "y-0"))!;
     y.finish("y-0", 8);
     await expect(result).resolves.toBe("value of y-0");
+  });
+
+  it("with keepGoing, errs a failed task and everything depending on it, computes the rest, and resolves with no value", async () => {
+    const { scheduler, fakes } = await setup(1, 4, undefined, true);
+    const worker = fakes[0];
+    const states = new Map<string, string[]>();
+    const transition = scheduler.transition.bind(scheduler);
+    scheduler.transition = (task, to) => {
+      states.set(task.key, [...(states.get(task.key) ?? []), to]);
+      transition(task, to);
+    };
+    // a-0 → b-0 → d-0 (root) ← c-0 ← a-1: a-0 fails, so b-0 and d-0 err; a-1 and c-0 are computed.
+    const result = scheduler.compute(graph("d-0", [["a-0", []], ["a-1", []], ["b-0", ["a-0"]], ["c-0", ["a-1"]], ["d-0", ["b-0", "c-0"]]]));
+    await settle(() => worker.tasks.length === 2);
+    worker.fail("a-0");
+    await settle(() => scheduler.erred === 3);
+    expect(states.get("b-0")).toEqual(["waiting", "erred"]);
+    expect(states.get("d-0")).toEqual(["waiting", "erred"]);
+    worker.finish("a-1", 8);
+    await settle(() => worker.tasks.length === 3);
+    worker.finish("c-0", 8);
+    await expect(result).resolves.toBeUndefined();
+    expect(worker.tasks.map((task) => task.key)).toEqual(["a-0", "a-1", "c-0"]);
+    expect(states.get("a-0")).toEqual(["waiting", "processing", "erred"]);
+    expect(scheduler.failures).toEqual([{ key: "a-0", error: "a-0 raised" }]);
+    expect(scheduler.erred).toBe(3);
+  });
+
+  it("without keepGoing, rejects the computation at the first failure", async () => {
+    const { scheduler, fakes } = await setup(1, 2);
+    const result = scheduler.compute(graph("b-0", [["a-0", []], ["b-0", ["a-0"]]]));
+    await settle(() => fakes[0].tasks.length === 1);
+    fakes[0].fail("a-0");
+    await expect(result).rejects.toThrow(/task a-0 failed on .*: a-0 raised/);
   });
 });

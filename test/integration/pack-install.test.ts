@@ -62,7 +62,11 @@ describe("npm install of the packed package", () => {
     expect((await version("@opentelemetry/api")).startsWith(line === "3" ? "1.10." : "1.9.")).toBe(true);
 
     await copyFile(join(import.meta.dirname, "fixtures/pack-app.mjs"), join(app, "app.mjs"));
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")));
+    // As a user's shell has it: no OTEL_* of ours, and not the source condition vitest.config.ts puts
+    // into NODE_OPTIONS (under it the installed package would resolve to its unshipped src/).
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_") && name !== "NODE_OPTIONS"));
+    const nodeOptions = (process.env.NODE_OPTIONS ?? "").replace(/--conditions[= ]taskjourney-source/g, "").trim();
+    if (nodeOptions !== "") env.NODE_OPTIONS = nodeOptions;
     const { stdout: destinations } = await run(process.execPath, ["app.mjs", "out"], { cwd: app, env });
     const traces = "out/traces-worker-tcp_127.0.0.1_40001.jsonl";
     const metrics = "out/metrics-worker-tcp_127.0.0.1_40001.jsonl";

@@ -113,10 +113,13 @@ describe("span trees over OTLP", () => {
     const processing = only(spans, (span) => span.name === "processing");
     const schedulerTask = only(spans, (span) => span.name === "task sum" && span.service === "wire-spans-scheduler");
     const workerTask = only(spans, (span) => span.name === "task sum" && span.service === "wire-spans-worker");
-    expect(workerTask.parentSpanId).toBe(processing.spanId);
+    // The worker nests under the scheduler's task span, linked to the processing span it was sent in.
+    expect(workerTask.parentSpanId).toBe(schedulerTask.spanId);
     expect(workerTask.traceId).toBe(schedulerTask.traceId);
+    expect(workerTask.links!.map((link) => link.spanId)).toEqual([processing.spanId]);
     expect(processing.parentSpanId).toBe(schedulerTask.spanId);
-    expect(message.traceparent).toBe(`00-${processing.traceId}-${processing.spanId}-01`);
+    expect(message.traceparent).toBe(`00-${schedulerTask.traceId}-${schedulerTask.spanId}-01`);
+    expect(message.tracestate).toBe(`taskjourney=${processing.spanId}`);
     expect(String(workerTask.startTimeUnixNano)).toBe(`${ORIGIN + 100}000000000`);
 
     const gathers = spans.filter((span) => span.name === "gather_dep");

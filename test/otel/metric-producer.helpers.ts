@@ -151,7 +151,7 @@ export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {
   busy.meter("network", () => clock.advance(0.25));
   busy.end("busy");
   // Bad input: counted, never thrown.
-  journeys.transition("x-9", "bogus", "waiting");
+  journeys.transition("x-9", "bogus" as never, "waiting"); // not a state: counted, not compiled
   journeys.transition(null as never, "released", "waiting");
   journeys.transition("s-9", "released", "processing");
 }

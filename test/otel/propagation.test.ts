@@ -38,7 +38,7 @@ describe("W3C traceparent", () => {
 });
 
 describe("context propagation between TaskJourneys instances", () => {
-  it("scheduler → worker: the worker journey nests under the scheduler's processing span, one trace", () => {
+  it("scheduler → worker: the worker journey nests under the scheduler's task span, linked to its processing span, one trace", () => {
     const exporter = new InMemorySpanExporter();
     // The worker's ratio is 0: the sampled trace flags of the compute-task message decide.
     const scheduler = harness({ role: "scheduler", instance: "tcp://scheduler:8786" }, exporter);
@@ -51,6 +51,7 @@ describe("context propagation between TaskJourneys instances", () => {
     const message: Record<string, string> = {};
     expect(scheduler.journeys.inject("inc-1", message)).toBe(true);
     expect(message.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(message.tracestate).toMatch(/^taskjourney=[0-9a-f]{16}$/);
 
     clock.set(101);
     expect(worker.journeys.parent("inc-1", message)).toBe(true);
@@ -71,10 +72,10 @@ describe("context propagation between TaskJourneys instances", () => {
       "task inc [inc-1@scheduler] 100-103",
       "  waiting 100-100.5",
       "  processing 100.5-103",
-      "    task inc [inc-1@worker] 101-102.5",
-      "      waiting 101-101",
-      "      ready 101-101.5",
-      "      executing 101.5-102.5",
+      "  task inc [inc-1@worker] 101-102.5 → processing",
+      "    waiting 101-101",
+      "    ready 101-101.5",
+      "    executing 101.5-102.5",
     ]);
     const workerTask = find(spans, taskSpan("inc-1", "worker"));
     expect(live.traceparent).toBe(`00-${workerTask.spanContext().traceId}-${workerTask.spanContext().spanId}-01`);
@@ -82,22 +83,42 @@ describe("context propagation between TaskJourneys instances", () => {
     expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([message.traceparent.slice(3, 35)]));
     const schedulerTask = find(spans, taskSpan("inc-1", "scheduler"));
     expect(schedulerTask.attributes["task.worker"]).toBeUndefined();
+    // The task span covers the worker's journey (the state span the carrier was made in need
+    // not): the worker nests under it and links to the processing span.
+    expect(workerTask.parentSpanContext?.spanId).toBe(schedulerTask.spanContext().spanId);
+    const processing = spans.find((span) => span.name === "processing")!;
+    expect(workerTask.links.map((link) => link.context.spanId)).toEqual([processing.spanContext().spanId]);
+    expect(message.tracestate).toBe(`taskjourney=${processing.spanContext().spanId}`);
+    // Our tracestate member does not travel on to the worker's own spans and carriers.
+    expect(workerTask.spanContext().traceState?.get("taskjourney")).toBeUndefined();
+    // The worker's own carrier names its own state span: executing, when it was made.
+    const executing = spans.find((span) => span.name === "executing")!;
+    expect(live.tracestate).toBe(`taskjourney=${executing.spanContext().spanId}`);
   });
 
-  it("an unsampled journey injects nothing, and an unsampled context neither parents nor samples", () => {
-    const scheduler = harness({ role: "scheduler", sampling: { ratio: 0 } });
+  it("an unsampled journey hands out ids flagged not sampled; an unsampled context neither parents nor samples a journey not kept", () => {
+    const scheduler = harness({ role: "scheduler", sampling: { ratio: 0, keepErrors: false } });
     scheduler.journeys.transition("inc-1", "released", "waiting");
     scheduler.journeys.transition("inc-1", "waiting", "processing");
     const message: Record<string, string> = {};
-    expect(scheduler.journeys.inject("inc-1", message)).toBe(false);
-    expect(message).toEqual({});
+    expect(scheduler.journeys.inject("inc-1", message)).toBe(true);
+    expect(message.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(message.tracestate).toBeUndefined();
 
-    const worker = harness({ sampling: { ratio: 0 } });
-    expect(worker.journeys.parent("inc-1", { traceparent: `00-${TRACE}-${SPAN}-00` })).toBe(false);
-    expect(worker.journeys.parent("inc-1", { traceparent: "garbage" })).toBe(false);
+    const worker = harness({ sampling: { ratio: 0, keepErrors: false } });
+    expect(worker.journeys.parent("inc-1", message)).toBe(true);
+    expect(worker.journeys.parent("inc-2", { traceparent: "garbage" })).toBe(false);
     worker.journeys.transition("inc-1", "released", "waiting");
     worker.journeys.transition("inc-1", "waiting", "ready");
+    worker.journeys.execute("inc-1").end("error");
+    scheduler.journeys.transition("inc-1", "processing", "erred");
+    // Neither journey was kept: the span inject() started for the ids is never ended or exported.
     expect(worker.counting.starts).toBe(0);
+    expect(scheduler.counting.starts).toBe(1);
+    expect(scheduler.exporter.getFinishedSpans()).toEqual([]);
+    expect(worker.exporter.getFinishedSpans()).toEqual([]);
+    // After an unkept journey there is nothing to name.
+    expect(scheduler.journeys.inject("inc-1", {})).toBe(false);
   });
 
   it("a context arriving after the journey began is linked, not parented", () => {

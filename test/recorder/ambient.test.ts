@@ -59,3 +59,45 @@ describe("asyncContext: false (synchronous ambient ledger)", () => {
     await asyncJourneys.shutdown();
   });
 });
+
+describe("the ambient ledger inside ledger.meter()", () => {
+  for (const asyncContext of [true, false]) {
+    it(`is found inside a plain function, nested under its activity (asyncContext: ${asyncContext})`, async () => {
+      const journeys = started({ asyncContext });
+      const ledger = journeys.execute("inc-1");
+      const seen = ledger.meter("network", () => journeys.meter("deserialize", () => journeys.currentLedger()));
+      expect(seen).toBe(ledger);
+      // A non-async function returning a promise: its synchronous part sees the ledger.
+      const early = await ledger.meter("disk-read", () => {
+        const found = journeys.currentLedger();
+        journeys.meter("decompress", () => undefined);
+        return Promise.resolve(found);
+      });
+      expect(early).toBe(ledger);
+      expect(journeys.currentLedger()).toBeUndefined();
+      ledger.end("memory");
+      const tree = journeys.explain("inc-1")!;
+      const executing = tree.children.find((node) => node.name === "executing")!;
+      expect(executing.children.find((node) => node.name === "network")?.children.map((node) => node.name)).toContain("deserialize");
+      expect(executing.children.find((node) => node.name === "disk-read")?.children.map((node) => node.name)).toContain("decompress");
+      await journeys.shutdown();
+    });
+  }
+
+  it("is found after an await inside a non-async function's promise, with asyncContext", async () => {
+    const journeys = started({});
+    const ledger = journeys.execute("inc-1");
+    const socketRead = (): Promise<unknown> =>
+      Promise.resolve().then(() => journeys.meter("deserialize", () => journeys.currentLedger()));
+    for (let i = 0; i < 100; i++) {
+      expect(await ledger.meter("network", () => socketRead())).toBe(ledger);
+    }
+    ledger.end("memory");
+    const executing = journeys.explain("inc-1")!.children.find((node) => node.name === "executing")!;
+    const network = executing.children.find((node) => node.name === "network")!;
+    // Every execution's nested activity is there, under the activity that made the promise.
+    expect(network.children[0].name).toBe("deserialize");
+    expect(executing.children.map((node) => node.name)).not.toContain("deserialize");
+    await journeys.shutdown();
+  });
+});

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
 import { InvalidTransition, TaskJourneys } from "../../src/index.js";
+import { TracerProvider as BasicTracerProvider } from "@opentelemetry/sdk-trace";
 import { FakeClock } from "../helpers/clock.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 
@@ -20,7 +21,7 @@ describe("bad input in the hot path", () => {
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
     const call = () => {
-      journeys.transition("x-1", "released", "sleeping"); // unknown state
+      journeys.transition("x-1", "released", "sleeping" as never); // unknown state (a cast: it does not compile)
       journeys.transition("x-1", "released", "processing"); // a scheduler state on a worker
       journeys.transition(null as never, "released", "waiting"); // not a key
       journeys.transition({ a: 1 } as never, "released", "waiting");
@@ -29,7 +30,7 @@ describe("bad input in the hot path", () => {
       journeys.transition("y-1", "executing", "waiting"); // impossible: repaired by accepting it
       journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting
       journeys.transition("z-1", "released", "waiting", Number.NaN);
-      journeys.transition("z-1", "waiting", "ready", -1);
+      journeys.transition("z-1", "waiting", "ready", -Infinity);
       journeys.transition("z-1", "ready", "executing", Infinity);
     };
     expect(call).not.toThrow();
@@ -125,7 +126,7 @@ describe("strict mode", () => {
     expect(invalid.reason).toBe("state-mismatch");
     expect(invalid.story).toEqual(["waiting@0.000000", "ready@1.000000"]);
     expect(invalid.message).toContain("waiting → ready but the key is in ready");
-    expect(() => journeys.transition("s-1", "ready", "nowhere")).toThrow(InvalidTransition);
+    expect(() => journeys.transition("s-1", "ready", "nowhere" as never)).toThrow(InvalidTransition);
   });
 });
 
@@ -133,7 +134,8 @@ describe("a listener that throws", () => {
   it.each([false, true])("is counted as listener-error and told once, never thrown into the host (strict: %s)", (strict) => {
     const messages = captureDiag();
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 } });
+    // A tracer provider that is not a no-op, so journeys are sampled and listeners told of them.
+    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 }, tracerProvider: new BasicTracerProvider() });
     const calls: string[] = [];
     journeys.addListener({
       journeyStarted: () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ECHARTS_CDN, escapeHtml, renderHtmlReport, reportDataFrom, scriptJson, type ReportData } from "../../src/report/html.js";
+import { escapeHtml, renderHtmlReport, reportDataFrom, scriptJson, type ReportData } from "../../src/report/html.js";
 import type { Breakdown } from "../../src/model/breakdown.js";
 
 const EVIL_PREFIX = "<script>alert(1)</script>";
@@ -48,6 +48,24 @@ function scripts(page: string): string[] {
   return [...page.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)].map((match) => match[0]);
 }
 
+/**
+ * Every http(s) URL in a page but the XML namespaces and license links ECharts carries as
+ * strings (which load nothing), and any construct that would load something from elsewhere.
+ */
+export function networkReferences(html: string): string[] {
+  const harmless = new Set([
+    "http://www.w3.org/1999/xlink",
+    "http://www.w3.org/2000/svg",
+    "http://www.w3.org/2000/xmlns/",
+    "http://www.w3.org/XML/1998/namespace",
+    "http://www.apache.org/licenses/LICENSE-2.0",
+    "https://github.com/ecomfe/zrender/blob/master/LICENSE",
+  ]);
+  const urls = [...html.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*/gi)].map((match) => match[0]).filter((url) => !harmless.has(url));
+  const loads = [...html.matchAll(/<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:|\/\/)|@import|\burl\(\s*["']?(?:https?:|\/\/)/gi)].map((match) => match[0]);
+  return [...urls, ...loads];
+}
+
 function embeddedData(page: string): any {
   const match = /<script type="application\/json" id="taskjourney-data">([\s\S]*?)<\/script>/.exec(page);
   expect(match).not.toBeNull();
@@ -64,10 +82,10 @@ describe("renderHtmlReport", () => {
     expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(page).toContain("&lt;img src=x onerror=&quot;alert(2)&quot;&gt;-1");
     expect(page).toContain("<title>Run &lt;1&gt; &amp; co</title>");
-    // Exactly our script elements: the data block, ECharts, the page script.
-    expect(scripts(page)).toHaveLength(3);
-    expect(page.match(/<script/g)).toHaveLength(3);
-    expect(page.match(/<\/script/gi)).toHaveLength(3);
+    // Exactly our script elements: the data block and the page script (ECharts not inlined here).
+    expect(scripts(page)).toHaveLength(2);
+    expect(page.match(/<script/g)).toHaveLength(2);
+    expect(page.match(/<\/script/gi)).toHaveLength(2);
   });
 
   it("carries the chart data as valid JSON, with the raw names intact", () => {
@@ -105,7 +123,7 @@ describe("renderHtmlReport", () => {
   });
 
   it("the page script parses", () => {
-    const own = scripts(page)[2].replace(/^<script>/, "").replace(/<\/script>$/, "");
+    const own = scripts(page).at(-1)!.replace(/^<script>/, "").replace(/<\/script>$/, "");
     expect(() => new Function(own)).not.toThrow();
   });
 
@@ -119,14 +137,14 @@ describe("renderHtmlReport", () => {
     expect(page).not.toContain("inlines it into every page");
   });
 
-  it("inlines the installed ECharts by default; loads it from jsDelivr when asked not to", () => {
+  it("inlines ECharts by default; leaves the charts out when asked not to; never references the network", () => {
     const inlined = renderHtmlReport(sample());
-    expect(inlined).not.toContain(ECHARTS_CDN);
     expect(inlined.length).toBeGreaterThan(500_000);
     expect(inlined).toMatch(/<!-- ECharts 6\.\d+\.\d+ \(Apache-2\.0\), inlined/);
     expect(scripts(inlined)).toHaveLength(3);
-    expect(page).toContain(`<script src="${ECHARTS_CDN}"></script>`);
-    expect(page).toContain("<!-- ECharts could not be inlined");
+    expect(scripts(page)).toHaveLength(2);
+    expect(page).toContain("<!-- ECharts not inlined (turned off): the charts are left out. -->");
+    for (const html of [inlined, page]) expect(networkReferences(html)).toEqual([]);
   });
 
   it("adds the scheduler's table when there is one", () => {

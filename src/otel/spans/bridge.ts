@@ -1,11 +1,21 @@
 import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
-import { keyToText, type Key } from "../../model/keys.js";
+import type { Key } from "../../model/keys.js";
 import { stateId } from "../../model/states.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
+import { keyId } from "../../recorder/key-id.js";
 import { ATTR_UNFINISHED } from "../semconv.js";
-import { injectSpanContext, isSampled, remoteContext, spanContextFrom, type TraceCarrier } from "../propagation.js";
+import {
+  carrierContext,
+  injectSpanContext,
+  isSampled,
+  remoteContext,
+  sampledParent,
+  spanContextFrom,
+  stateSpanOf,
+  type TraceCarrier,
+} from "../propagation.js";
 import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
@@ -50,6 +60,8 @@ export class SpanBridge implements RecorderListener {
   private readonly parents = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
   private readonly producers = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
   private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
+  /** Keys whose live journey is to be kept at its end because the other side kept its own (`returned()`). */
+  private readonly keep = new BoundedMap<true>(PENDING_CONTEXTS_LIMIT);
   private readonly tail: TailSampler;
   private readonly writer: SpanWriter;
   private readonly transfers: TransferSpans;
@@ -74,27 +86,37 @@ export class SpanBridge implements RecorderListener {
 
   // ---- propagation ----------------------------------------------------------------------------
   //
-  // `inject()` writes the key's current span (the processing span of a live scheduler journey;
-  // the task span on a worker, live or recently ended). `parent()` queues a sampled context for a
-  // key's next journey, which is then head-sampled (trace flags win over the ratio) and a child of
-  // it; unsampled upstream contexts are ignored, since parenting under them would make a
-  // parent-based SDK sampler drop our spans. `linkFrom()` notes the producer of a key's data.
+  // Every journey of a task shares one trace, sampled or not. `inject()` writes the key's task
+  // span (it covers whatever the receiver does, whichever state the sender is in) with the
+  // current state span as our tracestate member, for the receiver's link. A journey that was not
+  // head-sampled has no span: inject() starts its task span then (deferred: ended and exported
+  // only if the journey is kept at its end) and writes its ids as "not sampled". `parent()`
+  // queues a received context for the key's next journey: a sampled one head-samples it; an
+  // unsampled one is kept for the ids, so that journey, if kept at its end, is emitted under
+  // them. `returned()` tells that the other side kept its journey: this one is kept too.
 
   /** Whether a sampled parent context waits for the journey of this key id (the recorder's sampler asks). */
   hasParent(id: string | number): boolean {
-    return this.parents.size !== 0 && this.parents.has(id);
+    if (this.parents.size === 0) return false;
+    const parent = this.parents.get(id);
+    return parent !== undefined && isSampled(parent);
   }
 
   /** See TaskJourneys.inject. */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (id === undefined || carrier === null || typeof carrier !== "object") return false;
     let spanContext: SpanContext | undefined;
     const journey = this.recorder.live.get(id);
-    const spans = journey?.spanState;
-    if (spans instanceof TaskSpan) {
-      const current = this.options.role === "scheduler" ? spans.visits[journey!.visitIndex] : undefined;
-      spanContext = (current ?? spans).span.spanContext();
+    if (journey !== undefined) {
+      let spans = journey.spanState;
+      if (!(spans instanceof TaskSpan)) {
+        if (this.closed) return false;
+        spans = this.startDeferred(journey);
+      }
+      const task = spans as TaskSpan;
+      const state = task.visits[journey.visitIndex];
+      spanContext = carrierContext(task.span.spanContext(), !task.deferred, state?.span.spanContext().spanId);
     } else {
       spanContext = this.recent.get(id);
     }
@@ -107,25 +129,50 @@ export class SpanBridge implements RecorderListener {
   parent(key: Key, source: unknown): boolean {
     if (this.closed) return false;
     const spanContext = spanContextFrom(source);
-    if (spanContext === undefined || !isSampled(spanContext)) return false;
-    const id = idOfKey(key);
+    if (spanContext === undefined) return false;
+    const id = keyId(key);
     if (id === undefined) return false;
     const live = this.recorder.live.get(id);
     if (live !== undefined) {
       // Too late to parent: the journey's spans exist already. Keep the relation as a link.
       const spans = live.spanState;
-      if (spans instanceof TaskSpan) this.writer.link(spans, spanContext);
+      if (spans instanceof TaskSpan && isSampled(spanContext)) this.writer.link(spans, spanContext);
       return false;
     }
     this.parents.set(id, spanContext);
     return true;
   }
 
+  /** See TaskJourneys.returned. */
+  returned(key: Key, source: unknown): boolean {
+    if (this.closed) return false;
+    const spanContext = spanContextFrom(source);
+    if (spanContext === undefined || !isSampled(spanContext)) return false;
+    const id = keyId(key);
+    if (id === undefined) return false;
+    const live = this.recorder.live.get(id);
+    // Too late once the journey ended: the ids it handed out belonged to a span no longer kept.
+    if (live === undefined) return false;
+    const spans = live.spanState;
+    if (spans instanceof TaskSpan && !spans.deferred) return false; // head-sampled: emitted anyway
+    this.keep.set(id, true);
+    return true;
+  }
+
+  /** A journey's task span started by `inject()` before the journey is kept: its ids are handed out now. */
+  private startDeferred(journey: Journey): TaskSpan {
+    const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
+    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), stateLink(parent), false);
+    spans.deferred = true;
+    journey.spanState = spans;
+    return spans;
+  }
+
   /** See TaskJourneys.linkFrom. */
   linkFrom(key: Key, source: unknown): boolean {
     if (this.closed) return false;
     const spanContext = spanContextFrom(source);
-    const id = idOfKey(key);
+    const id = keyId(key);
     if (spanContext === undefined || id === undefined) return false;
     this.producers.set(id, spanContext);
     return true;
@@ -170,14 +217,14 @@ export class SpanBridge implements RecorderListener {
   journeyStarted(journey: Journey): void {
     if (this.closed) return;
     const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
-    let links: Link[] | undefined;
+    let links: Link[] | undefined = stateLink(parent);
     if (this.options.role === "scheduler" && this.options.maxLinksPerSpan > 0) {
       // A submission made under a client span links to it (not parent: a 100k-task graph must
       // not become one trace). One context lookup, for sampled journeys only.
       const client = trace.getSpanContext(contextApi.active());
-      if (client !== undefined && isSpanContextValid(client)) links = [{ context: client }];
+      if (client !== undefined && isSpanContextValid(client)) (links ??= []).push({ context: client });
     }
-    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(parent), links, false);
+    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), links, false);
     journey.spanState = spans;
     this.open.add(journey);
     this.tasks.openVisit(journey, spans, journey.visitIndex);
@@ -191,15 +238,23 @@ export class SpanBridge implements RecorderListener {
   journeyEnded(journey: Journey): void {
     if (this.closed) return;
     const outcome = journey.outcomeState;
-    const keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
+    let keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, outcome === ERROR || outcome === ERRED);
+    if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
+    // The ids another process handed this key: a head-sampled journey took them at its start.
+    const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
     const spans = journey.spanState;
     if (spans instanceof TaskSpan) {
-      this.open.delete(journey);
       journey.spanState = undefined;
+      if (spans.deferred) {
+        // Not kept: the span started for inject() is never ended, so it is never exported.
+        if (keep) this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
+        return;
+      }
+      this.open.delete(journey);
       this.tasks.finishVisits(journey, spans, journey.visitCount - 1);
       this.tasks.finish(journey, spans);
     } else if (keep) {
-      this.tasks.emitRetroactively(journey);
+      this.tasks.emitRetroactively(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), stateLink(parent));
     }
   }
 
@@ -231,11 +286,10 @@ export class SpanBridge implements RecorderListener {
   }
 }
 
-/** The map id of a key, as the recorder spells it, without counting bad keys as dropped. */
-function idOfKey(key: Key): string | number | undefined {
-  if (typeof key === "string") return key;
-  if (typeof key === "number") return key === key ? key : undefined;
-  return keyToText(key);
+/** The link to the sender's state span a received context names, if any. */
+function stateLink(parent: SpanContext | undefined): Link[] | undefined {
+  const state = parent === undefined ? undefined : stateSpanOf(parent);
+  return state === undefined ? undefined : [{ context: state }];
 }
 
 /** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */

@@ -68,4 +68,9 @@ export class TaskSpan extends OpenSpan {
   // Room for a compute journey's visits from the start: a store into an empty array would grow it
   // to sixteen slots at the first visit.
   readonly visits: Array<OpenSpan | undefined> = [undefined, undefined, undefined, undefined];
+  /**
+   * Started for a journey that was not head-sampled, because `inject()` handed its ids out: it is
+   * ended (and exported, with its state spans) only if the journey is kept at its end.
+   */
+  deferred = false;
 }

@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, type Attributes, type Context, type SpanContext } from "@opentelemetry/api";
+import { SpanKind, type Attributes, type Context, type SpanContext } from "@opentelemetry/api";
 import type { Serve } from "../../recorder/serve-ledger.js";
 import { ATTR_TRANSFER_BYTES, ATTR_TRANSFER_KEY_COUNT, ATTR_TRANSFER_KEYS, ATTR_TRANSFER_OUTCOME, ATTR_TRANSFER_PEER, ATTR_UNFINISHED, SPAN_GET_DATA } from "../semconv.js";
 import { remoteContext } from "../propagation.js";
@@ -54,7 +54,7 @@ export class ServeSpans {
     const span = open.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, serve.bytes);
     if (serve.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, serve.outcome);
-    if (serve.outcome === "failed") span.setStatus({ code: SpanStatusCode.ERROR, message: "serve failed" });
+    if (serve.outcome === "failed") this.writer.fail(span, serve.failure, "serve failed", end);
     this.writer.finishSpan(open, serve.start, end);
     serve.spanState = span.spanContext();
   }

@@ -3,8 +3,10 @@ import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
 import { ALL_STATES, stateId } from "../../model/states.js";
 import { STALL_ATTRIBUTE_NAMES, type StallOverlap } from "../../model/stalls.js";
+import { failureText } from "../../model/breakdown.js";
 import {
   COMPUTE_JOURNEY,
+  failedAttempt,
   FETCH_JOURNEY,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
@@ -17,6 +19,7 @@ import type { Recorder } from "../../recorder/recorder.js";
 import type { BoundedMap } from "../bounded-map.js";
 import {
   ATTR_TASK_DEPENDENCIES,
+  ATTR_TASK_ERROR,
   ATTR_TASK_GROUP,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
@@ -68,9 +71,13 @@ export class TaskSpans {
     private readonly recent: BoundedMap<SpanContext>,
   ) {}
 
-  /** A journey kept at its end: its whole tree, from the recorded times. */
-  emitRetroactively(journey: Journey): void {
-    const spans = this.start(journey, ROOT_CONTEXT, undefined, true);
+  /**
+   * A journey kept at its end: its whole tree, from the recorded times, under `parent` (the ids
+   * another process handed this key) or as a root; or, when `inject()` already started its task
+   * span (`spans`, deferred), under that one.
+   */
+  emitRetroactively(journey: Journey, parent: Context = ROOT_CONTEXT, links?: Link[], spans?: TaskSpan): void {
+    if (spans === undefined) spans = this.start(journey, parent, links, true);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
@@ -82,8 +89,8 @@ export class TaskSpans {
     const key = typeof journey.id === "string" ? journey.id : String(journey.id);
     const attributes: Attributes = {
       [ATTR_TASK_KEY]: truncate(key, limit),
-      [ATTR_TASK_PREFIX]: truncate(keySplit(journey.key), limit),
-      [ATTR_TASK_GROUP]: truncate(keySplitGroup(journey.key), limit),
+      [ATTR_TASK_PREFIX]: truncate(journey.prefixName, limit),
+      [ATTR_TASK_GROUP]: truncate(groupOf(journey), limit),
       [ATTR_TASK_ROLE]: this.options.role,
     };
     // So that `explain --from` can still find a key longer than the limit: its beginning and length.
@@ -134,6 +141,7 @@ export class TaskSpans {
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       const stalls = this.recorder.stalls;
       if (stalls !== undefined && stalls.size > 0) stallAttributes(stalls.overlap(start, end), span);
+      this.attemptAttributes(journey, visit, span, end);
       // The next state span, when there is one, starts at this one's end with an HrTime to share.
       this.writer.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
     }
@@ -145,7 +153,10 @@ export class TaskSpans {
     const span = task.span;
     span.setAttribute(ATTR_TASK_OUTCOME, ALL_STATES[outcome]);
     if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
-    if (outcome === ERROR || outcome === ERRED) span.setStatus({ code: SpanStatusCode.ERROR, message: `task ended in ${ALL_STATES[outcome]}` });
+    if (outcome === ERROR || outcome === ERRED) {
+      const failure = journey.failure;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? `task ended in ${ALL_STATES[outcome]}` : failure.message });
+    }
     if (this.producers.size !== 0) {
       // The journeys that produced this key's data, and its dependencies' data, elsewhere.
       const own = this.producers.get(journey.id);
@@ -160,6 +171,21 @@ export class TaskSpans {
     }
     this.writer.finishSpan(task, journey.start, journey.end);
     this.recent.set(journey.id, span.spanContext());
+  }
+
+  /**
+   * A visit that was an attempt that did not succeed (an execution ended in error or cancelled, a
+   * fetch's transfer not ok): its outcome and reason as attributes (`task.outcome`, `task.error`),
+   * so a trace alone can rebuild explain(); a failed one gets status ERROR and the exception event.
+   */
+  private attemptAttributes(journey: Journey, visit: number, span: OpenSpan, end: number): void {
+    if (journey.failureVisit === -1 && journey.transfers === undefined) return;
+    const attempt = failedAttempt(journey, visit);
+    if (attempt === undefined) return;
+    span.span.setAttribute(ATTR_TASK_OUTCOME, attempt.outcome);
+    const failure = attempt.failure;
+    if (failure !== undefined) span.span.setAttribute(ATTR_TASK_ERROR, failureText(failure.type, failure.message));
+    if (attempt.outcome === "error" || attempt.outcome === "failed") this.writer.fail(span.span, failure, `${ALL_STATES[journey.visitState(visit)]} ${attempt.outcome}`, end);
   }
 
   /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */
@@ -214,4 +240,13 @@ function stallAttributes(overlap: StallOverlap, span: OpenSpan): void {
   for (let kind = 0; kind < overlap.length; kind++) {
     if (overlap[kind] > 0) span.span.setAttribute(ATTR_TASK_STALL_PREFIX + STALL_ATTRIBUTE_NAMES[kind], overlap[kind]);
   }
+}
+
+/**
+ * A journey's task group: the one describe() gave, else key_split's group when the prefix is
+ * key_split's own, else the prefix (a group made from an id-like key would be that id).
+ */
+function groupOf(journey: Journey): string {
+  if (journey.group !== undefined) return journey.group;
+  return journey.prefixName === keySplit(journey.key) ? keySplitGroup(journey.key) : journey.prefixName;
 }

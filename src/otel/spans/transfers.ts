@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, type Attributes, type Link, type SpanContext } from "@opentelemetry/api";
+import { SpanKind, type Attributes, type Link, type SpanContext } from "@opentelemetry/api";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import {
   ATTR_TRANSFER_BYTES,
@@ -158,7 +158,7 @@ export class TransferSpans {
     const span = gather.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, transfer.bytes);
     if (transfer.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, transfer.outcome);
-    if (transfer.outcome === "failed") span.setStatus({ code: SpanStatusCode.ERROR, message: "transfer failed" });
+    if (transfer.outcome === "failed") this.writer.fail(span, transfer.failure, "transfer failed", end);
     this.writer.finishSpan(gather, transfer.start, end);
     transfer.spanState = span.spanContext();
   }

@@ -1,5 +1,15 @@
-import { SpanKind, type Attributes, type Context, type HrTime, type Link, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
-import { ATTR_CHILDREN_DROPPED, ATTR_LINKS_DROPPED, ATTR_THREAD_CPU_TIME, ATTR_THREAD_NONCPU_TIME } from "../semconv.js";
+import { SpanKind, SpanStatusCode, type Attributes, type Context, type HrTime, type Link, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
+import {
+  ATTR_CHILDREN_DROPPED,
+  ATTR_EXCEPTION_MESSAGE,
+  ATTR_EXCEPTION_STACKTRACE,
+  ATTR_EXCEPTION_TYPE,
+  ATTR_LINKS_DROPPED,
+  ATTR_THREAD_CPU_TIME,
+  ATTR_THREAD_NONCPU_TIME,
+  EVENT_EXCEPTION,
+} from "../semconv.js";
+import type { FailureDetail } from "../../recorder/failure-detail.js";
 import { OpenSpan } from "./context.js";
 import type { SpanBridgeOptions } from "./options.js";
 
@@ -24,6 +34,19 @@ export class SpanWriter {
   ) {
     this.originWhole = Math.floor(options.timeOrigin);
     this.originFraction = options.timeOrigin - this.originWhole;
+  }
+
+  /**
+   * Marks a span as failed: status ERROR with the failure's message (or `fallback`), and, when
+   * the failure is known, the semantic conventions' `exception` event at `at` (its type, message
+   * and stack trace, capped when the ledger ended).
+   */
+  fail(span: Span, failure: FailureDetail | undefined, fallback: string, at: number): void {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? fallback : failure.message });
+    if (failure === undefined) return;
+    const attributes: Attributes = { [ATTR_EXCEPTION_TYPE]: failure.type, [ATTR_EXCEPTION_MESSAGE]: failure.message };
+    if (failure.stack !== "") attributes[ATTR_EXCEPTION_STACKTRACE] = failure.stack;
+    span.addEvent(EVENT_EXCEPTION, attributes, this.hr(at));
   }
 
   /** Counts a child of `parent` against the cap; false (and counted as dropped) past it. */

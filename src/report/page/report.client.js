@@ -18,7 +18,7 @@
   }
   if (typeof echarts === "undefined") {
     var charts = document.querySelectorAll(".chart");
-    for (var i = 0; i < charts.length; i++) charts[i].textContent = "(charts need ECharts, which could not be loaded)";
+    for (var i = 0; i < charts.length; i++) charts[i].textContent = "(chart left out: this page was written without ECharts)";
     return;
   }
   var STATE_COLORS = {

@@ -189,7 +189,7 @@ describe("span trees of worker journeys", () => {
     expect(render(spans)).toEqual([
       "task a [a-1@worker] 100-103",
       "  fetch 100-101",
-      "  flight 101-101.5 → gather_dep [tcp://peer:1 failed]",
+      "  flight 101-101.5 ERROR → gather_dep [tcp://peer:1 failed]",
       "  fetch 101.5-102",
       "  flight 102-103 → gather_dep [tcp://peer:2 ok]",
       "task sum [sum-1@worker] 100-104.5",
@@ -304,7 +304,7 @@ describe("span trees of scheduler journeys", () => {
     ];
     for (const [from, to, at] of steps) {
       clock.set(at);
-      journeys.transition(["x-7f3a", 0], from, to);
+      journeys.transition(["x-7f3a", 0], from as never, to as never);
     }
     const spans = exporter.getFinishedSpans();
     expect(render(spans)).toEqual([

@@ -162,7 +162,7 @@ describe("tail sampling: slow and failed journeys are kept at their end", () => 
       "      network 101-102",
       "      deserialize 102-102.5",
       "  ready 102.5-102.5",
-      "  executing 102.5-103",
+      "  executing 102.5-103 ERROR",
     ]);
     expect(find(spans, (span) => span.name === "gather_dep").attributes).toMatchObject({
       "transfer.keys": ["a-1", "a-2"],
@@ -204,7 +204,7 @@ describe("tail sampling: slow and failed journeys are kept at their end", () => 
       `task y [${unsampled}@worker] 100-103 ERROR`,
       "  waiting 100-102 → gather_dep [tcp://peer:1 ok]",
       "  ready 102-102",
-      "  executing 102-103",
+      "  executing 102-103 ERROR",
     ]);
   });
 

@@ -1,0 +1,124 @@
+/**
+ * What telemetry costs one cluster worker per task, deterministically: instructions counted by
+ * valgrind (`--tool=callgrind`, `node --predictable`) while bench/cluster-replay.ts replays a
+ * stimulus recorded from a real worker of the reduction, with telemetry off, on (metrics + traces
+ * at 1%, as the cluster runs) and metrics only. Each mode runs with FEW and MANY repetitions of
+ * the stimulus; (MANY − FEW) / (extra tasks) cancels start-up, warm-up and the final export, so
+ * the figure is the warm cost per task, and "on − off" is what telemetry adds to it. Instruction
+ * counts are steadier than CPU times, but not exact here: on a loaded machine two runs of the same
+ * code (the first four, without --predictable-gc-schedule, which was added after them; 166 tasks,
+ * 1 and 2 repetitions) differed by up to 157k instructions per task, about 12%, most likely V8's
+ * heap sizing following the wall clock. Use more tasks and repetitions (--lines 0 for the whole
+ * stimulus, --few 2 --many 6) on a quiet machine before trusting differences of a few percent.
+ *
+ *   npx tsx bench/cluster-instructions.bench.ts [--stimulus file.jsonl] [--lines 400] [--few 1] [--many 2]
+ *                                               [--modes off,on,metrics]
+ *
+ * Without --stimulus it first records one: the cluster computes the reduction (--size 2000, one
+ * round, telemetry on) with TASKJOURNEY_STIMULUS set, and the worker that computed most tasks is
+ * replayed. Keep a stimulus (--keep) to compare two versions of the code on the same one.
+ * --lines keeps only the stimulus's first lines (a prefix of the real sequence: what it started
+ * still finishes), so that valgrind takes minutes rather than an hour on a loaded machine.
+ * Needs valgrind; each mode runs its two counts in parallel.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildSync } from "esbuild";
+import { table } from "./harness.js";
+import { MODES, computeTasks, readStimulus, type ReplayMode } from "./cluster-replay.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const { values } = parseArgs({
+  options: {
+    stimulus: { type: "string" },
+    keep: { type: "string" },
+    few: { type: "string", default: "1" },
+    many: { type: "string", default: "2" },
+    size: { type: "string", default: "2000" },
+    /** The stimulus's first lines only; 0: all of it. */
+    lines: { type: "string", default: "400" },
+    modes: { type: "string", default: MODES.join(",") },
+  },
+});
+const few = Number(values.few);
+const many = Number(values.many);
+
+if (spawnSync("valgrind", ["--version"]).status !== 0) {
+  console.log("cluster-instructions: valgrind is not installed (Debian package valgrind); skipped");
+  process.exit(0);
+}
+
+/** Records a stimulus from a real cluster run; returns the file of the busiest worker. */
+function record(): string {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-stimulus-"));
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-stimulus-out-"));
+  const run = spawnSync(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", "--size", values.size, "--out", out, "--quiet"], {
+    cwd: ROOT,
+    env: { ...process.env, TASKJOURNEY_STIMULUS: directory },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  fs.rmSync(out, { recursive: true, force: true });
+  if (run.status !== 0) throw new Error(`recording the stimulus failed (exit ${run.status})`);
+  const files = fs.readdirSync(directory).map((file) => path.join(directory, file));
+  const busiest = files.sort((a, b) => computeTasks(readStimulus(b)) - computeTasks(readStimulus(a)))[0];
+  if (values.keep !== undefined) fs.copyFileSync(busiest, values.keep);
+  return busiest;
+}
+
+const modes = values.modes.split(",") as ReplayMode[];
+if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off")) throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
+const recorded = values.stimulus ?? record();
+// The prefix that is replayed, in a file of its own for the driver.
+const stimulus = path.join(os.tmpdir(), `taskjourney-stimulus-${process.pid}.jsonl`);
+fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined).join("\n") + "\n");
+process.on("exit", () => fs.rmSync(stimulus, { force: true }));
+const tasks = computeTasks(readStimulus(stimulus));
+// Bundled to plain JavaScript beside its source (tsx's loader under valgrind made counts vary).
+const driver = path.join(ROOT, "bench", ".cluster-replay.mjs");
+buildSync({
+  entryPoints: [path.join(ROOT, "bench", "cluster-replay.ts")],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  packages: "external",
+  outfile: driver,
+  logLevel: "error",
+});
+process.on("exit", () => fs.rmSync(driver, { force: true }));
+
+function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
+  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--predictable-gc-schedule", driver, stimulus, mode, String(repetitions)];
+  return new Promise((done, fail) => {
+    let output = "";
+    const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TASKJOURNEY_REPLAY_QUIET: "1" } });
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk));
+    child.once("error", fail);
+    child.once("exit", (code) => {
+      const collected = /Collected : (\d+)/.exec(output);
+      if (code !== 0 || collected === null) fail(new Error(`valgrind ${mode} ×${repetitions} failed (exit ${code}):\n${output.slice(-2000)}`));
+      else done(Number(collected[1]));
+    });
+  });
+}
+
+console.log(`cluster worker replay: ${recorded} (first ${values.lines} lines), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`);
+const perTask = new Map<ReplayMode, number>();
+for (const mode of modes) {
+  const started = performance.now();
+  const [low, high] = await Promise.all([instructions(mode, few), instructions(mode, many)]);
+  perTask.set(mode, (high - low) / ((many - few) * tasks));
+  console.log(`  ${mode}: ${Math.round(perTask.get(mode)!).toLocaleString("en-US")} instructions per task (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+}
+const off = perTask.get("off")!;
+console.log("");
+console.log(
+  table(
+    ["worker, per task (warm)", "instructions", "added by telemetry"],
+    modes.map((mode) => [mode, Math.round(perTask.get(mode)!).toLocaleString("en-US"), mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US")]),
+  ),
+);
+console.log(`node ${process.version}, valgrind callgrind, node --predictable`);

@@ -1,0 +1,182 @@
+/**
+ * One cluster worker, deterministically: replays a stimulus recorded from a real worker (the
+ * compute-task and free-keys messages it got from the scheduler and the get_data requests it got
+ * from peers, in order; examples/cluster/worker.ts writes them with TASKJOURNEY_STIMULUS set)
+ * through the example's own Worker, WorkerState and SpillBuffer, with taskjourney instrumented as
+ * the cluster does it (telemetry.ts, instrumentWorker) or not at all. What is not this worker is
+ * faked, synchronously: the scheduler connection drops what it is sent, peers answer get_data at
+ * once with arrays of the size the compute-task message announced, and the thread pool runs the
+ * task function in this thread through tasks.mjs (so its thread CPU readings are counted too).
+ *
+ *   node bench/.cluster-replay.mjs <stimulus.jsonl> <off|on|metrics> <repetitions>
+ *
+ * The stimulus is replayed `repetitions` times under fresh keys (prefixes kept, as the cluster's
+ * warm-up rounds do). bench/cluster-instructions.bench.ts runs this under valgrind with two
+ * repetition counts: the difference cancels start-up, warm-up and the final export, which leaves
+ * what the worker does per task, warm. Without valgrind it prints its own CPU time per task.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import v8 from "node:v8";
+import type { Message } from "../examples/cluster/transport.js";
+import type { ComputeTaskMessage, ThreadTask } from "../examples/cluster/protocol.js";
+import { SpillBuffer } from "../examples/cluster/spill.js";
+import { startTelemetry } from "../examples/cluster/telemetry.js";
+import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState } from "../examples/cluster/worker-state.js";
+import { Worker, instrumentWorker } from "../examples/cluster/worker.js";
+import runTask from "../examples/cluster/tasks.mjs";
+
+export const MODES = ["off", "on", "metrics"] as const;
+export type ReplayMode = (typeof MODES)[number];
+
+export interface StimulusLine {
+  from: "scheduler" | "peer";
+  message: Message;
+}
+
+export function readStimulus(file: string): StimulusLine[] {
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as StimulusLine);
+}
+
+/** Compute tasks in a stimulus: the "per task" of the figures. */
+export function computeTasks(stimulus: readonly StimulusLine[]): number {
+  return stimulus.filter((line) => line.message.op === "compute-task").length;
+}
+
+/** The message with every key renamed, as the cluster's warm-up rounds rename them. */
+function renamed(message: Message, suffix: string): Message {
+  const rename = (key: string) => key + suffix;
+  switch (message.op) {
+    case "compute-task": {
+      const task = message as ComputeTaskMessage;
+      return {
+        ...task,
+        key: rename(task.key),
+        // square's smoothing passes are pure arithmetic, the same with telemetry on or off: left out
+        // (0 passes), they would only make valgrind take minutes longer. The values keep their sizes.
+        args: task.args.map((arg, index) => (typeof arg === "object" ? { ref: rename(arg.ref) } : task.func === "square" && index === 1 ? 0 : arg)),
+        deps: task.deps.map((dep) => ({ ...dep, key: rename(dep.key) })),
+      };
+    }
+    default:
+      return { ...message, keys: (message.keys as string[]).map(rename) };
+  }
+}
+
+/** Serialized arrays of a given byte size, as a peer's get_data reply carries them. */
+const serializedOfSize = new Map<number, Uint8Array>();
+function serialized(nbytes: number): Uint8Array {
+  let bytes = serializedOfSize.get(nbytes);
+  if (bytes === undefined) {
+    bytes = v8.serialize(nbytes <= 8 ? 0 : new Float64Array(Math.floor(nbytes / 8)));
+    serializedOfSize.set(nbytes, bytes);
+  }
+  return bytes;
+}
+
+/** A worker wired as Worker.start() wires it, with fakes for the scheduler, the peers and the pool. */
+async function replayWorker(mode: ReplayMode, directory: string) {
+  const worker = new Worker({
+    scheduler: "tcp://scheduler",
+    nthreads: 2,
+    memoryLimit: 512 * 1024,
+    spillDirectory: path.join(directory, "spill"),
+    outDir: directory,
+    telemetry: mode !== "off",
+    traceRatio: mode === "metrics" ? "off" : 0.01,
+    outgoingLimit: 2,
+    verbose: false,
+  });
+  // The private fields Worker.start() sets, reached around TypeScript's `private`.
+  const inside = worker as any;
+  const nbytes = new Map<string, number>();
+  inside.address = "tcp://127.0.0.1:1";
+  inside.scheduler = { send() {}, reply() {}, close() {}, request: () => new Promise(() => {}) };
+  const connection = {
+    request: (request: Message) => {
+      const data: Record<string, Uint8Array> = {};
+      for (const key of request.keys as string[]) data[key] = serialized(nbytes.get(key) ?? 8);
+      return Promise.resolve({ op: "data", status: "OK", data });
+    },
+    destroy() {},
+  };
+  inside.peers = { acquire: () => Promise.resolve(connection), release() {}, closeAll() {}, opened: 0, reused: 0 };
+  inside.threads = { run: (task: ThreadTask) => Promise.resolve(runTask(task)), destroy: () => Promise.resolve() };
+  if (mode !== "off") {
+    inside.telemetry = await startTelemetry({ role: "worker", instance: inside.address, outDir: directory, traceRatio: mode === "metrics" ? "off" : 0.01 });
+    inside.journeys = inside.telemetry.journeys;
+  }
+  inside.store = new SpillBuffer(512 * 1024, path.join(directory, "spill"));
+  inside.state = new WorkerState({ ...DEFAULT_WORKER_STATE_OPTIONS, address: inside.address, nthreads: 2 }, {
+    execute: (task: unknown) => inside.runTask(task),
+    gatherDep: (peer: string, tasks: unknown) => inside.fetch(peer, tasks),
+    taskFinished: (task: unknown) => inside.taskFinished(task),
+    taskErred: () => {},
+    release: (key: string) => inside.store.delete(key),
+    whoHas: () => {},
+  });
+  if (inside.journeys !== undefined) instrumentWorker(worker, inside.state, inside.store, inside.journeys);
+  const peer = { reply() {}, socket: { writableNeedDrain: false } };
+  return {
+    deliver(line: StimulusLine): void {
+      if (line.from === "peer") return inside.handlePeer(peer, line.message);
+      if (line.message.op === "compute-task") for (const dep of (line.message as ComputeTaskMessage).deps) nbytes.set(dep.key, dep.nbytes);
+      inside.handleScheduler(line.message);
+    },
+    counters: () => ({ ...inside.state.counters, ...inside.store.counters, ...inside.counters }),
+    async close(): Promise<void> {
+      inside.state.close();
+      await inside.telemetry?.shutdown();
+      inside.store.close();
+    },
+  };
+}
+
+/** Every pending promise reaction and I/O callback run: the fakes answer at once. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode, repetitions: number) {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-replay-"));
+  // Exports only at shutdown, whatever valgrind does to the wall clock: the same work in every run.
+  process.env.OTEL_METRIC_EXPORT_INTERVAL = "86400000";
+  process.env.OTEL_BSP_SCHEDULE_DELAY = "86400000";
+  try {
+    const worker = await replayWorker(mode, directory);
+    for (let repetition = 0; repetition < repetitions; repetition++) {
+      const suffix = `-${2_000_000 + repetition}`;
+      for (const line of stimulus) {
+        worker.deliver({ from: line.from, message: renamed(line.message, suffix) });
+        await settle();
+      }
+      await settle();
+    }
+    const counters = worker.counters();
+    await worker.close();
+    return counters;
+  } finally {
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const [file, mode, count] = process.argv.slice(2);
+  if (file === undefined || !(MODES as readonly string[]).includes(mode) || !(Number(count) > 0)) {
+    console.error(`usage: cluster-replay <stimulus.jsonl> <${MODES.join("|")}> <repetitions>`);
+    process.exit(2);
+  }
+  const stimulus = readStimulus(file);
+  const started = process.cpuUsage();
+  const counters = await replay(stimulus, mode as ReplayMode, Number(count));
+  const used = process.cpuUsage(started);
+  if (process.env.TASKJOURNEY_REPLAY_QUIET === undefined) {
+    const tasks = computeTasks(stimulus) * Number(count);
+    console.log(JSON.stringify({ mode, tasks, cpuMicrosPerTask: (used.user + used.system) / tasks, counters }));
+  }
+}
+
+if (/cluster-replay\.(ts|mjs)$/.test(process.argv[1] ?? "")) await main();

@@ -1,0 +1,260 @@
+import type { Breakdown } from "../model/breakdown.js";
+import {
+  ATTR_DROPPED_REASON,
+  ATTR_TASK_ACTIVITY,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_STATE,
+  METRIC_DROPPED,
+  METRIC_EXECUTE_TIME,
+  METRIC_GATHER_TIME,
+  METRIC_STATE_DURATION,
+  METRIC_STATE_TIME,
+  METRIC_WAIT_TIME,
+  RESOURCE_ROLE,
+} from "../otel/semconv.js";
+import { breakdownOfTask, journeyKind, SpanIndex } from "./from-trace.js";
+import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } from "./histograms.js";
+import { reportDataFrom, type ReportData } from "./html.js";
+import type { TelemetryFiles } from "./inputs.js";
+import type { ExplicitBuckets, ExponentialBuckets, MetricPoint } from "./otlp-metrics.js";
+import type { PrefixRow } from "./table.js";
+
+/**
+ * ReportData from what an application exported: its metrics for the per-prefix tables and the
+ * activity breakdowns (as a metrics backend would sum them: the latest point of each cumulative
+ * series, every point of a delta one, histograms merged across processes), its spans for the
+ * slowest journeys and their trees. Without metrics, the tables come from the spans' journeys
+ * (the sampled ones only, which the page says). A summary among the inputs (ReportData or the
+ * cluster example's `summary.json`) is taken as it is, the spans adding the slowest journeys
+ * when it has none.
+ */
+
+export interface ReportFromTelemetryOptions {
+  /** The page title. Default "taskjourney report" (a summary's own title when there is one). */
+  title?: string;
+  /** How many slowest journeys to show. Default 10. */
+  slowest?: number;
+  /** ISO time the data was taken. Default now. */
+  generatedAt?: string;
+}
+
+type Role = "worker" | "scheduler";
+
+function roleOf(point: MetricPoint): Role {
+  return point.resource[RESOURCE_ROLE] === "scheduler" ? "scheduler" : "worker";
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : value === null || value === undefined ? "" : JSON.stringify(value);
+}
+
+/** A stable text of a point's identity: resource, metric, attributes, start (a restart begins a new series). */
+function seriesKey(point: MetricPoint): string {
+  const sorted = (attributes: Record<string, unknown>) => JSON.stringify(Object.keys(attributes).sort().map((name) => [name, attributes[name]]));
+  return `${sorted(point.resource)}\u0000${point.metric}\u0000${sorted(point.attributes)}\u0000${point.startNanos}`;
+}
+
+/** The points a backend would sum: the latest of each cumulative series, every delta point. */
+function currentPoints(points: readonly MetricPoint[]): MetricPoint[] {
+  const latest = new Map<string, MetricPoint>();
+  const deltas: MetricPoint[] = [];
+  for (const point of points) {
+    if (point.temporality === 1) {
+      deltas.push(point);
+      continue;
+    }
+    const key = seriesKey(point);
+    const seen = latest.get(key);
+    if (seen === undefined || point.timeNanos >= seen.timeNanos) latest.set(key, point);
+  }
+  return [...latest.values(), ...deltas];
+}
+
+function add(into: Record<string, number>, name: string, value: number | undefined): void {
+  if (value === undefined || !Number.isFinite(value)) return;
+  into[name] = (into[name] ?? 0) + value;
+}
+
+function nullRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+interface PrefixCells {
+  stateSeconds: Record<string, number>;
+  exponential: ExponentialBuckets[];
+  explicit: ExplicitBuckets[];
+  /** Exact durations, when the rows come from spans. */
+  durations: number[];
+}
+
+function cellsOf(map: Map<string, PrefixCells>, prefix: string): PrefixCells {
+  let cells = map.get(prefix);
+  if (cells === undefined) map.set(prefix, (cells = { stateSeconds: nullRecord(), exponential: [], explicit: [], durations: [] }));
+  return cells;
+}
+
+function exactQuantile(sorted: readonly number[], q: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
+}
+
+/** Rows in the order the tables show them: prefixes that reached the measured state first, then by time. */
+function rowsOf(map: Map<string, PrefixCells>): PrefixRow[] {
+  const rows: PrefixRow[] = [];
+  for (const [prefix, cells] of map) {
+    let row: PrefixRow;
+    if (cells.durations.length > 0) {
+      const sorted = [...cells.durations].sort((a, b) => a - b);
+      row = { prefix, count: sorted.length, p50: exactQuantile(sorted, 0.5), p90: exactQuantile(sorted, 0.9), p99: exactQuantile(sorted, 0.99), stateSeconds: cells.stateSeconds };
+    } else if (cells.exponential.length > 0) {
+      const merged = mergeHistograms(cells.exponential);
+      row = { prefix, count: merged.count, p50: histogramQuantile(merged, 0.5), p90: histogramQuantile(merged, 0.9), p99: histogramQuantile(merged, 0.99), stateSeconds: cells.stateSeconds };
+    } else {
+      const merged = mergeExplicit(cells.explicit);
+      const quantile = (q: number) => (merged === undefined ? Number.NaN : explicitQuantile(merged, q));
+      row = { prefix, count: merged?.count ?? 0, p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), stateSeconds: cells.stateSeconds };
+    }
+    rows.push(row);
+  }
+  const total = (row: PrefixRow) => Object.values(row.stateSeconds).reduce((sum, value) => sum + value, 0);
+  return rows.sort((a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0) || total(b) - total(a) || a.prefix.localeCompare(b.prefix));
+}
+
+interface Aggregates {
+  worker: Map<string, PrefixCells>;
+  scheduler: Map<string, PrefixCells>;
+  execute: Record<string, number>;
+  gather: Record<string, number>;
+  wait: Record<string, Record<string, number>>;
+  dropped: Record<string, number>;
+}
+
+function emptyAggregates(): Aggregates {
+  return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord() };
+}
+
+const MEASURED: Record<Role, string> = { worker: "executing", scheduler: "processing" };
+
+function fromMetrics(points: readonly MetricPoint[]): Aggregates {
+  const aggregates = emptyAggregates();
+  for (const point of currentPoints(points)) {
+    const role = roleOf(point);
+    const prefix = text(point.attributes[ATTR_TASK_PREFIX]);
+    const state = text(point.attributes[ATTR_TASK_STATE]);
+    const activity = text(point.attributes[ATTR_TASK_ACTIVITY]);
+    switch (point.metric) {
+      case METRIC_STATE_TIME:
+        add(cellsOf(aggregates[role], prefix).stateSeconds, state, point.value);
+        break;
+      case METRIC_STATE_DURATION:
+        if (state !== MEASURED[role]) break;
+        if (point.exponential !== undefined) cellsOf(aggregates[role], prefix).exponential.push(point.exponential);
+        if (point.explicit !== undefined) cellsOf(aggregates[role], prefix).explicit.push(point.explicit);
+        break;
+      case METRIC_EXECUTE_TIME:
+        if (role === "worker") add(aggregates.execute, activity, point.value);
+        break;
+      case METRIC_GATHER_TIME:
+        if (role === "worker") add(aggregates.gather, activity, point.value);
+        break;
+      case METRIC_WAIT_TIME:
+        // The scheduler's own waiting is another thing (dependencies computing), not mixed in.
+        if (role === "worker") add((aggregates.wait[prefix] ??= nullRecord()), activity, point.value);
+        break;
+      case METRIC_DROPPED:
+        add(aggregates.dropped, text(point.attributes[ATTR_DROPPED_REASON]), point.value);
+        break;
+    }
+  }
+  return aggregates;
+}
+
+/** The same aggregates from the journeys' spans (sampled journeys only). */
+function fromSpans(index: SpanIndex): Aggregates {
+  const aggregates = emptyAggregates();
+  for (const task of index.tasks) {
+    const breakdown = breakdownOfTask(index, task);
+    const role: Role = breakdown.kind === "scheduler" ? "scheduler" : "worker";
+    const cells = cellsOf(aggregates[role], breakdown.prefix);
+    for (const visit of breakdown.children) {
+      add(cells.stateSeconds, visit.name, visit.seconds);
+      if (visit.name === MEASURED[role]) cells.durations.push(visit.seconds);
+      if (role === "scheduler") continue;
+      const into = visit.name === "executing" && breakdown.kind === "compute" ? aggregates.execute : visit.name === "flight" && breakdown.kind === "fetch" ? aggregates.gather : undefined;
+      const wait = visit.name === "waiting" && breakdown.kind === "compute" ? (aggregates.wait[breakdown.prefix] ??= nullRecord()) : undefined;
+      for (const activity of visit.children) {
+        if (into !== undefined) add(into, activity.name, activity.seconds);
+        if (wait !== undefined) add(wait, activity.name, activity.seconds);
+      }
+    }
+  }
+  return aggregates;
+}
+
+/** The slowest journeys of the spans: worker compute journeys, else any. */
+export function slowestJourneys(index: SpanIndex, count: number): Breakdown[] {
+  if (count <= 0) return [];
+  const bySeconds = [...index.tasks].sort((a, b) => Number(b.endNanos - b.startNanos - (a.endNanos - a.startNanos)));
+  const compute: Breakdown[] = [];
+  const others: Breakdown[] = [];
+  for (const task of bySeconds) {
+    const kind = journeyKind(index, task);
+    if (kind === "compute") compute.push(breakdownOfTask(index, task, kind));
+    else if (others.length < count) others.push(breakdownOfTask(index, task, kind));
+    if (compute.length >= count) break;
+  }
+  return compute.length > 0 ? compute : others;
+}
+
+/**
+ * ReportData from the files `readTelemetryFiles` read (see the module comment). Throws a
+ * TypeError saying what is missing when they hold no spans, metrics or summary, or more than
+ * one summary.
+ */
+export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" | "metrics" | "summaries" | "files">, options: ReportFromTelemetryOptions = {}): ReportData {
+  const slowestCount = options.slowest ?? 10;
+  const index = telemetry.spans.length > 0 ? new SpanIndex(telemetry.spans) : undefined;
+  const slowest = (): Breakdown[] => (index === undefined ? [] : slowestJourneys(index, slowestCount));
+  if (telemetry.summaries.length > 1) {
+    throw new TypeError(`several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`);
+  }
+  if (telemetry.summaries.length === 1) {
+    const { file, summary } = telemetry.summaries[0];
+    let data: ReportData;
+    try {
+      data = reportDataFrom(summary);
+    } catch (error) {
+      throw new TypeError(`${file}: ${(error as Error).message}`, { cause: error });
+    }
+    if (data.slowest === undefined || data.slowest.length === 0) data.slowest = slowest();
+    if (options.title !== undefined) data.title = options.title;
+    return data;
+  }
+  const hasMetrics = telemetry.metrics.some((point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION);
+  if (!hasMetrics && index === undefined) {
+    throw new TypeError(
+      `no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}: expected OTLP/JSON requests ({"resourceSpans": …}, {"resourceMetrics": …}) ` +
+        "or a summary (ReportData {title, prefixes, execute, gather, wait, slowest?}, or the cluster example's summary.json)",
+    );
+  }
+  if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
+    throw new TypeError(`${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`);
+  }
+  const aggregates = hasMetrics ? fromMetrics(telemetry.metrics) : fromSpans(index!);
+  const dropped = Object.entries(aggregates.dropped).filter(([, count]) => count > 0);
+  const processes = new Set(telemetry.metrics.map((point) => JSON.stringify(point.resource))).size;
+  const source = hasMetrics
+    ? `from the metrics of ${processes} process${processes === 1 ? "" : "es"}${index === undefined ? "" : ` and ${index.tasks.length} sampled journeys' spans`}`
+    : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
+  const schedulerRows = rowsOf(aggregates.scheduler);
+  return {
+    title: options.title ?? "taskjourney report",
+    generatedAt: options.generatedAt ?? new Date().toISOString(),
+    description: `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}`,
+    prefixes: rowsOf(aggregates.worker),
+    schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
+    execute: aggregates.execute,
+    gather: aggregates.gather,
+    wait: aggregates.wait,
+    slowest: slowest(),
+  };
+}

@@ -1,0 +1,222 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { terminalSafe } from "./terminal.js";
+
+/**
+ * Reading the JSON files the CLI and the report are given: one file at a time, a piece at a
+ * time, each JSON document handed on as soon as it is complete, so memory holds the decoded
+ * result and one line, not the file; files above a size limit are refused, and directories stand
+ * for the JSON files in them (as `taskjourney/sdk`'s `fileDirectory` writes one file per process).
+ */
+
+/** Bad input, with where it was found; the CLI reports it as a data error. */
+export class OtlpJsonError extends Error {
+  override name = "OtlpJsonError";
+}
+
+/** The default limit on one input file: 512 MiB. */
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+
+/** The file names a directory stands for. */
+const JSON_FILE = /\.(jsonl|json|ndjson)$/i;
+
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Splits OTLP/JSON text fed in pieces into its JSON documents: one per line (JSON lines), or,
+ * when the first line is not a whole document, the whole text as one (pretty-printed) document.
+ * A line that cannot begin a JSON object or array fails at once, before the rest of it is read,
+ * so a binary file or /dev/zero is refused after its first bytes.
+ */
+export class OtlpDocumentReader {
+  private pending = "";
+  /** Whether the line being read has shown its first non-blank character (and it was checked). */
+  private started = false;
+  private line = 0;
+  private documents = 0;
+  /** The whole text so far, once the first line turned out not to be a document by itself. */
+  private whole: string[] | undefined;
+  private firstError: string | undefined;
+
+  constructor(
+    private readonly source: string,
+    private readonly onDocument: (document: unknown) => void,
+  ) {}
+
+  /** The next piece of text; may end in the middle of a line. */
+  feed(text: string): void {
+    if (this.whole !== undefined) {
+      this.whole.push(text);
+      return;
+    }
+    let start = 0;
+    for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+      const line = this.pending + text.slice(start, newline);
+      this.pending = "";
+      this.started = false;
+      start = newline + 1;
+      this.completeLine(line);
+      // completeLine may have switched to reading one whole document.
+      const whole = this.whole as string[] | undefined;
+      if (whole !== undefined) {
+        whole.push(text.slice(start));
+        return;
+      }
+    }
+    const rest = text.slice(start);
+    this.pending += rest;
+    // Only the new text is looked at, so a long line costs its length once.
+    if (!this.started && /\S/.test(rest)) {
+      this.started = true;
+      this.checkStart(rest, this.line + 1);
+    }
+  }
+
+  /** The end of the text: decodes what is left. */
+  end(): void {
+    if (this.whole !== undefined) {
+      let document: unknown;
+      try {
+        document = JSON.parse(this.whole.join(""));
+      } catch {
+        throw new OtlpJsonError(`${this.source}: line ${this.firstError} is not JSON; expected OTLP/JSON requests, one per line, or one JSON document`);
+      }
+      this.whole = [];
+      this.onDocument(document);
+      return;
+    }
+    if (this.pending !== "") {
+      const line = this.pending;
+      this.pending = "";
+      this.completeLine(line);
+      if (this.whole !== undefined) this.end();
+    }
+  }
+
+  private completeLine(text: string): void {
+    this.line++;
+    const line = text.trim();
+    if (line === "") return;
+    this.checkStart(line, this.line);
+    let document: unknown;
+    try {
+      document = JSON.parse(line);
+    } catch (error) {
+      const message = `${this.line} (${error instanceof Error ? error.message : String(error)})`;
+      // Not JSON lines: perhaps one pretty-printed document, whose first line is not JSON alone.
+      if (this.documents === 0) {
+        this.firstError = message;
+        this.whole = [text, "\n"];
+        return;
+      }
+      throw new OtlpJsonError(`${this.source}: line ${message} is not JSON; expected OTLP/JSON requests, one per line`);
+    }
+    this.documents++;
+    this.onDocument(document);
+  }
+
+  /** A line must begin (after blanks) with `{` or `[`: anything else is not OTLP/JSON. */
+  private checkStart(text: string, line: number): void {
+    const first = /\S/.exec(text);
+    if (first === null || first[0] === "{" || first[0] === "[") return;
+    throw new OtlpJsonError(`${this.source}: line ${line} is not JSON (it begins with "${terminalSafe(first[0])}"); expected OTLP/JSON requests, one per line`);
+  }
+}
+
+function bytes(count: number): string {
+  return count >= 1024 * 1024 ? `${(count / (1024 * 1024)).toFixed(count % (1024 * 1024) === 0 ? 0 : 1)} MiB` : `${count} bytes`;
+}
+
+function tooLarge(file: string, maxBytes: number, size?: number): OtlpJsonError {
+  const what = size === undefined ? `more than ${bytes(maxBytes)}` : `${bytes(size)}, more than ${bytes(maxBytes)}`;
+  return new OtlpJsonError(`${file} holds ${what}, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)`);
+}
+
+function readError(file: string, error: unknown, what: string): OtlpJsonError {
+  const code = (error as { code?: string }).code;
+  if (code === "ENOENT") return new OtlpJsonError(`${what} ${file} does not exist`);
+  if (code === "EISDIR") return new OtlpJsonError(`${what} ${file} is a directory`);
+  return new OtlpJsonError(`cannot read ${what} ${file}: ${(error as Error).message}`);
+}
+
+/**
+ * Reads `file` a megabyte at a time and hands each JSON document in it (see
+ * OtlpDocumentReader) to `onDocument`. Refuses a file above `maxBytes` before reading it when
+ * its size is known, and after `maxBytes` bytes when it is not (a pipe, a device).
+ */
+export function readInputFile(file: string, onDocument: (document: unknown) => void, options: { maxBytes?: number; what?: string } = {}): void {
+  const { maxBytes = DEFAULT_MAX_BYTES, what = "file" } = options;
+  if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0)) throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
+  let descriptor: number;
+  try {
+    descriptor = fs.openSync(file, "r");
+  } catch (error) {
+    throw readError(file, error, what);
+  }
+  try {
+    const stat = fs.fstatSync(descriptor);
+    if (stat.isDirectory()) throw new OtlpJsonError(`${what} ${file} is a directory`);
+    if (stat.isFile() && stat.size > maxBytes) throw tooLarge(file, maxBytes, stat.size);
+    const reader = new OtlpDocumentReader(file, onDocument);
+    const decoder = new StringDecoder("utf8");
+    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    let total = 0;
+    for (;;) {
+      let read: number;
+      try {
+        read = fs.readSync(descriptor, buffer, 0, buffer.length, null);
+      } catch (error) {
+        throw readError(file, error, what);
+      }
+      if (read === 0) break;
+      total += read;
+      if (total > maxBytes) throw tooLarge(file, maxBytes);
+      reader.feed(decoder.write(buffer.subarray(0, read)));
+    }
+    reader.feed(decoder.end());
+    reader.end();
+  } finally {
+    fs.closeSync(descriptor);
+  }
+}
+
+/**
+ * The files that `inputs` name: a file as itself, a directory as its `.json`, `.jsonl` and
+ * `.ndjson` files (not its subdirectories), by name. A file named twice is read once.
+ */
+export function expandInputs(inputs: readonly string[], what = "input"): string[] {
+  const files: string[] = [];
+  const seen = new Set<string>();
+  const add = (file: string) => {
+    let real: string;
+    try {
+      real = fs.realpathSync(file);
+    } catch {
+      real = path.resolve(file);
+    }
+    if (seen.has(real)) return;
+    seen.add(real);
+    files.push(file);
+  };
+  for (const input of inputs) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(input);
+    } catch (error) {
+      throw readError(input, error, what);
+    }
+    if (!stat.isDirectory()) {
+      add(input);
+      continue;
+    }
+    const names = fs
+      .readdirSync(input, { withFileTypes: true })
+      .filter((entry) => JSON_FILE.test(entry.name) && (entry.isFile() || entry.isSymbolicLink()))
+      .map((entry) => entry.name)
+      .sort();
+    if (names.length === 0) throw new OtlpJsonError(`directory ${input} holds no .json or .jsonl file`);
+    for (const name of names) add(path.join(input, name));
+  }
+  return files;
+}

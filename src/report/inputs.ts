@@ -1,0 +1,65 @@
+import { decodeTraceRequest, type DecodedSpan } from "./otlp-json.js";
+import { decodeMetricsRequest, type MetricPoint } from "./otlp-metrics.js";
+import { expandInputs, OtlpJsonError, readInputFile } from "./input-files.js";
+
+/**
+ * What a set of files and directories holds for the CLI and the report: spans and metrics from
+ * OTLP/JSON requests (any mix of files, one request per line or one document per file), and
+ * summaries (ReportData, or the cluster example's `summary.json`) from any other JSON document.
+ */
+export interface TelemetryFiles {
+  /** The files read, directories expanded. */
+  files: string[];
+  spans: DecodedSpan[];
+  /** taskjourney's metric points (other metrics are skipped). */
+  metrics: MetricPoint[];
+  /** Summaries: JSON objects with `prefixes` (ReportData) or `report` (the cluster example's), with the file they came from. */
+  summaries: Array<{ file: string; summary: Record<string, unknown> }>;
+  /** Files that held none of the above (e.g. an application's other JSON files in a directory). */
+  unused: string[];
+}
+
+export interface ReadTelemetryOptions {
+  /** Refuse a file larger than this many bytes. Default 512 MiB. */
+  maxBytes?: number;
+  /** Decode metrics too (the report does; explain does not need them). Default true. */
+  metrics?: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Reads `inputs` (files, and directories standing for their .json/.jsonl files), a piece at a
+ * time. Throws an OtlpJsonError naming the file for one that is missing, too large or not JSON.
+ */
+export function readTelemetryFiles(inputs: readonly string[], options: ReadTelemetryOptions = {}): TelemetryFiles {
+  if (inputs.length === 0) throw new OtlpJsonError("no input files given");
+  const files = expandInputs(inputs);
+  const result: TelemetryFiles = { files, spans: [], metrics: [], summaries: [], unused: [] };
+  const withMetrics = options.metrics ?? true;
+  for (const file of files) {
+    let used = false;
+    const route = (document: unknown): void => {
+      if (Array.isArray(document)) {
+        for (const item of document) route(item);
+        return;
+      }
+      if (!isRecord(document)) return;
+      if ("resourceSpans" in document) {
+        decodeTraceRequest(document, result.spans);
+        used = true;
+      } else if ("resourceMetrics" in document) {
+        if (withMetrics) decodeMetricsRequest(document, result.metrics);
+        used = true;
+      } else if (Array.isArray(document.prefixes) || isRecord(document.report)) {
+        result.summaries.push({ file, summary: document });
+        used = true;
+      }
+    };
+    readInputFile(file, route, { maxBytes: options.maxBytes });
+    if (!used) result.unused.push(file);
+  }
+  return result;
+}

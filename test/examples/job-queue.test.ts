@@ -1,0 +1,92 @@
+/**
+ * The job queue of docs/instrumenting.md, instrumented by examples/job-queue/instrument.ts (the
+ * code the guide quotes) and run for real: two workers, parent/child jobs, retries with backoff.
+ */
+import { describe, expect, it } from "vitest";
+import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
+import { TaskJourneys } from "../../src/index.js";
+import { instrumentQueue, instrumentWorker } from "../../examples/job-queue/instrument.js";
+import { startCluster } from "../../examples/job-queue/workload.js";
+
+const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
+
+async function run(ratio: number) {
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const options = { clock: () => Date.now() / 1000, timeOrigin: 0, tracerProvider, sampling: { ratio, keepSlowerThan: 0 } };
+  const queueJourneys = new TaskJourneys({ ...options, role: "scheduler", instance: "queue" });
+  const cluster = startCluster();
+  instrumentQueue(cluster.queue, queueJourneys);
+  const workerJourneys = cluster.workers.map((worker) => {
+    const journeys = new TaskJourneys({ ...options, role: "worker", instance: worker.name });
+    instrumentWorker(worker, journeys);
+    return journeys;
+  });
+  for (const worker of cluster.workers) worker.start();
+  cluster.submit();
+  await cluster.queue.drained();
+  cluster.stop();
+  return { queue: cluster.queue, queueJourneys, workerJourneys, spans: exporter.getFinishedSpans() };
+}
+
+/** Task spans by role and key. */
+function taskSpans(spans: readonly ReadableSpan[], role: string): Map<string, ReadableSpan[]> {
+  const byKey = new Map<string, ReadableSpan[]>();
+  for (const span of spans) {
+    if (!span.name.startsWith("task ") || span.attributes["task.role"] !== role) continue;
+    const key = span.attributes["task.key"] as string;
+    byKey.set(key, [...(byKey.get(key) ?? []), span]);
+  }
+  return byKey;
+}
+
+describe("a job queue instrumented from the guide", () => {
+  for (const ratio of [0, 1]) {
+    it(`ratio ${ratio}: prefixes by job name, no false dependency wait, worker spans inside their parent, failed jobs whole`, async () => {
+      const { queueJourneys, workerJourneys, spans } = await run(ratio);
+
+      // Prefixes by job name, every attempt counted; numeric ids never became prefixes.
+      expect(queueJourneys.stats("fetch", "processing").count).toBe(3);
+      expect(queueJourneys.stats("merge", "processing").count).toBe(1);
+      expect(queueJourneys.stats("flaky", "processing").count).toBe(2);
+      expect(queueJourneys.stats("broken", "processing").count).toBe(1);
+      const executed = (name: string) => workerJourneys.reduce((sum, journeys) => sum + journeys.stats(name, "executing").count, 0);
+      expect([executed("fetch"), executed("merge"), executed("flaky"), executed("broken")]).toEqual([3, 1, 2, 1]);
+      for (const journeys of [queueJourneys, ...workerJourneys]) expect(journeys.dropped()).toEqual({});
+
+      // No false dependency wait: jobs without children never wait; the parent waits for its children.
+      for (const name of ["fetch", "flaky", "broken"]) expect(queueJourneys.stats(name, "waiting").max, name).toBe(0);
+      expect(queueJourneys.stats("merge", "waiting").max).toBeGreaterThan(0);
+
+      // Worker spans inside their parent: the queue journey's task span, same trace, covering it in time.
+      const queueTasks = taskSpans(spans, "scheduler");
+      const workerTasks = taskSpans(spans, "worker");
+      for (const [key, attempts] of workerTasks) {
+        for (const span of attempts) {
+          const parent = queueTasks.get(key)?.find((task) => task.spanContext().spanId === span.parentSpanContext?.spanId);
+          expect(parent, `the queue's journey of job ${key}`).toBeDefined();
+          expect(span.spanContext().traceId).toBe(parent!.spanContext().traceId);
+          expect(seconds(span.startTime)).toBeGreaterThanOrEqual(seconds(parent!.startTime));
+          expect(seconds(span.endTime)).toBeLessThanOrEqual(seconds(parent!.endTime));
+        }
+      }
+      // Failed attempts as one trace with both sides, at any ratio: flaky's first, broken's only.
+      const failedWorker = spans.filter((span) => span.name.startsWith("task ") && span.attributes["task.outcome"] === "error");
+      expect(failedWorker.map((span) => span.name).sort()).toEqual(["task broken", "task flaky"]);
+      for (const span of failedWorker) {
+        const parent = spans.find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId)!;
+        expect(parent.attributes["task.outcome"]).toBe("erred");
+        expect(parent.spanContext().traceId).toBe(span.spanContext().traceId);
+      }
+      if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
+      if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);
+
+      // The parent's execution read its children's results, as an activity of its own.
+      // Ids are given in order: the three fetches are "1" to "3", the merge "4".
+      const merged = workerJourneys.map((journeys) => journeys.explain("4")).find((breakdown) => breakdown !== undefined)!;
+      expect(merged.prefix).toBe("merge");
+      const executing = merged.children.find((node) => node.name === "executing")!;
+      expect(executing.children.map((node) => node.name)).toContain("read-children");
+    });
+  }
+});

@@ -1,0 +1,62 @@
+/**
+ * An application that is not the cluster example: two worker processes and a scheduler, in one
+ * process, run journeys on fake clocks through taskjourney/sdk into `fileDirectory` files (one
+ * metrics and one traces file per process), as a user's application would export them.
+ */
+import { startTelemetry, type Telemetry } from "../../src/sdk.js";
+import type { Breakdown } from "../../src/index.js";
+import { FakeClock } from "./clock.js";
+
+async function process_(directory: string, role: "worker" | "scheduler", instance: string, clock: FakeClock, temporality: "cumulative" | "delta"): Promise<Telemetry> {
+  return startTelemetry({
+    role,
+    instance,
+    fileDirectory: directory,
+    registerGlobal: false,
+    env: temporality === "delta" ? { OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" } : {},
+    journeys: { clock: clock.now, timeOrigin: 1_700_000_000, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
+  });
+}
+
+/** Worker 1: inc-1 waits 1 s, readies 0.5 s, executes 2 s (0.25 s deserialize). Worker 2: inc-2 executes 4 s after fetching x-1 (1 s of network). */
+export async function runApplication(directory: string, temporality: "cumulative" | "delta" = "cumulative"): Promise<{ explained: Breakdown[] }> {
+  const clock1 = new FakeClock(10);
+  const clock2 = new FakeClock(10);
+  const clockS = new FakeClock(10);
+  const w1 = await process_(directory, "worker", "tcp://w1:1", clock1, temporality);
+  const w2 = await process_(directory, "worker", "tcp://w2:1", clock2, temporality);
+  const scheduler = await process_(directory, "scheduler", "tcp://s:1", clockS, temporality);
+  const s = scheduler.journeys;
+  s.transition("inc-1", "released", "waiting");
+  s.transition("inc-1", "waiting", "processing");
+  clockS.advance(3.5);
+  s.transition("inc-1", "processing", "memory");
+
+  const a = w1.journeys;
+  a.transition("inc-1", "released", "waiting");
+  clock1.advance(1);
+  a.transition("inc-1", "waiting", "ready");
+  clock1.advance(0.5);
+  const ledger = a.execute("inc-1");
+  ledger.meter("deserialize", () => clock1.advance(0.25));
+  clock1.advance(1.75);
+  ledger.end("memory");
+  // A cumulative export in the middle: the report must not count what it holds twice.
+  await w1.forceFlush();
+
+  const b = w2.journeys;
+  b.transition("inc-2", "released", "waiting");
+  b.dependencies("inc-2", ["x-1"]);
+  b.transition("x-1", "released", "fetch");
+  const transfer = b.gather("tcp://w1:1", ["x-1"], 100);
+  transfer.meter("network", () => clock2.advance(1));
+  transfer.end("ok");
+  b.transition("inc-2", "waiting", "ready");
+  const second = b.execute("inc-2");
+  clock2.advance(4);
+  second.end("memory");
+  const explained = [a.explain("inc-1")!, b.explain("inc-2")!];
+  await Promise.all([w1.shutdown(), w2.shutdown(), scheduler.shutdown()]);
+  return { explained };
+}
+
