@@ -1,12 +1,9 @@
-import type { BreakdownNode } from "./breakdown.js";
-import { addNode, EPSILON } from "./breakdown-builder.js";
-import { OTHER_ACTIVITY } from "./activities.js";
-
 /**
  * Stalls of the whole process: garbage-collection pauses and a blocked event loop. They are not
  * activities any ledger metered; they are intervals in which no JavaScript of any task ran. A
- * task's state that overlapped one shows the overlap under the state (`gc`, `event-loop`), so
- * explain() of a slow task can say that 18 ms of it was a major GC.
+ * task's state that overlapped one shows the overlap in its breakdown (`gc`, `event-loop`, placed
+ * by addStallNodes in breakdown-builder.ts), so explain() of a slow task can say that 18 ms of it
+ * was a major GC.
  */
 
 /** The breakdown node of GC pauses (its children are the GC types) and of a blocked event loop. */
@@ -87,42 +84,6 @@ export class StallRing {
     }
     return out;
   }
-}
-
-/**
- * Places a visit's stall overlap among its breakdown `nodes` (the visit lasted `seconds`), the one
- * rule explain() and the trace rebuild share. A visit's nodes add up to its time, stalls or not:
- * a stall takes its time out of what no activity claimed (`other`, or the whole visit when it has
- * no activity), and only up to that. A stall inside a metered activity is part of that
- * activity's time and is not shown apart (the state span's `task.stall.*` attributes still hold
- * the whole overlap). `gc` holds one child per GC type, scaled alike when cut.
- */
-export function addStallNodes(nodes: BreakdownNode[], seconds: number, overlap: StallOverlap): void {
-  let gc = 0;
-  for (let kind = 1; kind < STALL_KINDS.length; kind++) gc += overlap[kind];
-  const eventLoop = overlap[EVENT_LOOP_KIND];
-  if (!(gc > EPSILON) && !(eventLoop > EPSILON)) return;
-  const otherIndex = nodes.findIndex((node) => node.name === OTHER_ACTIVITY);
-  if (otherIndex === -1 && nodes.length > 0) return;
-  const other = otherIndex === -1 ? undefined : nodes.splice(otherIndex, 1)[0];
-  let unclaimed = other !== undefined ? other.seconds : seconds;
-  const gcShown = Math.min(gc, unclaimed);
-  if (gcShown > EPSILON) {
-    const scale = gcShown / gc;
-    const children: BreakdownNode[] = [];
-    for (let kind = 1; kind < STALL_KINDS.length; kind++) {
-      if (overlap[kind] * scale > EPSILON) children.push({ name: STALL_KINDS[kind], seconds: overlap[kind] * scale, children: [] });
-    }
-    children.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
-    addNode(nodes, GC_STALL, gcShown, children);
-    unclaimed -= gcShown;
-  }
-  const eventLoopShown = Math.min(eventLoop, unclaimed);
-  if (eventLoopShown > EPSILON) {
-    addNode(nodes, EVENT_LOOP_STALL, eventLoopShown);
-    unclaimed -= eventLoopShown;
-  }
-  if (unclaimed > EPSILON) nodes.push({ ...(other ?? { name: OTHER_ACTIVITY, children: [] }), seconds: unclaimed });
 }
 
 /** The attribute suffix of each kind (STALL_KINDS order) on a state span: `event-loop`, `gc.major`, … */

@@ -1,8 +1,8 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
+import { ActivityLevel, addNode, addStallNodes, isThreadDigest, JOURNEY_KINDS, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES, stateId } from "../model/states.js";
 import { keyToText } from "../model/keys.js";
-import { addStallNodes, type StallRing } from "../model/stalls.js";
+import type { StallRing } from "../model/stalls.js";
 import {
   ACTIVITY_CHILD_SECONDS,
   ACTIVITY_FIELDS,
@@ -50,7 +50,7 @@ export function explainJourney(
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }
     // Process stalls (GC pauses, a blocked event loop) that overlapped the visit, read at explain time.
-    if (stalls !== undefined && stalls.size > 0) addStallNodes(node.children, seconds, stalls.overlap(start, end));
+    if (stalls !== undefined && stalls.size > 0 && showsStalls(JOURNEY_KINDS[journey.kind], node.name)) addStallNodes(node.children, seconds, stalls.overlap(start, end));
     if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, index.quantities(visit), names);
     const attempt = failedAttempt(journey, visit);
     if (attempt !== undefined) {

@@ -1,7 +1,7 @@
 import { addQuantity, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, EPSILON, type JourneyKind, waitingNodes } from "../model/breakdown-builder.js";
+import { ActivityLevel, addNode, addStallNodes, EPSILON, type JourneyKind, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
-import { addStallNodes, STALL_ATTRIBUTE_NAMES } from "../model/stalls.js";
+import { STALL_ATTRIBUTE_NAMES } from "../model/stalls.js";
 import {
   DEPENDENCIES_ACTIVITY,
   OTHER_ACTIVITY,
@@ -337,7 +337,7 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     } else {
       node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
     }
-    addStalls(node.children, node.seconds, visit);
+    if (showsStalls(kind, visit.name)) addStalls(node.children, node.seconds, visit);
     addQuantities(node.children, visit);
     // An attempt that did not succeed, as explain() marks it.
     const attempt = stringAttribute(visit, ATTR_TASK_OUTCOME);

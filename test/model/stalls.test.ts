@@ -1,14 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { addStallNodes, StallRing, STALL_KINDS } from "../../src/model/stalls.js";
-import type { BreakdownNode } from "../../src/model/breakdown.js";
+import { StallRing, STALL_KINDS } from "../../src/model/stalls.js";
 
 const MAJOR = STALL_KINDS.indexOf("major");
 const MINOR = STALL_KINDS.indexOf("minor");
 const EVENT_LOOP = STALL_KINDS.indexOf("event-loop");
-
-function node(name: string, seconds: number, children: BreakdownNode[] = []): BreakdownNode {
-  return { name, seconds, children };
-}
 
 describe("StallRing", () => {
   it("sums each kind's overlap with an interval, cut at its ends", () => {
@@ -42,57 +37,5 @@ describe("StallRing", () => {
     const overlap = ring.overlap(0, 10);
     expect(overlap[MAJOR]).toBe(0);
     expect(overlap[MINOR]).toBe(2);
-  });
-});
-
-describe("addStallNodes", () => {
-  it("takes a stall out of `other` first, keeping the visit's sum", () => {
-    const nodes = [node("deserialize", 0.01), node("thread-cpu", 0.05), node("other", 0.04)];
-    const overlap = new Float64Array(STALL_KINDS.length);
-    overlap[MAJOR] = 0.018;
-    overlap[EVENT_LOOP] = 0.002;
-    addStallNodes(nodes, 0.1, overlap);
-    expect(nodes.map((n) => n.name)).toEqual(["deserialize", "thread-cpu", "gc", "event-loop", "other"]);
-    expect(nodes[2]).toEqual({ name: "gc", seconds: 0.018, children: [node("major", 0.018)] });
-    expect(nodes[3].seconds).toBe(0.002);
-    expect(nodes[4].seconds).toBeCloseTo(0.02, 12);
-  });
-
-  it("gives a visit with no activities `other` for the rest, and the GC types largest first", () => {
-    const nodes: BreakdownNode[] = [];
-    const overlap = new Float64Array(STALL_KINDS.length);
-    overlap[MINOR] = 0.001;
-    overlap[MAJOR] = 0.018;
-    addStallNodes(nodes, 0.03, overlap);
-    expect(nodes.map((n) => [n.name, n.seconds])).toEqual([
-      ["gc", 0.019],
-      ["other", 0.030 - 0.019],
-    ]);
-    expect(nodes[0].children.map((n) => n.name)).toEqual(["major", "minor"]);
-  });
-
-  it("keeps the visit's sum: a stall inside the activities is theirs, and at most `other` is shown", () => {
-    const claimed = [node("thread-cpu", 0.1)];
-    const overlap = new Float64Array(STALL_KINDS.length);
-    overlap[MAJOR] = 0.018;
-    addStallNodes(claimed, 0.1, overlap);
-    expect(claimed).toEqual([node("thread-cpu", 0.1)]);
-    const partly = [node("thread-cpu", 0.09), node("other", 0.01)];
-    overlap[MINOR] = 0.002; // 20 ms of GC, 10 ms unclaimed: each type scaled by a half
-    addStallNodes(partly, 0.1, overlap);
-    expect(partly.map((n) => [n.name, Number(n.seconds.toFixed(9))])).toEqual([
-      ["thread-cpu", 0.09],
-      ["gc", 0.01],
-    ]);
-    expect(partly[1].children.map((n) => [n.name, Number(n.seconds.toFixed(9))])).toEqual([
-      ["major", 0.009],
-      ["minor", 0.001],
-    ]);
-  });
-
-  it("adds nothing for no stall", () => {
-    const nodes = [node("thread-cpu", 0.1)];
-    addStallNodes(nodes, 0.1, new Float64Array(STALL_KINDS.length));
-    expect(nodes).toEqual([node("thread-cpu", 0.1)]);
   });
 });
