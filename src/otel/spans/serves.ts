@@ -10,7 +10,9 @@ import { truncate, type SpanWriter } from "./writer.js";
 /**
  * get_data spans: the serving side of a traced gather_dep. A serve gets a span only when the
  * request carried a sampled gather_dep context (`journeys.serve(peer, keys, carrier)`): it is a
- * SERVER child of that gather_dep, in its trace, and links to it; the reply carries the get_data
+ * SERVER child of that gather_dep, in its trace (the requester's sampling decision, carried in
+ * the carrier's flags, decides: an unsampled gather_dep is not exported, so a get_data under it
+ * would have no parent); the reply carries the get_data
  * span's context back (`journeys.injectTransfer(ledger, reply)`), and the gather_dep links to it
  * (`journeys.linkTransfer(ledger, reply)`). Its activity spans (disk-read, serialize, network)
  * are made from the serve's records when it ends.
@@ -26,9 +28,10 @@ export class ServeSpans {
 
   started(serve: Serve, requester: SpanContext): void {
     const parent: Context = remoteContext(requester);
-    const span = this.writer.startSpan(SPAN_GET_DATA, parent, this.writer.hr(serve.start), SpanKind.SERVER, this.attributes(serve), [{ context: requester }]);
+    // A child of the gather_dep, not also linked to it: Jaeger turns a parent that is also a link
+    // into a FOLLOWS_FROM reference, and the get_data would stand as a root of the trace.
+    const span = this.writer.startSpan(SPAN_GET_DATA, parent, this.writer.hr(serve.start), SpanKind.SERVER, this.attributes(serve), undefined);
     const open = new OpenSpan(span, this.writer.hr(serve.start));
-    open.links = 1;
     serve.spanState = open;
     this.open.add(serve);
   }
