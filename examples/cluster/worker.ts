@@ -24,6 +24,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
+import vm from "node:vm";
 import zlib from "node:zlib";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
@@ -281,6 +282,9 @@ export class Worker {
   async execute(task: WorkerTask): Promise<number> {
     // Taken before the first await: the ledger is ambient only synchronously (asyncContext: false).
     const ledger = this.journeys?.currentLedger();
+    // --gc-every / --block-every: this process stalls as the task starts, outside any activity.
+    if (task.func === "majorGc") forceMajorGc();
+    else if (task.func === "blockLoop") blockEventLoop(task.args[0] as number);
     const args = task.args.map((arg) => {
       if (typeof arg !== "object") return arg;
       const value = this.store.get(arg.ref);
@@ -549,3 +553,25 @@ async function main(): Promise<void> {
 
 // Started by main.ts (TASKJOURNEY_WORKER set), or imported by bench/cluster-replay.ts for the Worker class.
 if (process.env.TASKJOURNEY_WORKER !== undefined || /[\\/]worker\.ts$/.test(process.argv[1] ?? "")) await main();
+
+/** A full (mark-compact) collection of this process's heap, over enough live objects to take a while. */
+function forceMajorGc(): void {
+  if (collectGarbage === undefined) {
+    // gc() exists only with --expose-gc; set now, the flag makes it in a new context.
+    v8.setFlagsFromString("--expose-gc");
+    collectGarbage = vm.runInNewContext("gc") as () => void;
+  }
+  // Live objects are what a major GC marks: a few hundred thousand make its pause milliseconds long.
+  const live = Array.from({ length: 300_000 }, (_, index) => ({ index }));
+  collectGarbage();
+  if (live.length === 0) throw new Error("unreachable");
+}
+let collectGarbage: (() => void) | undefined;
+
+/** Holds this process's event loop for `milliseconds` (a synchronous spin, as a blocking call would). */
+function blockEventLoop(milliseconds: number): void {
+  const until = performance.now() + milliseconds;
+  while (performance.now() < until) {
+    // spin
+  }
+}
