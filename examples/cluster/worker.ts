@@ -217,7 +217,11 @@ export class Worker {
     const ledger = this.journeys?.serve(String(message.who), keys, message.carrier as TraceCarrier | undefined);
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
-      connection.reply(message, { op: "data", status: "busy" });
+      const busy: GetDataReply = { op: "data", status: "busy" };
+      // A busy answer is a served request too: the requester's gather_dep links to it.
+      const serveCarrier: TraceCarrier = {};
+      if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) busy.serveCarrier = serveCarrier;
+      connection.reply(message, busy);
       ledger?.end("busy");
       return;
     }
