@@ -88,7 +88,8 @@ describe("a real garbage collection", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     ledger.end("memory");
     const executing = journeys.explain("big-1")!.children.find((node) => node.name === "executing")!;
-    const node = executing.children.find((child) => child.name === "gc");
+    // Within the time no activity claimed (deserialize took little of it).
+    const node = executing.children.find((child) => child.name === "other")?.children.find((child) => child.name === "gc");
     expect(node, JSON.stringify(executing)).toBeDefined();
     expect(node!.seconds).toBeGreaterThan(0);
     expect(node!.children.map((child) => child.name)).toContain("major");
