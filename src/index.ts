@@ -31,6 +31,7 @@ export type {
   ActivityLedger,
   ExecuteLedger,
   GatherLedger,
+  ServeLedger,
   TraceCarrier,
   KeyDescription,
 } from "./types.js";

@@ -9,15 +9,22 @@ import { ratioSampler } from "./model/sampling.js";
 import { DEFAULT_MAX_LIVE_JOURNEYS, Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
+import { serveNodes } from "./recorder/explain-serves.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, ServeLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import { TransferLedger } from "./recorder/transfer-ledger.js";
+import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
+import { ProcessStalls } from "./runtime/process-stalls.js";
+
+/** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
+const STALLS_RETAINED = 256;
 
 /** The states of a role: a worker's, the scheduler's, or either when the role is not known statically. */
 export type StateOf<R extends Role> = { worker: WorkerState; scheduler: SchedulerState }[R];
@@ -51,6 +58,8 @@ export const DEFAULT_OPTIONS = {
   asyncContext: true,
   maxClockSkew: 86_400,
   traces: true,
+  // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
+  processStalls: true,
 } as const;
 
 /** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
@@ -153,6 +162,10 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
   if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
+  if (typeof merged.processStalls !== "boolean") fail("processStalls", "a boolean", merged.processStalls);
+  // A clock of the caller's (a test's fake one) has no known relation to the times perf_hooks
+  // gives GC pauses: stalls are watched with it only when asked for.
+  const processStalls = given.processStalls ?? (given.clock === undefined && merged.processStalls);
   if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
@@ -162,7 +175,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   // Compiled once, here: the recorder only reads its tables.
   const declared = (given as TaskJourneysOptions).machine;
   const machine = declared === undefined ? PRESETS[merged.role] : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
-  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine };
+  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine, processStalls };
 }
 
 /**
@@ -186,6 +199,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   readonly #traces: boolean;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
+  #processStalls: ProcessStalls | undefined;
 
   constructor(options: TaskJourneysOptions & { role?: R; machine?: StateMachine<S> } = {}) {
     const resolved = resolveOptions(options);
@@ -223,11 +237,16 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       tell: (message) => diag.warn(message),
     });
     this.#recorder = recorder;
+    if (resolved.processStalls) {
+      this.#processStalls = new ProcessStalls({ clock: resolved.clock, capacity: STALLS_RETAINED }).start();
+      recorder.stalls = this.#processStalls.ring;
+    }
     this.#producerOptions = {
       temporality: resolved.temporality,
       histogram: resolved.histogram,
       explicitBuckets: resolved.explicitBuckets,
       executeTimeByPrefix: resolved.executeTimeByPrefix,
+      processStalls: this.#processStalls,
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
     if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
@@ -308,6 +327,52 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): GatherLedger {
     if (this.#closed) return this.#recorder.noLedger;
     return this.#recorder.gather(peer, keys, bytes, at);
+  }
+
+  /**
+   * Opens the ledger of one get_data request `peer` made of this worker for `keys` (the serving
+   * side of its gather_dep): meter what answering takes (disk-read, serialize, network with the
+   * bytes sent) and `end()` it. With the requester's trace context (`context`: the request's
+   * carrier, filled by `injectTransfer(gatherLedger, …)` there), a traced transfer gets a
+   * get_data span here, a child of its gather_dep.
+   */
+  serve(peer: string, keys: readonly Key[], context?: Readonly<Record<string, unknown>> | Context, at?: number): ServeLedger {
+    if (this.#closed) return this.#recorder.noLedger;
+    const ledger = this.#recorder.serve(peer, keys, at);
+    if (this.#traces && context !== undefined && ledger instanceof ServeLedgerImpl) {
+      try {
+        this.#spans.serveStarted(ledger.serve, context);
+      } catch {
+        this.#badCarrier("serve()");
+      }
+    }
+    return ledger;
+  }
+
+  /**
+   * Writes the trace context of a ledger's live span into `carrier`: a gather ledger's gather_dep
+   * (into the get_data request) or a serve ledger's get_data (into the reply). Returns false and
+   * writes nothing when the transfer is not traced.
+   */
+  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+    if (!this.#traces) return false;
+    try {
+      if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
+      if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
+      return false;
+    } catch {
+      return this.#badCarrier("injectTransfer()");
+    }
+  }
+
+  /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
+  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+    if (this.#closed || !this.#traces || !(ledger instanceof TransferLedger)) return false;
+    try {
+      return this.#spans.linkTransfer(ledger.transfer, context);
+    } catch {
+      return this.#badCarrier("linkTransfer()");
+    }
   }
 
   /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
@@ -433,13 +498,11 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     const journey = this.#recorder.journeyOf(key);
     if (journey === undefined) return undefined;
     const recorder = this.#recorder;
-    return explainJourney(
-      journey,
-      { prefix: (id) => recorder.prefixes.name(id), activity: (id) => recorder.activities.name(id), unit: (id) => recorder.units.name(id) },
-      this.instance,
-      recorder.clock(),
-      recorder.machine,
-    );
+    const names = { prefix: (id: number) => recorder.prefixes.name(id), activity: (id: number) => recorder.activities.name(id), unit: (id: number) => recorder.units.name(id) };
+    const breakdown = explainJourney(journey, names, this.instance, recorder.clock(), recorder.machine, recorder.stalls);
+    const serves = recorder.servesOf(key);
+    if (serves.length > 0) breakdown.served = serveNodes(serves, names);
+    return breakdown;
   }
 
   /** Counts of dropped or repaired inputs by reason, as in taskjourney.dropped. */
@@ -452,6 +515,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#shutdownPromise ??= (async () => {
       this.#closed = true;
       this.#removeObservers?.();
+      this.#processStalls?.stop();
       for (const listener of this.#listeners) {
         const flushable = listener as RecorderListener & { shutdown?: () => Promise<void> };
         if (typeof flushable.shutdown === "function") {
@@ -512,5 +576,6 @@ function fanOut(listeners: RecorderListener[]): RecorderListener {
     journeyAbandoned: (journey) => listeners.forEach((listener) => listener.journeyAbandoned?.(journey)),
     transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
     transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
+    serveEnded: (serve) => listeners.forEach((listener) => listener.serveEnded?.(serve)),
   };
 }

@@ -86,6 +86,12 @@ export interface TaskJourneysOptions {
    * is the API's no-op one or the global provider with no SDK registered yet.
    */
   traces?: boolean;
+  /**
+   * Watch this process's GC pauses and event-loop stalls: the v8js.gc.duration and
+   * nodejs.eventloop.delay.* metrics, and `gc` / `event-loop` in the breakdown of the states they
+   * overlapped. Default true, false with a custom `clock` (stalls are timed on the performance clock).
+   */
+  processStalls?: boolean;
 }
 
 /**
@@ -128,4 +134,13 @@ export interface ExecuteLedger extends ActivityLedger {
  */
 export interface GatherLedger extends ActivityLedger {
   end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", error?: unknown, at?: number): void;
+}
+
+/**
+ * The ledger of one get_data request served to a peer (`TaskJourneys.serve`): meter its
+ * disk-read, serialize and network (digest the bytes sent under `network`); `end()` settles it.
+ * With "failed", pass what was thrown: the get_data span shows its type and message.
+ */
+export interface ServeLedger extends ActivityLedger {
+  end(outcome?: "ok" | "busy" | "missing" | "failed", error?: unknown, at?: number): void;
 }

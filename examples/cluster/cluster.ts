@@ -39,6 +39,10 @@ export interface ClusterOptions {
   /** Every Nth task holds its thread `slowSeconds` (default 2) before computing. */
   slowEvery?: number;
   slowSeconds?: number;
+  /** Every Nth task has its worker's main thread force a major GC as it starts. */
+  gcEvery?: number;
+  /** Every Nth task has its worker's main thread block its event loop 60 ms as it starts. */
+  blockEvery?: number;
   verbose: boolean;
   progress: boolean;
   /** get_data requests a worker serves at once before answering "busy". Default 2. */

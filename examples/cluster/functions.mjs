@@ -131,12 +131,28 @@ function slow(/** @type {number} */ milliseconds, /** @type {string} */ func, /*
   return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
 }
 
+/**
+ * Computes `func` of `args`. The worker's main thread forces a major GC as it starts the task
+ * (the demo's --gc-every, worker.ts): a task slowed by its process's GC pause, not by its code.
+ */
+function majorGc(/** @type {string} */ func, /** @type {unknown[]} */ ...args) {
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+}
+
+/**
+ * Computes `func` of `args`. The worker's main thread blocks its event loop for `milliseconds`
+ * as it starts the task (the demo's --block-every, worker.ts): a task slowed by a blocked loop.
+ */
+function blockLoop(/** @type {number} */ milliseconds, /** @type {string} */ func, /** @type {unknown[]} */ ...args) {
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+}
+
 /** Raises instead of computing `func`: a failing task (the demo's --fail-every). */
 function fail(/** @type {string} */ func) {
   throw new Error(`injected failure of a ${func} task (--fail-every)`);
 }
 
-export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect, slow, fail });
+export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect, slow, fail, majorGc, blockLoop });
 
 /** Functions that take a TaskContext as their last argument (they may secede). */
 export const SECEDING = new Set(["poll"]);

@@ -22,6 +22,10 @@ export const HELP = `Usage: tsx examples/cluster/main.ts [options]
   --slow-every N       every Nth task holds its thread --slow-seconds first
                                                                  (default: none slow)
   --slow-seconds S     how long a slow task waits                (default 2)
+  --gc-every N         every Nth task has its worker force a major GC as it starts
+                                                                 (default: none)
+  --block-every N      every Nth task has its worker block its event loop 60 ms
+                       as it starts                              (default: none)
   --warmup N           rounds of the workload (keys of their own) computed before
                        the measured one, on the same processes   (default 0)
   --verbose            log scheduling decisions and worker events
@@ -71,6 +75,8 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
       "fail-every": { type: "string" },
       "slow-every": { type: "string" },
       "slow-seconds": { type: "string", default: "2" },
+      "gc-every": { type: "string" },
+      "block-every": { type: "string" },
       warmup: { type: "string", default: "0" },
       verbose: { type: "boolean", default: false },
       quiet: { type: "boolean", default: false },
@@ -100,6 +106,8 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
     failEvery: values["fail-every"] === undefined ? undefined : positive("fail-every", values["fail-every"]),
     slowEvery: values["slow-every"] === undefined ? undefined : positive("slow-every", values["slow-every"]),
     slowSeconds,
+    gcEvery: values["gc-every"] === undefined ? undefined : positive("gc-every", values["gc-every"]),
+    blockEvery: values["block-every"] === undefined ? undefined : positive("block-every", values["block-every"]),
     warmup: count("warmup", values.warmup),
     verbose: values.verbose,
     progress: !values.quiet,

@@ -70,6 +70,10 @@ export interface GetDataReply {
   data?: Record<string, Uint8Array>;
   /** Trace context of the producing journey of each key, when it is traced. */
   carriers?: Record<string, Record<string, string>>;
+  /** Trace context of the serving worker's get_data span, when the transfer is traced. */
+  serveCarrier?: Record<string, string>;
+  /** Keys whose values are deflated (above the worker's COMPRESS_ABOVE). */
+  compressed?: string[];
   [field: string]: unknown;
 }
 
@@ -101,6 +105,12 @@ export interface TelemetryTotals {
   wait: Array<{ prefix: string; activity: string; seconds: number }>;
   /** task.gather.size by transfer outcome, bytes. */
   gatherBytes: Record<string, number>;
+  /** task.serve.time by activity: get_data requests answered for peers. */
+  serve?: Record<string, number>;
+  /** task.serve.size by outcome, bytes. */
+  serveBytes?: Record<string, number>;
+  /** v8js.gc.duration: pauses and seconds by GC type. */
+  gc?: Record<string, { count: number; seconds: number }>;
   /** taskjourney.dropped by reason. */
   dropped: Record<string, number>;
 }

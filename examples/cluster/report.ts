@@ -18,7 +18,7 @@ interface Point {
 /** Reads the metrics of `journeys` as of now (cumulative) into plain, serializable totals. */
 export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotals> {
   const { resourceMetrics } = await journeys.metricProducer.collect();
-  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, executeBytes: {}, gather: {}, wait: [], gatherBytes: {}, dropped: {} };
+  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, executeBytes: {}, gather: {}, wait: [], gatherBytes: {}, serve: {}, serveBytes: {}, gc: {}, dropped: {} };
   for (const scope of resourceMetrics.scopeMetrics) {
     for (const metric of scope.metrics) {
       const points = metric.dataPoints as unknown as Point[];
@@ -63,6 +63,17 @@ export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotal
           case "task.gather.size":
             totals.gatherBytes[String(attributes["transfer.outcome"])] = value as number;
             break;
+          case "task.serve.time":
+            totals.serve![activity] = (totals.serve![activity] ?? 0) + (value as number);
+            break;
+          case "task.serve.size":
+            totals.serveBytes![String(attributes["transfer.outcome"])] = value as number;
+            break;
+          case "v8js.gc.duration": {
+            const h = value as { count: number; sum: number };
+            totals.gc![String(attributes["v8js.gc.type"])] = { count: h.count, seconds: h.sum };
+            break;
+          }
           case "taskjourney.dropped":
             totals.dropped[String(attributes["reason"])] = value as number;
             break;
@@ -91,6 +102,11 @@ export interface ClusterReport {
   wait: Record<string, number>;
   waitByPrefix: Record<string, Record<string, number>>;
   gatherBytes: Record<string, number>;
+  /** The serving side of transfers (get_data answered for peers), by activity, and its bytes by outcome. */
+  serve: Record<string, number>;
+  serveBytes: Record<string, number>;
+  /** GC pauses across workers: seconds by GC type. */
+  gc: Record<string, number>;
   dropped: Record<string, number>;
   slowest: SlowJourney[];
   workers: Array<{ address: string; pid: number; cpuSeconds: number; counters: Record<string, number> }>;
@@ -155,6 +171,9 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
     wait: {},
     waitByPrefix: {},
     gatherBytes: {},
+    serve: {},
+    serveBytes: {},
+    gc: {},
     dropped: {},
     slowest: workers
       .flatMap((worker) => worker.slowest)
@@ -174,6 +193,9 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
       add((report.waitByPrefix[prefix] ??= {}), activity, seconds);
     }
     for (const [outcome, bytes] of Object.entries(total.gatherBytes)) add(report.gatherBytes, outcome, bytes);
+    for (const [activity, seconds] of Object.entries(total.serve ?? {})) add(report.serve, activity, seconds);
+    for (const [outcome, bytes] of Object.entries(total.serveBytes ?? {})) add(report.serveBytes, outcome, bytes);
+    for (const [type, { seconds }] of Object.entries(total.gc ?? {})) add(report.gc, type, seconds);
   }
   return report;
 }
@@ -196,7 +218,12 @@ export function formatReport(report: ClusterReport): string {
     .map(([outcome, bytes]) => `${taskjourney.formatBytes(bytes)} ${outcome}`)
     .join(", ");
   sections.push(formatActivityTable(`gather${transferred === "" ? "" : ` (${transferred})`}`, report.gather));
+  const served = Object.entries(report.serveBytes)
+    .map(([outcome, bytes]) => `${taskjourney.formatBytes(bytes)} ${outcome}`)
+    .join(", ");
+  if (Object.keys(report.serve).length > 0) sections.push(formatActivityTable(`serve (get_data for peers${served === "" ? "" : `: ${served}`})`, report.serve));
   sections.push(formatActivityTable("wait (dependencies)", report.wait));
+  if (Object.keys(report.gc).length > 0) sections.push(formatActivityTable("GC pauses (v8js.gc.duration, all workers)", report.gc));
   const slowest = report.slowest[0];
   if (slowest !== undefined && slowest.breakdown !== undefined) {
     sections.push(`Slowest task (explain):\n${taskjourney.formatBreakdown(slowest.breakdown)}`);
@@ -204,7 +231,7 @@ export function formatReport(report: ClusterReport): string {
   const counters = report.workers
     .map((worker) => {
       const c = worker.counters;
-      return `  ${worker.address}  pid ${worker.pid}: ${c.computed ?? 0} computed, ${c.keysFetched ?? 0} fetched in ${c.gathers ?? 0} gather_dep (${c.busy ?? 0} busy), ${c.spilled ?? 0} spilled, ${c.unspilled ?? 0} unspilled, ${c.seceded ?? 0} seceded`;
+      return `  ${worker.address}  pid ${worker.pid}: ${c.computed ?? 0} computed, ${c.keysFetched ?? 0} fetched in ${c.gathers ?? 0} gather_dep (${c.busy ?? 0} busy), ${c.spilled ?? 0} spilled, ${c.unspilled ?? 0} unspilled, ${c.seceded ?? 0} seceded${compression(c)}`;
     })
     .join("\n");
   sections.push(`Workers:\n${counters}`);
@@ -218,3 +245,9 @@ function statesOf(rows: readonly PrefixRow[], preferred: readonly string[]): str
   return preferred.filter((state) => rows.some((row) => (row.stateSeconds[state] ?? 0) > 0));
 }
 
+/** A worker's compression of get_data values, bytes in and out: "; compress 1.2 MiB → 300.0 KiB, decompress …". */
+function compression(c: Record<string, number>): string {
+  const part = (name: string, bytesIn: number | undefined, bytesOut: number | undefined) =>
+    (bytesIn ?? 0) > 0 ? `, ${name} ${taskjourney.formatBytes(bytesIn!)} → ${taskjourney.formatBytes(bytesOut ?? 0)}` : "";
+  return part("compress", c.compressIn, c.compressOut) + part("decompress", c.decompressIn, c.decompressOut);
+}

@@ -13,16 +13,22 @@
  *   - `instrument()` on the data store: spill (serialize, disk-write) and unspill (disk-read,
  *     deserialize) as activities of whatever execution or transfer caused them, and the spill
  *     files' sizes digested into the same ledger as bytes (task.execute.size);
+ *   - `journeys.serve` on each get_data request answered for a peer: a serve ledger (disk-read
+ *     and serialize through the instrumented store, network until the socket took the reply);
  *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
  *     `journeys.inject` into task-finished / task-erred (the carrier back to the scheduler) and
- *     into get_data replies, and `journeys.linkFrom` on receiving those.
+ *     into get_data replies, and `journeys.linkFrom` on receiving those;
+ *     `journeys.injectTransfer` of the gather_dep into the request and of the get_data into the
+ *     reply, `journeys.linkTransfer` on receiving it.
  */
 import fs from "node:fs";
 import path from "node:path";
 import v8 from "node:v8";
+import vm from "node:vm";
+import zlib from "node:zlib";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import type { ActivityLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
+import type { ActivityLedger, GatherLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { SECEDING, sizeOf } from "./functions.mjs";
 import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
@@ -83,6 +89,8 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
         { method: "connectTo", activity: "connect" },
         { method: "requestData", activity: "network" },
         { method: "deserialize", activity: "deserialize" },
+        { method: "compress", activity: "compress" },
+        { method: "decompress", activity: "decompress" },
       ],
     }),
     taskjourney.instrument(store, journeys, {
@@ -99,6 +107,8 @@ export function instrumentWorker(worker: Worker, state: WorkerState, store: Spil
 }
 
 const SLOWEST_KEPT = 3;
+/** get_data values above this many bytes go compressed (deflate), as Dask compresses large frames. */
+export const COMPRESS_ABOVE = 16 * 1024;
 
 export class Worker {
   address = "";
@@ -113,7 +123,16 @@ export class Worker {
   private outgoing = 0;
   private closing = false;
   private readonly slowest: SlowJourney[] = [];
-  private readonly counters = { servedGetData: 0, answeredBusy: 0, explained: 0 };
+  private readonly counters = {
+    servedGetData: 0,
+    answeredBusy: 0,
+    explained: 0,
+    // Bytes in and out of compress (serving) and decompress (fetching).
+    compressIn: 0,
+    compressOut: 0,
+    decompressIn: 0,
+    decompressOut: 0,
+  };
   /** Process CPU time (all threads) when the first task arrived. */
   private cpuAtFirstTask: NodeJS.CpuUsage | undefined;
   /**
@@ -199,9 +218,19 @@ export class Worker {
   private handlePeer(connection: Connection, message: Message): void {
     if (message.op !== "get_data") return;
     if (this.stimulus !== undefined) record(this.stimulus, "peer", message);
+    const keys = message.keys as string[];
+    // The serving side of the peer's gather_dep (Dask's get-data-* activities): reading spilled
+    // values back (disk-read) and serializing held ones, metered by the instrumented store, and
+    // the socket taking the reply (network). A traced request carries its gather_dep's context.
+    const ledger = this.journeys?.serve(String(message.who), keys, message.carrier as TraceCarrier | undefined);
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
-      connection.reply(message, { op: "data", status: "busy" });
+      const busy: GetDataReply = { op: "data", status: "busy" };
+      // A busy answer is a served request too: the requester's gather_dep links to it.
+      const serveCarrier: TraceCarrier = {};
+      if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) busy.serveCarrier = serveCarrier;
+      connection.reply(message, busy);
+      ledger?.end("busy");
       return;
     }
     this.outgoing++;
@@ -210,22 +239,42 @@ export class Worker {
     // Only keys whose journeys are traced have a carrier (about 1 in 100): no field, no object, otherwise.
     let carriers: Record<string, Record<string, string>> | undefined;
     let carrier: TraceCarrier = {};
-    for (const key of message.keys as string[]) {
-      const bytes = this.store.serialized(key);
-      if (bytes === undefined) continue;
-      data[key] = bytes;
-      // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
-      if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
-        (carriers ??= {})[key] = carrier as Record<string, string>;
-        carrier = {};
+    let bytes = 0;
+    let compressed: string[] | undefined;
+    within(ledger, () => {
+      for (const key of keys) {
+        let serialized: Uint8Array | undefined = this.store.serialized(key);
+        if (serialized === undefined) continue;
+        if (serialized.byteLength > COMPRESS_ABOVE) {
+          serialized = this.compress(serialized);
+          (compressed ??= []).push(key);
+        }
+        data[key] = serialized;
+        bytes += serialized.byteLength;
+        // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
+        if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
+          (carriers ??= {})[key] = carrier as Record<string, string>;
+          carrier = {};
+        }
       }
-    }
+    });
     const reply: GetDataReply = { op: "data", status: "OK", data };
     if (carriers !== undefined) reply.carriers = carriers;
+    if (compressed !== undefined) reply.compressed = compressed;
+    const serveCarrier: TraceCarrier = {};
+    if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) reply.serveCarrier = serveCarrier;
+    const sending = performance.now();
     connection.reply(message, reply);
+    const sent = () => {
+      this.outgoing--;
+      if (ledger === undefined) return;
+      ledger.digest("network", (performance.now() - sending) / 1000);
+      ledger.digest("network", bytes, "bytes");
+      ledger.end(bytes === 0 ? "missing" : "ok");
+    };
     // The transfer counts until the socket has taken all of it.
-    if (connection.socket.writableNeedDrain) connection.socket.once("drain", () => this.outgoing--);
-    else this.outgoing--;
+    if (connection.socket.writableNeedDrain) connection.socket.once("drain", sent);
+    else sent();
   }
 
   // ---- what the state machine asks for ---------------------------------------------------------
@@ -245,6 +294,9 @@ export class Worker {
   async execute(task: WorkerTask): Promise<number> {
     // Taken before the first await: the ledger is ambient only synchronously (asyncContext: false).
     const ledger = this.journeys?.currentLedger();
+    // --gc-every / --block-every: this process stalls as the task starts, outside any activity.
+    if (task.func === "majorGc") forceMajorGc();
+    else if (task.func === "blockLoop") blockEventLoop(task.args[0] as number);
     const args = task.args.map((arg) => {
       if (typeof arg !== "object") return arg;
       const value = this.store.get(arg.ref);
@@ -296,27 +348,39 @@ export class Worker {
       return { outcome: "failed", received };
     }
     let reply: GetDataReply;
+    // The gather_dep's trace context, for the serving peer's get_data span (traced transfers only).
+    const carrier: TraceCarrier = {};
+    const traced = ledger !== undefined && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
     try {
-      reply = await within(ledger, () => this.requestData(connection, keys));
+      reply = await within(ledger, () => this.requestData(connection, keys, traced ? carrier : undefined));
     } catch {
       connection.destroy();
       return { outcome: "failed", received };
     }
     this.peers.release(peer, connection);
+    if (ledger !== undefined && reply.serveCarrier !== undefined) this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
     let bytes = 0;
     for (const key of keys) if (data[key] !== undefined) bytes += data[key].byteLength;
     ledger?.digest("network", bytes, "bytes");
-    within(ledger, () => this.receive(keys, data, reply.carriers, received));
+    const compressed = reply.compressed === undefined ? undefined : new Set(reply.compressed);
+    within(ledger, () => this.receive(keys, data, reply.carriers, received, compressed));
     return { outcome: received.size === 0 ? "missing" : "ok", received };
   }
 
   /** Deserializes and stores what a get_data reply brought (spills it causes go to the transfer). */
-  private receive(keys: string[], data: Record<string, Uint8Array>, carriers: GetDataReply["carriers"], received: Map<string, number>): void {
+  private receive(
+    keys: string[],
+    data: Record<string, Uint8Array>,
+    carriers: GetDataReply["carriers"],
+    received: Map<string, number>,
+    compressed: Set<string> | undefined,
+  ): void {
     for (const key of keys) {
-      const serialized = data[key];
+      let serialized = data[key];
       if (serialized === undefined) continue;
+      if (compressed?.has(key) === true) serialized = this.decompress(serialized);
       const value = this.deserialize(serialized);
       const size = sizeOf(value);
       this.store.set(key, value, size);
@@ -330,8 +394,30 @@ export class Worker {
     return this.peers.acquire(peer);
   }
 
-  requestData(connection: Connection, keys: string[]): Promise<GetDataReply> {
-    return connection.request<GetDataReply>({ op: "get_data", keys, who: this.address });
+  requestData(connection: Connection, keys: string[], carrier?: TraceCarrier): Promise<GetDataReply> {
+    return connection.request<GetDataReply>(carrier === undefined ? { op: "get_data", keys, who: this.address } : { op: "get_data", keys, who: this.address, carrier });
+  }
+
+  /** Deflates a serialized value for a peer; the bytes in and out go to the ledger (compress) and the counters. */
+  compress(bytes: Uint8Array): Uint8Array {
+    const out = zlib.deflateRawSync(bytes, { level: 1 });
+    this.counters.compressIn += bytes.byteLength;
+    this.counters.compressOut += out.byteLength;
+    const ledger = this.journeys?.currentLedger();
+    ledger?.digest("compress", bytes.byteLength, "bytes-in");
+    ledger?.digest("compress", out.byteLength, "bytes-out");
+    return out;
+  }
+
+  /** Inflates a value a peer sent compressed. */
+  decompress(bytes: Uint8Array): Uint8Array {
+    const out = zlib.inflateRawSync(bytes);
+    this.counters.decompressIn += bytes.byteLength;
+    this.counters.decompressOut += out.byteLength;
+    const ledger = this.journeys?.currentLedger();
+    ledger?.digest("decompress", bytes.byteLength, "bytes-in");
+    ledger?.digest("decompress", out.byteLength, "bytes-out");
+    return out;
   }
 
   deserialize(bytes: Uint8Array): unknown {
@@ -490,3 +576,25 @@ async function main(): Promise<void> {
 
 // Started by main.ts (TASKJOURNEY_WORKER set), or imported by bench/cluster-replay.ts for the Worker class.
 if (process.env.TASKJOURNEY_WORKER !== undefined || /[\\/]worker\.ts$/.test(process.argv[1] ?? "")) await main();
+
+/** A full (mark-compact) collection of this process's heap, over enough live objects to take a while. */
+function forceMajorGc(): void {
+  if (collectGarbage === undefined) {
+    // gc() exists only with --expose-gc; set now, the flag makes it in a new context.
+    v8.setFlagsFromString("--expose-gc");
+    collectGarbage = vm.runInNewContext("gc") as () => void;
+  }
+  // Live objects are what a major GC marks: a few hundred thousand make its pause milliseconds long.
+  const live = Array.from({ length: 300_000 }, (_, index) => ({ index }));
+  collectGarbage();
+  if (live.length === 0) throw new Error("unreachable");
+}
+let collectGarbage: (() => void) | undefined;
+
+/** Holds this process's event loop for `milliseconds` (a synchronous spin, as a blocking call would). */
+function blockEventLoop(milliseconds: number): void {
+  const until = performance.now() + milliseconds;
+  while (performance.now() < until) {
+    // spin
+  }
+}

@@ -233,6 +233,11 @@ export interface Injected {
   /** Every Nth task holds its thread `slowSeconds` before computing (a failing one stays failing). */
   slowEvery?: number;
   slowSeconds?: number;
+  /** Every Nth task has its worker's main thread force a major GC as it starts (`majorGc`). */
+  gcEvery?: number;
+  /** Every Nth task has its worker's main thread block its event loop `blockSeconds` (default 0.06) as it starts (`blockLoop`). */
+  blockEvery?: number;
+  blockSeconds?: number;
 }
 
 /**
@@ -240,8 +245,8 @@ export interface Injected {
  * dependencies and prefixes stay; only the function changes (`fail` / `slow` in functions.mjs
  * wrap the original one), so a slow task's value is its usual one. Seceding tasks are left alone.
  */
-export function withInjected(graph: Graph, { failEvery, slowEvery, slowSeconds = 2 }: Injected): Graph {
-  if (failEvery === undefined && slowEvery === undefined) return graph;
+export function withInjected(graph: Graph, { failEvery, slowEvery, slowSeconds = 2, gcEvery, blockEvery, blockSeconds = 0.06 }: Injected): Graph {
+  if (failEvery === undefined && slowEvery === undefined && gcEvery === undefined && blockEvery === undefined) return graph;
   const every = (n: number | undefined, index: number) => n !== undefined && (index + 1) % n === 0;
   return {
     ...graph,
@@ -249,15 +254,19 @@ export function withInjected(graph: Graph, { failEvery, slowEvery, slowSeconds =
       if (SECEDING.has(spec.func)) return spec;
       if (every(failEvery, index)) return { ...spec, func: "fail", args: [spec.func, ...spec.args] };
       if (every(slowEvery, index)) return { ...spec, func: "slow", args: [Math.round(slowSeconds * 1000), spec.func, ...spec.args] };
+      if (every(gcEvery, index)) return { ...spec, func: "majorGc", args: [spec.func, ...spec.args] };
+      if (every(blockEvery, index)) return { ...spec, func: "blockLoop", args: [Math.round(blockSeconds * 1000), spec.func, ...spec.args] };
       return spec;
     }),
   };
 }
 
 /** The keys `withInjected` made failing and slow, in graph order. */
-export function injectedKeys(graph: Graph): { failing: string[]; slow: string[] } {
+export function injectedKeys(graph: Graph): { failing: string[]; slow: string[]; gc: string[]; blocked: string[] } {
   return {
     failing: graph.tasks.filter((spec) => spec.func === "fail").map((spec) => spec.key),
     slow: graph.tasks.filter((spec) => spec.func === "slow").map((spec) => spec.key),
+    gc: graph.tasks.filter((spec) => spec.func === "majorGc").map((spec) => spec.key),
+    blocked: graph.tasks.filter((spec) => spec.func === "blockLoop").map((spec) => spec.key),
   };
 }

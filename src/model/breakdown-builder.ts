@@ -1,12 +1,13 @@
 import type { BreakdownNode } from "./breakdown.js";
 import { DEPENDENCIES_ACTIVITY, OTHER_ACTIVITY, THREAD_CPU_ACTIVITY, THREAD_NONCPU_ACTIVITY } from "./activities.js";
+import { EVENT_LOOP_KIND, EVENT_LOOP_STALL, GC_STALL, STALL_KINDS, type StallOverlap } from "./stalls.js";
 
 /**
  * The rules that shape a Breakdown, in one place: explain() (src/recorder/explain.ts) feeds them
  * the recorder's records, the trace rebuild (src/report/from-trace.ts) the spans the bridge made
  * of the same records. Each side only decodes its source; what becomes a node, how nodes sum,
- * where `other` and `dependencies` come from and in which order thread digests stand is decided
- * here, so the two cannot drift apart.
+ * where `other` and `dependencies` come from, in which order thread digests stand and where
+ * process stalls go is decided here, so the two cannot drift apart.
  */
 
 /** Remainders below this are rounding, not time anyone spent. */
@@ -97,3 +98,57 @@ export function isThreadDigest(name: string): name is typeof THREAD_CPU_ACTIVITY
 export const JOURNEY_KINDS = ["compute", "fetch", "scheduler"] as const;
 /** What kind of journey a Breakdown explains (`Breakdown.kind`). */
 export type JourneyKind = (typeof JOURNEY_KINDS)[number];
+
+/**
+ * Whether a visit's breakdown shows the process stalls it overlapped: every visit but a compute
+ * journey's waiting (the machine's state that waits for dependencies), whose nodes are the fetches' apportioned activities (task.wait.time), not
+ * time of its own; a stall that slowed a fetch shows in that fetch journey's flight visit.
+ */
+export function showsStalls(kind: JourneyKind, waitsForDependencies: boolean): boolean {
+  return !(kind === "compute" && waitsForDependencies);
+}
+
+/**
+ * Places a visit's stall overlap (the visit lasted `seconds`) in its breakdown `nodes`. The rule:
+ * a stall splits what no activity claimed and changes no node the metrics carry. Its share is a
+ * child of the visit's `other` (`gc` with one child per GC type, then `event-loop`, then `other`
+ * for the rest), so every activity node and `other` itself keep the seconds that
+ * task.execute.time, task.gather.time and task.state.time add up; a visit with no activity gets
+ * one `other` of its whole time to hold them. Only up to `other` is shown, GC first: a stall
+ * inside a metered activity is part of that activity's time, and a visit whose activities claim
+ * all of it shows none (the state span's `task.stall.*` attributes still hold the whole overlap).
+ * Scaled alike when cut.
+ */
+export function addStallNodes(nodes: BreakdownNode[], seconds: number, overlap: StallOverlap): void {
+  let gc = 0;
+  for (let kind = 0; kind < STALL_KINDS.length; kind++) if (kind !== EVENT_LOOP_KIND) gc += overlap[kind];
+  const eventLoop = overlap[EVENT_LOOP_KIND];
+  if (!(gc > EPSILON) && !(eventLoop > EPSILON)) return;
+  let other = nodes.find((node) => node.name === OTHER_ACTIVITY);
+  if (other === undefined) {
+    if (nodes.length > 0 || !(seconds > EPSILON)) return;
+    other = { name: OTHER_ACTIVITY, seconds, children: [] };
+    nodes.push(other);
+  }
+  let unclaimed = other.seconds;
+  for (const child of other.children) unclaimed -= child.seconds;
+  const gcShown = Math.min(gc, unclaimed);
+  const parts: BreakdownNode[] = [];
+  if (gcShown > EPSILON) {
+    const scale = gcShown / gc;
+    const types: BreakdownNode[] = [];
+    for (let kind = 0; kind < STALL_KINDS.length; kind++) {
+      if (kind !== EVENT_LOOP_KIND && overlap[kind] * scale > EPSILON) types.push({ name: STALL_KINDS[kind], seconds: overlap[kind] * scale, children: [] });
+    }
+    parts.push({ name: GC_STALL, seconds: gcShown, children: sortBySeconds(types) });
+    unclaimed -= gcShown;
+  }
+  const eventLoopShown = Math.min(eventLoop, unclaimed);
+  if (eventLoopShown > EPSILON) {
+    parts.push({ name: EVENT_LOOP_STALL, seconds: eventLoopShown, children: [] });
+    unclaimed -= eventLoopShown;
+  }
+  if (parts.length === 0) return;
+  for (const part of parts) addNode(other.children, part.name, part.seconds, part.children);
+  if (unclaimed > EPSILON) addNode(other.children, OTHER_ACTIVITY, unclaimed);
+}

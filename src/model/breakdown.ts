@@ -12,6 +12,11 @@ export interface Breakdown {
   /** The terminal state, or undefined while the journey is live. */
   outcome: string | undefined;
   children: BreakdownNode[];
+  /**
+   * On a worker, the get_data requests of peers it served this key's data to (`journeys.serve`),
+   * oldest first: one `serve <peer>` node each, with the key's share of the serve's activities.
+   */
+  served?: BreakdownNode[];
 }
 
 export interface BreakdownNode {

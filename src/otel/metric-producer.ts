@@ -27,12 +27,16 @@ import {
   METRIC_EXECUTE_SIZE,
   METRIC_EXECUTE_COUNT,
   METRIC_GATHER_TIME,
+  METRIC_SERVE_SIZE,
+  METRIC_SERVE_TIME,
   METRIC_STATE_DURATION,
   METRIC_STATE_TIME,
   METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
 } from "./semconv.js";
 import { VERSION } from "../version.js";
+import type { ProcessStalls } from "../runtime/process-stalls.js";
+import { RuntimeMetrics } from "./runtime-metrics.js";
 
 // The SDK's enums, by value: the core takes only types from @opentelemetry/sdk-metrics, so it
 // runs with whatever SDK the user has. A test checks these against the SDK's own enums.
@@ -54,6 +58,8 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
         [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
         [METRIC_WAIT_TIME, "s", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
         [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
+        [METRIC_SERVE_TIME, "s", ValueType.DOUBLE, "Time spent serving data to peers' gather_dep requests, by activity."],
+        [METRIC_SERVE_SIZE, "By", ValueType.INT, "Bytes served to peers, by transfer outcome."],
         [METRIC_EXECUTE_SIZE, "By", ValueType.DOUBLE, "Bytes digested into executions (read, written, spilled), by activity."],
         [METRIC_EXECUTE_COUNT, "{count}", ValueType.DOUBLE, "Counts digested into executions, by activity."],
         [METRIC_TRANSITIONS, "{transition}", ValueType.INT, "Transitions of tasks into each state."],
@@ -69,6 +75,8 @@ export interface MetricProducerOptions {
   histogram: "exponential" | "explicit";
   explicitBuckets: readonly number[];
   executeTimeByPrefix: boolean;
+  /** The process's stall watcher, when on: adds the v8js.gc.duration and nodejs.eventloop.delay.* metrics. */
+  processStalls?: ProcessStalls;
 }
 
 /** Now, as HrTime. Not @opentelemetry/core's hrTime(): the main entry's one runtime dependency is @opentelemetry/api. */
@@ -94,12 +102,14 @@ export class TaskMetricProducer implements MetricProducer {
   private readonly previousHistograms = new Map<number, ReadonlyExponentialHistogram>();
   private readonly attributeCache = new Map<string, Attributes>();
   private readonly delta: boolean;
+  private readonly runtime: RuntimeMetrics | undefined;
 
   constructor(
     private readonly recorder: Recorder,
     private readonly options: MetricProducerOptions,
   ) {
     this.delta = options.temporality === "delta";
+    this.runtime = options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
   }
 
   async collect(): Promise<CollectionResult> {
@@ -241,6 +251,24 @@ export class TaskMetricProducer implements MetricProducer {
       gatherSize.push(this.sumPoint(`b${outcome}`, accumulators.gatherBytes[outcome], attributes, startTime, endTime));
     }
 
+    // The serving side of transfers (journeys.serve), like the fetching side above.
+    const serveTotals = recorder.serveTotals;
+    const serveTime: DataPoint<number>[] = [];
+    for (let activity = 0; activity < activities.names.length; activity++) {
+      const seconds = serveTotals.seconds[activity];
+      if (seconds === 0) continue;
+      const name = activities.names[activity];
+      const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
+      serveTime.push(this.sumPoint(`sv${activity}`, seconds, attributes, startTime, endTime));
+    }
+    const serveSize: DataPoint<number>[] = [];
+    for (let outcome = 0; outcome < TRANSFER_OUTCOMES.length; outcome++) {
+      if (serveTotals.count[outcome] === 0) continue;
+      const name = TRANSFER_OUTCOMES[outcome];
+      const attributes = this.attributes(`o\u0000${name}`, { [ATTR_TRANSFER_OUTCOME]: name });
+      serveSize.push(this.sumPoint(`sb${outcome}`, serveTotals.bytes[outcome], attributes, startTime, endTime));
+    }
+
     const dropped: DataPoint<number>[] = [];
     for (const [reason, count] of accumulators.dropped) {
       const attributes = this.attributes(`d\u0000${reason}`, { [ATTR_DROPPED_REASON]: reason });
@@ -266,11 +294,14 @@ export class TaskMetricProducer implements MetricProducer {
     push(METRIC_GATHER_TIME, DATA_POINT_SUM, gatherTime);
     push(METRIC_WAIT_TIME, DATA_POINT_SUM, waitTime);
     push(METRIC_GATHER_SIZE, DATA_POINT_SUM, gatherSize);
+    push(METRIC_SERVE_TIME, DATA_POINT_SUM, serveTime);
+    push(METRIC_SERVE_SIZE, DATA_POINT_SUM, serveSize);
     push(METRIC_EXECUTE_SIZE, DATA_POINT_SUM, executeQuantities[QUANTITY_UNITS.indexOf("bytes")]);
     push(METRIC_EXECUTE_COUNT, DATA_POINT_SUM, executeQuantities[QUANTITY_UNITS.indexOf("count")]);
     push(METRIC_TRANSITIONS, DATA_POINT_SUM, transitions);
     push(METRIC_ACTIVE, DATA_POINT_GAUGE, active, TEMPORALITY_CUMULATIVE);
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
+    if (this.runtime !== undefined) metrics.push(...this.runtime.produce(startTime, endTime));
     return metrics;
   }
 

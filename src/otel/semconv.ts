@@ -43,6 +43,8 @@ export const ATTR_ABANDONED = "taskjourney.abandoned";
 /** Span names: low-cardinality; the task span is `task <prefix>`, state spans carry the state's name. */
 export const SPAN_TASK_PREFIX = "task ";
 export const SPAN_GATHER_DEP = "gather_dep";
+/** The serving side of a traced gather_dep, on the worker that sent the data (`journeys.serve`). */
+export const SPAN_GET_DATA = "get_data";
 /** The span made of top-level thread-cpu / thread-noncpu digests of an execution. */
 export const SPAN_RUN = "run";
 
@@ -52,6 +54,9 @@ export const METRIC_EXECUTE_TIME = "task.execute.time";
 export const METRIC_GATHER_TIME = "task.gather.time";
 export const METRIC_WAIT_TIME = "task.wait.time";
 export const METRIC_GATHER_SIZE = "task.gather.size";
+/** get_data requests served to peers (`journeys.serve`): seconds by activity, bytes by outcome. */
+export const METRIC_SERVE_TIME = "task.serve.time";
+export const METRIC_SERVE_SIZE = "task.serve.size";
 /** Bytes and counts digested into execute ledgers (`ledger.digest("disk-read", 65536, "bytes")`). */
 export const METRIC_EXECUTE_SIZE = "task.execute.size";
 export const METRIC_EXECUTE_COUNT = "task.execute.count";
@@ -88,3 +93,9 @@ export const ATTR_TASK_KEY_LENGTH = "taskjourney.key_length";
 
 /** On an activity span made by `digest()`: its interval is inferred, ending when the digest was taken. */
 export const ATTR_DIGEST = "taskjourney.digest";
+
+/**
+ * A state span's process stalls: `task.stall.gc.<type>` (major, minor, incremental, weakcb) and
+ * `task.stall.event-loop` = seconds of the visit they overlapped, as explain() shows them.
+ */
+export const ATTR_TASK_STALL_PREFIX = "task.stall.";

@@ -1,7 +1,8 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, isThreadDigest, JOURNEY_KINDS, waitingNodes } from "../model/breakdown-builder.js";
+import { ActivityLevel, addNode, addStallNodes, isThreadDigest, JOURNEY_KINDS, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
 import type { Machine } from "../model/machine.js";
 import { keyToText } from "../model/keys.js";
+import type { StallRing } from "../model/stalls.js";
 import {
   ACTIVITY_CHILD_SECONDS,
   ACTIVITY_FIELDS,
@@ -30,6 +31,7 @@ export function explainJourney(
   now: number,
   /** The recorder's state machine: state names, and which state waits for dependencies. */
   machine: Machine,
+  stalls?: StallRing,
 ): Breakdown {
   const ended = journey.ended;
   const last = ended ? journey.visitCount - 1 : journey.visitCount;
@@ -47,6 +49,8 @@ export function explainJourney(
     } else {
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }
+    // Process stalls (GC pauses, a blocked event loop) that overlapped the visit, read at explain time.
+    if (stalls !== undefined && stalls.size > 0 && showsStalls(JOURNEY_KINDS[journey.kind], state === machine.waiting)) addStallNodes(node.children, seconds, stalls.overlap(start, end));
     if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, index.quantities(visit), names);
     const attempt = failedAttempt(journey, visit);
     if (attempt !== undefined) {

@@ -1,4 +1,5 @@
 import type { Journey, Transfer } from "./journey.js";
+import type { Serve } from "./serve-ledger.js";
 
 /**
  * How the recorder hands its data out, without knowing who listens (the OpenTelemetry bridge, a
@@ -20,4 +21,6 @@ export interface RecorderListener {
   /** A transfer began; `journeys` are the fetch journeys of its keys. */
   transferStarted?(transfer: Transfer): void;
   transferEnded?(transfer: Transfer): void;
+  /** A get_data request served to a peer ended (serve-ledger.ts). */
+  serveEnded?(serve: Serve): void;
 }

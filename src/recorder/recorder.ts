@@ -26,6 +26,8 @@ import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
 import { show } from "./show.js";
+import type { StallRing } from "../model/stalls.js";
+import { Serve, ServeLedger, ServeTotals } from "./serve-ledger.js";
 
 /** Keys described by describe() and not yet forgotten, kept at most. */
 export const DESCRIBED_LIMIT = 100_000;
@@ -140,6 +142,17 @@ export class Recorder implements LedgerHost {
   private readonly activityCacheIds = new Int32Array(ACTIVITY_CACHE_MASK + 1);
   readonly noLedger: NoLedger;
   readonly asyncContext: boolean;
+  /**
+   * The process's recent stalls (GC pauses, event-loop stalls), when watched: read by explain()
+   * and the span bridge to place them in a journey's visits, never written on the hot path.
+   */
+  stalls: StallRing | undefined = undefined;
+  /** What the get_data requests served to peers took (serve()), for task.serve.*. */
+  readonly serveTotals: ServeTotals;
+  /** Recently ended serves, a ring like the retained journeys, for explain(). */
+  private readonly served: Serve[] = [];
+  private servedNext = 0;
+  private serveIds = 0;
   /** describe()d keys by id, until forgotten; at most DESCRIBED_LIMIT. */
   private readonly described = new Map<string | number, KeyDescription>();
   /**
@@ -188,6 +201,7 @@ export class Recorder implements LedgerHost {
     this.member = machine.member;
     this.isTerminal = machine.terminal;
     this.noLedger = new NoLedger();
+    this.serveTotals = new ServeTotals(this.activities.limit);
   }
 
   // ---- time, ids, drops -------------------------------------------------------------------
@@ -752,6 +766,60 @@ export class Recorder implements LedgerHost {
     }
     const listener = this.listener;
     if (listener?.transferEnded !== undefined) this.notify("transferEnded", listener.transferEnded, transfer);
+  }
+
+  // ---- serving peers (serve-ledger.ts) ---------------------------------------------------------
+
+  /**
+   * Opens the ledger of one get_data request `peer` made of this worker for `keys`. The keys'
+   * journeys are not moved: serving data a worker holds is not a state of it.
+   */
+  serve(peer: string, keys: readonly Key[], at?: number): ServeLedger | NoLedger {
+    const time = this.now(at);
+    const count = Array.isArray(keys) ? safeLength(keys) : -1;
+    if (count === -1) {
+      this.drop("invalid-key", "serve() takes an array of keys");
+      return this.noLedger;
+    }
+    if (typeof peer !== "string") {
+      this.drop("invalid-name", `serve() given a peer that is ${show(peer)}, not a string; recorded as ""`);
+      peer = "";
+    }
+    const ids: Array<string | number> = [];
+    for (let index = 0; index < count; index++) {
+      const id = this.idOf(element(keys, index) as Key);
+      if (id !== undefined) ids.push(id);
+    }
+    const serve = new Serve(++this.serveIds, peer, ids, time);
+    return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
+  }
+
+  private serveEnded(serve: Serve): void {
+    // Grown as serves end (as the retained journeys are), so a large retainedJourneys costs nothing up front.
+    const capacity = this.config.retainedJourneys;
+    if (capacity > 0) {
+      if (this.served.length < capacity) this.served.push(serve);
+      else this.served[this.servedNext] = serve;
+      this.servedNext = this.servedNext + 1 === capacity ? 0 : this.servedNext + 1;
+    }
+    const listener = this.listener;
+    if (listener?.serveEnded !== undefined) this.notify("serveEnded", listener.serveEnded, serve);
+  }
+
+  /** The recently ended serves of `key`, oldest first. */
+  servesOf(key: Key): Serve[] {
+    const id = keyId(key);
+    const found: Serve[] = [];
+    if (id === undefined) return found;
+    // Oldest first: until the ring is full, slots are in order from 0; after, from servedNext.
+    const served = this.served;
+    const count = served.length;
+    const first = count < this.config.retainedJourneys ? 0 : this.servedNext;
+    for (let back = 0; back < count; back++) {
+      const serve = served[(first + back) % count];
+      if (serve.keyIds.includes(id)) found.push(serve);
+    }
+    return found;
   }
 
   // ---- reading ------------------------------------------------------------------------------

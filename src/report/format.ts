@@ -66,8 +66,12 @@ export function formatBreakdown(breakdown: Breakdown): string {
     });
   };
   walk(breakdown.children, "", undefined);
+  // The get_data requests of peers this worker served the key to, after its own journey.
+  const servedFrom = rows.length;
+  if (breakdown.served !== undefined && breakdown.served.length > 0) walk(breakdown.served, "", "");
   const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
-  for (const row of rows) {
+  for (const [index, row] of rows.entries()) {
+    if (index === servedFrom) lines.push("served to peers");
     const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
     const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
     lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`);

@@ -1,6 +1,7 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, EPSILON, type JourneyKind, waitingNodes } from "../model/breakdown-builder.js";
+import { ActivityLevel, addNode, addStallNodes, EPSILON, type JourneyKind, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
+import { STALL_ATTRIBUTE_NAMES } from "../model/stalls.js";
 import {
   DEPENDENCIES_ACTIVITY,
   OTHER_ACTIVITY,
@@ -18,6 +19,7 @@ import {
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
+  ATTR_TASK_STALL_PREFIX,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
   ATTR_THREAD_CPU_TIME,
@@ -354,13 +356,15 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
     const isCurrent = unfinished && position === visits.length - 1;
-    if (kind === "compute" && (visit.name === "waiting" || hasWaitAttributes(visit))) {
+    const waits = visit.name === "waiting" || hasWaitAttributes(visit);
+    if (kind === "compute" && waits) {
       if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
     } else if (visit.name === "flight" && kind === "fetch") {
       node.children = flightActivities(index, visit, node.seconds, !isCurrent);
     } else {
       node.children = visitActivities(index, visit, node.seconds, !isCurrent, true);
     }
+    if (showsStalls(kind, waits)) addStalls(node.children, node.seconds, visit);
     addQuantities(node.children, visit);
     // An attempt that did not succeed, as explain() marks it.
     const attempt = stringAttribute(visit, ATTR_TASK_OUTCOME);
@@ -379,6 +383,19 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     outcome,
     children,
   };
+}
+
+/** The process stalls a visit overlapped, from its `task.stall.<kind>` attributes, placed as explain() places them. */
+function addStalls(nodes: BreakdownNode[], total: number, visit: DecodedSpan): void {
+  const overlap = new Float64Array(STALL_ATTRIBUTE_NAMES.length);
+  let any = false;
+  STALL_ATTRIBUTE_NAMES.forEach((name, kind) => {
+    const value = visit.attributes[ATTR_TASK_STALL_PREFIX + name];
+    if (typeof value !== "number" || !(value > 0) || value === Infinity) return;
+    overlap[kind] = value;
+    any = true;
+  });
+  if (any) addStallNodes(nodes, total, overlap);
 }
 
 /** A visit's digested quantities, from its `task.quantity.<unit>.<activity>` attributes, placed as explain() places them. */

@@ -16,6 +16,11 @@ import { startTelemetry } from "../../src/sdk.js";
 import { defaultValues, loadDashboard, queryPanels, substitute, totalsQuery, type Panel } from "./dashboard.js";
 import { backendsEnv, getJson, http, pollUntil, promQuery, run, sleep, type PromSample } from "./helpers.js";
 import { traceTotals } from "./trace-totals.js";
+import { buildGraph, injectedKeys, withInjected } from "../../examples/cluster/workloads.js";
+
+/** Tasks whose worker forces a major GC or blocks its event loop 60 ms as they start (examples/cluster). */
+const INJECTED = { gcEvery: 97, blockEvery: 89 };
+const STALLS = ["--gc-every", String(INJECTED.gcEvery), "--block-every", String(INJECTED.blockEvery)];
 
 /** service.name of everything this file exports, so that its series and traces are told apart. */
 const SERVICE = "taskjourney-e2e";
@@ -129,7 +134,7 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       tempDirs.push(outDir);
       const result = await run(
         process.execPath,
-        ["--import", "tsx", "examples/cluster/main.ts", "--workload", "reduction", "--size", String(size), "--trace-ratio", "1", "--quiet", "--json", "--out", outDir],
+        ["--import", "tsx", "examples/cluster/main.ts", "--workload", "reduction", "--size", String(size), "--trace-ratio", "1", ...STALLS, "--quiet", "--json", "--out", outDir],
         { env: clusterEnv(env.OTEL_EXPORTER_OTLP_ENDPOINT), timeoutMs: 150_000 },
       );
       expect(result.code, `cluster example failed (signal ${result.signal}):\n${result.stderr.slice(-3000)}`).toBe(0);
@@ -316,7 +321,11 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const transferred = JSON.parse(String(tag(gather, "transfer.keys"))) as string[];
     expect(transferred.length).toBeGreaterThan(0);
     expect(transferred.length).toBeLessThanOrEqual(Number(tag(gather, "transfer.key_count")));
-    for (const fetched of transferred) expect(fetched).toMatch(dependencyKey);
+    // One gather_dep fetches what the worker lacks from that peer, for any of its waiting tasks
+    // (as Dask bundles them): this task's dependency among them, others' too when they queued up
+    // together (a blocked event loop of the run's --block-every makes that common).
+    expect(transferred.some((fetched) => dependencyKey.test(fetched)), `${transferred.join(", ")} holds a ${dependencyKey}`).toBe(true);
+    for (const fetched of transferred) expect(fetched).toMatch(/^(square-\d+|sum-\d+-\d+)$/);
     expect(childrenOf(trace, gather).map((s) => s.operationName)).toContain("network");
     // The waiting span carries its apportioned breakdown.
     expect(waiting.tags.some((t) => t.key.startsWith("task.wait.") && Number(t.value) > 0)).toBe(true);
@@ -345,6 +354,48 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       if (parent !== undefined) expect(byId.has(parent), `parent of ${span.operationName}`).toBe(true);
     }
     explainedKey = key;
+  });
+
+  it("Jaeger shows a task slowed by a major GC, one by a blocked event loop, and a transfer slowed by the sender's unspill", async () => {
+    needWorkload();
+    const jaeger = backendsEnv().JAEGER_QUERY_URL;
+    // The first run's injected keys (a second, larger run has other keys of its own).
+    const { gc, blocked } = injectedKeys(withInjected(buildGraph("reduction", { size: 4000, seed: 1 }), INJECTED));
+    const executingOf = async (key: string): Promise<JaegerSpan | undefined> => {
+      const search = `${jaeger}/api/traces?${new URLSearchParams({ service: SERVICE, tags: JSON.stringify({ "task.key": key }), limit: "5", lookback: "1h" })}`;
+      for (const trace of (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? []) {
+        const task = trace.spans.find((s) => s.operationName.startsWith("task ") && tag(s, "task.key") === key && processTag(trace, s, "taskjourney.role") === "worker");
+        const executing = task === undefined ? undefined : childrenOf(trace, task).find((s) => s.operationName === "executing");
+        if (executing !== undefined) return executing;
+      }
+      return undefined;
+    };
+    // The state span carries the overlap (task.stall.*), from which `taskjourney explain` and the
+    // report place it under executing's other.
+    const majors: number[] = [];
+    for (const key of gc.slice(0, 10)) majors.push(Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.gc.major") ?? 0));
+    expect(Math.max(...majors), `task.stall.gc.major on the executing spans of ${gc.slice(0, 10).join(", ")}`).toBeGreaterThan(0);
+    const loops: number[] = [];
+    for (const key of blocked.slice(0, 10)) loops.push(Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.event-loop") ?? 0));
+    expect(Math.max(...loops), `task.stall.event-loop on the executing spans of ${blocked.slice(0, 10).join(", ")}`).toBeGreaterThanOrEqual(0.03);
+
+    // A get_data whose sender read the value back from disk: a child of the gather_dep that asked,
+    // in the same trace (every get_data is: none stands as a root), with its disk-read; the
+    // gather_dep links to it.
+    const search = `${jaeger}/api/traces?${new URLSearchParams({ service: SERVICE, operation: "get_data", limit: "50", lookback: "1h" })}`;
+    const traces = (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? [];
+    let unspilled = 0;
+    for (const trace of traces) {
+      const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
+      for (const getData of trace.spans.filter((s) => s.operationName === "get_data")) {
+        const gatherDep = byId.get(parentOf(getData) ?? "");
+        expect(gatherDep?.operationName, "the parent of a get_data span").toBe("gather_dep");
+        // Linked back, unless the gather_dep was cancelled and ended before the reply came.
+        const linked = gatherDep!.references.some((r) => r.refType === "FOLLOWS_FROM" && r.spanID === getData.spanID);
+        if (linked && childrenOf(trace, getData).some((s) => s.operationName === "disk-read")) unspilled++;
+      }
+    }
+    expect(unspilled, "get_data spans with a disk-read child, linked from their gather_dep").toBeGreaterThan(0);
   });
 
   it("PromQL returns task.state.time by prefix and finite duration quantiles, each metric stored once", async () => {

@@ -10,8 +10,12 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildGraph, evaluateLocally } from "../../examples/cluster/workloads.js";
+import { buildGraph, evaluateLocally, injectedKeys, withInjected } from "../../examples/cluster/workloads.js";
 import type { RunSummary } from "../../examples/cluster/cluster.js";
+import type { Breakdown, BreakdownNode } from "../../src/index.js";
+import { breakdownFromSpans, reportDataFromTelemetry, SpanIndex } from "../../src/report.js";
+import { formatBreakdown } from "../../src/report/format.js";
+import { readTelemetryFiles } from "../../src/report/inputs.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const MAIN = path.join(ROOT, "examples/cluster/main.ts");
@@ -160,6 +164,12 @@ describe("the cluster example", () => {
     expect(transferred.length).toBeGreaterThan(0);
     expect(gathers.every((span) => span.kind === 3 && span.role === "worker")).toBe(true);
     expect(attribute(transferred[0], "transfer.peer")).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+    // The serving side: get_data spans on the workers that sent the data, SERVER children of the
+    // gather_dep that asked, and its activities and bytes in task.serve.*.
+    const gatherIds = new Set(gathers.map((span) => span.spanId));
+    const getData = spans.filter((span) => span.name === "get_data");
+    expect(getData.length).toBeGreaterThan(0);
+    expect(getData.every((span) => span.kind === 2 && span.role === "worker" && gatherIds.has(span.parentSpanId ?? ""))).toBe(true);
     const schedulerSpans = new Map(spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]));
     const nested = spans.filter((span) => span.role === "worker" && span.name.startsWith("task ") && schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId);
     expect(nested.length).toBeGreaterThan(0);
@@ -176,6 +186,16 @@ describe("the cluster example", () => {
     expect(summary.report.executeBytes["disk-read"]).toBeGreaterThan(32 * 1024);
     expect((summary.report.execute["disk-write"] ?? 0) + (summary.report.gather["disk-write"] ?? 0)).toBeGreaterThan(0);
     expect(summary.report.gatherBytes.ok).toBeGreaterThan(0);
+    // What was fetched was served: every byte a gather_dep received left a sender (a reply whose
+    // gather_dep was cancelled meanwhile is sent and not received), some read back from spill files.
+    expect(summary.report.serveBytes.ok).toBeGreaterThanOrEqual(summary.report.gatherBytes.ok);
+    expect(summary.report.serveBytes.ok).toBeLessThan(summary.report.gatherBytes.ok * 1.01);
+    expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
+    // 32 KiB values are above the 16 KiB threshold: deflated by the sender, inflated on receipt.
+    expect(counters.reduce((sum, c) => sum + (c.compressIn ?? 0), 0)).toBeGreaterThan(0);
+    expect(counters.reduce((sum, c) => sum + (c.decompressOut ?? 0), 0)).toBeGreaterThan(0);
+    expect(summary.report.serve.compress).toBeGreaterThan(0);
+    expect(summary.report.gather.decompress).toBeGreaterThan(0);
 
     // Two rounds, the measured one last; the scheduler decided every task of both, with live
     // statistics once a prefix had some.
@@ -196,6 +216,73 @@ describe("the cluster example", () => {
     expect(pids.workers).toHaveLength(3);
     for (const pid of [...pids.workers, pids.scheduler]) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect(fs.existsSync(pids.spillRoot), "spill files removed").toBe(false);
+  });
+
+  it("a transfer slowed by the sender's unspill, a task slowed by a major GC and one by a blocked event loop explain themselves", async () => {
+    const options = { size: 120, seed: 11, length: 4096 };
+    const injected = { gcEvery: 17, blockEvery: 19 };
+    const run = start([
+      "--workload", "reduction",
+      "--size", String(options.size),
+      "--length", String(options.length),
+      "--seed", String(options.seed),
+      "--workers", "3",
+      "--threads", "2",
+      "--memory-limit", "64k",
+      "--trace-ratio", "1",
+      "--gc-every", String(injected.gcEvery),
+      "--block-every", String(injected.blockEvery),
+    ]);
+    const { code, output } = await finished(run, 60_000);
+    expect(code, output).toBe(0);
+    const graph = withInjected(buildGraph("reduction", options), injected);
+    const summary = JSON.parse(fs.readFileSync(path.join(run.outDir, "summary.json"), "utf8")) as RunSummary;
+    expect(summary.result).toBe(evaluateLocally(graph));
+    const { gc: gcKeys, blocked: blockedKeys } = injectedKeys(graph);
+    expect(gcKeys.length).toBeGreaterThan(0);
+    expect(blockedKeys.length).toBeGreaterThan(0);
+
+    // What `taskjourney explain --from` and the report read: the spans the processes exported,
+    // rebuilt by the rules explain() follows (test/otel/spans/stalls.test.ts: the same tree).
+    const telemetry = readTelemetryFiles([path.join(run.outDir, "otlp")]);
+    const index = new SpanIndex(telemetry.spans);
+    const stallOf = (breakdown: Breakdown | undefined, name: string): BreakdownNode | undefined =>
+      breakdown?.children.find((visit) => visit.name === "executing")?.children.find((node) => node.name === "other")?.children.find((node) => node.name === name);
+    const workerJourney = (key: string) => breakdownFromSpans(index, key, { kind: "compute" });
+
+    // A major GC forced on the worker's main thread as the task started: under executing, in the
+    // time no activity claimed, as `gc` with a `major` child.
+    const gcExplained = gcKeys.map(workerJourney).filter((breakdown) => (stallOf(breakdown, "gc")?.children.find((node) => node.name === "major")?.seconds ?? 0) > 0);
+    expect(gcExplained.length, `a --gc-every task with gc > major under executing: ${gcKeys.join(", ")}`).toBeGreaterThan(0);
+    expect(formatBreakdown(gcExplained[0]!)).toMatch(/major/);
+    // A 60 ms spin of the main thread: most of it seen as event-loop (the probe sees a stall from
+    // when its tick was due, up to 20 ms after it began).
+    const blockExplained = blockedKeys.map(workerJourney).filter((breakdown) => (stallOf(breakdown, "event-loop")?.seconds ?? 0) >= 0.03);
+    expect(blockExplained.length, `a --block-every task with >= 30 ms of event-loop under executing: ${blockedKeys.join(", ")}`).toBeGreaterThan(0);
+    expect(formatBreakdown(blockExplained[0]!)).toMatch(/event-loop/);
+
+    // A transfer whose sender read the value back from its spill file: the get_data span on the
+    // sender, a child of the gather_dep that asked (which links to it), with its disk-read.
+    const spans = telemetry.spans;
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    const unspilled = spans.filter(
+      (span) => span.name === "get_data" && spans.some((child) => child.parentSpanId === span.spanId && child.name === "disk-read" && child.endNanos > child.startNanos),
+    );
+    expect(unspilled.length, "a get_data span with a disk-read child").toBeGreaterThan(0);
+    for (const getData of unspilled) {
+      const gatherDep = byId.get(getData.parentSpanId ?? "");
+      expect(gatherDep?.name).toBe("gather_dep");
+      expect(gatherDep!.traceId).toBe(getData.traceId);
+    }
+    // Linked back, unless the gather_dep was cancelled and ended before the reply came.
+    expect(unspilled.some((getData) => byId.get(getData.parentSpanId!)!.links.some((link) => link.spanId === getData.spanId))).toBe(true);
+
+    // The report: its slowest journeys are these breakdowns, stalls included.
+    const report = reportDataFromTelemetry(telemetry, { slowest: 10_000 });
+    const inReport = (key: string) => report.slowest?.find((breakdown) => breakdown.key === key);
+    expect(stallOf(inReport(gcExplained[0]!.key), "gc")).toBeDefined();
+    expect(stallOf(inReport(blockExplained[0]!.key), "event-loop")).toBeDefined();
+    expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
   });
 
   it("leaves no worker behind when the scheduler process is killed", async () => {

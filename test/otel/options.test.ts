@@ -53,6 +53,7 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["traces", { traces: "no" }],
   ["maxClockSkew", { maxClockSkew: Number.NaN }],
   ["maxClockSkew", { maxClockSkew: "1d" }],
+  ["processStalls", { processStalls: 1 }],
   ["executeTimeByPrefix", { executeTimeByPrefix: "true" }],
   ["temporality", { temporality: "Delta" }],
   ["temporality", { temporality: 0 }],
@@ -113,12 +114,14 @@ describe("options validation", () => {
     expect(() => new TaskJourneys({ clock, sampling: { ratio: 0 }, temporality: "delta", histogram: "explicit", explicitBuckets: [-1, 0, 0.5] })).not.toThrow();
 
     const defaults = resolveOptions({ clock });
-    const { clock: _c, sampling, timeOrigin, machine, ...rest } = defaults;
-    const { clock: _d, sampling: defaultSampling, ...defaultRest } = DEFAULT_OPTIONS;
+    const { clock: _c, sampling, timeOrigin, machine, processStalls, ...rest } = defaults;
+    const { clock: _d, sampling: defaultSampling, processStalls: defaultStalls, ...defaultRest } = DEFAULT_OPTIONS;
     expect(rest).toEqual(defaultRest);
     // No machine given: the role's Dask preset, compiled once for all journeys.
     expect(machine).toBe(PRESETS.worker);
     expect(resolveOptions({ clock, role: "scheduler" }).machine).toBe(PRESETS.scheduler);
+    // Stalls are timed on the performance clock: watched by default with it, not with a clock of the caller's.
+    expect([defaultStalls, processStalls, resolveOptions({}).processStalls, resolveOptions({ clock, processStalls: true }).processStalls]).toEqual([true, false, true, true]);
     expect(sampling).toEqual(defaultSampling);
     // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
     expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);

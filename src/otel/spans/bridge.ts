@@ -23,6 +23,9 @@ import { randomSpanId, randomTraceId, type SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
+import { ServeSpans } from "./serves.js";
+import { OpenSpan } from "./context.js";
+import type { Serve } from "../../recorder/serve-ledger.js";
 import { SpanWriter } from "./writer.js";
 
 export type { SpanBridgeOptions } from "./options.js";
@@ -63,6 +66,7 @@ export class SpanBridge implements RecorderListener {
   private readonly tasks: TaskSpans;
   /** The tracer provider's id generator, when it lets us choose ids (useIds()). */
   private ids: SpanIds | undefined;
+  private readonly serves: ServeSpans;
   private closed = false;
 
   constructor(
@@ -77,6 +81,7 @@ export class SpanBridge implements RecorderListener {
     const activities = new ActivitySpans(this.writer, recorder.activities, options.maxChildrenPerSpan);
     this.transfers = new TransferSpans(this.writer, activities, options);
     this.tasks = new TaskSpans(recorder, this.writer, activities, this.transfers, options, this.producers, this.recent);
+    this.serves = new ServeSpans(this.writer, activities, options);
   }
 
   /**
@@ -224,6 +229,40 @@ export class SpanBridge implements RecorderListener {
     return true;
   }
 
+  // ---- transfers across processes: gather_dep ⇄ get_data (serves.ts) ---------------------------
+
+  /** A serve began at the request of a peer whose gather_dep is in `source` (a carrier or Context): its get_data span, when that one is sampled. */
+  serveStarted(serve: Serve, source: unknown): boolean {
+    if (this.closed) return false;
+    const requester = spanContextFrom(source);
+    if (requester === undefined || !isSampled(requester)) return false;
+    this.serves.started(serve, requester);
+    return true;
+  }
+
+  serveEnded(serve: Serve): void {
+    this.serves.ended(serve);
+  }
+
+  /** See TaskJourneys.injectTransfer: the live gather_dep of `transfer`, or the get_data of `serve`. */
+  injectTransfer(subject: Transfer | Serve, carrier: TraceCarrier): boolean {
+    if (carrier === null || typeof carrier !== "object") return false;
+    const state = subject.spanState;
+    if (!(state instanceof OpenSpan)) return false;
+    injectSpanContext(state.span.spanContext(), carrier);
+    return true;
+  }
+
+  /** See TaskJourneys.linkTransfer: the live gather_dep of `transfer` links to the get_data in `source`. */
+  linkTransfer(transfer: Transfer, source: unknown): boolean {
+    if (this.closed) return false;
+    const state = transfer.spanState;
+    const spanContext = spanContextFrom(source);
+    if (!(state instanceof OpenSpan) || spanContext === undefined) return false;
+    this.writer.link(state, spanContext);
+    return true;
+  }
+
   // ---- RecorderListener -----------------------------------------------------------------------
 
   journeyStarted(journey: Journey): void {
@@ -306,6 +345,7 @@ export class SpanBridge implements RecorderListener {
     }
     this.open.clear();
     this.transfers.shutdown(now);
+    this.serves.shutdown(now);
     await flush(this.provider);
   }
 

@@ -1,6 +1,7 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type SpanContext } from "@opentelemetry/api";
 import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
+import { STALL_ATTRIBUTE_NAMES, type StallOverlap } from "../../model/stalls.js";
 import { failureText } from "../../model/breakdown.js";
 import {
   COMPUTE_JOURNEY,
@@ -25,6 +26,7 @@ import {
   ATTR_TASK_PREFIX,
   ATTR_TASK_QUANTITY_PREFIX,
   ATTR_TASK_ROLE,
+  ATTR_TASK_STALL_PREFIX,
   ATTR_TASK_WAIT_PREFIX,
   ATTR_TASK_WORKER,
   SPAN_TASK_PREFIX,
@@ -132,6 +134,8 @@ export class TaskSpans {
         else if (state === machine.retry) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
+      const stalls = this.recorder.stalls;
+      if (stalls !== undefined && stalls.size > 0) stallAttributes(stalls.overlap(start, end), span);
       this.attemptAttributes(journey, visit, span, end);
       // The next state span, when there is one, starts at this one's end with an HrTime to share.
       this.writer.finishSpan(span, start, end, visit + 1 < count ? spans.visits[visit + 1]?.startTime : undefined);
@@ -224,6 +228,13 @@ export class TaskSpans {
       this.waitNames[activityId] = name;
     }
     return name;
+  }
+}
+
+/** The process stalls a visit overlapped as `task.stall.<kind>` = seconds, so a trace alone can rebuild explain(). */
+function stallAttributes(overlap: StallOverlap, span: OpenSpan): void {
+  for (let kind = 0; kind < overlap.length; kind++) {
+    if (overlap[kind] > 0) span.span.setAttribute(ATTR_TASK_STALL_PREFIX + STALL_ATTRIBUTE_NAMES[kind], overlap[kind]);
   }
 }
 
