@@ -138,7 +138,7 @@ describe("process stalls in a breakdown: a split of `other`, no metric's node ch
   it("leaves a compute journey's apportioned waiting alone, and every other visit open to stalls", () => {
     expect(showsStalls("compute", true)).toBe(false);
     expect(showsStalls("compute", false)).toBe(true);
-    expect(    expect(showsStalls("fetch", false)).toBe(true);
+    expect(showsStalls("fetch", false)).toBe(true);
     expect(showsStalls("scheduler", true)).toBe(true);
   });
 });
