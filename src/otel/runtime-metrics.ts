@@ -15,7 +15,7 @@ export const ATTR_GC_TYPE = "v8js.gc.type";
 /** `nodejs.eventloop.delay.<statistic>`: min, max, mean, stddev, p50, p90, p99. */
 export const METRIC_EVENT_LOOP_DELAY_PREFIX = "nodejs.eventloop.delay.";
 
-const DELAY_STATISTICS = ["min", "max", "mean", "stddev", "p50", "p90", "p99"] as const satisfies ReadonlyArray<keyof EventLoopDelay>;
+export const DELAY_STATISTICS = ["min", "max", "mean", "stddev", "p50", "p90", "p99"] as const satisfies ReadonlyArray<keyof EventLoopDelay>;
 
 const DELAY_DESCRIPTIONS: Record<(typeof DELAY_STATISTICS)[number], string> = {
   min: "Event loop minimum delay.",

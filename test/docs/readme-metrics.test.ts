@@ -12,6 +12,7 @@ import { DEPENDENCIES_ACTIVITY, EXECUTE_ACTIVITIES, EXECUTE_LUMP, GATHER_ACTIVIT
 import { SCHEDULER_STATES, WORKER_STATES } from "../../src/model/states.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 import { SEED_ACTIVITIES } from "../../src/recorder/activity-ids.js";
+import { DELAY_STATISTICS, METRIC_EVENT_LOOP_DELAY_PREFIX, METRIC_GC_DURATION } from "../../src/otel/runtime-metrics.js";
 import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_FAILURES } from "../../src/otel/semconv.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
@@ -62,6 +63,12 @@ async function exported(executeTimeByPrefix: boolean): Promise<Map<string, { met
   const p = pipeline([journeys.metricProducer]);
   try {
     workerDay(journeys, clock);
+    // And one get_data served to a peer: the serve metrics (task.serve.*).
+    const serve = journeys.serve("tcp://10.0.0.9:40001", ["x-1"]);
+    serve.meter("disk-read", () => clock.advance(0.25));
+    serve.digest("network", 4096, "bytes");
+    clock.advance(0.5);
+    serve.end("ok");
     const metrics = byName(await p.collect());
     return new Map(
       [...metrics].map(([name, metric]) => {
@@ -81,7 +88,16 @@ describe("the README's metrics table", () => {
 
   // taskjourney/sdk's own counter of failed exports is not the producer's (test/sdk/ checks it).
   const sdkOnly = rows.filter(([, , , attributes]) => attributes.includes("taskjourney/sdk only"));
-  const producerRows = rows.filter((row) => !sdkOnly.includes(row));
+  // The process stall metrics need a real GC and event loop (test/runtime/ and test/otel/ check them).
+  const stallRows = rows.filter(([, , , attributes]) => attributes.includes("with `processStalls`"));
+  const producerRows = rows.filter((row) => !sdkOnly.includes(row) && !stallRows.includes(row));
+
+  it("names the process stall metrics of processStalls", () => {
+    expect(stallRows.map(([name, , unit]) => [name, unit])).toEqual([
+      [METRIC_GC_DURATION, "s"],
+      [`${METRIC_EVENT_LOOP_DELAY_PREFIX}${DELAY_STATISTICS.join(" / ")}`, "s"],
+    ]);
+  });
 
   it("names taskjourney/sdk's export failures counter with its attributes", () => {
     expect(sdkOnly.map(([name, type, unit, attributes]) => [name, type, unit, attributeNames(attributes)])).toEqual([
