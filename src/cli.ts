@@ -21,7 +21,7 @@ export const USAGE = `taskjourney ${VERSION}: where every task's time goes
 
 Usage:
   taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]
-  taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--max-bytes <n>]
+  taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]
   taskjourney --help | --version
 
 Inputs (--from, repeatable; report also takes them as arguments): OTLP/JSON files, one
@@ -43,6 +43,10 @@ Commands:
               --out <file>    where to write (default: report.html in the first input's
                               directory, or <summary>.html beside a lone summary file)
               --title <text>  the page title
+              --state <name>  the state whose durations the per-prefix quantiles
+                              show (default: Dask's executing / processing, else
+                              the state the exported journeys end from, which is
+                              a state machine's executing state)
   Both:       --max-bytes <n> refuse an input file larger than n bytes (default ${DEFAULT_MAX_BYTES}, 512 MiB)
 
 Exit status: 0 done, 1 bad or missing data (file, key), 2 bad usage.
@@ -179,7 +183,7 @@ function jsonSafe(json: string): string {
 function report(args: readonly string[], io: Io): number {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { ...COMMON, out: { type: "string", short: "o" }, title: { type: "string" } },
+    options: { ...COMMON, out: { type: "string", short: "o" }, title: { type: "string" }, state: { type: "string" } },
     allowPositionals: true,
     strict: true,
   });
@@ -190,10 +194,11 @@ function report(args: readonly string[], io: Io): number {
   const limit = maxBytes(values["max-bytes"]);
   const inputs = [...(values.from ?? []), ...positionals].filter((input) => input !== "");
   if (inputs.length === 0) throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
+  if (values.state !== undefined && values.state.trim() === "") throw new UsageError("--state takes a state's name, e.g. --state active");
   const telemetry = read(inputs, { maxBytes: limit, metrics: true });
   let data;
   try {
-    data = reportDataFromTelemetry(telemetry, { title: values.title });
+    data = reportDataFromTelemetry(telemetry, { title: values.title, state: values.state });
   } catch (error) {
     throw new DataError((error as Error).message);
   }

@@ -20,6 +20,7 @@ import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } f
 import { reportDataFrom, type ReportData } from "./html.js";
 import type { TelemetryFiles } from "./inputs.js";
 import type { ExplicitBuckets, ExponentialBuckets, MetricPoint } from "./otlp-metrics.js";
+import { DASK_MEASURED, journeyShapes, measuredState, stateOrder, type JourneyShapes, type Role } from "./machine-from-data.js";
 import type { PrefixRow } from "./table.js";
 
 /**
@@ -42,9 +43,13 @@ export interface ReportFromTelemetryOptions {
   failures?: number;
   /** ISO time the data was taken. Default now. */
   generatedAt?: string;
+  /**
+   * The state whose visit durations the per-prefix quantiles show, for each role whose data has
+   * it (`--state`). Default: found in the data (src/report/machine-from-data.ts): Dask's
+   * `executing` / `processing`, else the state the journeys' spans end from.
+   */
+  state?: string;
 }
-
-type Role = "worker" | "scheduler";
 
 function roleOf(point: MetricPoint): Role {
   return point.resource[RESOURCE_ROLE] === "scheduler" ? "scheduler" : "worker";
@@ -85,37 +90,64 @@ function nullRecord<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-interface PrefixCells {
-  stateSeconds: Record<string, number>;
+/** One (prefix, state)'s visit durations. */
+interface Durations {
   exponential: ExponentialBuckets[];
   explicit: ExplicitBuckets[];
   /** Exact durations, when the rows come from spans. */
-  durations: number[];
+  exact: number[];
+}
+
+interface PrefixCells {
+  stateSeconds: Record<string, number>;
+  /** By state: which one the quantiles show is decided once every state is known. */
+  durations: Map<string, Durations>;
 }
 
 function cellsOf(map: Map<string, PrefixCells>, prefix: string): PrefixCells {
   let cells = map.get(prefix);
-  if (cells === undefined) map.set(prefix, (cells = { stateSeconds: nullRecord(), exponential: [], explicit: [], durations: [] }));
+  if (cells === undefined) map.set(prefix, (cells = { stateSeconds: nullRecord(), durations: new Map() }));
   return cells;
+}
+
+function durationsOf(cells: PrefixCells, state: string): Durations {
+  let durations = cells.durations.get(state);
+  if (durations === undefined) cells.durations.set(state, (durations = { exponential: [], explicit: [], exact: [] }));
+  return durations;
+}
+
+/** Every state a role's rows hold time or durations of. */
+function statesIn(map: Map<string, PrefixCells>): Set<string> {
+  const states = new Set<string>();
+  for (const cells of map.values()) {
+    for (const state of Object.keys(cells.stateSeconds)) states.add(state);
+    for (const state of cells.durations.keys()) states.add(state);
+  }
+  return states;
 }
 
 function exactQuantile(sorted: readonly number[], q: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
 }
 
-/** Rows in the order the tables show them: prefixes that reached the measured state first, then by time. */
-function rowsOf(map: Map<string, PrefixCells>): PrefixRow[] {
+/**
+ * Rows in the order the tables show them: prefixes that reached the measured state first, then by
+ * time. With no measured state, the quantiles are unknown (NaN) and the counts 0.
+ */
+function rowsOf(map: Map<string, PrefixCells>, measured: string | undefined): PrefixRow[] {
   const rows: PrefixRow[] = [];
+  const none: Durations = { exponential: [], explicit: [], exact: [] };
   for (const [prefix, cells] of map) {
     let row: PrefixRow;
-    if (cells.durations.length > 0) {
-      const sorted = [...cells.durations].sort((a, b) => a - b);
+    const durations = (measured === undefined ? undefined : cells.durations.get(measured)) ?? none;
+    if (durations.exact.length > 0) {
+      const sorted = [...durations.exact].sort((a, b) => a - b);
       row = { prefix, count: sorted.length, p50: exactQuantile(sorted, 0.5), p90: exactQuantile(sorted, 0.9), p99: exactQuantile(sorted, 0.99), stateSeconds: cells.stateSeconds };
-    } else if (cells.exponential.length > 0) {
-      const merged = mergeHistograms(cells.exponential);
+    } else if (durations.exponential.length > 0) {
+      const merged = mergeHistograms(durations.exponential);
       row = { prefix, count: merged.count, p50: histogramQuantile(merged, 0.5), p90: histogramQuantile(merged, 0.9), p99: histogramQuantile(merged, 0.99), stateSeconds: cells.stateSeconds };
     } else {
-      const merged = mergeExplicit(cells.explicit);
+      const merged = mergeExplicit(durations.explicit);
       const quantile = (q: number) => (merged === undefined ? Number.NaN : explicitQuantile(merged, q));
       row = { prefix, count: merged?.count ?? 0, p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), stateSeconds: cells.stateSeconds };
     }
@@ -140,8 +172,6 @@ function emptyAggregates(): Aggregates {
   return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord(), failed: nullRecord() };
 }
 
-const MEASURED: Record<Role, string> = { worker: "executing", scheduler: "processing" };
-
 function fromMetrics(points: readonly MetricPoint[]): Aggregates {
   const aggregates = emptyAggregates();
   for (const point of currentPoints(points)) {
@@ -153,11 +183,12 @@ function fromMetrics(points: readonly MetricPoint[]): Aggregates {
       case METRIC_STATE_TIME:
         add(cellsOf(aggregates[role], prefix).stateSeconds, state, point.value);
         break;
-      case METRIC_STATE_DURATION:
-        if (state !== MEASURED[role]) break;
-        if (point.exponential !== undefined) cellsOf(aggregates[role], prefix).exponential.push(point.exponential);
-        if (point.explicit !== undefined) cellsOf(aggregates[role], prefix).explicit.push(point.explicit);
+      case METRIC_STATE_DURATION: {
+        const durations = durationsOf(cellsOf(aggregates[role], prefix), state);
+        if (point.exponential !== undefined) durations.exponential.push(point.exponential);
+        if (point.explicit !== undefined) durations.explicit.push(point.explicit);
         break;
+      }
       case METRIC_EXECUTE_TIME:
         if (role === "worker") add(aggregates.execute, activity, point.value);
         break;
@@ -179,8 +210,11 @@ function fromMetrics(points: readonly MetricPoint[]): Aggregates {
   return aggregates;
 }
 
-/** The same aggregates from the journeys' spans (sampled journeys only). */
-function fromSpans(index: SpanIndex): Aggregates {
+/**
+ * The same aggregates from the journeys' spans (sampled journeys only). `executing` is the
+ * workers' measured state: its visits' activities are the execute breakdown.
+ */
+function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates {
   const aggregates = emptyAggregates();
   for (const task of index.tasks) {
     const breakdown = breakdownOfTask(index, task);
@@ -188,9 +222,9 @@ function fromSpans(index: SpanIndex): Aggregates {
     const cells = cellsOf(aggregates[role], breakdown.prefix);
     for (const visit of breakdown.children) {
       add(cells.stateSeconds, visit.name, visit.seconds);
-      if (visit.name === MEASURED[role]) cells.durations.push(visit.seconds);
+      durationsOf(cells, visit.name).exact.push(visit.seconds);
       if (role === "scheduler") continue;
-      const into = visit.name === "executing" && breakdown.kind === "compute" ? aggregates.execute : visit.name === "flight" && breakdown.kind === "fetch" ? aggregates.gather : undefined;
+      const into = visit.name === executing && breakdown.kind === "compute" ? aggregates.execute : visit.name === "flight" && breakdown.kind === "fetch" ? aggregates.gather : undefined;
       const wait = visit.name === "waiting" && breakdown.kind === "compute" ? (aggregates.wait[breakdown.prefix] ??= nullRecord()) : undefined;
       for (const activity of visit.children) {
         if (into !== undefined) add(into, activity.name, activity.seconds);
@@ -253,21 +287,42 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
   if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
     throw new TypeError(`${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`);
   }
-  const aggregates = hasMetrics ? fromMetrics(telemetry.metrics) : fromSpans(index!);
+  const shapes = index === undefined ? undefined : journeyShapes(index);
+  let aggregates: Aggregates;
+  let measured: Record<Role, string | undefined>;
+  if (hasMetrics) {
+    aggregates = fromMetrics(telemetry.metrics);
+    measured = measuredStates(statesIn(aggregates.worker), statesIn(aggregates.scheduler), options.state, shapes);
+  } else {
+    // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
+    const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
+    measured = measuredStates(lived("worker"), lived("scheduler"), options.state, shapes);
+    aggregates = fromSpans(index!, measured.worker);
+  }
   const dropped = Object.entries(aggregates.dropped).filter(([, count]) => count > 0);
   const processes = new Set(telemetry.metrics.map((point) => JSON.stringify(point.resource))).size;
   const source = hasMetrics
     ? `from the metrics of ${processes} process${processes === 1 ? "" : "es"}${index === undefined ? "" : ` and ${index.tasks.length} sampled journeys' spans`}`
     : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
-  const schedulerRows = rowsOf(aggregates.scheduler);
+  const workerRows = rowsOf(aggregates.worker, measured.worker);
+  const schedulerRows = rowsOf(aggregates.scheduler, measured.scheduler);
+  const unmeasured = (["worker", "scheduler"] as const).filter((role) => measured[role] === undefined && aggregates[role].size > 0);
   // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
   const failureCounts = hasMetrics ? aggregates.failed : countBy(failedStates(index!));
   return {
     title: options.title ?? "taskjourney report",
     generatedAt: options.generatedAt ?? new Date().toISOString(),
-    description: `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}`,
-    prefixes: rowsOf(aggregates.worker),
+    description:
+      `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
+      `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
+      `${unmeasured.length === 0 ? "" : `; no executing state found in the data for the ${unmeasured.join(" and ")} quantiles (give one with --state)`}`,
+    prefixes: workerRows,
+    // Named only when not Dask's (the page's default).
+    durationOf: measured.worker === undefined || measured.worker === DASK_MEASURED.worker ? undefined : measured.worker,
+    states: stateOrder(statesIn(aggregates.worker), shapes?.sequences.worker ?? []),
     schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
+    schedulerDurationOf: measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler ? undefined : measured.scheduler,
+    schedulerStates: schedulerRows.length > 0 ? stateOrder(statesIn(aggregates.scheduler), shapes?.sequences.scheduler ?? []) : undefined,
     execute: aggregates.execute,
     gather: aggregates.gather,
     wait: aggregates.wait,
@@ -275,6 +330,17 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     failures: failed.failures,
     failureCounts,
   };
+}
+
+/** Each role's measured state (see measuredState); a `--state` that no role has is an error. */
+function measuredStates(worker: ReadonlySet<string>, scheduler: ReadonlySet<string>, explicit: string | undefined, shapes: JourneyShapes | undefined): Record<Role, string | undefined> {
+  if (explicit !== undefined && !worker.has(explicit) && !scheduler.has(explicit)) {
+    const known = [...new Set([...worker, ...scheduler])].sort();
+    throw new TypeError(`no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`);
+  }
+  const workerState = measuredState(worker, "worker", { explicit, shapes });
+  const schedulerState = measuredState(scheduler, "scheduler", { explicit, shapes, otherRole: workerState });
+  return { worker: workerState ?? measuredState(worker, "worker", { explicit, shapes, otherRole: schedulerState }), scheduler: schedulerState };
 }
 
 /** The failed terminal state of each failed task journey in the spans. */

@@ -284,6 +284,11 @@ function isStateSpan(task: DecodedSpan, child: DecodedSpan): boolean {
   return child.scope === task.scope && (STATES.has(child.name) || !child.name.startsWith(SPAN_TASK_PREFIX));
 }
 
+/** A task span's state spans (its visits), in the order they were lived. */
+export function stateVisitsOf(index: SpanIndex, task: DecodedSpan): DecodedSpan[] {
+  return index.visitsOf(task).filter((child) => isStateSpan(task, child));
+}
+
 /** Whether a visit carries the apportioned wait of a state that waits for dependencies (`task.wait.*`), whatever its name. */
 function hasWaitAttributes(visit: DecodedSpan): boolean {
   for (const name of Object.keys(visit.attributes)) if (name.startsWith(ATTR_TASK_WAIT_PREFIX)) return true;
@@ -351,7 +356,7 @@ export function breakdownFromSpans(
 export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: JourneyKind = journeyKind(index, task)): Breakdown {
   const unfinished = task.attributes[ATTR_UNFINISHED] === true;
   const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
-  const visits = index.visitsOf(task).filter((child) => isStateSpan(task, child));
+  const visits = stateVisitsOf(index, task);
   const children = visits.map((visit, position) => {
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().

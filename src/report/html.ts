@@ -31,10 +31,17 @@ export interface ReportData {
   prefixes: PrefixRow[];
   /** What the quantiles measure. Default "executing". */
   durationOf?: string;
+  /**
+   * The order of the state columns (a machine's own order, as its journeys lived it); states
+   * not listed follow, in Dask's lifecycle order, then by name. Default: that order alone.
+   */
+  states?: string[];
   /** The scheduler's per-prefix rows (quantiles of `schedulerDurationOf`), shown when present. */
   schedulerPrefixes?: PrefixRow[];
   /** What the scheduler rows' quantiles measure. Default "processing". */
   schedulerDurationOf?: string;
+  /** The order of the scheduler table's state columns, as `states` is of the workers'. */
+  schedulerStates?: string[];
   /** task.execute.time by activity, seconds. */
   execute: Record<string, number>;
   /** task.gather.time by activity, seconds. */
@@ -142,9 +149,15 @@ function finite(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : Number.NaN;
 }
 
-/** The states with time in some row, in lifecycle order. */
-function statesOf(rows: readonly PrefixRow[]): string[] {
-  return [...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)))].sort(byLifecycle);
+/** The states with time in some row, in the order given, the others in lifecycle order. */
+function statesOf(rows: readonly PrefixRow[], order: readonly string[] = []): string[] {
+  const rank = (state: string) => {
+    const position = order.indexOf(state);
+    return position === -1 ? Number.MAX_SAFE_INTEGER : position;
+  };
+  return [...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)))].sort(
+    (a, b) => rank(a) - rank(b) || byLifecycle(a, b),
+  );
 }
 
 interface SunburstNode {
@@ -264,7 +277,7 @@ function schedulerSection(data: ReportData): string {
   if (rows === undefined || rows.length === 0) return "";
   const durationOf = data.schedulerDurationOf ?? "processing";
   return (
-    `<h3>On the scheduler</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows))}</div>` +
+    `<h3>On the scheduler</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows, data.schedulerStates))}</div>` +
     `<p class="note">count and quantiles: visits to ${escapeHtml(durationOf)} on the scheduler.</p>`
   );
 }
@@ -314,7 +327,7 @@ function readPageAsset(name: string): string {
 
 /** The report page for `data`, as one HTML string. */
 export function renderHtmlReport(data: ReportData, options: RenderOptions = {}): string {
-  const states = statesOf(data.prefixes);
+  const states = statesOf(data.prefixes, data.states);
   const { script, style } = loadPageAssets();
   const inlined = options.inlineEcharts === false ? null : loadEcharts();
   const echartsTag =
@@ -386,6 +399,12 @@ ${echartsTag}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stateNames(value: unknown, field: string): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.some((name) => typeof name !== "string")) throw new TypeError(`${field} must be an array of state names`);
+  return value as string[];
 }
 
 function secondsRecord(value: unknown, field: string, what = "seconds"): Record<string, number> {
@@ -520,8 +539,10 @@ export function reportDataFrom(json: unknown): ReportData {
       description,
       prefixes: prefixRows(json.prefixes, "prefixes"),
       durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
+      states: stateNames(json.states, "states"),
       schedulerPrefixes: json.schedulerPrefixes === undefined || json.schedulerPrefixes === null ? undefined : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
       schedulerDurationOf: typeof json.schedulerDurationOf === "string" ? json.schedulerDurationOf : undefined,
+      schedulerStates: stateNames(json.schedulerStates, "schedulerStates"),
       execute: secondsRecord(json.execute, "execute"),
       gather: secondsRecord(json.gather, "gather"),
       wait: waitRecord(json.wait, "wait"),
