@@ -1,0 +1,149 @@
+/**
+ * The report of an application with a state machine of its own: the job queue of
+ * examples/job-queue (its own machine, JOB_MACHINE, on the queue and on two workers) exports
+ * through taskjourney/sdk's fileDirectory, and `taskjourney report --from` those files shows
+ * the queue's own states, with quantiles of its executing state (`active`) found in the data,
+ * and the state columns in the order the jobs lived them. The page opens in headless Chromium
+ * (skipped without it, except in CI).
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import type { TaskJourneys } from "../../src/index.js";
+import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
+import { readTelemetryFiles } from "../../src/report/inputs.js";
+import { startTelemetry } from "../../src/sdk.js";
+import { instrumentQueue, instrumentWorker, JOB_MACHINE, type JobJourneyState } from "../../examples/job-queue/instrument.js";
+import { startCluster } from "../../examples/job-queue/workload.js";
+import { findChromium } from "../helpers/chromium.js";
+import { openReportOffline } from "../helpers/report-page.js";
+
+const ROOT = path.dirname(path.dirname(path.dirname(fileURLToPath(import.meta.url))));
+const OUTPUT = path.join(ROOT, "test-output", "report-job-queue");
+const chromium = findChromium();
+const inCi = process.env.CI === "true";
+const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-report-job-queue-"));
+afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
+
+/** The example's workload, the queue and each worker a process of its own exporting to `into`. */
+async function runJobQueue(into: string, ratio: number): Promise<void> {
+  const start = (role: "worker" | "scheduler", instance: string) =>
+    startTelemetry({
+      role,
+      instance,
+      fileDirectory: into,
+      registerGlobal: false,
+      exporters: { traces: "otlp", metrics: "otlp" },
+      // keepErrors (the default) keeps the failed jobs' journeys even at ratio 0.
+      journeys: { machine: JOB_MACHINE, clock: () => Date.now() / 1000, timeOrigin: 0, sampling: { ratio, keepSlowerThan: 0 } },
+    });
+  const queue = await start("scheduler", "queue");
+  const cluster = startCluster();
+  instrumentQueue(cluster.queue, queue.journeys as unknown as TaskJourneys<"scheduler", JobJourneyState>);
+  const workers = [];
+  for (const worker of cluster.workers) {
+    const telemetry = await start("worker", worker.name);
+    instrumentWorker(worker, telemetry.journeys as unknown as TaskJourneys<"worker", JobJourneyState>);
+    workers.push(telemetry);
+  }
+  for (const worker of cluster.workers) worker.start();
+  cluster.submit();
+  await cluster.queue.drained();
+  cluster.stop();
+  await Promise.all([queue.shutdown(), ...workers.map((telemetry) => telemetry.shutdown())]);
+}
+
+/** Each row's count of visits to the measured state, by prefix. */
+const counts = (rows: ReadonlyArray<{ prefix: string; count: number }>) => Object.fromEntries(rows.map((row) => [row.prefix, row.count]));
+
+describe("the report of a job queue with its own state machine", () => {
+  beforeAll(async () => {
+    for (const ratio of [1, 0]) await runJobQueue(path.join(directory, `ratio-${ratio}`), ratio);
+  }, 60_000);
+
+  for (const ratio of [1, 0]) {
+    it(`ratio ${ratio}: quantiles of the queue's executing state (active) on both sides, found in the data`, () => {
+      const telemetryDir = path.join(directory, `ratio-${ratio}`);
+      const data = reportDataFromTelemetry(readTelemetryFiles([telemetryDir], { metrics: true }));
+
+      // Every attempt executed: three fetches, the merge, flaky twice (a retry), broken once.
+      expect(data.durationOf).toBe("active");
+      expect(counts(data.prefixes)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+      expect(data.schedulerDurationOf).toBe("active");
+      expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+      for (const row of [...data.prefixes, ...data.schedulerPrefixes!]) {
+        // Each handler sleeps 5 ms (a millisecond clock may read 4): the quantiles are durations of real runs, in order.
+        expect(row.p50, row.prefix).toBeGreaterThan(0.003);
+        expect(row.p90).toBeGreaterThanOrEqual(row.p50);
+        expect(row.p99).toBeGreaterThanOrEqual(row.p90);
+      }
+      // The queue's own states by prefix: only the merge waited for children, only flaky backed off.
+      const queueStates = Object.fromEntries(data.schedulerPrefixes!.map((row) => [row.prefix, Object.keys(row.stateSeconds).sort()]));
+      expect(queueStates).toEqual({
+        fetch: ["active", "waiting"],
+        merge: ["active", "waiting", "waiting-children"],
+        flaky: ["active", "delayed", "waiting"],
+        broken: ["active", "waiting"],
+      });
+      expect(data.description).not.toContain("no executing state");
+      // The column order the jobs lived: at ratio 1 the merge's journey tells where waiting-children goes;
+      // at ratio 0 only the failed jobs' journeys were kept, and a state none of them lived follows by name.
+      expect(data.schedulerStates).toEqual(ratio === 1 ? ["waiting-children", "waiting", "active", "delayed"] : ["waiting", "active", "delayed", "waiting-children"]);
+      expect(data.states).toEqual(["active"]);
+    });
+  }
+
+  it("from the spans alone (no metrics), the same executing state and its execute breakdown", () => {
+    const telemetry = readTelemetryFiles([path.join(directory, "ratio-1")], { metrics: true });
+    const data = reportDataFromTelemetry({ ...telemetry, metrics: [] });
+    expect(data.durationOf).toBe("active");
+    expect(counts(data.prefixes)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+    expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+    // The merge read its children's results inside its execution (`active`), as an activity of its
+    // own (an in-memory read: a millisecond clock may see it take no time).
+    expect(Object.keys(data.execute)).toContain("read-children");
+    expect(Object.values(data.execute).reduce((sum, seconds) => sum + seconds, 0)).toBeGreaterThan(0.003 * 7);
+    expect(data.schedulerStates).toEqual(["waiting-children", "waiting", "active", "delayed"]);
+  });
+
+  it("--state names the measured state; one the data does not have is an error naming those it has", () => {
+    const telemetryDir = path.join(directory, "ratio-1");
+    const data = reportDataFromTelemetry(readTelemetryFiles([telemetryDir], { metrics: true }), { state: "waiting" });
+    // The workers have no waiting state: they keep the one found in the data.
+    expect([data.durationOf, data.schedulerDurationOf]).toEqual(["active", "waiting"]);
+    expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+    const printed: string[] = [];
+    const code = main(["report", "--from", telemetryDir, "--state", "executing", "--out", path.join(directory, "unused.html")], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
+    expect(code).toBe(1);
+    expect(printed.join("")).toBe('taskjourney: no state "executing" in the data to measure; its states: active, delayed, waiting, waiting-children\n');
+  });
+
+  it.skipIf(chromium === undefined && !inCi)("the page renders offline with the queue's own state columns and no console error", async () => {
+    expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
+    const telemetryDir = path.join(directory, "ratio-1");
+    fs.mkdirSync(OUTPUT, { recursive: true });
+    const page = path.join(OUTPUT, "report.html");
+    const printed: string[] = [];
+    const code = main(["report", "--from", telemetryDir, "--out", page, "--title", "job queue"], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
+    expect(printed.join("")).toBe(`wrote ${page}\n`);
+    expect(code).toBe(0);
+    const html = fs.readFileSync(page, "utf8");
+    expect(html).toContain("<th>p99</th><th>waiting-children</th><th>waiting</th><th>active</th><th>delayed</th></tr>");
+    expect(html).toContain("count and quantiles: visits to active on the scheduler.");
+
+    const { state, problems, requests } = await openReportOffline(chromium!, page, path.join(OUTPUT, "report.png"), path.join(directory, "profile"));
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([]);
+    expect(state.title).toBe("job queue");
+    // The worker and queue prefix tables: a row per job name and a total, none empty.
+    const prefixTables = state.tables.filter((table) => table.className === "prefixes");
+    expect(prefixTables.map((table) => table.rows)).toEqual([5, 5]);
+    for (const table of prefixTables) expect([table.emptyRows, table.placeholders]).toEqual([0, 0]);
+    expect(state.text).toContain("visits to active;");
+    const statesChart = state.charts.find((chart) => chart.id === "chart-states")!;
+    expect(statesChart.inked).toBeGreaterThan(500);
+  }, 90_000);
+});
