@@ -37,6 +37,8 @@ describe("reportDataFromTelemetry: an application's files", () => {
       const data = reportDataFromTelemetry(telemetry, { title: "app" });
       expect(data.title).toBe("app");
       expect(data.description).toMatch(/^from the metrics of 3 processes and \d+ sampled journeys' spans, 6 files$/);
+      // Dask's states: the page's defaults (executing / processing quantiles, lifecycle column order).
+      expect([data.durationOf, data.schedulerDurationOf, data.states, data.schedulerStates]).toEqual([undefined, undefined, undefined, undefined]);
       const inc = data.prefixes.find((row) => row.prefix === "inc")!;
       expect(inc.count).toBe(2);
       expect(inc.stateSeconds.executing).toBeCloseTo(6, 9);
