@@ -15,14 +15,25 @@ import type { DecodedSpan } from "./otlp-json.js";
 export const FAILED_STATES: readonly string[] = ["error", "erred"];
 
 /**
+ * The failed terminal state a task span ended in, or undefined: Dask's (FAILED_STATES), or any
+ * outcome of a span with status ERROR, which taskjourney gives a journey that ended in its
+ * machine's failure state (a job queue's `failed`), whatever the machine calls it.
+ */
+export function failedOutcome(task: DecodedSpan): string | undefined {
+  const outcome = stringAttribute(task, ATTR_TASK_OUTCOME);
+  if (outcome === undefined || task.attributes[ATTR_UNFINISHED] === true) return undefined;
+  return FAILED_STATES.includes(outcome) || task.statusCode === 2 ? outcome : undefined;
+}
+
+/**
  * The failed tasks, earliest end first (the first failure is most often the cause of the others;
  * at one end time, those with a reason first), at most `limit`; and how many in all.
  */
 export function failedTasks(index: SpanIndex, limit: number): { failures: ReportFailure[]; total: number } {
   const byTraceAndKey = new Map<string, { failure: ReportFailure; end: bigint }>();
   for (const task of index.tasks) {
-    const outcome = stringAttribute(task, ATTR_TASK_OUTCOME);
-    if (outcome === undefined || !FAILED_STATES.includes(outcome) || task.attributes[ATTR_UNFINISHED] === true) continue;
+    const outcome = failedOutcome(task);
+    if (outcome === undefined) continue;
     const key = stringAttribute(task, ATTR_TASK_KEY) ?? "";
     const kind = journeyKind(index, task);
     // The attempt that failed: the last state span marked with the outcome (explain()'s "executing … error: …").

@@ -2,7 +2,6 @@ import type { Breakdown } from "../model/breakdown.js";
 import {
   ATTR_DROPPED_REASON,
   ATTR_TASK_ACTIVITY,
-  ATTR_TASK_OUTCOME,
   ATTR_TASK_PREFIX,
   ATTR_TASK_STATE,
   METRIC_DROPPED,
@@ -14,7 +13,7 @@ import {
   METRIC_WAIT_TIME,
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
-import { FAILED_STATES, failedTasks } from "./failures.js";
+import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
 import { breakdownOfTask, journeyKind, SpanIndex } from "./from-trace.js";
 import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } from "./histograms.js";
 import { reportDataFrom, type ReportData } from "./html.js";
@@ -172,7 +171,8 @@ function emptyAggregates(): Aggregates {
   return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord(), failed: nullRecord() };
 }
 
-function fromMetrics(points: readonly MetricPoint[]): Aggregates {
+/** `failedStates`: the terminal states that are failures (Dask's, and those the spans' failed journeys ended in). */
+function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<string>): Aggregates {
   const aggregates = emptyAggregates();
   for (const point of currentPoints(points)) {
     const role = roleOf(point);
@@ -200,7 +200,7 @@ function fromMetrics(points: readonly MetricPoint[]): Aggregates {
         if (role === "worker") add((aggregates.wait[prefix] ??= nullRecord()), activity, point.value);
         break;
       case METRIC_TRANSITIONS:
-        if (FAILED_STATES.includes(state)) add(aggregates.failed, state, point.value);
+        if (failedStates.has(state)) add(aggregates.failed, state, point.value);
         break;
       case METRIC_DROPPED:
         add(aggregates.dropped, text(point.attributes[ATTR_DROPPED_REASON]), point.value);
@@ -291,7 +291,7 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
   let aggregates: Aggregates;
   let measured: Record<Role, string | undefined>;
   if (hasMetrics) {
-    aggregates = fromMetrics(telemetry.metrics);
+    aggregates = fromMetrics(telemetry.metrics, new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]));
     measured = measuredStates(statesIn(aggregates.worker), statesIn(aggregates.scheduler), options.state, shapes);
   } else {
     // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
@@ -345,7 +345,7 @@ function measuredStates(worker: ReadonlySet<string>, scheduler: ReadonlySet<stri
 
 /** The failed terminal state of each failed task journey in the spans. */
 function failedStates(index: SpanIndex): string[] {
-  return index.tasks.map((task) => task.attributes[ATTR_TASK_OUTCOME]).filter((outcome): outcome is string => typeof outcome === "string" && FAILED_STATES.includes(outcome));
+  return index.tasks.map(failedOutcome).filter((outcome) => outcome !== undefined);
 }
 
 function countBy(values: readonly string[]): Record<string, number> {

@@ -93,6 +93,15 @@ describe("the report of a job queue with its own state machine", () => {
       // at ratio 0 only the failed jobs' journeys were kept, and a state none of them lived follows by name.
       expect(data.schedulerStates).toEqual(ratio === 1 ? ["waiting-children", "waiting", "active", "delayed"] : ["waiting", "active", "delayed", "waiting-children"]);
       expect(data.states).toEqual(["active"]);
+
+      // The failures in the queue's own terminal state: broken on the queue and its worker, flaky's first
+      // attempt on its worker; listed by key once each, from the worker that knows why.
+      expect(data.failureCounts).toEqual({ failed: 3 });
+      const failures = data.failures!.map((failure) => [failure.prefix, failure.kind, failure.outcome, failure.state, failure.error]);
+      expect(failures.sort()).toEqual([
+        ["broken", "compute", "failed", "active", "Error: always"],
+        ["flaky", "compute", "failed", "active", "Error: transient"],
+      ]);
     });
   }
 
@@ -143,6 +152,7 @@ describe("the report of a job queue with its own state machine", () => {
     expect(prefixTables.map((table) => table.rows)).toEqual([5, 5]);
     for (const table of prefixTables) expect([table.emptyRows, table.placeholders]).toEqual([0, 0]);
     expect(state.text).toContain("visits to active;");
+    expect(state.failures.map((row) => row[2]).sort()).toEqual(["active: failed", "active: failed"]);
     const statesChart = state.charts.find((chart) => chart.id === "chart-states")!;
     expect(statesChart.inked).toBeGreaterThan(500);
   }, 90_000);
