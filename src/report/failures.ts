@@ -5,7 +5,8 @@ import type { DecodedSpan } from "./otlp-json.js";
 
 /**
  * The failed tasks of a trace, for the report's "Failed tasks" table: every journey that ended in
- * `error` (a worker's execution) or `erred` (the scheduler), with why when the spans say so — the
+ * `error` (a worker's execution) or `erred` (the scheduler), or in a machine's own failure state
+ * (see failedOutcome), with why when the spans say so — the
  * failed attempt's `task.error`, else its `exception` event, else the task span's, else a status
  * message of the user's. A key that failed on a worker and erred on the scheduler in one trace is
  * listed once, by the worker's journey, which knows why.

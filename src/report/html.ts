@@ -54,7 +54,7 @@ export interface ReportData {
   failures?: ReportFailure[];
   /**
    * How many journeys failed in all, by terminal state: `error` (workers' executions), `erred`
-   * (the scheduler); from the metrics (task.transitions) or a summary, so it counts what the
+   * (the scheduler), or a machine's own failure state; from the metrics (task.transitions) or a summary, so it counts what the
    * list, made of sampled traces, may not hold.
    */
   failureCounts?: Record<string, number>;
@@ -68,7 +68,7 @@ export interface ReportFailure {
   instance: string;
   /** "compute" (a worker's execution), "scheduler", or "fetch"; "" when not known. */
   kind: string;
-  /** The terminal state: "error" on a worker, "erred" on the scheduler. */
+  /** The terminal state: "error" on a worker, "erred" on the scheduler (or a machine's own, e.g. "failed"). */
   outcome: string;
   /** The state of the attempt that failed, e.g. "executing". */
   state?: string;
