@@ -128,6 +128,9 @@ describe("the report of a job queue with its own state machine", () => {
     const code = main(["report", "--from", telemetryDir, "--state", "executing", "--out", path.join(directory, "unused.html")], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
     expect(code).toBe(1);
     expect(printed.join("")).toBe('taskjourney: no state "executing" in the data to measure; its states: active, delayed, waiting, waiting-children\n');
+    printed.length = 0;
+    expect(main(["report", "--from", telemetryDir, "--state", " "], { out: (text) => printed.push(text), err: (text) => printed.push(text) })).toBe(2);
+    expect(printed.join("")).toContain("--state takes a state's name");
   });
 
   it.skipIf(chromium === undefined && !inCi)("the page renders offline with the queue's own state columns and no console error", async () => {
