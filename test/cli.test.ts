@@ -78,7 +78,7 @@ describe("taskjourney CLI", () => {
     const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]");
-    expect(help.stdout).toContain("taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--max-bytes <n>]");
+    expect(help.stdout).toContain("taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]");
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   }, 60_000);
 
