@@ -19,7 +19,7 @@ import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } f
 import { reportDataFrom, type ReportData } from "./html.js";
 import type { TelemetryFiles } from "./inputs.js";
 import type { ExplicitBuckets, ExponentialBuckets, MetricPoint } from "./otlp-metrics.js";
-import { DASK_MEASURED, journeyShapes, measuredState, stateOrder, type JourneyShapes, type Role } from "./machine-from-data.js";
+import { DASK_MEASURED, journeyShapes, measuredState, stateOrder, type ExecuteTime, type JourneyShapes, type Role } from "./machine-from-data.js";
 import type { PrefixRow } from "./table.js";
 
 /**
@@ -45,7 +45,8 @@ export interface ReportFromTelemetryOptions {
   /**
    * The state whose visit durations the per-prefix quantiles show, for each role whose data has
    * it (`--state`). Default: found in the data (src/report/machine-from-data.ts): Dask's
-   * `executing` / `processing`, else the state the journeys' spans end from.
+   * `executing` / `processing`, else the state the journeys' spans end from, else (metrics
+   * only) the state whose time matches the execute ledgers'.
    */
   state?: string;
 }
@@ -292,7 +293,7 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
   let measured: Record<Role, string | undefined>;
   if (hasMetrics) {
     aggregates = fromMetrics(telemetry.metrics, new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]));
-    measured = measuredStates(statesIn(aggregates.worker), statesIn(aggregates.scheduler), options.state, shapes);
+    measured = measuredStates(statesIn(aggregates.worker), statesIn(aggregates.scheduler), options.state, shapes, executeTime(aggregates));
   } else {
     // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
     const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
@@ -333,14 +334,29 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
 }
 
 /** Each role's measured state (see measuredState); a `--state` that no role has is an error. */
-function measuredStates(worker: ReadonlySet<string>, scheduler: ReadonlySet<string>, explicit: string | undefined, shapes: JourneyShapes | undefined): Record<Role, string | undefined> {
+function measuredStates(
+  worker: ReadonlySet<string>,
+  scheduler: ReadonlySet<string>,
+  explicit: string | undefined,
+  shapes: JourneyShapes | undefined,
+  executeTime?: ExecuteTime,
+): Record<Role, string | undefined> {
   if (explicit !== undefined && !worker.has(explicit) && !scheduler.has(explicit)) {
     const known = [...new Set([...worker, ...scheduler])].sort();
     throw new TypeError(`no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`);
   }
-  const workerState = measuredState(worker, "worker", { explicit, shapes });
+  const workerState = measuredState(worker, "worker", { explicit, shapes, executeTime });
   const schedulerState = measuredState(scheduler, "scheduler", { explicit, shapes, otherRole: workerState });
   return { worker: workerState ?? measuredState(worker, "worker", { explicit, shapes, otherRole: schedulerState }), scheduler: schedulerState };
+}
+
+/** The workers' execute time and seconds by state, from the metrics. */
+function executeTime(aggregates: Aggregates): ExecuteTime {
+  const stateSeconds = new Map<string, number>();
+  for (const cells of aggregates.worker.values()) {
+    for (const [state, seconds] of Object.entries(cells.stateSeconds)) stateSeconds.set(state, (stateSeconds.get(state) ?? 0) + seconds);
+  }
+  return { executeSeconds: Object.values(aggregates.execute).reduce((sum, seconds) => sum + seconds, 0), stateSeconds };
 }
 
 /** The failed terminal state of each failed task journey in the spans. */

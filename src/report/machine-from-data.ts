@@ -52,13 +52,14 @@ export function journeyShapes(index: SpanIndex): JourneyShapes {
  * The state whose visit durations a role's per-prefix quantiles show, among `states` (the role's
  * states in the data), by the first rule that names one of them: the one the user gave
  * (`--state`); Dask's (`executing` on a worker, `processing` on the scheduler); the state most
- * finished journeys ended from (the spans' journeys, when there are any); the other role's
- * measured state (a job queue and its workers share one machine). Undefined when none does.
+ * finished journeys ended from (the spans' journeys, when there are any); on a worker with
+ * metrics only, the state whose time matches the execute ledgers' (stateOfExecuteTime); the other
+ * role's measured state (a job queue and its workers share one machine). Undefined when none does.
  */
 export function measuredState(
   states: ReadonlySet<string>,
   role: Role,
-  options: { explicit?: string; shapes?: JourneyShapes; otherRole?: string },
+  options: { explicit?: string; shapes?: JourneyShapes; executeTime?: ExecuteTime; otherRole?: string },
 ): string | undefined {
   if (options.explicit !== undefined && states.has(options.explicit)) return options.explicit;
   if (states.has(DASK_MEASURED[role])) return DASK_MEASURED[role];
@@ -71,8 +72,37 @@ export function measuredState(
     }
     if (best !== undefined) return best;
   }
+  const matched = role === "worker" && options.executeTime !== undefined ? stateOfExecuteTime(options.executeTime) : undefined;
+  if (matched !== undefined && states.has(matched)) return matched;
   if (options.otherRole !== undefined && states.has(options.otherRole)) return options.otherRole;
   return undefined;
+}
+
+/** A worker's task.execute.time summed, and its seconds by state (task.state.time summed over prefixes). */
+export interface ExecuteTime {
+  executeSeconds: number;
+  stateSeconds: ReadonlyMap<string, number>;
+}
+
+/** How close a state's time must be to the execute ledgers' time to be taken for the executing state. */
+const EXECUTE_MATCH = 0.01;
+
+/**
+ * The executing state from metrics alone: an execute ledger runs from `execute()`, which enters
+ * the executing state, to `end()`, which leaves it, and task.execute.time holds its whole wall
+ * time (activities and `other`, or one lump when it failed); so the executing state's seconds
+ * equal the execute time. The state within 1% of it, the closest; undefined when none is (no
+ * ledgers, or a machine whose executions span several states).
+ */
+export function stateOfExecuteTime({ executeSeconds, stateSeconds }: ExecuteTime): string | undefined {
+  if (!(executeSeconds > 0)) return undefined;
+  let best: string | undefined;
+  let closest = EXECUTE_MATCH;
+  for (const [state, seconds] of stateSeconds) {
+    const off = Math.abs(seconds - executeSeconds) / executeSeconds;
+    if (off <= closest) [best, closest] = [state, off];
+  }
+  return best;
 }
 
 /**

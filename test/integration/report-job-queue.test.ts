@@ -118,6 +118,16 @@ describe("the report of a job queue with its own state machine", () => {
     expect(data.schedulerStates).toEqual(["waiting-children", "waiting", "active", "delayed"]);
   });
 
+  it("from the metrics alone (no spans), the workers' executing state is the one whose time the execute ledgers took", () => {
+    const telemetry = readTelemetryFiles([path.join(directory, "ratio-1")], { metrics: true });
+    const data = reportDataFromTelemetry({ ...telemetry, spans: [] });
+    expect([data.durationOf, data.schedulerDurationOf]).toEqual(["active", "active"]);
+    expect(counts(data.prefixes)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+    expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
+    // No spans to tell the lived order or which terminal state is a failure: columns by name.
+    expect(data.schedulerStates).toEqual(["waiting", "active", "delayed", "waiting-children"]);
+  });
+
   it("--state names the measured state; one the data does not have is an error naming those it has", () => {
     const telemetryDir = path.join(directory, "ratio-1");
     const data = reportDataFromTelemetry(readTelemetryFiles([telemetryDir], { metrics: true }), { state: "waiting" });

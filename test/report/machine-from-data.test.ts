@@ -3,7 +3,7 @@
  * (executing) state of each role, and the state columns' order as the journeys lived them.
  */
 import { describe, expect, it } from "vitest";
-import { measuredState, stateOrder, type JourneyShapes } from "../../src/report/machine-from-data.js";
+import { measuredState, stateOfExecuteTime, stateOrder, type JourneyShapes } from "../../src/report/machine-from-data.js";
 
 function shapes(lastStates: { worker?: Record<string, number>; scheduler?: Record<string, number> }): JourneyShapes {
   return {
@@ -36,6 +36,25 @@ describe("measuredState", () => {
     expect(measuredState(new Set(["waiting", "executing"]), "worker", { explicit: "waiting" })).toBe("waiting");
     // An explicit state the role lacks is no answer for this role.
     expect(measuredState(new Set(["waiting", "executing"]), "worker", { explicit: "active" })).toBe("executing");
+  });
+});
+
+describe("stateOfExecuteTime (metrics only)", () => {
+  it("the worker state whose seconds are the execute ledgers' time, within 1%; none when no state is", () => {
+    const stateSeconds = new Map([
+      ["queued", 12],
+      ["running", 7.95],
+      ["paused", 8.2],
+    ]);
+    expect(stateOfExecuteTime({ executeSeconds: 8, stateSeconds })).toBe("running");
+    // 8.2 is 2.5% off: not an execution's state.
+    expect(stateOfExecuteTime({ executeSeconds: 8.2 * 1.025, stateSeconds: new Map([["paused", 8.2]]) })).toBeUndefined();
+    expect(stateOfExecuteTime({ executeSeconds: 0, stateSeconds: new Map([["idle", 0]]) })).toBeUndefined();
+    // Spans first: the state journeys end from wins over a time match.
+    expect(measuredState(new Set(stateSeconds.keys()), "worker", { executeTime: { executeSeconds: 8, stateSeconds }, shapes: shapes({ worker: { paused: 1 } }) })).toBe("paused");
+    expect(measuredState(new Set(stateSeconds.keys()), "worker", { executeTime: { executeSeconds: 8, stateSeconds } })).toBe("running");
+    // The scheduler has no execute ledgers.
+    expect(measuredState(new Set(stateSeconds.keys()), "scheduler", { executeTime: { executeSeconds: 8, stateSeconds } })).toBeUndefined();
   });
 });
 
