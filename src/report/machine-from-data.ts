@@ -7,7 +7,8 @@ import { journeyKind, stateVisitsOf, stringAttribute, type SpanIndex } from "./f
  * it: which state's durations the per-prefix quantiles measure (the executing one) and the order
  * of the state columns. OTLP files carry no machine: any application may export them through any
  * SDK, so nothing here relies on a resource attribute of taskjourney's own making. What the data
- * does carry is the journeys' span trees, whose visits are in the order they were lived.
+ * does carry is the journeys' span trees, whose visits are in the order they were lived and whose
+ * last visit is the executing one, and, in the metrics, the execute ledgers' time.
  */
 
 export type Role = "worker" | "scheduler";
@@ -17,7 +18,7 @@ export const DASK_MEASURED: Readonly<Record<Role, string>> = { worker: "executin
 
 const PRESET_STATES: ReadonlySet<string> = new Set(ALL_STATES);
 
-/** The visited states of each finished journey in the spans, by role (fetch journeys left out: they do not execute). */
+/** The visited states of the spans' journeys, by role (fetch journeys left out: they do not execute). */
 export interface JourneyShapes {
   /** Each journey's visits in order, including unfinished journeys. */
   sequences: Record<Role, string[][]>;
