@@ -28,6 +28,10 @@ export class Dependencies {
   private sweep: Iterator<[string | number, Journey[]]> | undefined = undefined;
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   readonly pending = new Map<string | number, Array<string | number>>();
+  /** The last waiting time apportioned, with its inputs, for the dependents that follow with the same. */
+  private lastSweep: SweepInputs | undefined = undefined;
+  /** Scratch list of a sweep's intervals, reused (filled up to a count) across calls. */
+  private readonly intervals: WaitInterval[] = [];
 
   constructor(
     /** The recorder's live journeys, by key id (read only). */
@@ -95,18 +99,13 @@ export class Dependencies {
       accumulators.waitSeconds[accumulators.activityCell(prefixId, DEPENDENCIES)] += time - waitStart;
       return;
     }
-    const intervals: WaitInterval[] = [];
     const weights = journey.waitWeights!;
-    for (let s = 0; s < sources.length; s++) {
-      // A source is an ended fetch with the same weight for every dependent it served: its
-      // intervals are made once and shared (n dependents of the same n fetches made n² of them).
-      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s], this.machine));
-      for (let i = 0; i < own.length; i++) intervals.push(own[i]);
-    }
-    const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
+    const shares = this.sharesOf(sources, weights, waitStart, time);
     const breakdown = (journey.waitBreakdown ??= []);
     const visit = journey.visitIndex;
-    for (const [activity, seconds] of shares) {
+    for (let share = 0; share < shares.length; share += 2) {
+      const activity = shares[share];
+      const seconds = shares[share + 1];
       breakdown.push(visit, activity, seconds);
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
@@ -116,6 +115,37 @@ export class Dependencies {
     const served = journey.fetchedBy;
     if (served === undefined) journey.fetchedBy = sources;
     else for (const source of sources) served.push(source);
+  }
+
+  /**
+   * The shares (activity, seconds, …) of [waitStart, time] among what `sources` did. Dependents
+   * of the same fetches usually leave `waiting` together with the same sources in the same order
+   * (a shuffle's or a reduction's n dependents of n keys): the last sweep is kept with its inputs,
+   * and a dependent whose inputs are the same takes its shares without sweeping again (n sweeps
+   * of n fetches were most of those dependents' cost).
+   */
+  private sharesOf(sources: readonly Journey[], weights: readonly number[], waitStart: number, time: number): readonly number[] {
+    const last = this.lastSweep;
+    if (last !== undefined && last.start === waitStart && last.end === time && last.count === sources.length) {
+      let same = true;
+      for (let s = 0; s < sources.length && same; s++) same = last.sources[s] === sources[s] && last.weights[s] === weights[s];
+      if (same) return last.shares;
+    }
+    const intervals = this.intervals;
+    let count = 0;
+    for (let s = 0; s < sources.length; s++) {
+      // A source is an ended fetch with the same weight for every dependent it served: its
+      // intervals are made once and shared (n dependents of the same n fetches made n² of them).
+      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s], this.machine));
+      for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
+    }
+    const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
+    const shares: number[] = [];
+    for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
+    // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
+    // ever grows at its end, so its first `count` entries stay what was swept.
+    this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, weights, shares };
+    return shares;
   }
 
   private attach(journey: Journey, ids: Array<string | number>): void {
@@ -169,6 +199,16 @@ export class Dependencies {
     // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
     (dependency.notedDependents ??= new Set()).add(dependent);
   }
+}
+
+/** One apportioning's inputs and result (Dependencies.sharesOf). */
+interface SweepInputs {
+  start: number;
+  end: number;
+  count: number;
+  sources: readonly Journey[];
+  weights: readonly number[];
+  shares: readonly number[];
 }
 
 /**
