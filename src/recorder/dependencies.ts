@@ -82,8 +82,11 @@ export class Dependencies {
       const weight = 1 / noted.size;
       for (const dependent of noted) {
         if (dependent.ended || dependent.state !== this.machine.waiting) continue;
+        // What this fetch did, made once here for every dependent it served (they share its
+        // weight), rather than per dependent at each one's apportioning: n dependents of the same
+        // n fetches made n² of them, and one of a thousand fetches paid for all of them.
+        journey.waitIntervals ??= collectIntervals(journey, weight, this.machine);
         (dependent.waitSources ??= []).push(journey);
-        (dependent.waitWeights ??= []).push(weight);
       }
       journey.notedDependents = undefined;
     }
@@ -99,8 +102,7 @@ export class Dependencies {
       accumulators.waitSeconds[accumulators.activityCell(prefixId, DEPENDENCIES)] += time - waitStart;
       return;
     }
-    const weights = journey.waitWeights!;
-    const shares = this.sharesOf(sources, weights, waitStart, time);
+    const shares = this.sharesOf(sources, waitStart, time);
     const breakdown = (journey.waitBreakdown ??= []);
     const visit = journey.visitIndex;
     for (let share = 0; share < shares.length; share += 2) {
@@ -110,7 +112,6 @@ export class Dependencies {
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
     journey.waitSources = undefined;
-    journey.waitWeights = undefined;
     // Kept (not copied) for span links; a second waiting visit appends to the first's array.
     const served = journey.fetchedBy;
     if (served === undefined) journey.fetchedBy = sources;
@@ -124,19 +125,17 @@ export class Dependencies {
    * and a dependent whose inputs are the same takes its shares without sweeping again (n sweeps
    * of n fetches were most of those dependents' cost).
    */
-  private sharesOf(sources: readonly Journey[], weights: readonly number[], waitStart: number, time: number): readonly number[] {
+  private sharesOf(sources: readonly Journey[], waitStart: number, time: number): readonly number[] {
     const last = this.lastSweep;
     if (last !== undefined && last.start === waitStart && last.end === time && last.count === sources.length) {
       let same = true;
-      for (let s = 0; s < sources.length && same; s++) same = last.sources[s] === sources[s] && last.weights[s] === weights[s];
+      for (let s = 0; s < sources.length && same; s++) same = last.sources[s] === sources[s];
       if (same) return last.shares;
     }
     const intervals = this.intervals;
     let count = 0;
     for (let s = 0; s < sources.length; s++) {
-      // A source is an ended fetch with the same weight for every dependent it served: its
-      // intervals are made once and shared (n dependents of the same n fetches made n² of them).
-      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s], this.machine));
+      const own = sources[s].waitIntervals!;
       for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
     }
     const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
@@ -144,7 +143,7 @@ export class Dependencies {
     for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
     // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
     // ever grows at its end, so its first `count` entries stay what was swept.
-    this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, weights, shares };
+    this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, shares };
     return shares;
   }
 
@@ -207,7 +206,6 @@ interface SweepInputs {
   end: number;
   count: number;
   sources: readonly Journey[];
-  weights: readonly number[];
   shares: readonly number[];
 }
 
