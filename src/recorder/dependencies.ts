@@ -7,6 +7,8 @@ import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, ACTIVITY_VISIT, FE
 
 /** `dependencies()` told before their keys' journeys began are kept up to this many keys. */
 const PENDING_LIMIT = 100_000;
+/** Wait intervals the scratch list keeps between sweeps at most (the usual handful, reused). */
+const SCRATCH_KEPT = 1024;
 
 /**
  * Which journeys wait for which, and where a dependent's waiting time went: a dependency fetched
@@ -139,6 +141,8 @@ export class Dependencies {
       for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
     }
     const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
+    // A large list is let go rather than kept holding ended fetches' intervals alive.
+    if (count > SCRATCH_KEPT) intervals.length = 0;
     const shares: number[] = [];
     for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
     // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
