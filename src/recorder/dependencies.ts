@@ -7,6 +7,8 @@ import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, ACTIVITY_VISIT, FE
 
 /** `dependencies()` told before their keys' journeys began are kept up to this many keys. */
 const PENDING_LIMIT = 100_000;
+/** Wait intervals the scratch list keeps between sweeps at most (the usual handful, reused). */
+const SCRATCH_KEPT = 1024;
 
 /**
  * Which journeys wait for which, and where a dependent's waiting time went: a dependency fetched
@@ -28,6 +30,10 @@ export class Dependencies {
   private sweep: Iterator<[string | number, Journey[]]> | undefined = undefined;
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   readonly pending = new Map<string | number, Array<string | number>>();
+  /** The last waiting time apportioned, with its inputs, for the dependents that follow with the same. */
+  private lastSweep: SweepInputs | undefined = undefined;
+  /** Scratch list of a sweep's intervals, reused (filled up to a count) across calls. */
+  private readonly intervals: WaitInterval[] = [];
 
   constructor(
     /** The recorder's live journeys, by key id (read only). */
@@ -78,8 +84,11 @@ export class Dependencies {
       const weight = 1 / noted.size;
       for (const dependent of noted) {
         if (dependent.ended || dependent.state !== this.machine.waiting) continue;
+        // What this fetch did, made once here for every dependent it served (they share its
+        // weight), rather than per dependent at each one's apportioning: n dependents of the same
+        // n fetches made n² of them, and one of a thousand fetches paid for all of them.
+        journey.waitIntervals ??= collectIntervals(journey, weight, this.machine);
         (dependent.waitSources ??= []).push(journey);
-        (dependent.waitWeights ??= []).push(weight);
       }
       journey.notedDependents = undefined;
     }
@@ -95,27 +104,51 @@ export class Dependencies {
       accumulators.waitSeconds[accumulators.activityCell(prefixId, DEPENDENCIES)] += time - waitStart;
       return;
     }
-    const intervals: WaitInterval[] = [];
-    const weights = journey.waitWeights!;
-    for (let s = 0; s < sources.length; s++) {
-      // A source is an ended fetch with the same weight for every dependent it served: its
-      // intervals are made once and shared (n dependents of the same n fetches made n² of them).
-      const own = (sources[s].waitIntervals ??= collectIntervals(sources[s], weights[s], this.machine));
-      for (let i = 0; i < own.length; i++) intervals.push(own[i]);
-    }
-    const shares = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER);
+    const shares = this.sharesOf(sources, waitStart, time);
     const breakdown = (journey.waitBreakdown ??= []);
     const visit = journey.visitIndex;
-    for (const [activity, seconds] of shares) {
+    for (let share = 0; share < shares.length; share += 2) {
+      const activity = shares[share];
+      const seconds = shares[share + 1];
       breakdown.push(visit, activity, seconds);
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
     journey.waitSources = undefined;
-    journey.waitWeights = undefined;
     // Kept (not copied) for span links; a second waiting visit appends to the first's array.
     const served = journey.fetchedBy;
     if (served === undefined) journey.fetchedBy = sources;
     else for (const source of sources) served.push(source);
+  }
+
+  /**
+   * The shares (activity, seconds, …) of [waitStart, time] among what `sources` did. Dependents
+   * of the same fetches usually leave `waiting` together with the same sources in the same order
+   * (a shuffle's or a reduction's n dependents of n keys): the last sweep is kept with its inputs,
+   * and a dependent whose inputs are the same takes its shares without sweeping again (n sweeps
+   * of n fetches were most of those dependents' cost).
+   */
+  private sharesOf(sources: readonly Journey[], waitStart: number, time: number): readonly number[] {
+    const last = this.lastSweep;
+    if (last !== undefined && last.start === waitStart && last.end === time && last.count === sources.length) {
+      let same = true;
+      for (let s = 0; s < sources.length && same; s++) same = last.sources[s] === sources[s];
+      if (same) return last.shares;
+    }
+    const intervals = this.intervals;
+    let count = 0;
+    for (let s = 0; s < sources.length; s++) {
+      const own = sources[s].waitIntervals!;
+      for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
+    }
+    const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
+    // A large list is let go rather than kept holding ended fetches' intervals alive.
+    if (count > SCRATCH_KEPT) intervals.length = 0;
+    const shares: number[] = [];
+    for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
+    // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
+    // ever grows at its end, so its first `count` entries stay what was swept.
+    this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, shares };
+    return shares;
   }
 
   private attach(journey: Journey, ids: Array<string | number>): void {
@@ -169,6 +202,15 @@ export class Dependencies {
     // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
     (dependency.notedDependents ??= new Set()).add(dependent);
   }
+}
+
+/** One apportioning's inputs and result (Dependencies.sharesOf). */
+interface SweepInputs {
+  start: number;
+  end: number;
+  count: number;
+  sources: readonly Journey[];
+  shares: readonly number[];
 }
 
 /**

@@ -94,10 +94,9 @@ export class Journey {
   dependencyIds: Array<string | number> | undefined = undefined;
   /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
   notedDependents: Set<Journey> | undefined = undefined;
-  /** For a dependent: finished fetch journeys of its dependencies, with their weights. */
+  /** For a dependent: finished fetch journeys of its dependencies (their weights are in their `waitIntervals`). */
   waitSources: Journey[] | undefined = undefined;
-  waitWeights: number[] | undefined = undefined;
-  /** For an ended fetch journey: what it did while dependents waited, made once for all of them (dependencies.ts). */
+  /** For an ended fetch journey: what it did while dependents waited, made at its end once for all of them (dependencies.ts). */
   waitIntervals: WaitInterval[] | undefined = undefined;
   /**
    * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
