@@ -52,6 +52,18 @@ describe("bad input in the hot path", () => {
     for (const reason of Object.keys(journeys.dropped())) expect(Object.keys(DROP_REASONS)).toContain(reason);
   });
 
+  it("drops a bad state name after a good one of the same length (the state-name cache keeps only resolved ones)", () => {
+    const journeys = new TaskJourneys({ clock: new FakeClock(0).now, sampling: { ratio: 0 } });
+    journeys.transition("a-1", "released", "waiting");
+    journeys.transition("a-1", "waiting", "ready");
+    journeys.transition("a-1", "ready", "executing"); // "released" (8) and "executing" (9) resolved
+    journeys.transition("a-1", "sleeping" as never, "memory"); // 8 letters, no state
+    journeys.transition("a-1", "no-worker" as never, "memory"); // 9 letters, a scheduler state
+    journeys.transition("a-1", ["exec", "uting"].join("") as never, "memory"); // a copy, not the literal
+    expect(journeys.dropped()).toEqual({ "unknown-state": 1, "wrong-role-state": 1 });
+    expect(journeys.stats("a", "executing").count).toBe(1);
+  });
+
   it("repairs a journey so its time is still accounted", () => {
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
