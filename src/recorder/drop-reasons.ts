@@ -7,7 +7,7 @@ export const DROP_REASONS = {
   "invalid-time": "a time that is not a number, or is NaN or infinite (one before the clock's 0 is a backdated journey, fine); the clock's reading is used instead",
   "clock-skew": "a time further than maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
   "invalid-clock": "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
-  "invalid-name": "an activity name, unit, peer or queued() reason that is not a string; an activity is recorded as other, the rest is dropped",
+  "invalid-name": "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
   "key-too-long": "a key longer than maxKeyLength; the call is dropped",
   "invalid-key": "a value that is not a key, or gather() / dependencies() given something other than an array of keys",
   "unknown-state": "a state name taskjourney does not know; the transition is dropped",

@@ -247,8 +247,9 @@ export class Recorder implements LedgerHost {
    * a small direct-mapped cache by length and first character answers them without hashing.
    */
   activityId(name: string): number {
-    if (typeof name !== "string") {
-      this.drop("invalid-name", `an activity name that is ${show(name)}, not a string; recorded as "${OTHER_ACTIVITY}"`);
+    // An empty name would also hit the cache's empty slots (id 0, other) silently: counted instead.
+    if (typeof name !== "string" || name.length === 0) {
+      this.drop("invalid-name", `an activity name that is ${show(name)}, not a non-empty string; recorded as "${OTHER_ACTIVITY}"`);
       return OTHER;
     }
     const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;

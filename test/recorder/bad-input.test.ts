@@ -118,6 +118,22 @@ describe("bad input in the hot path", () => {
     expect(none.meter("x", () => "result")).toBe("result");
     expect(() => none.meter("x", () => { throw new Error("boom"); })).toThrow("boom");
   });
+
+  it("an empty activity name is metered as other and counted, like a name that is not a string", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    journeys.transition("e-1", "released", "waiting");
+    journeys.transition("e-1", "waiting", "ready");
+    journeys.transition("e-1", "ready", "executing");
+    const ledger = journeys.execute("e-1");
+    ledger.meter("", () => clock.advance(2));
+    ledger.meter(7 as never, () => clock.advance(1));
+    ledger.end("memory");
+    expect(journeys.dropped()).toEqual({ "invalid-name": 2 });
+    const executing = journeys.explain("e-1")!.children.find((node) => node.name === "executing")!;
+    expect(executing.seconds).toBe(3);
+    expect(executing.children.map((node) => [node.name, node.seconds])).toEqual([["other", 3]]);
+  });
 });
 
 describe("strict mode", () => {
