@@ -29,7 +29,12 @@ async function awaitChain(): Promise<void> {
 }
 
 function journeysWith(asyncContext: boolean): TaskJourneys {
-  return new TaskJourneys({ role: "worker", instance: "bench", asyncContext, sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false } });
+  return new TaskJourneys({
+    role: "worker",
+    instance: "bench",
+    asyncContext,
+    sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false },
+  });
 }
 const ambient = journeysWith(true);
 const explicit = journeysWith(false);
@@ -71,7 +76,15 @@ async function interleaved(variants: Variant[], rounds: number): Promise<CaseRes
   return variants.map((variant, index) => {
     const sorted = samples[index].sort((a, b) => a - b);
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-    return { name: variant.name, p25: at(0.25), median: at(0.5), p75: at(0.75), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, samples: sorted.length };
+    return {
+      name: variant.name,
+      p25: at(0.25),
+      median: at(0.5),
+      p75: at(0.75),
+      p99: at(0.99),
+      mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+      samples: sorted.length,
+    };
   });
 }
 
@@ -102,7 +115,9 @@ const result: SuiteResult = {
     { name: "await with AsyncLocalStorage on / off", value: median(AFTER) / median(BEFORE) },
     { name: "ambient meter() execution / ledger re-entered", value: median(AMBIENT) / median(EXPLICIT) },
   ],
-  notes: [`${ROUNDS} interleaved rounds of ${BATCH} calls per variant; an await chain is ${AWAITS} awaits of resolved promises`],
+  notes: [
+    `${ROUNDS} interleaved rounds of ${BATCH} calls per variant; an await chain is ${AWAITS} awaits of resolved promises`,
+  ],
   facts: { "AsyncLocalStorage tax per await (ns)": (median(AFTER) - median(BEFORE)).toFixed(1) },
 };
 printSuite(result);

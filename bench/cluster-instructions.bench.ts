@@ -62,11 +62,15 @@ if (spawnSync("valgrind", ["--version"]).status !== 0) {
 function record(): string {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-stimulus-"));
   const out = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-stimulus-out-"));
-  const run = spawnSync(process.execPath, ["--import", "tsx", "examples/cluster/main.ts", "--size", values.size, "--out", out, "--quiet"], {
-    cwd: ROOT,
-    env: { ...process.env, TASKJOURNEY_STIMULUS: directory },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  const run = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "examples/cluster/main.ts", "--size", values.size, "--out", out, "--quiet"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, TASKJOURNEY_STIMULUS: directory },
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
   fs.rmSync(out, { recursive: true, force: true });
   if (run.status !== 0) throw new Error(`recording the stimulus failed (exit ${run.status})`);
   const files = fs.readdirSync(directory).map((file) => path.join(directory, file));
@@ -78,16 +82,28 @@ function record(): string {
 const role = values.role;
 if (role !== "worker" && role !== "scheduler") throw new Error(`--role: worker or scheduler, not ${role}`);
 const modes = values.modes.split(",") as ReplayMode[];
-if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off")) throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
+if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off"))
+  throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
 const recorded = role === "scheduler" ? undefined : (values.stimulus ?? record());
 // The prefix that is replayed, in a file of its own for the driver.
 const stimulus = path.join(os.tmpdir(), `taskjourney-stimulus-${process.pid}.jsonl`);
 if (recorded !== undefined) {
-  fs.writeFileSync(stimulus, fs.readFileSync(recorded, "utf8").split("\n").filter((line) => line !== "").slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined).join("\n") + "\n");
+  fs.writeFileSync(
+    stimulus,
+    fs
+      .readFileSync(recorded, "utf8")
+      .split("\n")
+      .filter((line) => line !== "")
+      .slice(0, Number(values.lines) > 0 ? Number(values.lines) : undefined)
+      .join("\n") + "\n",
+  );
   process.on("exit", () => fs.rmSync(stimulus, { force: true }));
 }
 // The scheduler computes the reduction's graph: its task count is the graph's.
-const tasks = recorded !== undefined ? computeTasks(readStimulus(stimulus)) : buildGraph("reduction", { size: Number(values.size), seed: 1 }).tasks.length;
+const tasks =
+  recorded !== undefined
+    ? computeTasks(readStimulus(stimulus))
+    : buildGraph("reduction", { size: Number(values.size), seed: 1 }).tasks.length;
 // Bundled to plain JavaScript beside its source (tsx's loader under valgrind made counts vary).
 const replayer = role === "scheduler" ? "scheduler-replay" : "cluster-replay";
 const driver = path.join(ROOT, "bench", `.${replayer}.mjs`);
@@ -103,15 +119,29 @@ buildSync({
 process.on("exit", () => fs.rmSync(driver, { force: true }));
 
 function instructions(mode: ReplayMode, repetitions: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", "--predictable-gc-schedule", driver, ...(role === "scheduler" ? [mode, String(repetitions), values.size] : [stimulus, mode, String(repetitions)])];
+  const args = [
+    "--tool=callgrind",
+    "--smc-check=all-non-file",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--predictable",
+    "--predictable-gc-schedule",
+    driver,
+    ...(role === "scheduler" ? [mode, String(repetitions), values.size] : [stimulus, mode, String(repetitions)]),
+  ];
   return new Promise((done, fail) => {
     let output = "";
-    const child = spawn("valgrind", args, { cwd: ROOT, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, TASKJOURNEY_REPLAY_QUIET: "1" } });
+    const child = spawn("valgrind", args, {
+      cwd: ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, TASKJOURNEY_REPLAY_QUIET: "1" },
+    });
     child.stderr.on("data", (chunk: Buffer) => (output += chunk));
     child.once("error", fail);
     child.once("exit", (code) => {
       const collected = /Collected : (\d+)/.exec(output);
-      if (code !== 0 || collected === null) fail(new Error(`valgrind ${mode} ×${repetitions} failed (exit ${code}):\n${output.slice(-2000)}`));
+      if (code !== 0 || collected === null)
+        fail(new Error(`valgrind ${mode} ×${repetitions} failed (exit ${code}):\n${output.slice(-2000)}`));
       else done(Number(collected[1]));
     });
   });
@@ -127,14 +157,20 @@ for (const mode of modes) {
   const started = performance.now();
   const [low, high] = await Promise.all([instructions(mode, few), instructions(mode, many)]);
   perTask.set(mode, (high - low) / ((many - few) * tasks));
-  console.log(`  ${mode}: ${Math.round(perTask.get(mode)!).toLocaleString("en-US")} instructions per task (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  console.log(
+    `  ${mode}: ${Math.round(perTask.get(mode)!).toLocaleString("en-US")} instructions per task (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 const off = perTask.get("off")!;
 console.log("");
 console.log(
   table(
     [`${role}, per task (warm)`, "instructions", "added by telemetry"],
-    modes.map((mode) => [mode, Math.round(perTask.get(mode)!).toLocaleString("en-US"), mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US")]),
+    modes.map((mode) => [
+      mode,
+      Math.round(perTask.get(mode)!).toLocaleString("en-US"),
+      mode === "off" ? "" : Math.round(perTask.get(mode)! - off).toLocaleString("en-US"),
+    ]),
   ),
 );
 console.log(`node ${process.version}, valgrind callgrind, node --predictable`);

@@ -59,7 +59,9 @@ function renamed(message: Message, suffix: string): Message {
         key: rename(task.key),
         // square's smoothing passes are pure arithmetic, the same with telemetry on or off: left out
         // (0 passes), they would only make valgrind take minutes longer. The values keep their sizes.
-        args: task.args.map((arg, index) => (typeof arg === "object" ? { ref: rename(arg.ref) } : task.func === "square" && index === 1 ? 0 : arg)),
+        args: task.args.map((arg, index) =>
+          typeof arg === "object" ? { ref: rename(arg.ref) } : task.func === "square" && index === 1 ? 0 : arg,
+        ),
         deps: task.deps.map((dep) => ({ ...dep, key: rename(dep.key) })),
       };
     }
@@ -108,24 +110,33 @@ async function replayWorker(mode: ReplayMode, directory: string) {
   inside.peers = { acquire: () => Promise.resolve(connection), release() {}, closeAll() {}, opened: 0, reused: 0 };
   inside.threads = { run: (task: ThreadTask) => Promise.resolve(runTask(task)), destroy: () => Promise.resolve() };
   if (mode !== "off") {
-    inside.telemetry = await startTelemetry({ role: "worker", instance: inside.address, outDir: directory, traceRatio: mode === "metrics" ? "off" : 0.01 });
+    inside.telemetry = await startTelemetry({
+      role: "worker",
+      instance: inside.address,
+      outDir: directory,
+      traceRatio: mode === "metrics" ? "off" : 0.01,
+    });
     inside.journeys = inside.telemetry.journeys;
   }
   inside.store = new SpillBuffer(512 * 1024, path.join(directory, "spill"));
-  inside.state = new WorkerState({ ...DEFAULT_WORKER_STATE_OPTIONS, address: inside.address, nthreads: 2 }, {
-    execute: (task: unknown) => inside.runTask(task),
-    gatherDep: (peer: string, tasks: unknown) => inside.fetch(peer, tasks),
-    taskFinished: (task: unknown) => inside.taskFinished(task),
-    taskErred: () => {},
-    release: (key: string) => inside.store.delete(key),
-    whoHas: () => {},
-  });
+  inside.state = new WorkerState(
+    { ...DEFAULT_WORKER_STATE_OPTIONS, address: inside.address, nthreads: 2 },
+    {
+      execute: (task: unknown) => inside.runTask(task),
+      gatherDep: (peer: string, tasks: unknown) => inside.fetch(peer, tasks),
+      taskFinished: (task: unknown) => inside.taskFinished(task),
+      taskErred: () => {},
+      release: (key: string) => inside.store.delete(key),
+      whoHas: () => {},
+    },
+  );
   if (inside.journeys !== undefined) instrumentWorker(worker, inside.state, inside.store, inside.journeys);
   const peer = { reply() {}, socket: { writableNeedDrain: false } };
   return {
     deliver(line: StimulusLine): void {
       if (line.from === "peer") return inside.handlePeer(peer, line.message);
-      if (line.message.op === "compute-task") for (const dep of (line.message as ComputeTaskMessage).deps) nbytes.set(dep.key, dep.nbytes);
+      if (line.message.op === "compute-task")
+        for (const dep of (line.message as ComputeTaskMessage).deps) nbytes.set(dep.key, dep.nbytes);
       inside.handleScheduler(line.message);
     },
     counters: () => ({ ...inside.state.counters, ...inside.store.counters, ...inside.counters }),

@@ -82,14 +82,22 @@ function modeArgs(mode: Mode): string[] {
 function runOnce(mode: Mode): Promise<Sample> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-bench-"));
   const args = [
-    "--import", "tsx", MAIN,
-    "--workload", values.workload,
-    "--size", values.size,
-    "--workers", values.workers,
-    "--threads", values.threads,
-    "--out", outDir,
+    "--import",
+    "tsx",
+    MAIN,
+    "--workload",
+    values.workload,
+    "--size",
+    values.size,
+    "--workers",
+    values.workers,
+    "--threads",
+    values.threads,
+    "--out",
+    outDir,
     "--quiet",
-    "--warmup", String(warmup),
+    "--warmup",
+    String(warmup),
     ...modeArgs(mode),
   ];
   return new Promise((resolve, reject) => {
@@ -150,9 +158,18 @@ for (let round = 0; round < runs; round++) {
 const results = new Set(MODES.flatMap((mode) => samples[mode].map((sample) => JSON.stringify(sample.result))));
 if (results.size !== 1) throw new Error(`runs disagree on the result: ${[...results].join(" vs ")}`);
 
-type Field = "runSeconds" | "cpuSeconds" | "schedulerCpuSeconds" | "workerCpuSeconds" | "wallSeconds" | "coldRunSeconds" | "coldCpuSeconds";
+type Field =
+  | "runSeconds"
+  | "cpuSeconds"
+  | "schedulerCpuSeconds"
+  | "workerCpuSeconds"
+  | "wallSeconds"
+  | "coldRunSeconds"
+  | "coldCpuSeconds";
 const seconds = (mode: Mode, field: Field) =>
-  samples[mode].map((sample) => (field === "workerCpuSeconds" ? sample.cpuSeconds - sample.schedulerCpuSeconds : sample[field]));
+  samples[mode].map((sample) =>
+    field === "workerCpuSeconds" ? sample.cpuSeconds - sample.schedulerCpuSeconds : sample[field],
+  );
 const median = (mode: Mode, field: Field) => quantile(seconds(mode, field), 0.5);
 const cases: CaseResult[] = MODES.map((mode) => {
   const times = seconds(mode, "runSeconds");
@@ -170,16 +187,30 @@ const ratios: RatioResult[] = [];
 for (const mode of MODES.filter((mode) => mode !== "off")) {
   const run = median(mode, "runSeconds") / median("off", "runSeconds");
   const cpu = median(mode, "cpuSeconds") / median("off", "cpuSeconds");
-  ratios.push({ name: `${mode} / off (run time)`, value: run, ...(mode === "on" ? { max: 1.01, met: run <= 1.01 } : {}) });
+  ratios.push({
+    name: `${mode} / off (run time)`,
+    value: run,
+    ...(mode === "on" ? { max: 1.01, met: run <= 1.01 } : {}),
+  });
   ratios.push({ name: `${mode} / off (CPU time, all processes)`, value: cpu });
   if (warmup > 0) {
-    ratios.push({ name: `${mode} / off, cold cluster (run time)`, value: median(mode, "coldRunSeconds") / median("off", "coldRunSeconds") });
-    ratios.push({ name: `${mode} / off, cold cluster (CPU time)`, value: median(mode, "coldCpuSeconds") / median("off", "coldCpuSeconds") });
+    ratios.push({
+      name: `${mode} / off, cold cluster (run time)`,
+      value: median(mode, "coldRunSeconds") / median("off", "coldRunSeconds"),
+    });
+    ratios.push({
+      name: `${mode} / off, cold cluster (CPU time)`,
+      value: median(mode, "coldCpuSeconds") / median("off", "coldCpuSeconds"),
+    });
   }
 }
 const notes = MODES.flatMap((mode) => [
-  `per-run time (s) ${mode.padEnd(7)}: ${seconds(mode, "runSeconds").map((x) => x.toFixed(3)).join(" ")}`,
-  `per-run CPU  (s) ${mode.padEnd(7)}: ${seconds(mode, "cpuSeconds").map((x) => x.toFixed(3)).join(" ")}`,
+  `per-run time (s) ${mode.padEnd(7)}: ${seconds(mode, "runSeconds")
+    .map((x) => x.toFixed(3))
+    .join(" ")}`,
+  `per-run CPU  (s) ${mode.padEnd(7)}: ${seconds(mode, "cpuSeconds")
+    .map((x) => x.toFixed(3))
+    .join(" ")}`,
 ]);
 const tasks = samples.off[0].tasks;
 for (const mode of MODES.filter((mode) => mode !== "off")) {
@@ -192,7 +223,11 @@ for (const mode of MODES.filter((mode) => mode !== "off")) {
   );
   // The spread: the runs of one round ran side by side in time, so their difference cancels the
   // machine's drift; the quartiles of those per-round differences say how far to trust the median.
-  for (const [field, role] of [["cpuSeconds", "all processes"], ["schedulerCpuSeconds", "scheduler"], ["workerCpuSeconds", "workers + threads"]] as const) {
+  for (const [field, role] of [
+    ["cpuSeconds", "all processes"],
+    ["schedulerCpuSeconds", "scheduler"],
+    ["workerCpuSeconds", "workers + threads"],
+  ] as const) {
     const on = seconds(mode, field);
     const off = seconds("off", field);
     const paired = on.map((value, index) => ((value - off[index]) / tasks) * 1e6);
@@ -213,7 +248,10 @@ notes.push(
 );
 const result: SuiteResult = {
   suite: "cluster",
-  runtime: `node ${process.version} ${process.arch}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")}`,
+  runtime: `node ${process.version} ${process.arch}, ${os.cpus().length} CPUs, load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")}`,
   cases,
   ratios,
   notes,

@@ -184,7 +184,8 @@ function clockFloor(): number {
 // ---- plain OpenTelemetry ------------------------------------------------------------------------
 
 const { meterProvider, reader, stateDuration, executeTime } = plainMetrics();
-const plainOtelJourneyWith = (now: () => number): ((key: string) => void) => plainMetricsJourney({ stateDuration, executeTime }, now, CLOCK_READS);
+const plainOtelJourneyWith = (now: () => number): ((key: string) => void) =>
+  plainMetricsJourney({ stateDuration, executeTime }, now, CLOCK_READS);
 const plainOtelJourney = plainOtelJourneyWith(clock);
 let otelNext = 0;
 function plainOtel(): void {
@@ -197,7 +198,9 @@ function plainOtel(): void {
 const otelCounted = countingClock(clock);
 plainOtelJourneyWith(otelCounted.clock)(keys[1]);
 if (otelCounted.reads() !== CLOCK_READS) {
-  console.warn(`bench: taskjourney's journey reads the clock ${CLOCK_READS} times, the plain OpenTelemetry one ${otelCounted.reads()}`);
+  console.warn(
+    `bench: taskjourney's journey reads the clock ${CLOCK_READS} times, the plain OpenTelemetry one ${otelCounted.reads()}`,
+  );
 }
 // The SDK must really aggregate (a reader is attached): collect once and look.
 plainOtelJourney(keys[0]);
@@ -210,9 +213,12 @@ const minimalCounted = countingClock(clock);
 const minimalProbe = new MinimalRecorder(minimalCounted.clock);
 workerJourney(minimalProbe, keys[2]);
 if (minimalCounted.reads() !== CLOCK_READS) {
-  console.warn(`bench: taskjourney's journey reads the clock ${CLOCK_READS} times, the lower bound's ${minimalCounted.reads()}`);
+  console.warn(
+    `bench: taskjourney's journey reads the clock ${CLOCK_READS} times, the lower bound's ${minimalCounted.reads()}`,
+  );
 }
-if (minimalProbe.statistics(keySplit(keys[2]), "executing")?.count !== 1) throw new Error("the lower bound recorded nothing");
+if (minimalProbe.statistics(keySplit(keys[2]), "executing")?.count !== 1)
+  throw new Error("the lower bound recorded nothing");
 // And taskjourney must really record: a journey shows in the statistics, nothing is dropped.
 fullJourney();
 if (journeys.stats(keySplit(keys[0]), "executing").count < 1) throw new Error("the taskjourney case recorded nothing");
@@ -254,7 +260,11 @@ await runSuite({
     { name: "plain OTel journey / interleaved journey", numerator: OTEL, denominator: INTERLEAVED },
     { name: "lower bound journey / clock floor", numerator: MINIMAL_JOURNEY, denominator: FLOOR },
     { name: "taskjourney journey / lower bound journey", numerator: JOURNEY, denominator: MINIMAL_JOURNEY },
-    { name: "taskjourney transition() / lower bound transition()", numerator: TRANSITION, denominator: MINIMAL_TRANSITION },
+    {
+      name: "taskjourney transition() / lower bound transition()",
+      numerator: TRANSITION,
+      denominator: MINIMAL_TRANSITION,
+    },
   ],
   notes: [
     `package: ${source}; sampling off (ratio 0, keepSlowerThan 0) unless the case says otherwise; ${IN_FLIGHT} other journeys in flight in each recorder`,

@@ -35,7 +35,12 @@ const telemetry = await startTelemetry({
   instance: "tcp://127.0.0.1:40001",
   registerGlobal: false,
   journeys: { sampling: { ratio: 0.01 } },
-  exporters: { endpoint: server.url, protocol: "http/json", timeoutMillis: EXPORT_TIMEOUT_MS, metricExportIntervalMillis: 1_000 },
+  exporters: {
+    endpoint: server.url,
+    protocol: "http/json",
+    timeoutMillis: EXPORT_TIMEOUT_MS,
+    metricExportIntervalMillis: 1_000,
+  },
 });
 const { journeys } = telemetry;
 
@@ -110,21 +115,36 @@ const metrics = server.accepted.filter((request) => request.path === "/v1/metric
 const last = metrics[metrics.length - 1]?.body;
 const inMemory = sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" });
 const failures = telemetry.exportFailures();
-const failureMetric = failures.map((failure) => ({ ...failure, exported: sumPoint(last, "taskjourney.export.failures", { signal: failure.signal, "error.type": failure.errorType }) }));
+const failureMetric = failures.map((failure) => ({
+  ...failure,
+  exported: sumPoint(last, "taskjourney.export.failures", { signal: failure.signal, "error.type": failure.errorType }),
+}));
 await telemetry.shutdown({ timeoutMillis: 5_000 });
 await server.close();
 
 console.log(
   table(
     ["phase", "seconds", "transitions/s", "event-loop p99", "event-loop max"],
-    results.map((result) => [result.phase, result.seconds.toFixed(1), Math.round(result.transitions / result.seconds).toLocaleString("en-US"), `${result.delayP99Ms.toFixed(1)} ms`, `${result.delayMaxMs.toFixed(1)} ms`]),
+    results.map((result) => [
+      result.phase,
+      result.seconds.toFixed(1),
+      Math.round(result.transitions / result.seconds).toLocaleString("en-US"),
+      `${result.delayP99Ms.toFixed(1)} ms`,
+      `${result.delayMaxMs.toFixed(1)} ms`,
+    ]),
   ),
 );
 console.log("");
 console.log(
   table(
     ["signal", "error.type", "exports", "items", "in the metrics once back"],
-    failureMetric.map((failure) => [failure.signal, failure.errorType, String(failure.exports), String(failure.items), String(failure.exported ?? "missing")]),
+    failureMetric.map((failure) => [
+      failure.signal,
+      failure.errorType,
+      String(failure.exports),
+      String(failure.items),
+      String(failure.exported ?? "missing"),
+    ]),
   ),
 );
 
@@ -132,7 +152,9 @@ const totalSeconds = results.reduce((sum, result) => sum + result.seconds, 0);
 const nsPerTransition = tickNs / (journeysDone * 4);
 const totalsRight = inMemory === journeysDone;
 // The metrics' own failures can grow after the last collection (its export is the one counted last).
-const failuresVisible = failureMetric.every((failure) => failure.exported !== undefined && failure.exported <= failure.items && failure.exported > 0);
+const failuresVisible = failureMetric.every(
+  (failure) => failure.exported !== undefined && failure.exported <= failure.items && failure.exported > 0,
+);
 const result: SuiteResult = {
   suite: "faults",
   runtime: `node ${process.version} ${process.arch}, ${source}`,

@@ -25,7 +25,9 @@ export const timedWith: "wall" | "cpu" =
   process.argv.includes("--cpu-time") || process.env.TASKJOURNEY_BENCH_CLOCK === "cpu" ? "cpu" : "wall";
 
 export const sampling: "mitata" | "interleaved" =
-  process.argv.includes("--interleaved") || process.env.TASKJOURNEY_BENCH_MODE === "interleaved" ? "interleaved" : "mitata";
+  process.argv.includes("--interleaved") || process.env.TASKJOURNEY_BENCH_MODE === "interleaved"
+    ? "interleaved"
+    : "mitata";
 
 /**
  * Nanoseconds now, on the clock the samples are timed with (for `manual` cases). The CPU clock
@@ -157,7 +159,12 @@ export function printSuite(result: SuiteResult, print: (line: string) => void = 
   const facts = Object.entries(result.facts ?? {});
   if (facts.length > 0) {
     print("");
-    print(table(["fact", "value"], facts.map(([name, value]) => [name, String(value)])));
+    print(
+      table(
+        ["fact", "value"],
+        facts.map(([name, value]) => [name, String(value)]),
+      ),
+    );
   }
   for (const note of result.notes) print(note);
 }

@@ -70,7 +70,10 @@ function makeCase(name: InstructionCase): { journey: (key: string) => void; flus
       return { journey: plainMetricsJourney(plainMetrics(), clock, journeyClockReads()) };
     case "spans-all": {
       const pipeline = spanPipeline();
-      const recorder = journeys({ sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, tracerProvider: pipeline.provider });
+      const recorder = journeys({
+        sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+        tracerProvider: pipeline.provider,
+      });
       return { journey: (key) => workerJourney(recorder, key), flush: pipeline.drain };
     }
     case "plain-spans": {

@@ -52,7 +52,16 @@ const PLANS: Plan[] = [
 ];
 
 function instructions(driverCase: InstructionCase, journeys: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", driver, driverCase, String(journeys)];
+  const args = [
+    "--tool=callgrind",
+    "--smc-check=all-non-file",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--predictable",
+    driver,
+    driverCase,
+    String(journeys),
+  ];
   return new Promise((done, fail) => {
     let output = "";
     const child = spawn("valgrind", args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
@@ -60,7 +69,8 @@ function instructions(driverCase: InstructionCase, journeys: number): Promise<nu
     child.once("error", fail);
     child.once("exit", (code) => {
       const collected = /Collected : (\d+)/.exec(output);
-      if (code !== 0 || collected === null) fail(new Error(`valgrind ${driverCase} ${journeys} failed (exit ${code}):\n${output.slice(-2000)}`));
+      if (code !== 0 || collected === null)
+        fail(new Error(`valgrind ${driverCase} ${journeys} failed (exit ${code}):\n${output.slice(-2000)}`));
       else done(Number(collected[1]));
     });
   });
@@ -86,16 +96,26 @@ const perJourney = new Map<string, number>();
 for (const plan of PLANS) {
   const started = performance.now();
   // The two counts of a case in parallel: each is single-threaded under valgrind.
-  const [few, many] = await Promise.all([instructions(plan.driverCase, plan.few), instructions(plan.driverCase, plan.many)]);
+  const [few, many] = await Promise.all([
+    instructions(plan.driverCase, plan.few),
+    instructions(plan.driverCase, plan.many),
+  ]);
   const value = (many - few) / (plan.many - plan.few);
   perJourney.set(plan.name, value);
-  console.log(`  ${plan.name}: ${Math.round(value).toLocaleString("en-US")} instructions per journey (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  console.log(
+    `  ${plan.name}: ${Math.round(value).toLocaleString("en-US")} instructions per journey (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  );
 }
 
 const get = (name: string): number => perJourney.get(name)!;
 const [floor, journey, plainMetrics, spansAll, plainSpans] = PLANS.map((plan) => get(plan.name));
 console.log("");
-console.log(table(["case", "instructions per journey"], PLANS.map((plan) => [plan.name, Math.round(get(plan.name)).toLocaleString("en-US")])));
+console.log(
+  table(
+    ["case", "instructions per journey"],
+    PLANS.map((plan) => [plan.name, Math.round(get(plan.name)).toLocaleString("en-US")]),
+  ),
+);
 console.log("");
 console.log(
   table(
@@ -107,4 +127,6 @@ console.log(
     ],
   ),
 );
-console.log(`node ${process.version}, valgrind callgrind, node --predictable; counts include the clock's own instructions (a clock read in a VM costs more time than its instructions suggest)`);
+console.log(
+  `node ${process.version}, valgrind callgrind, node --predictable; counts include the clock's own instructions (a clock read in a VM costs more time than its instructions suggest)`,
+);

@@ -17,7 +17,8 @@ const fromOtherBuild = otherBuild !== undefined && otherBuild !== "";
 const entry = fromOtherBuild ? resolve(otherBuild, "index.js") : import.meta.resolve("taskjourney");
 const fromSource = !fromOtherBuild && entry.endsWith(".ts");
 
-if (fromOtherBuild && !existsSync(entry)) throw new Error(`bench: TASKJOURNEY_BENCH_DIST=${otherBuild} holds no index.js`);
+if (fromOtherBuild && !existsSync(entry))
+  throw new Error(`bench: TASKJOURNEY_BENCH_DIST=${otherBuild} holds no index.js`);
 
 async function load(): Promise<Library> {
   if (fromOtherBuild) return (await import(pathToFileURL(entry).href)) as Library;
@@ -25,7 +26,10 @@ async function load(): Promise<Library> {
     return await import("taskjourney");
   } catch (error) {
     if (!fromSource && (error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") {
-      throw new Error("bench: dist/ is not built; run `npm run build` (npm run bench does) or set NODE_OPTIONS=--conditions=taskjourney-source", { cause: error });
+      throw new Error(
+        "bench: dist/ is not built; run `npm run build` (npm run bench does) or set NODE_OPTIONS=--conditions=taskjourney-source",
+        { cause: error },
+      );
     }
     throw error;
   }

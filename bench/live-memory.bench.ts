@@ -17,7 +17,9 @@ const N = Number(process.env.TASKJOURNEY_BENCH_LIVE ?? 1_000_000);
 
 const gc = globalThis.gc;
 if (typeof gc !== "function") {
-  console.error("bench/live-memory.bench.ts needs --expose-gc: node --expose-gc --import tsx bench/live-memory.bench.ts");
+  console.error(
+    "bench/live-memory.bench.ts needs --expose-gc: node --expose-gc --import tsx bench/live-memory.bench.ts",
+  );
   process.exit(2);
 }
 
@@ -32,13 +34,22 @@ type WorkerState = Parameters<InstanceType<typeof TaskJourneys<"worker">>["trans
 /** Heap bytes per journey of N keys taken through `moves` and left there. */
 function bytesPerJourney(moves: ReadonlyArray<readonly [WorkerState, WorkerState]>): number {
   // Dask-like keys, "<prefix>-<32 hex>", over 100 prefixes; made before the first reading.
-  const keys = Array.from({ length: N }, (_, i) => `p${i % 100}-${(0x10000000 + i).toString(16)}0f1e2d3c4b5a69788796a5b4`);
-  const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 }, prefixLimit: 100, maxLiveJourneys: N + 1 });
+  const keys = Array.from(
+    { length: N },
+    (_, i) => `p${i % 100}-${(0x10000000 + i).toString(16)}0f1e2d3c4b5a69788796a5b4`,
+  );
+  const journeys = new TaskJourneys({
+    role: "worker",
+    sampling: { ratio: 0 },
+    prefixLimit: 100,
+    maxLiveJourneys: N + 1,
+  });
   journeys.transition("p0-f00000000f1e2d3c4b5a69788796a5b4", "released", "waiting");
   const before = heap();
   for (const key of keys) for (const [from, to] of moves) journeys.transition(key, from, to);
   const after = heap();
-  if (Object.keys(journeys.dropped()).length > 0) throw new Error(`live-memory bench: inputs dropped ${JSON.stringify(journeys.dropped())}`);
+  if (Object.keys(journeys.dropped()).length > 0)
+    throw new Error(`live-memory bench: inputs dropped ${JSON.stringify(journeys.dropped())}`);
   // Keep both alive through the reading.
   if (keys.length !== N || journeys.role !== "worker") throw new Error("unreachable");
   return (after - before) / N;
@@ -61,7 +72,10 @@ const result: SuiteResult = {
     `left in waiting (1 visit): ${waiting.toFixed(0)} B per live journey (aim ≤ 250 B)`,
     `left executing (3 visits): ${executing.toFixed(0)} B per live journey`,
   ],
-  facts: { "bytes per live journey (waiting)": Math.round(waiting), "bytes per live journey (executing)": Math.round(executing) },
+  facts: {
+    "bytes per live journey (waiting)": Math.round(waiting),
+    "bytes per live journey (executing)": Math.round(executing),
+  },
 };
 printSuite(result);
 report(result);

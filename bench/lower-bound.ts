@@ -21,7 +21,9 @@ const { WORKER_STATES, TERMINAL_STATES } = library;
 type DurationStatisticsType = DurationStatistics;
 
 const STATE_IDS = new Map<string, number>(WORKER_STATES.map((state, id) => [state, id]));
-const IS_TERMINAL = Uint8Array.from(WORKER_STATES, (state) => ((TERMINAL_STATES as readonly string[]).includes(state) ? 1 : 0));
+const IS_TERMINAL = Uint8Array.from(WORKER_STATES, (state) =>
+  (TERMINAL_STATES as readonly string[]).includes(state) ? 1 : 0,
+);
 const MEMORY = STATE_IDS.get("memory")!;
 const EXECUTING = STATE_IDS.get("executing")!;
 const MAX_PREFIXES = 1024;

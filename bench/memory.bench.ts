@@ -71,7 +71,13 @@ function read(at: string, done: number): Reading {
   gc!();
   gc!();
   const usage = process.memoryUsage();
-  const reading = { at, journeys: done, heapUsed: usage.heapUsed, rss: usage.rss, seconds: (performance.now() - started) / 1000 };
+  const reading = {
+    at,
+    journeys: done,
+    heapUsed: usage.heapUsed,
+    rss: usage.rss,
+    seconds: (performance.now() - started) / 1000,
+  };
   readings.push(reading);
   return reading;
 }
@@ -97,8 +103,13 @@ while (done < TOTAL) {
   }
   runSeconds += (performance.now() - t0) / 1000;
   done = end;
-  const reading = read(done === WARM_UP ? "after warm-up (every prefix seen)" : `after ${(done / 1e6).toFixed(0)} M`, done);
-  console.log(`${String(done).padStart(9)} journeys  heap ${MB(reading.heapUsed).padStart(9)}  rss ${MB(reading.rss).padStart(9)}  ${reading.seconds.toFixed(1)} s`);
+  const reading = read(
+    done === WARM_UP ? "after warm-up (every prefix seen)" : `after ${(done / 1e6).toFixed(0)} M`,
+    done,
+  );
+  console.log(
+    `${String(done).padStart(9)} journeys  heap ${MB(reading.heapUsed).padStart(9)}  rss ${MB(reading.rss).padStart(9)}  ${reading.seconds.toFixed(1)} s`,
+  );
   if ((performance.now() - runStarted) / 1000 > BUDGET_SECONDS && done < TOTAL) {
     timedOut = true;
     break;
@@ -108,7 +119,9 @@ const last = readings[readings.length - 1];
 last.at = "after the run";
 
 // Journeys still in flight, from the task.active gauge: the recorder itself is not public.
-const activeMetric = journeys.metricProducer.produce([0, 0], [0, 0]).find((metric) => metric.descriptor.name === "task.active");
+const activeMetric = journeys.metricProducer
+  .produce([0, 0], [0, 0])
+  .find((metric) => metric.descriptor.name === "task.active");
 const inFlight = (activeMetric?.dataPoints ?? []).reduce((sum, point) => sum + (point.value as number), 0);
 const dropped = journeys.dropped();
 const before = readings[0];

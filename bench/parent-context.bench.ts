@@ -22,7 +22,10 @@ import { ROOT_CONTEXT, trace, type Context, type Span } from "@opentelemetry/api
 import { TracerProvider } from "@opentelemetry/sdk-trace";
 import { ParentContext } from "../src/otel/spans/context.js";
 
-const CASES = { api: (span: Span): Context => trace.setSpan(ROOT_CONTEXT, span), ours: (span: Span): Context => new ParentContext(span) };
+const CASES = {
+  api: (span: Span): Context => trace.setSpan(ROOT_CONTEXT, span),
+  ours: (span: Span): Context => new ParentContext(span),
+};
 type Case = keyof typeof CASES;
 const FEW = 100_000;
 const MANY = 200_000;
@@ -40,7 +43,17 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const driver = join(root, "bench", ".parent-context-driver.mjs");
 
 function instructions(name: Case, iterations: number): Promise<number> {
-  const args = ["--tool=callgrind", "--smc-check=all-non-file", "--callgrind-out-file=/dev/null", process.execPath, "--predictable", driver, "drive", name, String(iterations)];
+  const args = [
+    "--tool=callgrind",
+    "--smc-check=all-non-file",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--predictable",
+    driver,
+    "drive",
+    name,
+    String(iterations),
+  ];
   return new Promise((done, fail) => {
     let output = "";
     const child = spawn("valgrind", args, { cwd: root, stdio: ["ignore", "ignore", "pipe"] });
@@ -48,7 +61,8 @@ function instructions(name: Case, iterations: number): Promise<number> {
     child.once("error", fail);
     child.once("exit", (code) => {
       const collected = /Collected : (\d+)/.exec(output);
-      if (code !== 0 || collected === null) fail(new Error(`valgrind ${name} ${iterations} failed (exit ${code}):\n${output.slice(-2000)}`));
+      if (code !== 0 || collected === null)
+        fail(new Error(`valgrind ${name} ${iterations} failed (exit ${code}):\n${output.slice(-2000)}`));
       else done(Number(collected[1]));
     });
   });
@@ -61,15 +75,27 @@ async function main(): Promise<void> {
   }
   // Bundled to plain JavaScript, as instructions.bench.ts does: through the tsx loader the counts vary.
   const { buildSync } = await import("esbuild");
-  buildSync({ entryPoints: [fileURLToPath(import.meta.url)], bundle: true, platform: "node", format: "esm", packages: "external", outfile: driver, logLevel: "error" });
+  buildSync({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    packages: "external",
+    outfile: driver,
+    logLevel: "error",
+  });
   try {
     const perIteration: Record<string, number> = {};
     for (const name of Object.keys(CASES) as Case[]) {
       const [few, many] = await Promise.all([instructions(name, FEW), instructions(name, MANY)]);
       perIteration[name] = (many - few) / (MANY - FEW);
-      console.log(`  ${name}: ${Math.round(perIteration[name]).toLocaleString("en-US")} instructions per parent and child`);
+      console.log(
+        `  ${name}: ${Math.round(perIteration[name]).toLocaleString("en-US")} instructions per parent and child`,
+      );
     }
-    console.log(`  ParentContext saves ${Math.round(perIteration.api - perIteration.ours).toLocaleString("en-US")} instructions per parent (node ${process.version}, valgrind callgrind, node --predictable)`);
+    console.log(
+      `  ParentContext saves ${Math.round(perIteration.api - perIteration.ours).toLocaleString("en-US")} instructions per parent (node ${process.version}, valgrind callgrind, node --predictable)`,
+    );
   } finally {
     rmSync(driver, { force: true });
   }

@@ -16,7 +16,12 @@ export class HoldingReader extends MetricReader {
 }
 
 /** A MeterProvider with a reader attached, and the two instruments the plain journey records into. */
-export function plainMetrics(): { meterProvider: MeterProvider; reader: HoldingReader; stateDuration: Histogram; executeTime: Counter } {
+export function plainMetrics(): {
+  meterProvider: MeterProvider;
+  reader: HoldingReader;
+  stateDuration: Histogram;
+  executeTime: Counter;
+} {
   const reader = new HoldingReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   const meter = meterProvider.getMeter("bench-plain-otel");

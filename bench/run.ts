@@ -65,11 +65,17 @@ if (!Number.isInteger(repeat) || repeat < 1) {
 }
 
 // A name that is a benchmark's whole name means that one only ("cluster", not also "cluster-instructions").
-const matches = (name: string, want: string): boolean => name === want || (!available.includes(want) && name.includes(want));
-const selected = wanted.length === 0 ? available.filter((name) => !ON_REQUEST.includes(name)) : available.filter((name) => wanted.some((want) => matches(name, want)));
+const matches = (name: string, want: string): boolean =>
+  name === want || (!available.includes(want) && name.includes(want));
+const selected =
+  wanted.length === 0
+    ? available.filter((name) => !ON_REQUEST.includes(name))
+    : available.filter((name) => wanted.some((want) => matches(name, want)));
 const unknown = wanted.filter((want) => !available.some((name) => name === want || name.includes(want)));
 if (unknown.length > 0) {
-  console.error(`bench: no benchmark named ${unknown.map((name) => `"${name}"`).join(", ")}; there are: ${available.join(", ")}`);
+  console.error(
+    `bench: no benchmark named ${unknown.map((name) => `"${name}"`).join(", ")}; there are: ${available.join(", ")}`,
+  );
   process.exit(2);
 }
 
@@ -82,21 +88,38 @@ interface Runtime {
 }
 
 function runtimeOf(spec: string): Runtime {
-  if (spec === "current" || spec === process.versions.node || spec === process.versions.node.split(".")[0]) return { label: `node ${process.version}`, execPath: process.execPath };
+  if (spec === "current" || spec === process.versions.node || spec === process.versions.node.split(".")[0])
+    return { label: `node ${process.version}`, execPath: process.execPath };
   let execPath = spec;
   if (/^\d+(\.\d+\.\d+)?$/.test(spec)) {
     const version = CI_RUNTIMES[spec] ?? spec;
-    if (!/^\d+\.\d+\.\d+$/.test(version)) throw new Error(`bench: --node=${spec}: no Node.js ${spec} here; give an exact version (e.g. 24.22.3) or a path`);
-    execPath = join(execFileSync("bash", [join(root, "scripts/node-runtime.sh"), version], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim(), "node");
+    if (!/^\d+\.\d+\.\d+$/.test(version))
+      throw new Error(`bench: --node=${spec}: no Node.js ${spec} here; give an exact version (e.g. 24.22.3) or a path`);
+    execPath = join(
+      execFileSync("bash", [join(root, "scripts/node-runtime.sh"), version], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "inherit"],
+      }).trim(),
+      "node",
+    );
   }
   const version = execFileSync(execPath, ["--version"], { encoding: "utf8" }).trim();
   return { label: `node ${version}`, execPath };
 }
 
 const nodeFlag = flags.find((flag) => flag.startsWith("--node="));
-const runtimes: Runtime[] = nodeFlag === undefined ? [runtimeOf("current")] : nodeFlag.slice("--node=".length).split(",").filter((spec) => spec !== "").map(runtimeOf);
+const runtimes: Runtime[] =
+  nodeFlag === undefined
+    ? [runtimeOf("current")]
+    : nodeFlag
+        .slice("--node=".length)
+        .split(",")
+        .filter((spec) => spec !== "")
+        .map(runtimeOf);
 
-const passthrough = flags.filter((flag) => flag !== "--list" && flag !== "-l" && !flag.startsWith("--repeat=") && !flag.startsWith("--node="));
+const passthrough = flags.filter(
+  (flag) => flag !== "--list" && flag !== "-l" && !flag.startsWith("--repeat=") && !flag.startsWith("--node="),
+);
 const scratch = mkdtempSync(join(tmpdir(), "taskjourney-bench-"));
 /** Per runtime, per benchmark, one result per run. */
 const byRuntime = new Map<string, Map<string, SuiteResult[]>>();
@@ -115,12 +138,18 @@ for (const runtime of runtimes) {
         cwd: root,
         stdio: "inherit",
         // Processes a benchmark starts (the cluster's) run on the same node.
-        env: { ...process.env, TASKJOURNEY_BENCH_REPORT: reportPath, PATH: `${dirname(runtime.execPath)}:${process.env.PATH ?? ""}` },
+        env: {
+          ...process.env,
+          TASKJOURNEY_BENCH_REPORT: reportPath,
+          PATH: `${dirname(runtime.execPath)}:${process.env.PATH ?? ""}`,
+        },
       });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       if (child.status !== 0) {
         failures.push(`${name} on ${runtime.label} (${child.signal ?? `exit ${child.status}`})`);
-        console.error(`bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`);
+        console.error(
+          `bench/${basename(file)} failed after ${seconds} s: ${child.signal ?? `exit code ${child.status}`}`,
+        );
       } else {
         console.log(`(bench/${basename(file)}: ${seconds} s)`);
       }
@@ -148,7 +177,9 @@ function spread(values: number[], format: (value: number) => string): string {
 
 for (const [label, results] of byRuntime) {
   if (results.size === 0) continue;
-  console.log(`\n==================== summary${runtimes.length > 1 ? ` on ${label}` : ""}${repeat > 1 ? `: median of ${repeat} runs (range)` : ""} ====================`);
+  console.log(
+    `\n==================== summary${runtimes.length > 1 ? ` on ${label}` : ""}${repeat > 1 ? `: median of ${repeat} runs (range)` : ""} ====================`,
+  );
   const verdict = (met: boolean | undefined): string => (met === undefined ? "" : met ? "yes" : "NO");
   const caseRows: string[][] = [];
   const ratioRows: string[][] = [];
@@ -156,16 +187,28 @@ for (const [label, results] of byRuntime) {
   for (const runs of results.values()) {
     const first = runs[0];
     for (const c of first.cases) {
-      const medians = runs.map((run) => run.cases.find((other) => other.name === c.name)?.median).filter((value) => value !== undefined);
+      const medians = runs
+        .map((run) => run.cases.find((other) => other.name === c.name)?.median)
+        .filter((value) => value !== undefined);
       const value = median(medians);
       const met = c.maxNs === undefined ? undefined : value <= c.maxNs;
-      caseRows.push([first.suite, c.name, spread(medians, formatNs), c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`, verdict(met)]);
+      caseRows.push([
+        first.suite,
+        c.name,
+        spread(medians, formatNs),
+        c.maxNs === undefined ? "" : `≤ ${formatNs(c.maxNs)}`,
+        verdict(met),
+      ]);
     }
     for (const r of first.ratios) {
-      const values = runs.map((run) => run.ratios.find((other) => other.name === r.name)?.value).filter((value) => value !== undefined);
+      const values = runs
+        .map((run) => run.ratios.find((other) => other.name === r.name)?.value)
+        .filter((value) => value !== undefined);
       const value = median(values);
       const met =
-        r.max === undefined && r.min === undefined ? undefined : (r.max === undefined || value <= r.max) && (r.min === undefined || value >= r.min);
+        r.max === undefined && r.min === undefined
+          ? undefined
+          : (r.max === undefined || value <= r.max) && (r.min === undefined || value >= r.min);
       ratioRows.push([first.suite, r.name, spread(values, (v) => `${v.toFixed(2)}×`), ratioTarget(r), verdict(met)]);
     }
     for (const run of runs) {
@@ -192,7 +235,11 @@ function sideBySide(): void {
   const first = byRuntime.get(labels[0])!;
   const value = (label: string, suite: string, kind: "cases" | "ratios", name: string): number | undefined => {
     const runs = byRuntime.get(label)?.get(suite) ?? [];
-    const values = runs.flatMap((run) => (kind === "cases" ? run.cases.filter((c) => c.name === name).map((c) => c.median) : run.ratios.filter((r) => r.name === name).map((r) => r.value)));
+    const values = runs.flatMap((run) =>
+      kind === "cases"
+        ? run.cases.filter((c) => c.name === name).map((c) => c.median)
+        : run.ratios.filter((r) => r.name === name).map((r) => r.value),
+    );
     return values.length === 0 ? undefined : median(values);
   };
   const rows = (kind: "cases" | "ratios", format: (v: number) => string): string[][] =>
@@ -200,12 +247,16 @@ function sideBySide(): void {
       (kind === "cases" ? runs[0].cases.map((c) => c.name) : runs[0].ratios.map((r) => r.name)).map((name) => {
         const values = labels.map((label) => value(label, suite, kind, name));
         const base = values[0];
-        const against = values.slice(1).map((v) => (v === undefined || base === undefined || base === 0 ? "" : `${(v / base).toFixed(2)}×`));
+        const against = values
+          .slice(1)
+          .map((v) => (v === undefined || base === undefined || base === 0 ? "" : `${(v / base).toFixed(2)}×`));
         return [suite, name, ...values.map((v) => (v === undefined ? "" : format(v))), ...against];
       }),
     );
   const versus = labels.slice(1).map((label) => `${label} / ${labels[0]}`);
-  console.log(`\n==================== side by side${repeat > 1 ? `: medians of ${repeat} runs` : ""} ====================`);
+  console.log(
+    `\n==================== side by side${repeat > 1 ? `: medians of ${repeat} runs` : ""} ====================`,
+  );
   console.log(table(["suite", "case", ...labels, ...versus], rows("cases", formatNs), 2));
   const ratioRows = rows("ratios", (v) => `${v.toFixed(2)}×`);
   if (ratioRows.length > 0) {

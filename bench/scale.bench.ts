@@ -84,7 +84,14 @@ function fanIn(n: number): Scenario {
   t.timed("the dependent's waiting → ready", () => j.transition("sum-0", "waiting", "ready"));
   const [measured, cpu] = [t.total - before, t.cpu - cpuBefore];
   const network = j.explain("sum-0")!.children[0].children.find((node) => node.name === "network")?.seconds ?? 0;
-  return { name: `fan-in: a task leaving waiting after ${n.toLocaleString("en-US")} fetched dependencies`, measured, cpu, target: 10 * MS, timer: t, check: `its waiting: ${network.toFixed(0)} s network of ${clock.now} s` };
+  return {
+    name: `fan-in: a task leaving waiting after ${n.toLocaleString("en-US")} fetched dependencies`,
+    measured,
+    cpu,
+    target: 10 * MS,
+    timer: t,
+    check: `its waiting: ${network.toFixed(0)} s network of ${clock.now} s`,
+  };
 }
 
 function shared(n: number): Scenario {
@@ -110,7 +117,8 @@ function shared(n: number): Scenario {
   const used = process.cpuUsage(cpuStart);
   const cpu = (used.user + used.system) * 1000;
   const explained = j.explain(`dependent-${n - 1}`);
-  if (explained === undefined) throw new Error(`shared: no journey of the last dependent to explain; dropped ${JSON.stringify(j.dropped())}`);
+  if (explained === undefined)
+    throw new Error(`shared: no journey of the last dependent to explain; dropped ${JSON.stringify(j.dropped())}`);
   const waiting = explained.children[0];
   const network = waiting.children.find((node) => node.name === "network")?.seconds ?? 0;
   return {
@@ -144,7 +152,14 @@ function retried(n: number): Scenario {
   const [measured, cpu] = [t.total - before, t.cpu - cpuBefore];
   const waiting = j.explain("sum-0")!.children[0];
   const busy = waiting.children.find((node) => node.name === "busy")?.seconds ?? 0;
-  return { name: `retried: a dependency answered busy ${n.toLocaleString("en-US")} times, its dependent leaving waiting`, measured, cpu, target: 50 * MS, timer: t, check: `its waiting: ${busy} s busy of ${waiting.seconds} s` };
+  return {
+    name: `retried: a dependency answered busy ${n.toLocaleString("en-US")} times, its dependent leaving waiting`,
+    measured,
+    cpu,
+    target: 50 * MS,
+    timer: t,
+    check: `its waiting: ${busy} s busy of ${waiting.seconds} s`,
+  };
 }
 
 function explainMany(n: number): Scenario {
@@ -199,7 +214,12 @@ for (const scenario of scenarios) {
   const { measured, target, timer } = scenario;
   const point = (ns: number) => ({ p25: ns, median: ns, p75: ns, p99: ns, mean: ns, samples: 1 });
   cases.push({ name: scenario.name, ...point(measured), maxNs: target, met: measured <= target });
-  cases.push({ name: `  its longest single call (${timer.longestWhat})`, ...point(timer.longest), maxNs: LONGEST_CALL_NS, met: timer.longest <= LONGEST_CALL_NS });
+  cases.push({
+    name: `  its longest single call (${timer.longestWhat})`,
+    ...point(timer.longest),
+    maxNs: LONGEST_CALL_NS,
+    met: timer.longest <= LONGEST_CALL_NS,
+  });
 }
 
 const result: SuiteResult = {
@@ -209,7 +229,9 @@ const result: SuiteResult = {
   ratios: [],
   notes: [
     "One measured run of each scenario on a fake clock, after three at 1/16 of its size (single measurements).",
-    ...scenarios.map((scenario) => `${scenario.name.split(":")[0]}: ${formatNs(scenario.cpu)} of CPU; ${scenario.check}`),
+    ...scenarios.map(
+      (scenario) => `${scenario.name.split(":")[0]}: ${formatNs(scenario.cpu)} of CPU; ${scenario.check}`,
+    ),
   ],
 };
 printSuite(result);

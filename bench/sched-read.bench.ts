@@ -24,7 +24,8 @@ try {
 }
 const schedstat = fs.openSync("/proc/thread-self/schedstat", "r");
 const buffer = Buffer.alloc(1024);
-const OLD_PATTERN = /se\.exec_start\s*:\s*([\d.]+)[\s\S]*?se\.sum_exec_runtime\s*:\s*([\d.]+)[\s\S]*?se\.nr_migrations\s*:\s*(\d+)/;
+const OLD_PATTERN =
+  /se\.exec_start\s*:\s*([\d.]+)[\s\S]*?se\.sum_exec_runtime\s*:\s*([\d.]+)[\s\S]*?se\.nr_migrations\s*:\s*(\d+)/;
 const LABELS = ["se.exec_start", "se.sum_exec_runtime", "se.nr_migrations"].map((label) => Buffer.from(label));
 const origin = Number(process.hrtime.bigint()) / 1e6 - performance.now();
 let sink = 0;
@@ -45,13 +46,18 @@ const CASES: Array<[string, () => void]> = [
     () => {
       const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
       const now = origin + performance.now();
-      sink += schedField(buffer, length, LABELS[1]) + now - schedField(buffer, length, LABELS[0]) + schedField(buffer, length, LABELS[2]);
+      sink +=
+        schedField(buffer, length, LABELS[1]) +
+        now -
+        schedField(buffer, length, LABELS[0]) +
+        schedField(buffer, length, LABELS[2]);
     },
   ],
   ["read /proc/thread-self/schedstat (tick-granular)", () => (sink += fs.readSync(schedstat, buffer, 0, 256, 0))],
 ];
 const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-if (threadCpuUsage !== undefined) CASES.push(["process.threadCpuUsage() (tick-granular)", () => (sink += threadCpuUsage.call(process).user)]);
+if (threadCpuUsage !== undefined)
+  CASES.push(["process.threadCpuUsage() (tick-granular)", () => (sink += threadCpuUsage.call(process).user)]);
 
 const rows: string[][] = [];
 for (const [name, read] of CASES) {
@@ -59,7 +65,12 @@ for (const [name, read] of CASES) {
   const before = process.cpuUsage();
   for (let i = 0; i < N; i++) read();
   const used = process.cpuUsage(before);
-  rows.push([name, (used.user / N).toFixed(2), (used.system / N).toFixed(2), ((used.user + used.system) / N).toFixed(2)]);
+  rows.push([
+    name,
+    (used.user / N).toFixed(2),
+    (used.system / N).toFixed(2),
+    ((used.user + used.system) / N).toFixed(2),
+  ]);
 }
 console.log(table(["one reading", "user µs", "system µs", "CPU µs"], rows));
 console.log(`node ${process.version}, ${N.toLocaleString("en-US")} readings each (checksum ${sink > 0 ? "ok" : sink})`);

@@ -30,7 +30,11 @@ import { MODES, type ReplayMode } from "./cluster-replay.js";
 const WORKERS = 3;
 const RESULT_BYTES = 65_536;
 
-export async function replayScheduler(mode: ReplayMode, rounds: number, size: number): Promise<{ tasks: number; decisions: number }> {
+export async function replayScheduler(
+  mode: ReplayMode,
+  rounds: number,
+  size: number,
+): Promise<{ tasks: number; decisions: number }> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-scheduler-replay-"));
   // Exports only at shutdown, whatever valgrind does to the wall clock: the same work in every run.
   process.env.OTEL_METRIC_EXPORT_INTERVAL = "86400000";
@@ -39,7 +43,15 @@ export async function replayScheduler(mode: ReplayMode, rounds: number, size: nu
     const scheduler = new Scheduler({ saturation: 1.5, estimateRefreshMs: Number.POSITIVE_INFINITY });
     const address = "tcp://127.0.0.1:2";
     scheduler.address = address;
-    const telemetry = mode === "off" ? undefined : await startTelemetry({ role: "scheduler", instance: address, outDir: directory, traceRatio: mode === "metrics" ? "off" : 0.01 });
+    const telemetry =
+      mode === "off"
+        ? undefined
+        : await startTelemetry({
+            role: "scheduler",
+            instance: address,
+            outDir: directory,
+            traceRatio: mode === "metrics" ? "off" : 0.01,
+          });
     if (telemetry !== undefined) instrumentScheduler(scheduler, telemetry.journeys);
     // The private parts a real run reaches through sockets, around TypeScript's `private`.
     const inside = scheduler as any;
@@ -54,7 +66,13 @@ export async function replayScheduler(mode: ReplayMode, rounds: number, size: nu
         reply() {},
         close() {},
       };
-      inside.handle(connection, { op: "register", address: `tcp://127.0.0.1:${10 + worker}`, nthreads: 2, pid: worker, memoryLimit: 1 << 30 });
+      inside.handle(connection, {
+        op: "register",
+        address: `tcp://127.0.0.1:${10 + worker}`,
+        nthreads: 2,
+        pid: worker,
+        memoryLimit: 1 << 30,
+      });
     }
     const graph = buildGraph("reduction", { size, seed: 1 });
     for (let round = 0; round < rounds; round++) {
@@ -63,7 +81,12 @@ export async function replayScheduler(mode: ReplayMode, rounds: number, size: nu
         const { connection, message } = sent[next];
         if (message.op !== "compute-task") continue;
         const task = message as ComputeTaskMessage;
-        inside.handle(connection, { op: "task-finished", key: task.key, nbytes: RESULT_BYTES, ...(task.carrier?.traceparent.endsWith("-01") ? { carrier: task.carrier } : {}) });
+        inside.handle(connection, {
+          op: "task-finished",
+          key: task.key,
+          nbytes: RESULT_BYTES,
+          ...(task.carrier?.traceparent.endsWith("-01") ? { carrier: task.carrier } : {}),
+        });
       }
       sent.length = 0;
       await done;

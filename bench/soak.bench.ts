@@ -12,8 +12,19 @@
  *   TASKJOURNEY_BENCH_SECONDS=900         stop early past this many seconds, reporting what ran
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, TracerProvider as BasicTracerProvider, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
+import {
+  AggregationTemporality,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import {
+  BatchSpanProcessor,
+  TracerProvider as BasicTracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace";
 import { printSuite, report, table, type SuiteResult } from "./harness.js";
 import { library, source } from "./lib.js";
 import { noWork, prefixNames, workerJourney } from "./workload.js";
@@ -48,7 +59,8 @@ let dataPoints = 0;
 const metricExporter: PushMetricExporter = {
   export(metrics: ResourceMetrics, done) {
     metricExports++;
-    for (const scope of metrics.scopeMetrics) for (const metric of scope.metrics) dataPoints += metric.dataPoints.length;
+    for (const scope of metrics.scopeMetrics)
+      for (const metric of scope.metrics) dataPoints += metric.dataPoints.length;
     done({ code: 0 });
   },
   forceFlush: async () => {},
@@ -57,7 +69,14 @@ const metricExporter: PushMetricExporter = {
 };
 
 const tracerProvider = new BasicTracerProvider({
-  spanProcessors: [new BatchSpanProcessor({ exporter: spanExporter, maxQueueSize: 65_536, maxExportBatchSize: 4096, scheduledDelayMillis: 200 })],
+  spanProcessors: [
+    new BatchSpanProcessor({
+      exporter: spanExporter,
+      maxQueueSize: 65_536,
+      maxExportBatchSize: 4096,
+      scheduledDelayMillis: 200,
+    }),
+  ],
 });
 const journeys = new TaskJourneys({
   role: "worker",
@@ -66,7 +85,11 @@ const journeys = new TaskJourneys({
   sampling: { ratio: 0.01, keepSlowerThan: 0, keepErrors: false },
   prefixLimit: PREFIXES,
 });
-const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1000, metricProducers: [journeys.metricProducer] });
+const reader = new PeriodicExportingMetricReader({
+  exporter: metricExporter,
+  exportIntervalMillis: 1000,
+  metricProducers: [journeys.metricProducer],
+});
 const meterProvider = new MeterProvider({ readers: [reader] });
 
 const names = prefixNames(PREFIXES);
@@ -110,7 +133,14 @@ function read(done: number): Reading {
   gc!();
   gc!();
   const usage = process.memoryUsage();
-  const reading = { journeys: done, heapUsed: usage.heapUsed, rss: usage.rss, seconds: (performance.now() - started) / 1000, spans: spansExported, collections: metricExports };
+  const reading = {
+    journeys: done,
+    heapUsed: usage.heapUsed,
+    rss: usage.rss,
+    seconds: (performance.now() - started) / 1000,
+    spans: spansExported,
+    collections: metricExports,
+  };
   readings.push(reading);
   console.log(
     `${String(done).padStart(9)} journeys  heap ${MB(reading.heapUsed).padStart(9)}  rss ${MB(reading.rss).padStart(9)}  ` +
@@ -151,7 +181,14 @@ console.log("");
 console.log(
   table(
     ["journeys", "heapUsed", "rss", "spans exported", "collections", "seconds"],
-    readings.map((reading) => [String(reading.journeys), MB(reading.heapUsed), MB(reading.rss), String(reading.spans), String(reading.collections), reading.seconds.toFixed(1)]),
+    readings.map((reading) => [
+      String(reading.journeys),
+      MB(reading.heapUsed),
+      MB(reading.rss),
+      String(reading.spans),
+      String(reading.collections),
+      reading.seconds.toFixed(1),
+    ]),
   ),
 );
 

@@ -85,7 +85,11 @@ function pipeline(): Pipeline {
     },
     shutdown: async () => {},
   };
-  const processor = new BatchSpanProcessor({ exporter: exporter, maxQueueSize: MAX_QUEUE, maxExportBatchSize: MAX_QUEUE });
+  const processor = new BatchSpanProcessor({
+    exporter: exporter,
+    maxQueueSize: MAX_QUEUE,
+    maxExportBatchSize: MAX_QUEUE,
+  });
   const provider = new BasicTracerProvider({ spanProcessors: [processor] });
   return {
     provider,
@@ -226,17 +230,22 @@ const perJourneyTree = (c: SpanCase): number => Math.max(...c.perKey);
 const sampledKeys = (c: SpanCase): number => c.perKey.reduce((n, spans) => n + (spans > 0 ? 1 : 0), 0);
 for (const c of spanCases) {
   const trees = sampledKeys(c);
-  const wanted = c.name === TJ_1 ? [0.005 * KEY_POOL, 0.015 * KEY_POOL] : c.name === TJ_OFF ? [0, 0] : [KEY_POOL, KEY_POOL];
-  if (trees < wanted[0] || trees > wanted[1]) throw new Error(`${c.name}: ${trees} of ${KEY_POOL} keys emit spans; expected ${wanted.join("–")}`);
+  const wanted =
+    c.name === TJ_1 ? [0.005 * KEY_POOL, 0.015 * KEY_POOL] : c.name === TJ_OFF ? [0, 0] : [KEY_POOL, KEY_POOL];
+  if (trees < wanted[0] || trees > wanted[1])
+    throw new Error(`${c.name}: ${trees} of ${KEY_POOL} keys emit spans; expected ${wanted.join("–")}`);
 }
 // The plain journey and a sampled taskjourney journey both emit at least root + 3 states + 3 activities.
 if (perJourneyTree(spanCases[1]) < 7 || perJourneyTree(spanCases[2]) < 7) {
-  throw new Error(`span trees too small: taskjourney ${perJourneyTree(spanCases[1])}, plain ${perJourneyTree(spanCases[2])}`);
+  throw new Error(
+    `span trees too small: taskjourney ${perJourneyTree(spanCases[1])}, plain ${perJourneyTree(spanCases[2])}`,
+  );
 }
 
 // ---- run ----------------------------------------------------------------------------------------
 
-const perJourney = (c: SpanCase): string => (c.journeys === 0 ? "n/a" : (c.pipeline.exported() / c.journeys).toFixed(4));
+const perJourney = (c: SpanCase): string =>
+  c.journeys === 0 ? "n/a" : (c.pipeline.exported() / c.journeys).toFixed(4);
 const facts: Record<string, string | number> = {};
 // Getters: the harness prints and reports the facts after the last sample (and its flush).
 for (const c of spanCases) {

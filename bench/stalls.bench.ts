@@ -103,5 +103,9 @@ report({
   cases,
   ratios: [{ name: "stalls on / off", value: cases[1].median / cases[0].median }],
   notes,
-  facts: { "added ns per journey": Math.round(added), "idle CPU µs/s off": Math.round(idleOff), "idle CPU µs/s on": Math.round(idleOn) },
+  facts: {
+    "added ns per journey": Math.round(added),
+    "idle CPU µs/s off": Math.round(idleOff),
+    "idle CPU µs/s on": Math.round(idleOn),
+  },
 });

@@ -11,9 +11,26 @@ export interface JourneyRecorder {
 
 /** Dask-like function names; further prefixes get a letters-only suffix ("getitem-ab"). */
 const BASE_NAMES = [
-  "inc", "add", "sum", "getitem", "rechunk-merge", "rechunk-split", "array", "mean_chunk",
-  "mean_combine", "transpose", "concatenate", "read-parquet", "from-delayed", "finalize",
-  "store-map", "shuffle-transfer", "shuffle-barrier", "assign", "operation", "truediv",
+  "inc",
+  "add",
+  "sum",
+  "getitem",
+  "rechunk-merge",
+  "rechunk-split",
+  "array",
+  "mean_chunk",
+  "mean_combine",
+  "transpose",
+  "concatenate",
+  "read-parquet",
+  "from-delayed",
+  "finalize",
+  "store-map",
+  "shuffle-transfer",
+  "shuffle-barrier",
+  "assign",
+  "operation",
+  "truediv",
 ];
 
 function letters(n: number): string {

@@ -34,7 +34,11 @@ class Worker {
 }
 
 function journeysForBench(): TaskJourneys {
-  return new TaskJourneys({ role: "worker", instance: "bench", sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false } });
+  return new TaskJourneys({
+    role: "worker",
+    instance: "bench",
+    sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false },
+  });
 }
 
 export interface WrapBenchResult {
@@ -72,7 +76,9 @@ async function interleaved(variants: Variant[], rounds: number, batch: number): 
   });
 }
 
-export async function runWrapBench(options: { print?: (line: string) => void; rounds?: number; batch?: number } = {}): Promise<WrapBenchResult[]> {
+export async function runWrapBench(
+  options: { print?: (line: string) => void; rounds?: number; batch?: number } = {},
+): Promise<WrapBenchResult[]> {
   const print = options.print ?? ((line: string) => console.log(line));
   const rounds = options.rounds ?? 200;
   const batch = options.batch ?? 2000;
@@ -173,7 +179,11 @@ export async function runWrapBench(options: { print?: (line: string) => void; ro
   /** Measured by the interleaved run only: mitata has no untimed setup per batch. */
   const live: Variant[] = [
     { name: "async execute, journey live: unwrapped", async: () => plain.execute(key()) },
-    { name: "async execute, journey live: wrapped", prepare: prepare(wrappedJourneys), async: () => wrappedLive.execute(preparedKey()) },
+    {
+      name: "async execute, journey live: wrapped",
+      prepare: prepare(wrappedJourneys),
+      async: () => wrappedLive.execute(preparedKey()),
+    },
     {
       name: "async execute, journey live: by hand",
       prepare: prepare(byHandJourneys),
@@ -208,7 +218,10 @@ export async function runWrapBench(options: { print?: (line: string) => void; ro
   print("");
   print(`interleaved A/B: ${rounds} rounds × ${batch} calls per variant`);
   const results = [cold, ...(await interleaved([...groups.flat(), ...live], rounds, batch))];
-  for (const result of results) print(`  ${result.name.padEnd(56)} min ${result.min.toFixed(0).padStart(6)} ns   median ${result.p50.toFixed(0).padStart(6)} ns`);
+  for (const result of results)
+    print(
+      `  ${result.name.padEnd(56)} min ${result.min.toFixed(0).padStart(6)} ns   median ${result.p50.toFixed(0).padStart(6)} ns`,
+    );
 
   const min = (name: string) => results.find((result) => result.name === name)?.min ?? Number.NaN;
   const ns = (value: number) => `${value.toFixed(0).padStart(6)} ns`;
@@ -216,17 +229,39 @@ export async function runWrapBench(options: { print?: (line: string) => void; ro
   const added = min("async execute: wrapped by instrument()") - min("async execute: unwrapped");
   print("");
   print("added per call (interleaved minimums)");
-  print(`  async execute, wrapped vs unwrapped         ${ns(added)}   target ≤ 1000 ns: ${added <= 1000 ? "met" : "NOT met"}`);
-  print(`    the wrapper alone (wrapped vs by hand)    ${diff("async execute: wrapped by instrument()", "async execute: recorded by hand")}`);
-  print(`    the recorder (by hand vs unwrapped)       ${diff("async execute: recorded by hand", "async execute: unwrapped")}`);
-  print(`    AsyncLocalStorage on, once per process    ${diff("async execute: unwrapped", cold.name)}   (every await in the process, wrapped or not)`);
-  print(`  async execute of a key already executing  ${diff("async execute, journey live: wrapped", "async execute, journey live: unwrapped")}   (its journey begun by transitions, untimed)`);
-  print(`    the wrapper alone (wrapped vs by hand)    ${diff("async execute, journey live: wrapped", "async execute, journey live: by hand")}`);
-  print(`  sync execute, wrapped vs unwrapped          ${diff("sync execute: wrapped by instrument()", "sync execute: unwrapped")}`);
-  print(`    the wrapper alone (wrapped vs by hand)    ${diff("sync execute: wrapped by instrument()", "sync execute: recorded by hand")}`);
-  print(`  one transition, wrapped vs unwrapped        ${diff("4 transitions: wrapped by instrument()", "4 transitions: unwrapped", 4)}`);
-  print(`    the wrapper alone (wrapped vs by hand)    ${diff("4 transitions: wrapped by instrument()", "4 transitions: recorded by hand", 4)}`);
-  print(`  activity method outside any ledger          ${diff("activity outside any ledger: wrapped", "activity outside any ledger: unwrapped")}`);
+  print(
+    `  async execute, wrapped vs unwrapped         ${ns(added)}   target ≤ 1000 ns: ${added <= 1000 ? "met" : "NOT met"}`,
+  );
+  print(
+    `    the wrapper alone (wrapped vs by hand)    ${diff("async execute: wrapped by instrument()", "async execute: recorded by hand")}`,
+  );
+  print(
+    `    the recorder (by hand vs unwrapped)       ${diff("async execute: recorded by hand", "async execute: unwrapped")}`,
+  );
+  print(
+    `    AsyncLocalStorage on, once per process    ${diff("async execute: unwrapped", cold.name)}   (every await in the process, wrapped or not)`,
+  );
+  print(
+    `  async execute of a key already executing  ${diff("async execute, journey live: wrapped", "async execute, journey live: unwrapped")}   (its journey begun by transitions, untimed)`,
+  );
+  print(
+    `    the wrapper alone (wrapped vs by hand)    ${diff("async execute, journey live: wrapped", "async execute, journey live: by hand")}`,
+  );
+  print(
+    `  sync execute, wrapped vs unwrapped          ${diff("sync execute: wrapped by instrument()", "sync execute: unwrapped")}`,
+  );
+  print(
+    `    the wrapper alone (wrapped vs by hand)    ${diff("sync execute: wrapped by instrument()", "sync execute: recorded by hand")}`,
+  );
+  print(
+    `  one transition, wrapped vs unwrapped        ${diff("4 transitions: wrapped by instrument()", "4 transitions: unwrapped", 4)}`,
+  );
+  print(
+    `    the wrapper alone (wrapped vs by hand)    ${diff("4 transitions: wrapped by instrument()", "4 transitions: recorded by hand", 4)}`,
+  );
+  print(
+    `  activity method outside any ledger          ${diff("activity outside any ledger: wrapped", "activity outside any ledger: unwrapped")}`,
+  );
   return results;
 }
 

@@ -10,7 +10,13 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { VERSION } from "./version.js";
 import { formatBreakdown } from "./report/format.js";
-import { breakdownFromSpans, breakdownsFromSpans, renderHtmlReport, reportDataFromTelemetry, SpanIndex } from "./report.js";
+import {
+  breakdownFromSpans,
+  breakdownsFromSpans,
+  renderHtmlReport,
+  reportDataFromTelemetry,
+  SpanIndex,
+} from "./report.js";
 import { keysInSpans } from "./report/from-trace.js";
 import { loadEcharts } from "./report/html.js";
 import { DEFAULT_MAX_BYTES } from "./report/input-files.js";
@@ -63,7 +69,10 @@ interface Io {
 }
 
 /** Runs the command line `argv` (without node and script); returns the exit code. */
-export function main(argv: readonly string[], io: Io = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }): number {
+export function main(
+  argv: readonly string[],
+  io: Io = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+): number {
   try {
     const [command, ...rest] = argv;
     switch (command) {
@@ -90,7 +99,8 @@ export function main(argv: readonly string[], io: Io = { out: (text) => process.
   } catch (error) {
     // Messages can quote a file's contents (keys, names): terminal-safe like everything printed.
     const message = terminalSafe(error instanceof Error ? error.message : String(error));
-    const parseArgsError = error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
+    const parseArgsError =
+      error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") === true;
     if (error instanceof UsageError || parseArgsError) {
       io.err(`taskjourney: ${message}\nRun "taskjourney --help" for usage.\n`);
       return 2;
@@ -109,7 +119,8 @@ const COMMON = {
 function maxBytes(value: string | undefined): number {
   if (value === undefined) return DEFAULT_MAX_BYTES;
   const bytes = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(bytes) || bytes <= 0) throw new UsageError(`--max-bytes takes a positive whole number of bytes, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(bytes) || bytes <= 0)
+    throw new UsageError(`--max-bytes takes a positive whole number of bytes, got ${JSON.stringify(value)}`);
   return bytes;
 }
 
@@ -141,7 +152,8 @@ function explain(args: readonly string[], io: Io): number {
     );
   }
   const inputs = (values.from ?? []).filter((input) => input !== "");
-  if (inputs.length === 0) throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
+  if (inputs.length === 0)
+    throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
   const key = positionals[0];
   const telemetry = read(inputs, { maxBytes: limit, metrics: false });
   const where = telemetry.files.length === 1 ? telemetry.files[0] : `${telemetry.files.length} files`;
@@ -151,11 +163,18 @@ function explain(args: readonly string[], io: Io): number {
   } catch (error) {
     throw new DataError(`${where}: ${(error as Error).message}`);
   }
-  const breakdowns = values.all === true ? breakdownsFromSpans(index, key) : [breakdownFromSpans(index, key)].filter((b) => b !== undefined);
+  const breakdowns =
+    values.all === true
+      ? breakdownsFromSpans(index, key)
+      : [breakdownFromSpans(index, key)].filter((b) => b !== undefined);
   if (breakdowns.length === 0) {
     const { keys, total } = keysInSpans(index, 10);
-    if (index.spans.length === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} no spans`);
-    if (total === 0) throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`);
+    if (index.spans.length === 0)
+      throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} no spans`);
+    if (total === 0)
+      throw new DataError(
+        `${where} hold${telemetry.files.length === 1 ? "s" : ""} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`,
+      );
     const listed = keys.map((found) => JSON.stringify(found)).join(", ");
     throw new DataError(
       `no journey of key ${JSON.stringify(key)} in ${where}; its ${total} task keys include ${listed}${total > keys.length ? ", …" : ""}. ` +
@@ -166,7 +185,11 @@ function explain(args: readonly string[], io: Io): number {
   if (values.json === true) {
     io.out(`${jsonSafe(JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2))}\n`);
   } else {
-    const text = breakdowns.map((breakdown) => `${breakdowns.length > 1 ? `[${breakdown.kind} journey]\n` : ""}${formatBreakdown(breakdown)}`).join("\n\n");
+    const text = breakdowns
+      .map(
+        (breakdown) => `${breakdowns.length > 1 ? `[${breakdown.kind} journey]\n` : ""}${formatBreakdown(breakdown)}`,
+      )
+      .join("\n\n");
     io.out(`${terminalSafeLines(text)}\n`);
   }
   return 0;
@@ -177,7 +200,10 @@ function explain(args: readonly string[], io: Io): number {
  * DEL, bidi overrides) written as \u escapes: the same JSON value, safe to print.
  */
 function jsonSafe(json: string): string {
-  return json.replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function report(args: readonly string[], io: Io): number {
@@ -193,8 +219,10 @@ function report(args: readonly string[], io: Io): number {
   }
   const limit = maxBytes(values["max-bytes"]);
   const inputs = [...(values.from ?? []), ...positionals].filter((input) => input !== "");
-  if (inputs.length === 0) throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
-  if (values.state !== undefined && values.state.trim() === "") throw new UsageError("--state takes a state's name, e.g. --state active");
+  if (inputs.length === 0)
+    throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
+  if (values.state !== undefined && values.state.trim() === "")
+    throw new UsageError("--state takes a state's name, e.g. --state active");
   const telemetry = read(inputs, { maxBytes: limit, metrics: true });
   let data;
   try {
@@ -203,7 +231,10 @@ function report(args: readonly string[], io: Io): number {
     throw new DataError((error as Error).message);
   }
   const out = values.out ?? defaultOut(inputs[0], telemetry);
-  if (loadEcharts() === null) io.err("taskjourney: warning: ECharts is missing from this installation, so the report has its tables and trees but no charts\n");
+  if (loadEcharts() === null)
+    io.err(
+      "taskjourney: warning: ECharts is missing from this installation, so the report has its tables and trees but no charts\n",
+    );
   try {
     fs.writeFileSync(out, renderHtmlReport(data));
   } catch (error) {
@@ -222,7 +253,8 @@ function defaultOut(first: string, telemetry: TelemetryFiles): string {
     directory = false;
   }
   if (directory) return path.join(first, "report.html");
-  if (telemetry.files.length === 1 && telemetry.summaries.length === 1) return path.join(path.dirname(first), `${path.basename(first, path.extname(first))}.html`);
+  if (telemetry.files.length === 1 && telemetry.summaries.length === 1)
+    return path.join(path.dirname(first), `${path.basename(first, path.extname(first))}.html`);
   return path.join(path.dirname(first), "report.html");
 }
 

@@ -16,12 +16,7 @@ export {
   DASK_SCHEDULER_MACHINE,
 } from "./model/states.js";
 export { defineMachine } from "./model/machine.js";
-export {
-  EXECUTE_ACTIVITIES,
-  GATHER_ACTIVITIES,
-  EXECUTE_OUTCOMES,
-  TRANSFER_OUTCOMES,
-} from "./model/activities.js";
+export { EXECUTE_ACTIVITIES, GATHER_ACTIVITIES, EXECUTE_OUTCOMES, TRANSFER_OUTCOMES } from "./model/activities.js";
 export * as semconv from "./otel/semconv.js";
 export { VERSION } from "./version.js";
 

@@ -1,4 +1,12 @@
-import { diag, metrics as metricsApi, ProxyTracerProvider, trace as traceApi, type Context, type MeterProvider, type TracerProvider } from "@opentelemetry/api";
+import {
+  diag,
+  metrics as metricsApi,
+  ProxyTracerProvider,
+  trace as traceApi,
+  type Context,
+  type MeterProvider,
+  type TracerProvider,
+} from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
 import { PRESETS, type Role, type SchedulerState, type WorkerState } from "./model/states.js";
 import { Machine, type StateMachine } from "./model/machine.js";
@@ -12,7 +20,15 @@ import { explainJourney } from "./recorder/explain.js";
 import { serveNodes } from "./recorder/explain-serves.js";
 import type { RecorderListener } from "./recorder/listener.js";
 import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
-import type { ActivityLedger, ExecuteLedger, GatherLedger, KeyDescription, ServeLedger, TaskJourneysOptions, TraceCarrier } from "./types.js";
+import type {
+  ActivityLedger,
+  ExecuteLedger,
+  GatherLedger,
+  KeyDescription,
+  ServeLedger,
+  TaskJourneysOptions,
+  TraceCarrier,
+} from "./types.js";
 import { TransferLedger } from "./recorder/transfer-ledger.js";
 import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
 import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
@@ -37,7 +53,10 @@ export const DEFAULT_OPTIONS = {
   role: "worker",
   instance: "",
   // `performance` is taken once: in Node the global is a lazy getter, paid on every read otherwise.
-  clock: ((timer: { now(): number }) => () => timer.now() / 1000)(performance),
+  clock: (
+    (timer: { now(): number }) => () =>
+      timer.now() / 1000
+  )(performance),
   sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
   prefixLimit: 100,
   activityLimit: 64,
@@ -75,7 +94,9 @@ export function isNoopTracerProvider(provider: TracerProvider): boolean {
 }
 
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">> & {
+export type ResolvedOptions = Required<
+  Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">
+> & {
   /** The `machine` option compiled, or the role's Dask preset. */
   machine: Machine;
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
@@ -110,7 +131,10 @@ function histogram(value: unknown): "exponential" | "explicit" {
 }
 
 function explicitBuckets(buckets: unknown): readonly number[] {
-  if (!Array.isArray(buckets) || buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))) {
+  if (
+    !Array.isArray(buckets) ||
+    buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))
+  ) {
     fail("explicitBuckets", "an increasing array of finite numbers", buckets);
   }
   return buckets as readonly number[];
@@ -133,17 +157,23 @@ function checkProducerOverrides(options: MetricProducerOverrides): Partial<Metri
 export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
   const given = defined(options);
-  const merged = { ...DEFAULT_OPTIONS, ...given, sampling: { ...DEFAULT_OPTIONS.sampling, ...defined(options.sampling) } };
+  const merged = {
+    ...DEFAULT_OPTIONS,
+    ...given,
+    sampling: { ...DEFAULT_OPTIONS.sampling, ...defined(options.sampling) },
+  };
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
   const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
-  if (keyPrefix !== undefined && typeof keyPrefix !== "function") fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
+  if (keyPrefix !== undefined && typeof keyPrefix !== "function")
+    fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
   const probe = merged.clock();
   if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
   fraction("sampling.ratio", merged.sampling.ratio);
   fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
-  if (typeof merged.sampling.keepErrors !== "boolean") fail("sampling.keepErrors", "a boolean", merged.sampling.keepErrors);
+  if (typeof merged.sampling.keepErrors !== "boolean")
+    fail("sampling.keepErrors", "a boolean", merged.sampling.keepErrors);
   // Upper bounds keep typed arrays sized (prefixes × states, prefixes × activities) allocatable.
   wholeNumber("prefixLimit", merged.prefixLimit, 1, 100_000);
   wholeNumber("activityLimit", merged.activityLimit, 1, 4096);
@@ -158,7 +188,8 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
   wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
   wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
-  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0)) fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
+  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0))
+    fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
   if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
   if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
   if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
@@ -166,15 +197,20 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   // A clock of the caller's (a test's fake one) has no known relation to the times perf_hooks
   // gives GC pauses: stalls are watched with it only when asked for.
   const processStalls = given.processStalls ?? (given.clock === undefined && merged.processStalls);
-  if (typeof merged.executeTimeByPrefix !== "boolean") fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
+  if (typeof merged.executeTimeByPrefix !== "boolean")
+    fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
   explicitBuckets(merged.explicitBuckets);
   const timeOrigin = options.timeOrigin ?? Date.now() / 1000 - probe;
-  if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin)) fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
+  if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin))
+    fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
   // Compiled once, here: the recorder only reads its tables.
   const declared = (given as TaskJourneysOptions).machine;
-  const machine = declared === undefined ? PRESETS[merged.role] : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
+  const machine =
+    declared === undefined
+      ? PRESETS[merged.role]
+      : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
   return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine, processStalls };
 }
 
@@ -336,7 +372,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * carrier, filled by `injectTransfer(gatherLedger, …)` there), a traced transfer gets a
    * get_data span here, a child of its gather_dep.
    */
-  serve(peer: string, keys: readonly Key[], context?: Readonly<Record<string, unknown>> | Context, at?: number): ServeLedger {
+  serve(
+    peer: string,
+    keys: readonly Key[],
+    context?: Readonly<Record<string, unknown>> | Context,
+    at?: number,
+  ): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
     const ledger = this.#recorder.serve(peer, keys, at);
     if (this.#traces && context !== undefined && ledger instanceof ServeLedgerImpl) {
@@ -498,8 +539,19 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     const journey = this.#recorder.journeyOf(key);
     if (journey === undefined) return undefined;
     const recorder = this.#recorder;
-    const names = { prefix: (id: number) => recorder.prefixes.name(id), activity: (id: number) => recorder.activities.name(id), unit: (id: number) => recorder.units.name(id) };
-    const breakdown = explainJourney(journey, names, this.instance, recorder.clock(), recorder.machine, recorder.stalls);
+    const names = {
+      prefix: (id: number) => recorder.prefixes.name(id),
+      activity: (id: number) => recorder.activities.name(id),
+      unit: (id: number) => recorder.units.name(id),
+    };
+    const breakdown = explainJourney(
+      journey,
+      names,
+      this.instance,
+      recorder.clock(),
+      recorder.machine,
+      recorder.stalls,
+    );
     const serves = recorder.servesOf(key);
     if (serves.length > 0) breakdown.served = serveNodes(serves, names);
     return breakdown;
@@ -551,10 +603,14 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       const instrumentOptions = { unit, valueType, description };
       instruments.set(
         name,
-        name === METRIC_ACTIVE ? meter.createObservableGauge(name, instrumentOptions) : meter.createObservableCounter(name, instrumentOptions),
+        name === METRIC_ACTIVE
+          ? meter.createObservableGauge(name, instrumentOptions)
+          : meter.createObservableCounter(name, instrumentOptions),
       );
     }
-    const callback = (result: { observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void }) => {
+    const callback = (result: {
+      observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void;
+    }) => {
       const now: [number, number] = [0, 0];
       for (const metric of producer.produce(now, now)) {
         const instrument = instruments.get(metric.descriptor.name);

@@ -32,7 +32,18 @@
 import { mkdir, appendFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { context, diag, DiagConsoleLogger, DiagLogLevel, metrics, propagation, ProxyTracerProvider, trace, type Attributes, type AttributeValue } from "@opentelemetry/api";
+import {
+  context,
+  diag,
+  DiagConsoleLogger,
+  DiagLogLevel,
+  metrics,
+  propagation,
+  ProxyTracerProvider,
+  trace,
+  type Attributes,
+  type AttributeValue,
+} from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   CompositePropagator,
@@ -45,7 +56,13 @@ import {
   W3CTraceContextPropagator,
   type ExportResult,
 } from "@opentelemetry/core";
-import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from "@opentelemetry/resources";
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  resourceFromAttributes,
+  type Resource,
+} from "@opentelemetry/resources";
 import {
   AggregationTemporality,
   ConsoleMetricExporter,
@@ -56,10 +73,24 @@ import {
   type PushMetricExporter,
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
-import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type ReadableSpan, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  TracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { resolveOptions, TaskJourneys } from "./journeys.js";
 import { configurationError, defined } from "./configuration.js";
-import { ATTR_ERROR_TYPE, ATTR_SIGNAL, INSTRUMENTATION_SCOPE, METRIC_EXPORT_FAILURES, RESOURCE_INSTANCE, RESOURCE_ROLE } from "./otel/semconv.js";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_SIGNAL,
+  INSTRUMENTATION_SCOPE,
+  METRIC_EXPORT_FAILURES,
+  RESOURCE_INSTANCE,
+  RESOURCE_ROLE,
+} from "./otel/semconv.js";
 import { VERSION } from "./version.js";
 import { SpanIds } from "./otel/span-ids.js";
 import { internalsOf } from "./internal.js";
@@ -192,7 +223,8 @@ function read(name: string): string | undefined {
 
 function positiveInteger(name: string, value: unknown): number {
   const number = typeof value === "string" ? Number(value) : value;
-  if (typeof number !== "number" || !Number.isInteger(number) || number <= 0) fail(name, "a positive integer (milliseconds)", value);
+  if (typeof number !== "number" || !Number.isInteger(number) || number <= 0)
+    fail(name, "a positive integer (milliseconds)", value);
   return number;
 }
 
@@ -234,8 +266,14 @@ async function load<T>(importer: () => Promise<T>, name: string, why: string): P
     return await importer();
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name)) {
-      throw new Error(`startTelemetry: ${why} needs the package ${name}, a dependency of taskjourney missing from this installation; run: npm install taskjourney @opentelemetry/api`, { cause: error });
+    if (
+      (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+      String((error as Error).message).includes(name)
+    ) {
+      throw new Error(
+        `startTelemetry: ${why} needs the package ${name}, a dependency of taskjourney missing from this installation; run: npm install taskjourney @opentelemetry/api`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -261,15 +299,27 @@ interface JsonSerializer<T> {
   serializeRequest(request: T): Uint8Array | undefined;
 }
 
-async function jsonSerializers(): Promise<{ traces: JsonSerializer<ReadableSpan[]>; metrics: JsonSerializer<ResourceMetrics> }> {
+async function jsonSerializers(): Promise<{
+  traces: JsonSerializer<ReadableSpan[]>;
+  metrics: JsonSerializer<ResourceMetrics>;
+}> {
   // The OTLP JSON encoding of the OTLP/HTTP JSON exporters, from their own dependency.
-  const transformer = await load(() => import("@opentelemetry/otlp-transformer"), "@opentelemetry/otlp-transformer", "fileDirectory");
+  const transformer = await load(
+    () => import("@opentelemetry/otlp-transformer"),
+    "@opentelemetry/otlp-transformer",
+    "fileDirectory",
+  );
   return { traces: transformer.JsonTraceSerializer, metrics: transformer.JsonMetricsSerializer };
 }
 
 const decoder = new TextDecoder();
 
-function writeRequest<T>(file: JsonLinesFile, serializer: JsonSerializer<T>, request: T, done: (result: ExportResult) => void): void {
+function writeRequest<T>(
+  file: JsonLinesFile,
+  serializer: JsonSerializer<T>,
+  request: T,
+  done: (result: ExportResult) => void,
+): void {
   let bytes: Uint8Array | undefined;
   try {
     bytes = serializer.serializeRequest(request);
@@ -384,7 +434,12 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
     ["otlp", "console", "prometheus", "none"],
   );
 
-  const url = (option: string | undefined, optionName: string, specificEnv: string, path: string): string | undefined => {
+  const url = (
+    option: string | undefined,
+    optionName: string,
+    specificEnv: string,
+    path: string,
+  ): string | undefined => {
     if (option !== undefined) {
       if (!isHttpUrl(option)) fail(`option "${optionName}"`, "an http(s) URL", option);
       return option;
@@ -429,7 +484,8 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
         : 30_000;
 
   const exportTimeout = (signalEnv: string): number => {
-    if (options.timeoutMillis !== undefined) return positiveInteger('option "exporters.timeoutMillis"', options.timeoutMillis);
+    if (options.timeoutMillis !== undefined)
+      return positiveInteger('option "exporters.timeoutMillis"', options.timeoutMillis);
     for (const name of [signalEnv, "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
       const text = read(name);
       if (text !== undefined) return positiveInteger(name, text);
@@ -438,8 +494,13 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
   };
 
   let prometheus: Required<PrometheusOptions> | undefined;
-  const wantsPrometheus = metricNames.includes("prometheus") || (options.prometheus !== undefined && options.prometheus !== false);
-  if (options.prometheus !== undefined && typeof options.prometheus !== "boolean" && (typeof options.prometheus !== "object" || options.prometheus === null)) {
+  const wantsPrometheus =
+    metricNames.includes("prometheus") || (options.prometheus !== undefined && options.prometheus !== false);
+  if (
+    options.prometheus !== undefined &&
+    typeof options.prometheus !== "boolean" &&
+    (typeof options.prometheus !== "object" || options.prometheus === null)
+  ) {
     fail('option "exporters.prometheus"', "a boolean or { host, port, endpoint }", options.prometheus);
   }
   if (wantsPrometheus) {
@@ -447,7 +508,11 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
     const envPort = read("OTEL_EXPORTER_PROMETHEUS_PORT");
     const port = given.port ?? (envPort !== undefined ? Number(envPort) : DEFAULT_PROMETHEUS_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      fail(given.port !== undefined ? 'option "exporters.prometheus.port"' : "OTEL_EXPORTER_PROMETHEUS_PORT", "a port number", given.port ?? envPort);
+      fail(
+        given.port !== undefined ? 'option "exporters.prometheus.port"' : "OTEL_EXPORTER_PROMETHEUS_PORT",
+        "a port number",
+        given.port ?? envPort,
+      );
     }
     const endpoint = given.endpoint ?? "/metrics";
     if (typeof endpoint !== "string") fail('option "exporters.prometheus.endpoint"', "a path", endpoint);
@@ -462,8 +527,18 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
   return {
     traces: disabled ? [] : traces,
     metrics: disabled ? [] : metricNames.filter((name) => name !== "prometheus"),
-    tracesUrl: url(options.tracesEndpoint, "exporters.tracesEndpoint", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces"),
-    metricsUrl: url(options.metricsEndpoint, "exporters.metricsEndpoint", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics"),
+    tracesUrl: url(
+      options.tracesEndpoint,
+      "exporters.tracesEndpoint",
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+      "v1/traces",
+    ),
+    metricsUrl: url(
+      options.metricsEndpoint,
+      "exporters.metricsEndpoint",
+      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+      "v1/metrics",
+    ),
     tracesProtocol: protocol("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
     metricsProtocol: protocol("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"),
     intervalMillis,
@@ -475,13 +550,26 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
   };
 }
 
-async function otlpSpanExporter(protocol: OtlpProtocol, url: string, headers: Record<string, string> | undefined, timeoutMillis: number): Promise<SpanExporter> {
+async function otlpSpanExporter(
+  protocol: OtlpProtocol,
+  url: string,
+  headers: Record<string, string> | undefined,
+  timeoutMillis: number,
+): Promise<SpanExporter> {
   const config = { url, timeoutMillis, ...(headers !== undefined ? { headers } : {}) };
   if (protocol === "http/protobuf") {
-    const { OTLPTraceExporter } = await load(() => import("@opentelemetry/exporter-trace-otlp-proto"), "@opentelemetry/exporter-trace-otlp-proto", "OTLP http/protobuf traces");
+    const { OTLPTraceExporter } = await load(
+      () => import("@opentelemetry/exporter-trace-otlp-proto"),
+      "@opentelemetry/exporter-trace-otlp-proto",
+      "OTLP http/protobuf traces",
+    );
     return new OTLPTraceExporter(config);
   }
-  const { OTLPTraceExporter } = await load(() => import("@opentelemetry/exporter-trace-otlp-http"), "@opentelemetry/exporter-trace-otlp-http", "OTLP http/json traces");
+  const { OTLPTraceExporter } = await load(
+    () => import("@opentelemetry/exporter-trace-otlp-http"),
+    "@opentelemetry/exporter-trace-otlp-http",
+    "OTLP http/json traces",
+  );
   return new OTLPTraceExporter(config);
 }
 
@@ -492,12 +580,25 @@ async function otlpMetricExporter(
   temporality: AggregationTemporality,
   timeoutMillis: number,
 ): Promise<PushMetricExporter> {
-  const config = { url, temporalityPreference: temporality, timeoutMillis, ...(headers !== undefined ? { headers } : {}) };
+  const config = {
+    url,
+    temporalityPreference: temporality,
+    timeoutMillis,
+    ...(headers !== undefined ? { headers } : {}),
+  };
   if (protocol === "http/protobuf") {
-    const { OTLPMetricExporter } = await load(() => import("@opentelemetry/exporter-metrics-otlp-proto"), "@opentelemetry/exporter-metrics-otlp-proto", "OTLP http/protobuf metrics");
+    const { OTLPMetricExporter } = await load(
+      () => import("@opentelemetry/exporter-metrics-otlp-proto"),
+      "@opentelemetry/exporter-metrics-otlp-proto",
+      "OTLP http/protobuf metrics",
+    );
     return new OTLPMetricExporter(config);
   }
-  const { OTLPMetricExporter } = await load(() => import("@opentelemetry/exporter-metrics-otlp-http"), "@opentelemetry/exporter-metrics-otlp-http", "OTLP http/json metrics");
+  const { OTLPMetricExporter } = await load(
+    () => import("@opentelemetry/exporter-metrics-otlp-http"),
+    "@opentelemetry/exporter-metrics-otlp-http",
+    "OTLP http/json metrics",
+  );
   return new OTLPMetricExporter(config);
 }
 
@@ -522,8 +623,11 @@ const LOG_LEVEL_NAMES = ["NONE", "ERROR", "WARN", "INFO", "DEBUG", "VERBOSE", "A
 function installDiagLogger(): unknown {
   if (registeredDiagLogger() !== undefined) return undefined;
   const text = read("OTEL_LOG_LEVEL");
-  diag.setLogger(new DiagConsoleLogger(), { logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN) });
-  if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase())) diag.warn(`taskjourney: OTEL_LOG_LEVEL=${text} is not one of ${LOG_LEVEL_NAMES.join(", ")}; logging at INFO`);
+  diag.setLogger(new DiagConsoleLogger(), {
+    logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN),
+  });
+  if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase()))
+    diag.warn(`taskjourney: OTEL_LOG_LEVEL=${text} is not one of ${LOG_LEVEL_NAMES.join(", ")}; logging at INFO`);
   return registeredDiagLogger();
 }
 
@@ -535,7 +639,9 @@ function installDiagLogger(): unknown {
 function registerTracing(tracerProvider: TracerProvider): void {
   trace.setGlobalTracerProvider(tracerProvider);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -566,7 +672,11 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options === null || typeof options !== "object") fail("options", "an object", options);
   if ("env" in options) {
     // Removed (see the top of this file); a JavaScript caller still passing it learns why.
-    fail('option "env"', "absent: startTelemetry reads the OTEL_* variables from process.env, as the OpenTelemetry SDK does; use the exporters, serviceName and resourceAttributes options", (options as { env?: unknown }).env);
+    fail(
+      'option "env"',
+      "absent: startTelemetry reads the OTEL_* variables from process.env, as the OpenTelemetry SDK does; use the exporters, serviceName and resourceAttributes options",
+      (options as { env?: unknown }).env,
+    );
   }
   const { role, instance } = options;
   if (role !== "worker" && role !== "scheduler") fail('option "role"', '"worker" or "scheduler"', role);
@@ -574,10 +684,16 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options.serviceName !== undefined && (typeof options.serviceName !== "string" || options.serviceName === "")) {
     fail('option "serviceName"', "a non-empty string", options.serviceName);
   }
-  if (options.fileDirectory !== undefined && (typeof options.fileDirectory !== "string" || options.fileDirectory === "")) {
+  if (
+    options.fileDirectory !== undefined &&
+    (typeof options.fileDirectory !== "string" || options.fileDirectory === "")
+  ) {
     fail('option "fileDirectory"', "a directory path", options.fileDirectory);
   }
-  if (options.resourceAttributes !== undefined && (typeof options.resourceAttributes !== "object" || options.resourceAttributes === null)) {
+  if (
+    options.resourceAttributes !== undefined &&
+    (typeof options.resourceAttributes !== "object" || options.resourceAttributes === null)
+  ) {
     fail('option "resourceAttributes"', "an object", options.resourceAttributes);
   }
   if (options.journeys !== undefined && (typeof options.journeys !== "object" || options.journeys === null)) {
@@ -612,13 +728,20 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const serviceName = options.serviceName ?? (fromEnv["service.name"] as string | undefined) ?? `taskjourney-${role}`;
   const identity: Attributes = { "service.name": serviceName, [RESOURCE_ROLE]: role };
   if (instance !== "") identity[RESOURCE_INSTANCE] = instance;
-  const resource = defaultResource().merge(resourceFromAttributes({ ...fromEnv, ...defined(options.resourceAttributes), ...identity } as Record<string, AttributeValue>));
+  const resource = defaultResource().merge(
+    resourceFromAttributes({ ...fromEnv, ...defined(options.resourceAttributes), ...identity } as Record<
+      string,
+      AttributeValue
+    >),
+  );
 
   const sdkTemporality = temporality === "delta" ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE;
 
   const fileBase = `${role}-${fileSafe(instance) || String(process.pid)}`;
-  const useFileForTraces = options.fileDirectory !== undefined && exporters.traces.includes("otlp") && exporters.tracesUrl === undefined;
-  const useFileForMetrics = options.fileDirectory !== undefined && exporters.metrics.includes("otlp") && exporters.metricsUrl === undefined;
+  const useFileForTraces =
+    options.fileDirectory !== undefined && exporters.traces.includes("otlp") && exporters.tracesUrl === undefined;
+  const useFileForMetrics =
+    options.fileDirectory !== undefined && exporters.metrics.includes("otlp") && exporters.metricsUrl === undefined;
   const serializers = useFileForTraces || useFileForMetrics ? await jsonSerializers() : undefined;
   if (serializers !== undefined) await mkdir(options.fileDirectory!, { recursive: true });
 
@@ -634,11 +757,24 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       traceDestinations.push({ kind: "console" });
     } else if (useFileForTraces) {
       const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
-      spanProcessors.push(new BatchSpanProcessor({ exporter: new CountedSpanExporter(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces), path, exportFailures) }));
+      spanProcessors.push(
+        new BatchSpanProcessor({
+          exporter: new CountedSpanExporter(
+            new FileSpanExporter(new JsonLinesFile(path), serializers!.traces),
+            path,
+            exportFailures,
+          ),
+        }),
+      );
       traceDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.tracesUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/traces");
-      const exporter = await otlpSpanExporter(exporters.tracesProtocol, url, exporters.headers, exporters.tracesExportTimeout);
+      const exporter = await otlpSpanExporter(
+        exporters.tracesProtocol,
+        url,
+        exporters.headers,
+        exporters.tracesExportTimeout,
+      );
       spanProcessors.push(new BatchSpanProcessor({ exporter: new CountedSpanExporter(exporter, url, exportFailures) }));
       traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
@@ -656,11 +792,23 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       metricDestinations.push({ kind: "console" });
     } else if (useFileForMetrics) {
       const path = join(options.fileDirectory!, `metrics-${fileBase}.jsonl`);
-      pushExporters.push(new CountedMetricExporter(new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality), path, exportFailures));
+      pushExporters.push(
+        new CountedMetricExporter(
+          new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality),
+          path,
+          exportFailures,
+        ),
+      );
       metricDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.metricsUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/metrics");
-      const exporter = await otlpMetricExporter(exporters.metricsProtocol, url, exporters.headers, sdkTemporality, exporters.metricsExportTimeout);
+      const exporter = await otlpMetricExporter(
+        exporters.metricsProtocol,
+        url,
+        exporters.headers,
+        sdkTemporality,
+        exporters.metricsExportTimeout,
+      );
       pushExporters.push(new CountedMetricExporter(exporter, url, exportFailures));
       metricDestinations.push({ kind: "otlp", protocol: exporters.metricsProtocol, url });
     }
@@ -673,7 +821,8 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider, traces });
   internalsOf(journeys)!.spans.useIds(spanIds);
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
-  const producerFor = (index: number): MetricProducer => (index === 0 ? journeys.metricProducer : journeys.createMetricProducer());
+  const producerFor = (index: number): MetricProducer =>
+    index === 0 ? journeys.metricProducer : journeys.createMetricProducer();
   const readers: MetricReader[] = pushExporters.map(
     (exporter, index) =>
       new PeriodicExportingMetricReader({
@@ -688,7 +837,11 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   let prometheusServer: Server | undefined;
   let prometheusUrl: string | undefined;
   if (exporters.prometheus !== undefined) {
-    const { PrometheusExporter } = await load(() => import("@opentelemetry/exporter-prometheus"), "@opentelemetry/exporter-prometheus", "the Prometheus endpoint");
+    const { PrometheusExporter } = await load(
+      () => import("@opentelemetry/exporter-prometheus"),
+      "@opentelemetry/exporter-prometheus",
+      "the Prometheus endpoint",
+    );
     const producer = journeys.createMetricProducer({ temporality: "cumulative", histogram: "explicit" });
     const pull = new PrometheusExporter({ preventServerStart: true, metricProducers: [producer] });
     // exporter-prometheus pins an exact sdk-metrics release, not always the one resolved here
@@ -717,16 +870,23 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
       await tracerProvider.shutdown().catch(() => undefined);
       await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
       removeDiagLogger();
-      throw new Error(`startTelemetry: the Prometheus endpoint cannot listen on ${host}:${port}: ${(error as Error).message}`, { cause: error });
+      throw new Error(
+        `startTelemetry: the Prometheus endpoint cannot listen on ${host}:${port}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
   }
   const meterProvider = new MeterProvider({ resource, readers });
   // Items lost by failed exports, by signal and error type: in the next export that gets through.
   meterProvider
     .getMeter(INSTRUMENTATION_SCOPE, VERSION)
-    .createObservableCounter(METRIC_EXPORT_FAILURES, { unit: "{item}", description: "Spans and metric data points that failed to export, by signal and error type." })
+    .createObservableCounter(METRIC_EXPORT_FAILURES, {
+      unit: "{item}",
+      description: "Spans and metric data points that failed to export, by signal and error type.",
+    })
     .addCallback((result) => {
-      for (const { signal, errorType, items } of exportFailures.totals()) result.observe(items, { [ATTR_SIGNAL]: signal, [ATTR_ERROR_TYPE]: errorType });
+      for (const { signal, errorType, items } of exportFailures.totals())
+        result.observe(items, { [ATTR_SIGNAL]: signal, [ATTR_ERROR_TYPE]: errorType });
     });
 
   let ownsTracer = false;
@@ -734,12 +894,15 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
   if (options.registerGlobal !== false) {
     registerTracing(tracerProvider);
     const global = trace.getTracerProvider();
-    ownsTracer = global instanceof ProxyTracerProvider ? global.getDelegate() === tracerProvider : global === tracerProvider;
+    ownsTracer =
+      global instanceof ProxyTracerProvider ? global.getDelegate() === tracerProvider : global === tracerProvider;
     ownsMeter = metrics.setGlobalMeterProvider(meterProvider);
   }
 
   const allDestinations = [...traceDestinations, ...metricDestinations]
-    .map((destination) => ("url" in destination ? destination.url : "path" in destination ? destination.path : destination.kind))
+    .map((destination) =>
+      "url" in destination ? destination.url : "path" in destination ? destination.path : destination.kind,
+    )
     .join(", ");
 
   // Globals off and the diag logger removed once, when shutdown() resolves: at the deadline if it
@@ -776,14 +939,19 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
         // for that flush: the signals are exported side by side, each waiting for its own
         // exporters' timeouts at worst.
         const journeysClosed = attempt(() => journeys.shutdown());
-        await Promise.all([journeysClosed.then(() => attempt(() => tracerProvider.shutdown())), attempt(() => meterProvider.shutdown())]);
+        await Promise.all([
+          journeysClosed.then(() => attempt(() => tracerProvider.shutdown())),
+          attempt(() => meterProvider.shutdown()),
+        ]);
         if (prometheusServer !== undefined) await attempt(() => closeServer(prometheusServer!));
         if (failures.length > 0 && !cleanedUp) diag.error("taskjourney: shutting down telemetry failed", ...failures);
         return failures.length === 0;
       })();
       const completed = await within(work, timeoutMillis);
       if (completed === undefined) {
-        diag.warn(`taskjourney: telemetry shutdown stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}; what they carried is lost.`);
+        diag.warn(
+          `taskjourney: telemetry shutdown stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}; what they carried is lost.`,
+        );
         exportFailures.abandonPending(timeoutMillis);
       }
       cleanUp();
@@ -811,7 +979,10 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
         },
       );
       const completed = await within(work, timeoutMillis);
-      if (completed === undefined) diag.warn(`taskjourney: forceFlush stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}.`);
+      if (completed === undefined)
+        diag.warn(
+          `taskjourney: forceFlush stopped waiting after ${timeoutMillis} ms for the exports to ${allDestinations}.`,
+        );
       return { completed: completed === true };
     },
     shutdown,
@@ -823,7 +994,9 @@ function flushTimeout(call: string, options: FlushOptions | undefined): number {
   const value = options?.timeoutMillis;
   if (value === undefined) return DEFAULT_FLUSH_TIMEOUT;
   if (typeof value === "number" && value > 0) return value;
-  diag.warn(`taskjourney: ${call}({ timeoutMillis }) must be a positive number of milliseconds, got ${typeof value === "number" ? value : typeof value}; waiting ${DEFAULT_FLUSH_TIMEOUT} ms`);
+  diag.warn(
+    `taskjourney: ${call}({ timeoutMillis }) must be a positive number of milliseconds, got ${typeof value === "number" ? value : typeof value}; waiting ${DEFAULT_FLUSH_TIMEOUT} ms`,
+  );
   return DEFAULT_FLUSH_TIMEOUT;
 }
 

@@ -9,7 +9,11 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys, VERSION, formatBreakdown } from "../src/index.js";
 import { FakeClock } from "./helpers/clock.js";
 
@@ -27,10 +31,15 @@ interface Run {
 
 function run(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", CLI, ...args], { cwd: ROOT, timeout: 30_000, encoding: "utf8" }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ["--import", "tsx", CLI, ...args],
+      { cwd: ROOT, timeout: 30_000, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -77,8 +86,12 @@ describe("taskjourney CLI", () => {
   it("--help and --version", async () => {
     const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain("taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]");
-    expect(help.stdout).toContain("taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]");
+    expect(help.stdout).toContain(
+      "taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]",
+    );
+    expect(help.stdout).toContain(
+      "taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]",
+    );
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   }, 60_000);
 
@@ -119,7 +132,9 @@ describe("taskjourney CLI", () => {
     expect(notFound.stderr).toContain('no journey of key "dec-9"');
     expect(notFound.stderr).toMatch(/its 3 task keys include "inc-1", "(sum|x)-1", "(sum|x)-1"/);
     // Why a key a user knows ran may not be there: it was not sampled.
-    expect(notFound.stderr).toContain("Only journeys that became spans are there: sampled ones (sampling.ratio, 1% of keys by default), slow ones and failed ones");
+    expect(notFound.stderr).toContain(
+      "Only journeys that became spans are there: sampled ones (sampling.ratio, 1% of keys by default), slow ones and failed ones",
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("line 1 is not JSON");
   }, 60_000);
@@ -134,7 +149,9 @@ describe("taskjourney CLI", () => {
     const parsed = JSON.parse(json.stdout);
     const expected = journeys.explain("sum-1")!;
     expect(parsed.key).toBe("sum-1");
-    expect(parsed.children.map((node: { name: string }) => node.name)).toEqual(expected.children.map((node) => node.name));
+    expect(parsed.children.map((node: { name: string }) => node.name)).toEqual(
+      expected.children.map((node) => node.name),
+    );
     expect(parsed.seconds).toBeCloseTo(expected.seconds, 6);
   }, 60_000);
 
@@ -153,7 +170,16 @@ describe("taskjourney CLI", () => {
       JSON.stringify({
         title: "cli <test>",
         generatedAt: "2026-11-30T00:00:00Z",
-        prefixes: [{ prefix: "inc", count: 1, p50: 2.25, p90: 2.25, p99: 2.25, stateSeconds: { waiting: 1, ready: 0.5, executing: 2.25 } }],
+        prefixes: [
+          {
+            prefix: "inc",
+            count: 1,
+            p50: 2.25,
+            p90: 2.25,
+            p99: 2.25,
+            stateSeconds: { waiting: 1, ready: 0.5, executing: 2.25 },
+          },
+        ],
         execute: { "thread-cpu": 1.5 },
         gather: {},
         wait: {},
@@ -190,9 +216,17 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
     const dir = path.join(directory, "split");
     fs.mkdirSync(dir, { recursive: true });
     // The one request split into one request per span, spread over two files as two processes would write them.
-    const request = JSON.parse(fs.readFileSync(file, "utf8")) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
+    const request = JSON.parse(fs.readFileSync(file, "utf8")) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }>;
+    };
     const spans = request.resourceSpans[0].scopeSpans[0].spans;
-    const line = (part: unknown[]) => JSON.stringify({ ...request, resourceSpans: [{ ...request.resourceSpans[0], scopeSpans: [{ ...request.resourceSpans[0].scopeSpans[0], spans: part }] }] });
+    const line = (part: unknown[]) =>
+      JSON.stringify({
+        ...request,
+        resourceSpans: [
+          { ...request.resourceSpans[0], scopeSpans: [{ ...request.resourceSpans[0].scopeSpans[0], spans: part }] },
+        ],
+      });
     const half = Math.ceil(spans.length / 2);
     fs.writeFileSync(path.join(dir, "traces-a.jsonl"), `${line(spans.slice(0, half))}\n`);
     fs.writeFileSync(path.join(dir, "traces-b.jsonl"), `${line(spans.slice(half))}\n`);
@@ -210,7 +244,9 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
   it("--max-bytes refuses larger files; /dev/zero and reused span ids end at once with a clear message", async () => {
     const size = fs.statSync(file).size;
     const crafted = path.join(directory, "crafted.jsonl");
-    const request = JSON.parse(fs.readFileSync(file, "utf8")) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ spanId: string }> }> }> };
+    const request = JSON.parse(fs.readFileSync(file, "utf8")) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ spanId: string }> }> }>;
+    };
     const spans = request.resourceSpans[0].scopeSpans[0].spans;
     spans.push({ ...spans[0] });
     fs.writeFileSync(crafted, JSON.stringify(request));
@@ -222,9 +258,16 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
       run("explain", "inc-1", "--from", file, "--max-bytes", "lots"),
     ]);
     expect(limited.code).toBe(1);
-    expect(limited.stderr).toBe(`taskjourney: ${file} holds ${size} bytes, more than ${size - 1} bytes, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)\n`);
+    expect(limited.stderr).toBe(
+      `taskjourney: ${file} holds ${size} bytes, more than ${size - 1} bytes, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)\n`,
+    );
     expect(enough.code).toBe(0);
-    expect(zero).toEqual({ code: 1, stdout: "", stderr: 'taskjourney: /dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line\n' });
+    expect(zero).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'taskjourney: /dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line\n',
+    });
     expect(reused.code).toBe(1);
     expect(reused.stderr).toContain(`${crafted}: span id ${spans[0].spanId} appears twice in trace`);
     expect(badLimit.code).toBe(2);
@@ -235,15 +278,28 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
     const clock = new FakeClock(10);
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-    const hostile = new TaskJourneys({ role: "worker", instance: "w\u001b[31m", clock: clock.now, tracerProvider: provider, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+    const hostile = new TaskJourneys({
+      role: "worker",
+      instance: "w\u001b[31m",
+      clock: clock.now,
+      tracerProvider: provider,
+      sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+    });
     const key = "k-\u001b]0;owned\u0007\u009b2J";
     hostile.transition(key, "released", "waiting");
     clock.advance(1);
     hostile.transition(key, "waiting", "ready");
     hostile.execute(key).end("memory");
     const hostileFile = path.join(directory, "hostile.jsonl");
-    fs.writeFileSync(hostileFile, `${new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()))}\n`);
-    const [text, json, missing] = await Promise.all([run("explain", key, "--from", hostileFile), run("explain", key, "--from", hostileFile, "--json"), run("explain", "nope", "--from", hostileFile)]);
+    fs.writeFileSync(
+      hostileFile,
+      `${new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()))}\n`,
+    );
+    const [text, json, missing] = await Promise.all([
+      run("explain", key, "--from", hostileFile),
+      run("explain", key, "--from", hostileFile, "--json"),
+      run("explain", "nope", "--from", hostileFile),
+    ]);
     // eslint-disable-next-line no-control-regex
     const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
     for (const result of [text, json, missing]) {

@@ -46,16 +46,20 @@ describe("the package entries", () => {
     ];
     expect(Object.keys(main).sort()).toEqual([...instrumenting, ...REPORT_TOOLKIT].sort());
     // Internals are not there.
-    for (const name of ["DEFAULT_OPTIONS", "DurationStatistics", "ExponentialHistogram", "TaskMetricProducer"]) expect(name in main).toBe(false);
+    for (const name of ["DEFAULT_OPTIONS", "DurationStatistics", "ExponentialHistogram", "TaskMetricProducer"])
+      expect(name in main).toBe(false);
   });
 
   it("taskjourney/report exports the toolkit, and the main entry's deprecated names are the same values", () => {
     expect(Object.keys(report).sort()).toEqual([...REPORT_TOOLKIT, ...REPORT_ONLY].sort());
-    for (const name of REPORT_TOOLKIT) expect(main[name as keyof typeof main]).toBe(report[name as keyof typeof report]);
+    for (const name of REPORT_TOOLKIT)
+      expect(main[name as keyof typeof main]).toBe(report[name as keyof typeof report]);
   });
 
   it("package.json maps taskjourney/report to the built report entry, beside taskjourney/sdk", () => {
-    const { exports } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { exports: Record<string, unknown> };
+    const { exports } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      exports: Record<string, unknown>;
+    };
     expect(exports["./report"]).toMatchObject({ types: "./dist/report.d.ts", import: "./dist/report.js" });
     expect(exports["./sdk"]).toMatchObject({ types: "./dist/sdk.d.ts", import: "./dist/sdk.js" });
   });

@@ -17,10 +17,19 @@ function throwing(): never {
 }
 
 /** A Proxy every trap of which throws. */
-const trap = new Proxy([], { get: throwing, has: throwing, ownKeys: throwing, getPrototypeOf: throwing, getOwnPropertyDescriptor: throwing });
+const trap = new Proxy([], {
+  get: throwing,
+  has: throwing,
+  ownKeys: throwing,
+  getPrototypeOf: throwing,
+  getOwnPropertyDescriptor: throwing,
+});
 const nullPrototype = Object.create(null) as object;
 const throwingConversions = { toString: throwing, valueOf: throwing, [Symbol.toPrimitive]: throwing };
-const throwingGetters = Object.defineProperties({}, { then: { get: throwing }, length: { get: throwing }, name: { get: throwing }, message: { get: throwing } });
+const throwingGetters = Object.defineProperties(
+  {},
+  { then: { get: throwing }, length: { get: throwing }, name: { get: throwing }, message: { get: throwing } },
+);
 
 const HOSTILE: unknown[] = [
   undefined,
@@ -51,7 +60,19 @@ const HOSTILE: unknown[] = [
 ];
 
 const KEYS = ["x-1", "x-2", "y-1", ["z-1", 0], 7];
-const STATES = ["released", "waiting", "ready", "executing", "memory", "error", "fetch", "flight", "missing", "cancelled", "processing"];
+const STATES = [
+  "released",
+  "waiting",
+  "ready",
+  "executing",
+  "memory",
+  "error",
+  "fetch",
+  "flight",
+  "missing",
+  "cancelled",
+  "processing",
+];
 const OUTCOMES = ["memory", "error", "cancelled", "ok", "busy", "missing", "failed"];
 const ACTIVITIES = ["deserialize", "network", "thread-cpu", "constructor", "__proto__", "toString"];
 const UNITS = ["seconds", "bytes", "count", "__proto__", "constructor"];
@@ -73,7 +94,11 @@ const real = (value: unknown): unknown => (value instanceof Hostile ? HOSTILE[va
 const hostile = fc.integer({ min: 0, max: HOSTILE.length - 1 }).map((index) => new Hostile(index));
 const key = fc.oneof(fc.constantFrom<unknown>(...KEYS), hostile);
 const state = fc.oneof({ weight: 4, arbitrary: fc.constantFrom<unknown>(...STATES) }, hostile);
-const time = fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.double({ min: 0, max: 20, noNaN: true }) }, hostile);
+const time = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(undefined) },
+  { weight: 2, arbitrary: fc.double({ min: 0, max: 20, noNaN: true }) },
+  hostile,
+);
 const activity = fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(...ACTIVITIES) }, hostile);
 const value = fc.oneof({ weight: 2, arbitrary: fc.double({ min: 0, max: 5, noNaN: true }) }, hostile);
 const unit = fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(...UNITS) }, hostile);
@@ -81,15 +106,31 @@ const outcome = fc.oneof({ weight: 3, arbitrary: fc.constantFrom<unknown>(...OUT
 const error = fc.oneof(fc.constant(new TypeError("no such file")), hostile);
 /** Work: a function (sync, async, throwing, returning a hostile value) or something that is no function. */
 const work = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom<unknown>(() => 1, async () => 2, () => Promise.resolve(3), () => throwingGetters, () => trap, () => Promise.reject(new Error("task failed"))) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom<unknown>(
+      () => 1,
+      async () => 2,
+      () => Promise.resolve(3),
+      () => throwingGetters,
+      () => trap,
+      () => Promise.reject(new Error("task failed")),
+    ),
+  },
   hostile,
 );
 /** An array of keys, hostile ones resolved when the call is made. */
 class KeyList {
   constructor(readonly keys: unknown[]) {}
 }
-const keys = fc.oneof({ weight: 3, arbitrary: fc.array(key, { maxLength: 3 }).map((list) => new KeyList(list)) }, hostile);
-const carrier = fc.oneof(fc.constant<unknown>({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" }), hostile);
+const keys = fc.oneof(
+  { weight: 3, arbitrary: fc.array(key, { maxLength: 3 }).map((list) => new KeyList(list)) },
+  hostile,
+);
+const carrier = fc.oneof(
+  fc.constant<unknown>({ traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" }),
+  hostile,
+);
 
 type Op =
   | { op: "transition"; key: unknown; from: unknown; to: unknown; at: unknown }
@@ -105,17 +146,45 @@ type Op =
   | { op: "tick"; seconds: number; bad: unknown };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant("transition" as const), key, from: state, to: state, at: time }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ op: fc.constant("transition" as const), key, from: state, to: state, at: time }),
+  },
   fc.record({ op: fc.constant("dependencies" as const), key, dependencies: keys }),
   { weight: 2, arbitrary: fc.record({ op: fc.constant("execute" as const), key, at: time }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("gather" as const), peer: fc.oneof(fc.constant<unknown>("tcp://peer"), hostile), keys, bytes: value, at: time }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant("meter" as const), on: fc.constantFrom("ledger" as const, "journeys" as const), activity, work }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant("gather" as const),
+      peer: fc.oneof(fc.constant<unknown>("tcp://peer"), hostile),
+      keys,
+      bytes: value,
+      at: time,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant("meter" as const),
+      on: fc.constantFrom("ledger" as const, "journeys" as const),
+      activity,
+      work,
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("digest" as const), activity, value, unit }) },
   fc.record({ op: fc.constant("run" as const), work }),
   { weight: 2, arbitrary: fc.record({ op: fc.constant("end" as const), outcome, error, at: time }) },
-  fc.record({ op: fc.constant("queued" as const), key, reason: fc.oneof(fc.constant<unknown>("local-saturated"), hostile) }),
+  fc.record({
+    op: fc.constant("queued" as const),
+    key,
+    reason: fc.oneof(fc.constant<unknown>("local-saturated"), hostile),
+  }),
   fc.record({ op: fc.constant("read" as const), key, state, carrier }),
-  fc.record({ op: fc.constant("tick" as const), seconds: fc.double({ min: 0, max: 2, noNaN: true }), bad: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, hostile) }),
+  fc.record({
+    op: fc.constant("tick" as const),
+    seconds: fc.double({ min: 0, max: 2, noNaN: true }),
+    bad: fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, hostile),
+  }),
 );
 
 type AnyLedger = {
@@ -127,12 +196,15 @@ type AnyLedger = {
 
 /** Every seconds figure of a tree, checked finite and non-negative. */
 function checkTree(breakdown: Breakdown): void {
-  expect(Number.isFinite(breakdown.seconds) && breakdown.seconds >= 0, `explain() seconds ${breakdown.seconds}`).toBe(true);
+  expect(Number.isFinite(breakdown.seconds) && breakdown.seconds >= 0, `explain() seconds ${breakdown.seconds}`).toBe(
+    true,
+  );
   const walk = (nodes: BreakdownNode[]): void => {
     for (const node of nodes) {
       expect(typeof node.name).toBe("string");
       expect(Number.isFinite(node.seconds) && node.seconds >= 0, `${node.name}: ${node.seconds}`).toBe(true);
-      for (const amount of Object.values(node.quantities ?? {})) expect(Number.isFinite(amount), `${node.name} quantity ${amount}`).toBe(true);
+      for (const amount of Object.values(node.quantities ?? {}))
+        expect(Number.isFinite(amount), `${node.name} quantity ${amount}`).toBe(true);
       walk(node.children);
     }
   };
@@ -147,7 +219,11 @@ function checkMetrics(journeys: TaskJourneys): void {
         typeof point.value === "number"
           ? [point.value]
           : [point.value.sum ?? 0, point.value.count, point.value.min ?? 0, point.value.max ?? 0];
-      for (const number of numbers) expect(Number.isFinite(number), `${metric.descriptor.name} ${JSON.stringify(point.attributes)}: ${number}`).toBe(true);
+      for (const number of numbers)
+        expect(
+          Number.isFinite(number),
+          `${metric.descriptor.name} ${JSON.stringify(point.attributes)}: ${number}`,
+        ).toBe(true);
     }
   }
 }
@@ -181,11 +257,21 @@ async function play(ops: Op[], asyncContext: boolean): Promise<void> {
           ledgers.push(journeys.execute(step.key as never, step.at as never) as unknown as AnyLedger);
           break;
         case "gather":
-          ledgers.push(journeys.gather(step.peer as never, step.keys as never, step.bytes as never, step.at as never) as unknown as AnyLedger);
+          ledgers.push(
+            journeys.gather(
+              step.peer as never,
+              step.keys as never,
+              step.bytes as never,
+              step.at as never,
+            ) as unknown as AnyLedger,
+          );
           break;
         case "meter": {
           const ledger = current();
-          const run = (): unknown => (step.on === "ledger" && ledger !== undefined ? ledger.meter(step.activity, step.work) : journeys.meter(step.activity as never, step.work as never));
+          const run = (): unknown =>
+            step.on === "ledger" && ledger !== undefined
+              ? ledger.meter(step.activity, step.work)
+              : journeys.meter(step.activity as never, step.work as never);
           try {
             const result = run();
             if (result instanceof Hostile || ops.length < 0) pending.push(result);

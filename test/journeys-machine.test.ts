@@ -4,13 +4,27 @@
  * outcomes) doing what Dask's do, with exact numbers from a fake clock.
  */
 import { describe, expect, it } from "vitest";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { SpanStatusCode } from "@opentelemetry/api";
 import { defineMachine, InvalidTransition, TaskJourneys } from "../src/index.js";
 import { FakeClock } from "./helpers/clock.js";
 
 const JOBS = defineMachine({
-  states: ["added", "waiting-children", "waiting", "prioritized", "delayed", "active", "completed", "failed", "removed"],
+  states: [
+    "added",
+    "waiting-children",
+    "waiting",
+    "prioritized",
+    "delayed",
+    "active",
+    "completed",
+    "failed",
+    "removed",
+  ],
   transitions: {
     added: ["waiting-children", "waiting", "prioritized"],
     "waiting-children": ["waiting", "removed"],
@@ -31,18 +45,35 @@ function setup(role: "worker" | "scheduler" = "scheduler", strict = false) {
   const clock = new FakeClock(100);
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  const journeys = new TaskJourneys({ role, machine: JOBS, clock: clock.now, timeOrigin: 0, tracerProvider, strict, sampling: { ratio: 1, keepSlowerThan: 0 } });
+  const journeys = new TaskJourneys({
+    role,
+    machine: JOBS,
+    clock: clock.now,
+    timeOrigin: 0,
+    tracerProvider,
+    strict,
+    sampling: { ratio: 1, keepSlowerThan: 0 },
+  });
   return { clock, exporter, journeys };
 }
 
 /** task.state.time by (prefix, state), and task.transitions by the same. */
-function stateMetrics(journeys: TaskJourneys<"worker" | "scheduler", string>): { time: Record<string, number>; transitions: Record<string, number> } {
+function stateMetrics(journeys: TaskJourneys<"worker" | "scheduler", string>): {
+  time: Record<string, number>;
+  transitions: Record<string, number>;
+} {
   const time: Record<string, number> = {};
   const transitions: Record<string, number> = {};
   for (const metric of journeys.metricProducer.produce([0, 0], [0, 0])) {
-    const into = metric.descriptor.name === "task.state.time" ? time : metric.descriptor.name === "task.transitions" ? transitions : undefined;
+    const into =
+      metric.descriptor.name === "task.state.time"
+        ? time
+        : metric.descriptor.name === "task.transitions"
+          ? transitions
+          : undefined;
     if (into === undefined) continue;
-    for (const point of metric.dataPoints) into[`${point.attributes["task.prefix"]}/${point.attributes["task.state"]}`] = point.value as number;
+    for (const point of metric.dataPoints)
+      into[`${point.attributes["task.prefix"]}/${point.attributes["task.state"]}`] = point.value as number;
   }
   return { time, transitions };
 }
@@ -81,14 +112,18 @@ describe("a job queue's own machine, end to end", () => {
       ["active", 1],
     ]);
     // queued(): the first wait's time under its reason.
-    expect(breakdown.children[0].children).toEqual([expect.objectContaining({ name: "queued (rate-limit)", seconds: 1.5 })]);
+    expect(breakdown.children[0].children).toEqual([
+      expect.objectContaining({ name: "queued (rate-limit)", seconds: 1.5 }),
+    ]);
 
     await journeys.shutdown();
     const spans = exporter.getFinishedSpans();
     const task = spans.find((span) => span.name === "task fetch")!;
     expect(task.attributes["task.outcome"]).toBe("completed");
     expect(task.status.code).not.toBe(SpanStatusCode.ERROR);
-    const states = spans.filter((span) => span.parentSpanContext?.spanId === task.spanContext().spanId).map((span) => span.name);
+    const states = spans
+      .filter((span) => span.parentSpanContext?.spanId === task.spanContext().spanId)
+      .map((span) => span.name);
     expect(states).toEqual(["waiting", "active", "delayed", "waiting", "active"]);
   });
 
@@ -116,7 +151,11 @@ describe("a job queue's own machine, end to end", () => {
     journeys.execute("a-2").end("error", new Error("boom"));
     journeys.execute("a-3").end("cancelled");
     expect(journeys.explain("a-1")!.children.map((node) => [node.name, node.seconds])).toEqual([["active", 2]]);
-    expect([journeys.explain("a-1")!.outcome, journeys.explain("a-2")!.outcome, journeys.explain("a-3")!.outcome]).toEqual(["completed", "failed", "removed"]);
+    expect([
+      journeys.explain("a-1")!.outcome,
+      journeys.explain("a-2")!.outcome,
+      journeys.explain("a-3")!.outcome,
+    ]).toEqual(["completed", "failed", "removed"]);
     expect(journeys.stats("a")).toMatchObject({ count: 3, min: 0, max: 2 });
     // No transfer state: gather() records nothing, and says so.
     journeys.gather("peer", ["a-4"]).end();

@@ -154,7 +154,12 @@ function mergeFailures(failures: readonly ExportFailure[]): ExportFailure[] {
   for (const failure of failures) {
     const id = `${failure.signal} ${failure.destination} ${failure.errorType}`;
     const seen = merged.get(id);
-    merged.set(id, seen === undefined ? { ...failure } : { ...seen, items: seen.items + failure.items, exports: seen.exports + failure.exports });
+    merged.set(
+      id,
+      seen === undefined
+        ? { ...failure }
+        : { ...seen, items: seen.items + failure.items, exports: seen.exports + failure.exports },
+    );
   }
   return [...merged.values()];
 }
@@ -174,22 +179,35 @@ function plain(value: unknown): unknown {
   return value;
 }
 
-export async function runCluster(options: ClusterOptions, print: (text: string) => void = () => {}): Promise<RunSummary> {
+export async function runCluster(
+  options: ClusterOptions,
+  print: (text: string) => void = () => {},
+): Promise<RunSummary> {
   const wallStart = performance.now();
   const phase = (name: string) => {
     if (options.verbose) process.stderr.write(`[${((performance.now() - wallStart) / 1000).toFixed(2)} s] ${name}\n`);
   };
   const outDir = path.resolve(options.outDir);
   fs.mkdirSync(outDir, { recursive: true });
-  for (const stale of ["otlp", "summary.json", "report.txt", "report.html", "pids.json"]) fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
+  for (const stale of ["otlp", "summary.json", "report.txt", "report.html", "pids.json"])
+    fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
   const spillRoot = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-spill-"));
   const children: ChildProcess[] = [];
   let telemetry: Telemetry | undefined;
-  const scheduler = new Scheduler({ verbose: options.verbose, saturation: 1.5, keepGoing: options.failEvery !== undefined });
+  const scheduler = new Scheduler({
+    verbose: options.verbose,
+    saturation: 1.5,
+    keepGoing: options.failEvery !== undefined,
+  });
   try {
     const address = await scheduler.start();
     if (options.telemetry) {
-      telemetry = await startTelemetry({ role: "scheduler", instance: address, outDir, traceRatio: options.traceRatio });
+      telemetry = await startTelemetry({
+        role: "scheduler",
+        instance: address,
+        outDir,
+        traceRatio: options.traceRatio,
+      });
       instrumentScheduler(scheduler, telemetry.journeys);
     }
     const tsx = import.meta.resolve("tsx");
@@ -220,15 +238,22 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify({ ...pids, spillRoot }));
     const crashed = new Promise<never>((_, reject) => {
       for (const child of children) {
-        child.once("exit", (code, signal) => reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)));
+        child.once("exit", (code, signal) =>
+          reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)),
+        );
       }
     });
     crashed.catch(() => {});
     await Promise.race([scheduler.waitForWorkers(options.workers), crashed]);
     phase("workers registered");
 
-    const graph = withInjected(buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length }), options);
-    print(`${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`);
+    const graph = withInjected(
+      buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length }),
+      options,
+    );
+    print(
+      `${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`,
+    );
     const rounds: RoundSummary[] = [];
     const warmup = options.warmup ?? 0;
     for (let round = warmup; round > 0; round--) {
@@ -266,11 +291,21 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
     phase("workers exited");
     const flushed = await flushing;
     phase("telemetry flushed");
-    const unfinished = reports.filter((report) => report !== undefined && !report.completed).length + (flushed !== undefined && !flushed.completed ? 1 : 0);
-    if (unfinished > 0) process.stderr.write(`cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`);
-    const exportFailures = mergeFailures([...(telemetry?.exportFailures() ?? []), ...reports.flatMap((report) => report?.exportFailures ?? [])]);
+    const unfinished =
+      reports.filter((report) => report !== undefined && !report.completed).length +
+      (flushed !== undefined && !flushed.completed ? 1 : 0);
+    if (unfinished > 0)
+      process.stderr.write(
+        `cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`,
+      );
+    const exportFailures = mergeFailures([
+      ...(telemetry?.exportFailures() ?? []),
+      ...reports.flatMap((report) => report?.exportFailures ?? []),
+    ]);
     for (const failure of exportFailures) {
-      process.stderr.write(`cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`);
+      process.stderr.write(
+        `cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`,
+      );
     }
 
     const slowest = report.slowest[0]?.breakdown;
@@ -297,7 +332,10 @@ export async function runCluster(options: ClusterOptions, print: (text: string) 
       slowestExplain: slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest),
     };
     const text = formatReport(report);
-    fs.writeFileSync(path.join(outDir, "summary.json"), JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2));
+    fs.writeFileSync(
+      path.join(outDir, "summary.json"),
+      JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2),
+    );
     fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
     // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
     const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));

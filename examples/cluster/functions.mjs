@@ -107,7 +107,11 @@ function work(/** @type {number} */ i, /** @type {number} */ iterations) {
 }
 
 /** Waits `milliseconds` for something outside (an I/O stand-in), after seceding from the pool. */
-function poll(/** @type {number} */ i, /** @type {number} */ milliseconds, /** @type {{ secede(): void } | undefined} */ context) {
+function poll(
+  /** @type {number} */ i,
+  /** @type {number} */ milliseconds,
+  /** @type {{ secede(): void } | undefined} */ context,
+) {
   context?.secede();
   const cell = new Int32Array(new SharedArrayBuffer(4));
   Atomics.wait(cell, 0, 0, milliseconds);
@@ -128,7 +132,9 @@ function collect(/** @type {Float64Array[]} */ ...parts) {
 function slow(/** @type {number} */ milliseconds, /** @type {string} */ func, /** @type {unknown[]} */ ...args) {
   const cell = new Int32Array(new SharedArrayBuffer(4));
   Atomics.wait(cell, 0, 0, milliseconds);
-  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(
+    ...args,
+  );
 }
 
 /**
@@ -136,7 +142,9 @@ function slow(/** @type {number} */ milliseconds, /** @type {string} */ func, /*
  * (the demo's --gc-every, worker.ts): a task slowed by its process's GC pause, not by its code.
  */
 function majorGc(/** @type {string} */ func, /** @type {unknown[]} */ ...args) {
-  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(
+    ...args,
+  );
 }
 
 /**
@@ -144,7 +152,9 @@ function majorGc(/** @type {string} */ func, /** @type {unknown[]} */ ...args) {
  * as it starts the task (the demo's --block-every, worker.ts): a task slowed by a blocked loop.
  */
 function blockLoop(/** @type {number} */ milliseconds, /** @type {string} */ func, /** @type {unknown[]} */ ...args) {
-  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(...args);
+  return /** @type {(...args: unknown[]) => unknown} */ (FUNCTIONS[/** @type {keyof typeof FUNCTIONS} */ (func)])(
+    ...args,
+  );
 }
 
 /** Raises instead of computing `func`: a failing task (the demo's --fail-every). */
@@ -152,7 +162,23 @@ function fail(/** @type {string} */ func) {
   throw new Error(`injected failure of a ${func} task (--fail-every)`);
 }
 
-export const FUNCTIONS = Object.freeze({ arange, square, add, total, split, getitem, merge, checksum, work, poll, collect, slow, fail, majorGc, blockLoop });
+export const FUNCTIONS = Object.freeze({
+  arange,
+  square,
+  add,
+  total,
+  split,
+  getitem,
+  merge,
+  checksum,
+  work,
+  poll,
+  collect,
+  slow,
+  fail,
+  majorGc,
+  blockLoop,
+});
 
 /** Functions that take a TaskContext as their last argument (they may secede). */
 export const SECEDING = new Set(["poll"]);

@@ -31,7 +31,9 @@ async function main(): Promise<void> {
     `Scheduler: ${summary.decisions.total} decisions, ${summary.decisions.informed} with live duration statistics, ${summary.decisions.movedFromHolder} moved off the dependency holder, ${summary.decisions.queued} queued`,
   ];
   if (options.telemetry) {
-    lines.push(`taskjourney: loaded from ${summary.taskjourney === "dist" ? "dist/ (the built package)" : "src/ through tsx (the taskjourney-source export condition)"}`);
+    lines.push(
+      `taskjourney: loaded from ${summary.taskjourney === "dist" ? "dist/ (the built package)" : "src/ through tsx (the taskjourney-source export condition)"}`,
+    );
     lines.push(
       otlpEndpoint() === undefined
         ? `Telemetry: OTLP JSON in ${out}/otlp/ (traces-*.jsonl, metrics-*.jsonl)`

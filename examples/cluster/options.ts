@@ -53,7 +53,8 @@ function positive(name: string, text: string): number {
 
 function count(name: string, text: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a whole number (0 or more), got "${text}"`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new Error(`--${name} must be a whole number (0 or more), got "${text}"`);
   return value;
 }
 
@@ -89,9 +90,11 @@ export function parseOptions(argv: string[]): (ClusterOptions & { json: boolean;
     throw new Error(`--workload must be one of ${WORKLOADS.join(", ")}, got "${values.workload}"`);
   }
   const traceRatio = values["trace-ratio"] === "off" ? "off" : Number(values["trace-ratio"]);
-  if (traceRatio !== "off" && !(traceRatio >= 0 && traceRatio <= 1)) throw new Error(`--trace-ratio must be in [0, 1] or "off", got "${values["trace-ratio"]}"`);
+  if (traceRatio !== "off" && !(traceRatio >= 0 && traceRatio <= 1))
+    throw new Error(`--trace-ratio must be in [0, 1] or "off", got "${values["trace-ratio"]}"`);
   const slowSeconds = Number(values["slow-seconds"]);
-  if (!(slowSeconds >= 0 && slowSeconds <= 3600)) throw new Error(`--slow-seconds must be a number of seconds from 0 to 3600, got "${values["slow-seconds"]}"`);
+  if (!(slowSeconds >= 0 && slowSeconds <= 3600))
+    throw new Error(`--slow-seconds must be a number of seconds from 0 to 3600, got "${values["slow-seconds"]}"`);
   return {
     workload: values.workload as Workload,
     size: positive("size", values.size),

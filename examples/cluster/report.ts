@@ -18,7 +18,19 @@ interface Point {
 /** Reads the metrics of `journeys` as of now (cumulative) into plain, serializable totals. */
 export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotals> {
   const { resourceMetrics } = await journeys.metricProducer.collect();
-  const totals: TelemetryTotals = { durations: [], stateSeconds: [], execute: {}, executeBytes: {}, gather: {}, wait: [], gatherBytes: {}, serve: {}, serveBytes: {}, gc: {}, dropped: {} };
+  const totals: TelemetryTotals = {
+    durations: [],
+    stateSeconds: [],
+    execute: {},
+    executeBytes: {},
+    gather: {},
+    wait: [],
+    gatherBytes: {},
+    serve: {},
+    serveBytes: {},
+    gc: {},
+    dropped: {},
+  };
   for (const scope of resourceMetrics.scopeMetrics) {
     for (const metric of scope.metrics) {
       const points = metric.dataPoints as unknown as Point[];
@@ -28,7 +40,15 @@ export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotal
         const activity = String(attributes["task.activity"] ?? "");
         switch (metric.descriptor.name) {
           case "task.state.duration": {
-            const h = value as { count: number; sum: number; scale: number; zeroCount: number; positive: { offset: number; bucketCounts: number[] }; min?: number; max?: number };
+            const h = value as {
+              count: number;
+              sum: number;
+              scale: number;
+              zeroCount: number;
+              positive: { offset: number; bucketCounts: number[] };
+              min?: number;
+              max?: number;
+            };
             totals.durations.push({
               prefix,
               state,
@@ -127,7 +147,8 @@ function rowsOf(totals: TelemetryTotals[], measured: string): PrefixRow[] {
     return found;
   };
   for (const total of totals) {
-    for (const { prefix, state, histogram } of total.durations) if (state === measured) entry(prefix).histograms.push(histogram);
+    for (const { prefix, state, histogram } of total.durations)
+      if (state === measured) entry(prefix).histograms.push(histogram);
     for (const { prefix, state, seconds } of total.stateSeconds) add(entry(prefix).stateSeconds, state, seconds);
   }
   const rows: PrefixRow[] = [];
@@ -146,7 +167,9 @@ function rowsOf(totals: TelemetryTotals[], measured: string): PrefixRow[] {
   return rows.sort((a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0));
 }
 
-function mergedDurations(totals: TelemetryTotals[]): Array<{ prefix: string; state: string; histogram: HistogramData }> {
+function mergedDurations(
+  totals: TelemetryTotals[],
+): Array<{ prefix: string; state: string; histogram: HistogramData }> {
   const groups = new Map<string, { prefix: string; state: string; histograms: HistogramData[] }>();
   for (const total of totals) {
     for (const { prefix, state, histogram } of total.durations) {
@@ -156,7 +179,11 @@ function mergedDurations(totals: TelemetryTotals[]): Array<{ prefix: string; sta
       group.histograms.push(histogram);
     }
   }
-  return [...groups.values()].map(({ prefix, state, histograms }) => ({ prefix, state, histogram: mergeHistograms(histograms) }));
+  return [...groups.values()].map(({ prefix, state, histograms }) => ({
+    prefix,
+    state,
+    histogram: mergeHistograms(histograms),
+  }));
 }
 
 export function aggregate(workers: readonly WorkerSummary[], scheduler: TelemetryTotals | undefined): ClusterReport {
@@ -179,7 +206,12 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
       .flatMap((worker) => worker.slowest)
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 5),
-    workers: workers.map((worker) => ({ address: worker.address, pid: worker.pid, cpuSeconds: worker.cpuSeconds, counters: worker.counters })),
+    workers: workers.map((worker) => ({
+      address: worker.address,
+      pid: worker.pid,
+      cpuSeconds: worker.cpuSeconds,
+      counters: worker.counters,
+    })),
   };
   for (const total of [...totals, ...(scheduler === undefined ? [] : [scheduler])]) {
     for (const [reason, count] of Object.entries(total.dropped)) add(report.dropped, reason, count);
@@ -203,11 +235,18 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
 /** The text printed at the end of a run. */
 export function formatReport(report: ClusterReport): string {
   const sections: string[] = [];
-  sections.push(formatPrefixTable(report.rows, { states: statesOf(report.rows, ["waiting", "fetch", "flight", "missing", "ready", "executing", "long-running"]) }));
+  sections.push(
+    formatPrefixTable(report.rows, {
+      states: statesOf(report.rows, ["waiting", "fetch", "flight", "missing", "ready", "executing", "long-running"]),
+    }),
+  );
   if (report.schedulerRows.length > 0) {
     sections.push(
       "On the scheduler (the duration column is processing: assignment to result):\n" +
-        formatPrefixTable(report.schedulerRows, { durationOf: "processing", states: statesOf(report.schedulerRows, ["waiting", "queued", "no-worker", "processing"]) }),
+        formatPrefixTable(report.schedulerRows, {
+          durationOf: "processing",
+          states: statesOf(report.schedulerRows, ["waiting", "queued", "no-worker", "processing"]),
+        }),
     );
   }
   const executeBytes = Object.entries(report.executeBytes)
@@ -221,9 +260,11 @@ export function formatReport(report: ClusterReport): string {
   const served = Object.entries(report.serveBytes)
     .map(([outcome, bytes]) => `${taskjourney.formatBytes(bytes)} ${outcome}`)
     .join(", ");
-  if (Object.keys(report.serve).length > 0) sections.push(formatActivityTable(`serve (get_data for peers${served === "" ? "" : `: ${served}`})`, report.serve));
+  if (Object.keys(report.serve).length > 0)
+    sections.push(formatActivityTable(`serve (get_data for peers${served === "" ? "" : `: ${served}`})`, report.serve));
   sections.push(formatActivityTable("wait (dependencies)", report.wait));
-  if (Object.keys(report.gc).length > 0) sections.push(formatActivityTable("GC pauses (v8js.gc.duration, all workers)", report.gc));
+  if (Object.keys(report.gc).length > 0)
+    sections.push(formatActivityTable("GC pauses (v8js.gc.duration, all workers)", report.gc));
   const slowest = report.slowest[0];
   if (slowest !== undefined && slowest.breakdown !== undefined) {
     sections.push(`Slowest task (explain):\n${taskjourney.formatBreakdown(slowest.breakdown)}`);
@@ -236,7 +277,8 @@ export function formatReport(report: ClusterReport): string {
     .join("\n");
   sections.push(`Workers:\n${counters}`);
   const dropped = Object.entries(report.dropped);
-  if (dropped.length > 0) sections.push(`taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`);
+  if (dropped.length > 0)
+    sections.push(`taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`);
   return sections.join("\n\n");
 }
 
@@ -248,6 +290,8 @@ function statesOf(rows: readonly PrefixRow[], preferred: readonly string[]): str
 /** A worker's compression of get_data values, bytes in and out: "; compress 1.2 MiB → 300.0 KiB, decompress …". */
 function compression(c: Record<string, number>): string {
   const part = (name: string, bytesIn: number | undefined, bytesOut: number | undefined) =>
-    (bytesIn ?? 0) > 0 ? `, ${name} ${taskjourney.formatBytes(bytesIn!)} → ${taskjourney.formatBytes(bytesOut ?? 0)}` : "";
+    (bytesIn ?? 0) > 0
+      ? `, ${name} ${taskjourney.formatBytes(bytesIn!)} → ${taskjourney.formatBytes(bytesOut ?? 0)}`
+      : "";
   return part("compress", c.compressIn, c.compressOut) + part("decompress", c.decompressIn, c.decompressOut);
 }

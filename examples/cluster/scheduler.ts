@@ -27,13 +27,20 @@ import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../sr
 import { DurationStatistics } from "../../src/model/statistics/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { Heap } from "./heap.js";
-import type { ComputeTaskMessage, GetDataReply, RegisterMessage, TaskFinishedMessage, WorkerSummary } from "./protocol.js";
+import type {
+  ComputeTaskMessage,
+  GetDataReply,
+  RegisterMessage,
+  TaskFinishedMessage,
+  WorkerSummary,
+} from "./protocol.js";
 import { Connection, connect, listen, type Message } from "./transport.js";
 import { priorities, type Graph, type TaskSpec } from "./workloads.js";
 import v8 from "node:v8";
 import type { Server } from "node:net";
 
-export type SchedulerTaskState = "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred" | "forgotten";
+export type SchedulerTaskState =
+  "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred" | "forgotten";
 
 interface WorkerInfo {
   address: string;
@@ -126,7 +133,14 @@ export interface SchedulerOptions {
 export class Scheduler {
   address = "";
   readonly workers = new Map<string, WorkerInfo>();
-  readonly decisions: DecisionStats = { total: 0, informed: 0, movedFromHolder: 0, queued: 0, noWorker: 0, samples: [] };
+  readonly decisions: DecisionStats = {
+    total: 0,
+    informed: 0,
+    movedFromHolder: 0,
+    queued: 0,
+    noWorker: 0,
+    samples: [],
+  };
   /** Called as tasks reach memory (or err, with keepGoing). */
   onProgress: (done: number, total: number) => void = () => {};
   /** Tasks that raised on a worker, in the order their failures arrived. */
@@ -183,7 +197,10 @@ export class Scheduler {
   /** Resolves once `count` workers have registered. */
   waitForWorkers(count: number, timeoutMs = 60_000): Promise<void> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${this.workers.size} of ${count} workers registered within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`only ${this.workers.size} of ${count} workers registered within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       const check = () => {
         if (this.workers.size >= count) {
           clearTimeout(timer);
@@ -247,7 +264,8 @@ export class Scheduler {
     if (run === undefined) return;
     this.run = undefined;
     for (const task of this.tasks.values()) if (task.state === "memory") this.release(task);
-    for (const task of this.tasks.values()) if (task.state === "released" || task.state === "erred") this.transition(task, "forgotten");
+    for (const task of this.tasks.values())
+      if (task.state === "released" || task.state === "erred") this.transition(task, "forgotten");
     this.tasks.clear();
     this.done = 0;
     this.erred = 0;
@@ -296,7 +314,11 @@ export class Scheduler {
     const now = performance.now();
     const finished = this.finishedByPrefix.get(prefix) ?? 0;
     const cached = this.estimates.get(prefix);
-    if (cached !== undefined && now - cached.at < this.estimateRefreshMs && (cached.estimate.informed || finished < 3)) {
+    if (
+      cached !== undefined &&
+      now - cached.at < this.estimateRefreshMs &&
+      (cached.estimate.informed || finished < 3)
+    ) {
       return cached.estimate;
     }
     const estimate = this.readEstimate(prefix);
@@ -339,7 +361,12 @@ export class Scheduler {
         this.taskFinished(message as TaskFinishedMessage, connection);
         break;
       case "task-erred":
-        this.taskErred(message.key as string, message.error as string, connection, message.carrier as Record<string, string> | undefined);
+        this.taskErred(
+          message.key as string,
+          message.error as string,
+          connection,
+          message.carrier as Record<string, string> | undefined,
+        );
         break;
       case "add-keys": {
         const worker = this.workerOf(connection);
@@ -354,7 +381,8 @@ export class Scheduler {
       }
       case "who-has": {
         const who: Record<string, string[]> = {};
-        for (const key of message.keys as string[]) who[key] = [...(this.tasks.get(key)?.whoHas ?? [])].map((worker) => worker.address);
+        for (const key of message.keys as string[])
+          who[key] = [...(this.tasks.get(key)?.whoHas ?? [])].map((worker) => worker.address);
         connection.reply(message, { op: "who-has", who });
         break;
       }
@@ -380,7 +408,8 @@ export class Scheduler {
     const worker = this.workerOf(connection);
     if (task === undefined || worker === undefined || task.state !== "processing") return;
     // The result's carrier: a worker journey kept at its end keeps this one, before it ends.
-    if (this.journeys !== undefined && message.carrier !== undefined) this.journeys.returned(task.key, message.carrier as Record<string, string>);
+    if (this.journeys !== undefined && message.carrier !== undefined)
+      this.journeys.returned(task.key, message.carrier as Record<string, string>);
     worker.processing.delete(task);
     worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
     task.processingOn = undefined;
@@ -398,7 +427,8 @@ export class Scheduler {
     this.onProgress(this.done + this.erred, this.tasks.size);
     const ready: SchedulerTask[] = [];
     // An erred dependent (another of its dependencies failed, with keepGoing) never runs.
-    for (const dependent of task.dependents) if (--dependent.waitingOn === 0 && dependent.state === "waiting") ready.push(dependent);
+    for (const dependent of task.dependents)
+      if (--dependent.waitingOn === 0 && dependent.state === "waiting") ready.push(dependent);
     for (const dependency of task.dependencies) {
       if (++dependency.dependentsDone === dependency.dependents.length) this.release(dependency);
     }
@@ -503,7 +533,8 @@ export class Scheduler {
       for (const dependency of task.dependencies) if (dependency.whoHas.has(worker)) held += dependency.nbytes;
       const start = worker.occupancy / worker.nthreads + (dependencyBytes - held) / this.bandwidth;
       const candidate = { worker, held, start };
-      if (holder === undefined || held > holder.held || (held === holder.held && start < holder.start)) holder = candidate;
+      if (holder === undefined || held > holder.held || (held === holder.held && start < holder.start))
+        holder = candidate;
       if (earliest === undefined || start < earliest.start) earliest = candidate;
     }
     if (holder === undefined || earliest === undefined) return false;
@@ -530,14 +561,17 @@ export class Scheduler {
     stats.total++;
     if (decision.estimate.informed) stats.informed++;
     if (decision.movedFromHolder) stats.movedFromHolder++;
-    if (stats.samples.length < 10 || (decision.movedFromHolder && stats.samples.length < 20)) stats.samples.push(decision);
+    if (stats.samples.length < 10 || (decision.movedFromHolder && stats.samples.length < 20))
+      stats.samples.push(decision);
     if (this.verbose) {
       const e = decision.estimate;
       const source = e.informed ? `stats of ${e.count}` : "default";
       this.log(
         `assign ${decision.key} → ${decision.worker}: est mean ${(e.mean * 1000).toFixed(1)} ms, p90 ${(e.p90 * 1000).toFixed(1)} ms (${source}); ` +
           `holds ${decision.heldBytes} of ${decision.dependencyBytes} dep bytes; start ${(decision.start * 1000).toFixed(1)} ms` +
-          (decision.movedFromHolder ? ` (moved off the holder: earliest ${(decision.earliest * 1000).toFixed(1)} ms)` : ""),
+          (decision.movedFromHolder
+            ? ` (moved off the holder: earliest ${(decision.earliest * 1000).toFixed(1)} ms)`
+            : ""),
       );
     }
   }
@@ -590,7 +624,8 @@ export class Scheduler {
     try {
       const reply = await connection.request<GetDataReply>({ op: "get_data", keys: [task.key], who: this.address });
       const bytes = reply.data?.[task.key];
-      if (reply.status !== "OK" || bytes === undefined) throw new Error(`${holder.address} did not return ${task.key} (${reply.status})`);
+      if (reply.status !== "OK" || bytes === undefined)
+        throw new Error(`${holder.address} did not return ${task.key} (${reply.status})`);
       return v8.deserialize(bytes);
     } finally {
       connection.close();

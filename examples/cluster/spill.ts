@@ -45,7 +45,13 @@ export class SpillBuffer {
   private readonly slow = new Map<string, Spilled>();
   private fastBytes = 0;
   private files = 0;
-  readonly counters: SpillCounters = { spilled: 0, spilledBytes: 0, unspilled: 0, unspilledBytes: 0, servedFromDisk: 0 };
+  readonly counters: SpillCounters = {
+    spilled: 0,
+    spilledBytes: 0,
+    unspilled: 0,
+    unspilledBytes: 0,
+    servedFromDisk: 0,
+  };
   /** Told of every file written or read, with its activity and size (the worker digests them into the current ledger). */
   onFileBytes: (activity: "disk-write" | "disk-read", bytes: number) => void = () => {};
 

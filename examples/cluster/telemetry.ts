@@ -40,11 +40,24 @@ export interface Telemetry {
 
 /** The endpoint OTLP exporters will use, if any is configured. */
 export function otlpEndpoint(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT || undefined;
+  return (
+    env.OTEL_EXPORTER_OTLP_ENDPOINT ||
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ||
+    undefined
+  );
 }
 
 function describe(destinations: readonly Destination[]): string {
-  return destinations.map((destination) => ("path" in destination ? path.dirname(destination.path) : "url" in destination ? destination.url : destination.kind)).join(", ");
+  return destinations
+    .map((destination) =>
+      "path" in destination
+        ? path.dirname(destination.path)
+        : "url" in destination
+          ? destination.url
+          : destination.kind,
+    )
+    .join(", ");
 }
 
 export async function startTelemetry(options: TelemetryOptions): Promise<Telemetry> {

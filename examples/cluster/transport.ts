@@ -173,7 +173,10 @@ export function connect(address: string): Promise<Connection> {
 }
 
 /** Listens on loopback port 0; every accepted connection goes to `accept`. */
-export function listen(accept: (connection: Connection) => void, host = "127.0.0.1"): Promise<{ server: net.Server; address: string }> {
+export function listen(
+  accept: (connection: Connection) => void,
+  host = "127.0.0.1",
+): Promise<{ server: net.Server; address: string }> {
   return new Promise((resolve, reject) => {
     const server = net.createServer((socket) => {
       accept(new Connection(socket, formatAddress(socket.remoteAddress ?? "?", socket.remotePort ?? 0)));

@@ -157,7 +157,8 @@ export class WorkerState {
       if (task.state !== "memory" && task.state !== "error") continue;
       // Still needed by a local task that has not run yet: keep it.
       let needed = false;
-      for (const dependent of task.dependents) if (dependent.state !== "memory" && dependent.state !== "error") needed = true;
+      for (const dependent of task.dependents)
+        if (dependent.state !== "memory" && dependent.state !== "error") needed = true;
       if (needed) continue;
       this.transition(task, "released");
       this.effects.release(key);
@@ -216,7 +217,12 @@ export class WorkerState {
     this.ensureComputing();
   }
 
-  gatherDepDone(peer: string, tasks: WorkerTask[], outcome: GatherOutcome, received: ReadonlyMap<string, number>): void {
+  gatherDepDone(
+    peer: string,
+    tasks: WorkerTask[],
+    outcome: GatherOutcome,
+    received: ReadonlyMap<string, number>,
+  ): void {
     this.transfersInFlight--;
     this.inFlightPeers.delete(peer);
     for (const task of tasks) this.bytesInFlight -= task.nbytes;
@@ -324,7 +330,8 @@ export class WorkerState {
     }
     if (this.dataNeeded.size > 0 && this.transfersInFlight > 0) {
       // Whatever is still in the heap waits for our own limits.
-      for (const task of this.fetchTasks()) if (task.queuedReason === undefined) this.tellQueued(task, "local-saturated");
+      for (const task of this.fetchTasks())
+        if (task.queuedReason === undefined) this.tellQueued(task, "local-saturated");
     }
   }
 
@@ -333,7 +340,7 @@ export class WorkerState {
     for (const peer of task.whoHas) {
       if (this.inFlightPeers.has(peer) || this.busyPeers.has(peer)) continue;
       // Spread load: prefer the peer that sorts first after a per-key rotation.
-      if (choice === undefined || (peer < choice) !== ((task.priority & 1) === 1)) choice = peer;
+      if (choice === undefined || peer < choice !== ((task.priority & 1) === 1)) choice = peer;
     }
     return choice;
   }

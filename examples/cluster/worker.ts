@@ -31,7 +31,14 @@ import { Piscina } from "piscina";
 import type { ActivityLedger, GatherLedger, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { SECEDING, sizeOf } from "./functions.mjs";
-import type { ComputeTaskMessage, GetDataReply, SlowJourney, ThreadResult, ThreadTask, WorkerSummary } from "./protocol.js";
+import type {
+  ComputeTaskMessage,
+  GetDataReply,
+  SlowJourney,
+  ThreadResult,
+  ThreadTask,
+  WorkerSummary,
+} from "./protocol.js";
 import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
@@ -71,11 +78,20 @@ export interface GatherResult {
  * Hooks taskjourney into a worker, its state machine and its store, with `instrument()` (the
  * objects' methods are wrapped in place; the returned function unwraps them all).
  */
-export function instrumentWorker(worker: Worker, state: WorkerState, store: SpillBuffer, journeys: TaskJourneys): Unwrap {
+export function instrumentWorker(
+  worker: Worker,
+  state: WorkerState,
+  store: SpillBuffer,
+  journeys: TaskJourneys,
+): Unwrap {
   const unwraps = [
     taskjourney.instrument(state, journeys, {
       transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
-      dependencies: { method: "computeTask", key: (event) => event.key, dependencies: (event) => event.deps.map((dep) => dep.key) },
+      dependencies: {
+        method: "computeTask",
+        key: (event) => event.key,
+        dependencies: (event) => event.deps.map((dep) => dep.key),
+      },
     }),
     taskjourney.instrument(worker, journeys, {
       execute: { method: "execute", key: (task) => task.key },
@@ -140,7 +156,10 @@ export class Worker {
    * free-keys from the scheduler, get_data from peers) are appended to a file there, one JSON line
    * each, for bench/cluster-replay.ts to replay the same stimulus deterministically.
    */
-  private readonly stimulus = process.env.TASKJOURNEY_STIMULUS === undefined ? undefined : path.join(process.env.TASKJOURNEY_STIMULUS, `worker-${process.pid}.jsonl`);
+  private readonly stimulus =
+    process.env.TASKJOURNEY_STIMULUS === undefined
+      ? undefined
+      : path.join(process.env.TASKJOURNEY_STIMULUS, `worker-${process.pid}.jsonl`);
 
   constructor(private readonly config: WorkerConfig) {}
 
@@ -152,10 +171,18 @@ export class Worker {
     this.server = server;
     this.address = address;
     if (this.config.telemetry) {
-      this.telemetry = await startTelemetry({ role: "worker", instance: address, outDir: this.config.outDir, traceRatio: this.config.traceRatio });
+      this.telemetry = await startTelemetry({
+        role: "worker",
+        instance: address,
+        outDir: this.config.outDir,
+        traceRatio: this.config.traceRatio,
+      });
       this.journeys = this.telemetry.journeys;
     }
-    this.store = new SpillBuffer(this.config.memoryLimit, path.join(this.config.spillDirectory, address.replace(/\W+/g, "_")));
+    this.store = new SpillBuffer(
+      this.config.memoryLimit,
+      path.join(this.config.spillDirectory, address.replace(/\W+/g, "_")),
+    );
     this.threads = new Piscina({
       filename: new URL("./tasks.mjs", import.meta.url).href,
       // Plain JavaScript: the threads need no TypeScript loader (tsx would cost ~1 s per thread).
@@ -165,30 +192,47 @@ export class Worker {
       maxThreads: this.config.nthreads + 8,
       idleTimeout: 60_000,
     });
-    this.state = new WorkerState({ ...DEFAULT_WORKER_STATE_OPTIONS, address, nthreads: this.config.nthreads }, {
-      execute: (task) => this.runTask(task),
-      gatherDep: (peer, tasks) => this.fetch(peer, tasks),
-      taskFinished: (task) => this.taskFinished(task),
-      taskErred: (task, error) => this.scheduler.send({ op: "task-erred", key: task.key, error, ...this.resultCarrier(task.key) }),
-      release: (key) => this.store.delete(key),
-      whoHas: (keys) => void this.whoHas(keys),
-    });
+    this.state = new WorkerState(
+      { ...DEFAULT_WORKER_STATE_OPTIONS, address, nthreads: this.config.nthreads },
+      {
+        execute: (task) => this.runTask(task),
+        gatherDep: (peer, tasks) => this.fetch(peer, tasks),
+        taskFinished: (task) => this.taskFinished(task),
+        taskErred: (task, error) =>
+          this.scheduler.send({ op: "task-erred", key: task.key, error, ...this.resultCarrier(task.key) }),
+        release: (key) => this.store.delete(key),
+        whoHas: (keys) => void this.whoHas(keys),
+      },
+    );
     if (this.journeys !== undefined) instrumentWorker(this, this.state, this.store, this.journeys);
     // Start every thread before taking work, so that the first tasks do not wait for thread start-up.
-    await Promise.all(Array.from({ length: this.config.nthreads }, () => this.threads.run({ func: "poll", args: [0, 20] } satisfies ThreadTask)));
+    await Promise.all(
+      Array.from({ length: this.config.nthreads }, () =>
+        this.threads.run({ func: "poll", args: [0, 20] } satisfies ThreadTask),
+      ),
+    );
     this.scheduler = await connect(this.config.scheduler);
     this.scheduler.onMessage = (message) => this.handleScheduler(message);
     this.scheduler.onClose = () => {
       if (!this.closing) this.die("lost the scheduler connection");
     };
-    await this.scheduler.request({ op: "register", address, nthreads: this.config.nthreads, pid: process.pid, memoryLimit: this.config.memoryLimit });
-    this.log(`ready ${(performance.now() / 1000).toFixed(2)} s after process start, ${this.config.nthreads} threads, memory limit ${this.config.memoryLimit} bytes`);
+    await this.scheduler.request({
+      op: "register",
+      address,
+      nthreads: this.config.nthreads,
+      pid: process.pid,
+      memoryLimit: this.config.memoryLimit,
+    });
+    this.log(
+      `ready ${(performance.now() / 1000).toFixed(2)} s after process start, ${this.config.nthreads} threads, memory limit ${this.config.memoryLimit} bytes`,
+    );
   }
 
   // ---- messages ---------------------------------------------------------------------------------
 
   private handleScheduler(message: Message): void {
-    if (this.stimulus !== undefined && (message.op === "compute-task" || message.op === "free-keys")) record(this.stimulus, "scheduler", message);
+    if (this.stimulus !== undefined && (message.op === "compute-task" || message.op === "free-keys"))
+      record(this.stimulus, "scheduler", message);
     switch (message.op) {
       case "compute-task": {
         const task = message as ComputeTaskMessage;
@@ -286,7 +330,11 @@ export class Worker {
         this.state.executeDone(task.key, { ok: true, nbytes });
         this.noteSlow(task);
       },
-      (error: unknown) => this.state.executeDone(task.key, { ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+      (error: unknown) =>
+        this.state.executeDone(task.key, {
+          ok: false,
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        }),
     );
   }
 
@@ -358,7 +406,8 @@ export class Worker {
       return { outcome: "failed", received };
     }
     this.peers.release(peer, connection);
-    if (ledger !== undefined && reply.serveCarrier !== undefined) this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
+    if (ledger !== undefined && reply.serveCarrier !== undefined)
+      this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
     let bytes = 0;
@@ -395,7 +444,11 @@ export class Worker {
   }
 
   requestData(connection: Connection, keys: string[], carrier?: TraceCarrier): Promise<GetDataReply> {
-    return connection.request<GetDataReply>(carrier === undefined ? { op: "get_data", keys, who: this.address } : { op: "get_data", keys, who: this.address, carrier });
+    return connection.request<GetDataReply>(
+      carrier === undefined
+        ? { op: "get_data", keys, who: this.address }
+        : { op: "get_data", keys, who: this.address, carrier },
+    );
   }
 
   /** Deflates a serialized value for a peer; the bytes in and out go to the ledger (compress) and the counters. */
@@ -487,7 +540,11 @@ export class Worker {
     // Bounded by FLUSH_DEADLINE_MS; the parent waits for this report (or the deadline and a
     // grace) before it would kill this process, so a flush is never cut short by a kill.
     const flushed = (await this.telemetry?.shutdown()) ?? { completed: true };
-    const report: FlushReport = { op: "flushed", completed: flushed.completed, exportFailures: this.telemetry?.exportFailures() ?? [] };
+    const report: FlushReport = {
+      op: "flushed",
+      completed: flushed.completed,
+      exportFailures: this.telemetry?.exportFailures() ?? [],
+    };
     await new Promise<void>((resolve) => {
       try {
         if (process.send === undefined) resolve();

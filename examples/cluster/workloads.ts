@@ -245,17 +245,23 @@ export interface Injected {
  * dependencies and prefixes stay; only the function changes (`fail` / `slow` in functions.mjs
  * wrap the original one), so a slow task's value is its usual one. Seceding tasks are left alone.
  */
-export function withInjected(graph: Graph, { failEvery, slowEvery, slowSeconds = 2, gcEvery, blockEvery, blockSeconds = 0.06 }: Injected): Graph {
-  if (failEvery === undefined && slowEvery === undefined && gcEvery === undefined && blockEvery === undefined) return graph;
+export function withInjected(
+  graph: Graph,
+  { failEvery, slowEvery, slowSeconds = 2, gcEvery, blockEvery, blockSeconds = 0.06 }: Injected,
+): Graph {
+  if (failEvery === undefined && slowEvery === undefined && gcEvery === undefined && blockEvery === undefined)
+    return graph;
   const every = (n: number | undefined, index: number) => n !== undefined && (index + 1) % n === 0;
   return {
     ...graph,
     tasks: graph.tasks.map((spec, index) => {
       if (SECEDING.has(spec.func)) return spec;
       if (every(failEvery, index)) return { ...spec, func: "fail", args: [spec.func, ...spec.args] };
-      if (every(slowEvery, index)) return { ...spec, func: "slow", args: [Math.round(slowSeconds * 1000), spec.func, ...spec.args] };
+      if (every(slowEvery, index))
+        return { ...spec, func: "slow", args: [Math.round(slowSeconds * 1000), spec.func, ...spec.args] };
       if (every(gcEvery, index)) return { ...spec, func: "majorGc", args: [spec.func, ...spec.args] };
-      if (every(blockEvery, index)) return { ...spec, func: "blockLoop", args: [Math.round(blockSeconds * 1000), spec.func, ...spec.args] };
+      if (every(blockEvery, index))
+        return { ...spec, func: "blockLoop", args: [Math.round(blockSeconds * 1000), spec.func, ...spec.args] };
       return spec;
     }),
   };

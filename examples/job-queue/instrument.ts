@@ -50,7 +50,12 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
     journeys.describe(job.id, { prefix: job.name });
     if (job.children.length > 0) journeys.dependencies(job.id, job.children);
     // A job without children goes straight to waiting: it never waits for dependencies.
-    journeys.transition(job.id, "added", job.state === "waiting" ? "waiting" : "waiting-children", seconds(job.createdAt));
+    journeys.transition(
+      job.id,
+      "added",
+      job.state === "waiting" ? "waiting" : "waiting-children",
+      seconds(job.createdAt),
+    );
   };
   queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting-children", "waiting");
   queue.hooks.active = (job) => {

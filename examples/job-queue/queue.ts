@@ -103,7 +103,10 @@ export class JobQueue {
     this.hooks.completed?.(job);
     this.finished();
     const parent = job.parent === undefined ? undefined : this.jobs.get(job.parent);
-    if (parent?.state === "waiting-children" && parent.children.every((child) => this.jobs.get(child)!.state === "completed")) {
+    if (
+      parent?.state === "waiting-children" &&
+      parent.children.every((child) => this.jobs.get(child)!.state === "completed")
+    ) {
       parent.state = "waiting";
       this.hooks.childrenDone?.(parent);
       this.enqueue(parent);

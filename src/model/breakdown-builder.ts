@@ -138,7 +138,8 @@ export function addStallNodes(nodes: BreakdownNode[], seconds: number, overlap: 
     const scale = gcShown / gc;
     const types: BreakdownNode[] = [];
     for (let kind = 0; kind < STALL_KINDS.length; kind++) {
-      if (kind !== EVENT_LOOP_KIND && overlap[kind] * scale > EPSILON) types.push({ name: STALL_KINDS[kind], seconds: overlap[kind] * scale, children: [] });
+      if (kind !== EVENT_LOOP_KIND && overlap[kind] * scale > EPSILON)
+        types.push({ name: STALL_KINDS[kind], seconds: overlap[kind] * scale, children: [] });
     }
     parts.push({ name: GC_STALL, seconds: gcShown, children: sortBySeconds(types) });
     unclaimed -= gcShown;

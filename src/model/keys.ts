@@ -242,10 +242,7 @@ function splitString(key: string): string {
     if (!isNameWord(key, wordStart, wordEnd)) break;
     nameEnd = wordEnd;
   }
-  const result =
-    end === firstEnd
-      ? key.slice(start, nameEnd)
-      : key.slice(start, end) + key.slice(firstEnd, nameEnd);
+  const result = end === firstEnd ? key.slice(start, nameEnd) : key.slice(start, end) + key.slice(firstEnd, nameEnd);
   if (result.length === 0) return OTHER;
   if (result.length === 32 && isLowerHex(result)) return DATA;
   if (result.charCodeAt(0) === LESS_THAN) return objectReprName(result);
@@ -333,18 +330,12 @@ function isLowerHex(text: string): boolean {
 
 function isKeyStripped(code: number): boolean {
   return (
-    code === UNDERSCORE ||
-    code === SINGLE_QUOTE ||
-    code === OPEN_PAREN ||
-    code === CLOSE_PAREN ||
-    code === DOUBLE_QUOTE
+    code === UNDERSCORE || code === SINGLE_QUOTE || code === OPEN_PAREN || code === CLOSE_PAREN || code === DOUBLE_QUOTE
   );
 }
 
 function isGroupStripped(code: number): boolean {
-  return (
-    code === OPEN_PAREN || code === CLOSE_PAREN || code === DOUBLE_QUOTE || code === SINGLE_QUOTE
-  );
+  return code === OPEN_PAREN || code === CLOSE_PAREN || code === DOUBLE_QUOTE || code === SINGLE_QUOTE;
 }
 
 function isAngleBracket(code: number): boolean {

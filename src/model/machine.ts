@@ -114,16 +114,26 @@ export class Machine {
    * (".states", ".transitions[\"x\"][0]", …), what it must be and what it is, and `bad` throws.
    * `idSpace`, when given, holds every state of the definition and fixes the ids.
    */
-  constructor(definition: unknown, bad: (part: string, expected: string, value: unknown) => never, idSpace?: readonly string[]) {
-    if (definition === null || typeof definition !== "object") bad("", "a state machine { states, transitions, terminal, … }", definition);
+  constructor(
+    definition: unknown,
+    bad: (part: string, expected: string, value: unknown) => never,
+    idSpace?: readonly string[],
+  ) {
+    if (definition === null || typeof definition !== "object")
+      bad("", "a state machine { states, transitions, terminal, … }", definition);
     const given = definition as Record<string, unknown>;
     const states = given.states;
-    if (!Array.isArray(states) || states.length === 0 || states.some((state) => typeof state !== "string" || state.length === 0)) {
+    if (
+      !Array.isArray(states) ||
+      states.length === 0 ||
+      states.some((state) => typeof state !== "string" || state.length === 0)
+    ) {
       bad(".states", "a non-empty array of non-empty state names", states);
     }
     const names = states as string[];
     for (let index = 0; index < names.length; index++) {
-      if (names.indexOf(names[index]) !== index) bad(".states", `names without duplicates ("${names[index]}" is listed twice)`, states);
+      if (names.indexOf(names[index]) !== index)
+        bad(".states", `names without duplicates ("${names[index]}" is listed twice)`, states);
     }
     const space = idSpace ?? names;
     if (space.length > STATE_STRIDE) bad(".states", `at most ${STATE_STRIDE} states`, states.length);
@@ -132,14 +142,17 @@ export class Machine {
     const idOf = (name: string): number => space.indexOf(name);
     for (const name of names) this.member[idOf(name)] = 1;
     const known = (part: string, value: unknown): number => {
-      if (typeof value !== "string" || !names.includes(value)) bad(part, `one of the machine's states (${names.join(", ")})`, value);
+      if (typeof value !== "string" || !names.includes(value))
+        bad(part, `one of the machine's states (${names.join(", ")})`, value);
       return idOf(value as string);
     };
     const some = (part: string, value: unknown, required: boolean): number[] => {
       if (value === undefined && !required) return [];
       const list = typeof value === "string" ? [value] : value;
       if (!Array.isArray(list) || list.length === 0) bad(part, "a state or a non-empty array of states", value);
-      return (list as unknown[]).map((state, index) => known(typeof value === "string" ? part : `${part}[${index}]`, state));
+      return (list as unknown[]).map((state, index) =>
+        known(typeof value === "string" ? part : `${part}[${index}]`, state),
+      );
     };
 
     const transitions = given.transitions;
@@ -160,13 +173,19 @@ export class Machine {
     this.pairs = pairs;
 
     const terminal = given.terminal;
-    if (terminal === null || typeof terminal !== "object") bad(".terminal", "{ success, failure, cancelled? } naming terminal states", terminal);
+    if (terminal === null || typeof terminal !== "object")
+      bad(".terminal", "{ success, failure, cancelled? } naming terminal states", terminal);
     const ends = terminal as Record<string, unknown>;
     const success = some(".terminal.success", ends.success, true);
     const failure = some(".terminal.failure", ends.failure, true);
     const cancelled = some(".terminal.cancelled", ends.cancelled, false);
     for (const id of [...success, ...failure, ...cancelled]) {
-      if (this.terminal[id] === 1) bad(".terminal", `each terminal state in one of success, failure, cancelled ("${space[id]}" is in two)`, terminal);
+      if (this.terminal[id] === 1)
+        bad(
+          ".terminal",
+          `each terminal state in one of success, failure, cancelled ("${space[id]}" is in two)`,
+          terminal,
+        );
       this.terminal[id] = 1;
     }
     for (const id of failure) this.failed[id] = 1;
@@ -207,7 +226,8 @@ export class Machine {
       this.transfer = live(".transfer.state", parts.state);
       this.retry = live(".transfer.retry", parts.retry);
       this.missing = parts.missing === undefined ? -1 : live(".transfer.missing", parts.missing);
-      if (this.running[this.transfer] === 1 || this.transfer === this.waiting) bad(".transfer.state", "a state that neither waits nor executes", parts.state);
+      if (this.running[this.transfer] === 1 || this.transfer === this.waiting)
+        bad(".transfer.state", "a state that neither waits nor executes", parts.state);
       for (const id of [this.transfer, this.retry, this.missing]) if (id !== -1) this.fetching[id] = 1;
     }
 
@@ -217,7 +237,9 @@ export class Machine {
     this.lastFactor = hash?.last ?? 0;
     this.middleFactor = hash?.middle ?? 0;
     this.slots = new Uint8Array(this.slotMask + 1).fill(255);
-    if (hash !== undefined) for (let id = 0; id < space.length; id++) this.slots[slot(space[id], hash.first, hash.last, hash.middle, hash.mask)] = id;
+    if (hash !== undefined)
+      for (let id = 0; id < space.length; id++)
+        this.slots[slot(space[id], hash.first, hash.last, hash.middle, hash.mask)] = id;
     this.byName = hash === undefined ? new Map(space.map((name, id) => [name, id])) : undefined;
   }
 
@@ -266,7 +288,13 @@ export class Machine {
 
 function slot(name: string, first: number, last: number, middle: number, mask: number): number {
   const end = name.length - 1;
-  return (name.length + name.charCodeAt(0) * first + name.charCodeAt(end) * last + (middle === 0 ? 0 : name.charCodeAt(end >> 1) * middle)) & mask;
+  return (
+    (name.length +
+      name.charCodeAt(0) * first +
+      name.charCodeAt(end) * last +
+      (middle === 0 ? 0 : name.charCodeAt(end >> 1) * middle)) &
+    mask
+  );
 }
 
 /**
@@ -274,7 +302,9 @@ function slot(name: string, first: number, last: number, middle: number, mask: n
  * first without the middle character (cheaper per lookup), then with it; undefined when names
  * alike in all four (length, first, middle, last) leave no perfect hash.
  */
-function perfectHash(names: readonly string[]): { mask: number; first: number; last: number; middle: number } | undefined {
+function perfectHash(
+  names: readonly string[],
+): { mask: number; first: number; last: number; middle: number } | undefined {
   const taken = new Uint8Array(MAX_SLOT_MASK + 1);
   const fits = (first: number, last: number, middle: number, mask: number): boolean => {
     taken.fill(0, 0, mask + 1);
@@ -286,9 +316,12 @@ function perfectHash(names: readonly string[]): { mask: number; first: number; l
     return true;
   };
   for (let mask = 63; mask <= MAX_SLOT_MASK; mask = mask * 2 + 1) {
-    for (let first = 1; first <= 63; first++) for (let last = 1; last <= 63; last++) if (fits(first, last, 0, mask)) return { mask, first, last, middle: 0 };
+    for (let first = 1; first <= 63; first++)
+      for (let last = 1; last <= 63; last++) if (fits(first, last, 0, mask)) return { mask, first, last, middle: 0 };
     for (let middle = 1; middle <= 15; middle++) {
-      for (let first = 1; first <= 31; first++) for (let last = 1; last <= 31; last++) if (fits(first, last, middle, mask)) return { mask, first, last, middle };
+      for (let first = 1; first <= 31; first++)
+        for (let last = 1; last <= 31; last++)
+          if (fits(first, last, middle, mask)) return { mask, first, last, middle };
     }
   }
   return undefined;

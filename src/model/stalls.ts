@@ -87,4 +87,6 @@ export class StallRing {
 }
 
 /** The attribute suffix of each kind (STALL_KINDS order) on a state span: `event-loop`, `gc.major`, … */
-export const STALL_ATTRIBUTE_NAMES: readonly string[] = STALL_KINDS.map((kind, id) => (id === EVENT_LOOP_KIND ? kind : `${GC_STALL}.${kind}`));
+export const STALL_ATTRIBUTE_NAMES: readonly string[] = STALL_KINDS.map((kind, id) =>
+  id === EVENT_LOOP_KIND ? kind : `${GC_STALL}.${kind}`,
+);

@@ -109,10 +109,14 @@ export function byLifecycle(a: string, b: string): number {
 }
 
 /** A journey of either preset ends when its key enters one of these. `released` also starts journeys. */
-export const TERMINAL_STATES: readonly TaskState[] = ALL_STATES.filter((state) => PRESETS.worker.terminal[stateId(state)] === 1 || PRESETS.scheduler.terminal[stateId(state)] === 1);
+export const TERMINAL_STATES: readonly TaskState[] = ALL_STATES.filter(
+  (state) => PRESETS.worker.terminal[stateId(state)] === 1 || PRESETS.scheduler.terminal[stateId(state)] === 1,
+);
 
 export const WORKER_TRANSITIONS = PRESETS.worker.pairs as ReadonlyArray<readonly [WorkerState, WorkerState]>;
-export const SCHEDULER_TRANSITIONS = PRESETS.scheduler.pairs as ReadonlyArray<readonly [SchedulerState, SchedulerState]>;
+export const SCHEDULER_TRANSITIONS = PRESETS.scheduler.pairs as ReadonlyArray<
+  readonly [SchedulerState, SchedulerState]
+>;
 
 /** A preset's transition table as the README shows it (`scripts/transition-tables.ts` writes it, test/docs/ checks it). */
 export function transitionTableMarkdown(role: Role): string {

@@ -56,11 +56,26 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
         [METRIC_STATE_DURATION, "s", ValueType.DOUBLE, "Duration of each visit of a task to a state."],
         [METRIC_EXECUTE_TIME, "s", ValueType.DOUBLE, "Time spent executing tasks, by activity."],
         [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
-        [METRIC_WAIT_TIME, "s", ValueType.DOUBLE, "Time tasks waited for their dependencies, by the waiting task's prefix and activity."],
+        [
+          METRIC_WAIT_TIME,
+          "s",
+          ValueType.DOUBLE,
+          "Time tasks waited for their dependencies, by the waiting task's prefix and activity.",
+        ],
         [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
-        [METRIC_SERVE_TIME, "s", ValueType.DOUBLE, "Time spent serving data to peers' gather_dep requests, by activity."],
+        [
+          METRIC_SERVE_TIME,
+          "s",
+          ValueType.DOUBLE,
+          "Time spent serving data to peers' gather_dep requests, by activity.",
+        ],
         [METRIC_SERVE_SIZE, "By", ValueType.INT, "Bytes served to peers, by transfer outcome."],
-        [METRIC_EXECUTE_SIZE, "By", ValueType.DOUBLE, "Bytes digested into executions (read, written, spilled), by activity."],
+        [
+          METRIC_EXECUTE_SIZE,
+          "By",
+          ValueType.DOUBLE,
+          "Bytes digested into executions (read, written, spilled), by activity.",
+        ],
         [METRIC_EXECUTE_COUNT, "{count}", ValueType.DOUBLE, "Counts digested into executions, by activity."],
         [METRIC_TRANSITIONS, "{transition}", ValueType.INT, "Transitions of tasks into each state."],
         [METRIC_ACTIVE, "{task}", ValueType.INT, "Tasks currently in each state."],
@@ -109,7 +124,8 @@ export class TaskMetricProducer implements MetricProducer {
     private readonly options: MetricProducerOptions,
   ) {
     this.delta = options.temporality === "delta";
-    this.runtime = options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
+    this.runtime =
+      options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
   }
 
   async collect(): Promise<CollectionResult> {
@@ -161,9 +177,19 @@ export class TaskMetricProducer implements MetricProducer {
         const statistics = accumulators.durations[cell];
         if (statistics === undefined) continue;
         if (this.options.histogram === "explicit") {
-          explicitDurations.push({ startTime, endTime, attributes, value: this.explicitHistogram(cell, statistics.histogram) });
+          explicitDurations.push({
+            startTime,
+            endTime,
+            attributes,
+            value: this.explicitHistogram(cell, statistics.histogram),
+          });
         } else {
-          durations.push({ startTime, endTime, attributes, value: this.exponentialHistogram(cell, statistics.histogram) });
+          durations.push({
+            startTime,
+            endTime,
+            attributes,
+            value: this.exponentialHistogram(cell, statistics.histogram),
+          });
         }
       }
     }
@@ -201,7 +227,9 @@ export class TaskMetricProducer implements MetricProducer {
               [ATTR_TASK_PREFIX]: prefix,
               [ATTR_TASK_ACTIVITY]: name,
             });
-            executeQuantities[unit].push(this.sumPoint(`q${unit}\u0000${cell}`, quantity, attributes, startTime, endTime));
+            executeQuantities[unit].push(
+              this.sumPoint(`q${unit}\u0000${cell}`, quantity, attributes, startTime, endTime),
+            );
           } else {
             quantitiesByActivity[activity * units + unit] += quantity;
           }
@@ -229,7 +257,9 @@ export class TaskMetricProducer implements MetricProducer {
           if (quantity === 0) continue;
           const name = activities.names[activity];
           const attributes = this.attributes(`a\u0000${name}`, { [ATTR_TASK_ACTIVITY]: name });
-          executeQuantities[unit].push(this.sumPoint(`qa${unit}\u0000${activity}`, quantity, attributes, startTime, endTime));
+          executeQuantities[unit].push(
+            this.sumPoint(`qa${unit}\u0000${activity}`, quantity, attributes, startTime, endTime),
+          );
         }
       }
     }
@@ -315,7 +345,13 @@ export class TaskMetricProducer implements MetricProducer {
     return attributes;
   }
 
-  private sumPoint(series: string, cumulative: number, attributes: Attributes, startTime: HrTime, endTime: HrTime): DataPoint<number> {
+  private sumPoint(
+    series: string,
+    cumulative: number,
+    attributes: Attributes,
+    startTime: HrTime,
+    endTime: HrTime,
+  ): DataPoint<number> {
     let value = cumulative;
     if (this.delta) {
       value = cumulative - (this.previous.get(series) ?? 0);

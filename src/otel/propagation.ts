@@ -96,7 +96,10 @@ export function injectSpanContext(spanContext: SpanContext, carrier: TraceCarrie
 /** A span context from either a carrier or a Context returned by `extract()`; undefined if neither holds a valid one. */
 export function spanContextFrom(source: unknown): SpanContext | undefined {
   if (source === null || typeof source !== "object") return undefined;
-  if (typeof (source as Partial<Context>).getValue === "function" && typeof (source as Partial<Context>).setValue === "function") {
+  if (
+    typeof (source as Partial<Context>).getValue === "function" &&
+    typeof (source as Partial<Context>).setValue === "function"
+  ) {
     const spanContext = trace.getSpanContext(source as Context);
     return spanContext !== undefined && isSpanContextValid(spanContext) ? spanContext : undefined;
   }
@@ -149,5 +152,10 @@ export function carrierContext(task: SpanContext, sampled: boolean, stateSpanId:
   let traceState = task.traceState;
   if (stateSpanId !== undefined) traceState = (traceState ?? createTraceState()).set(TRACESTATE_STATE, stateSpanId);
   else if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
-  return { traceId: task.traceId, spanId: task.spanId, traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE, traceState };
+  return {
+    traceId: task.traceId,
+    spanId: task.spanId,
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    traceState,
+  };
 }

@@ -15,7 +15,9 @@ export const ATTR_GC_TYPE = "v8js.gc.type";
 /** `nodejs.eventloop.delay.<statistic>`: min, max, mean, stddev, p50, p90, p99. */
 export const METRIC_EVENT_LOOP_DELAY_PREFIX = "nodejs.eventloop.delay.";
 
-export const DELAY_STATISTICS = ["min", "max", "mean", "stddev", "p50", "p90", "p99"] as const satisfies ReadonlyArray<keyof EventLoopDelay>;
+export const DELAY_STATISTICS = ["min", "max", "mean", "stddev", "p50", "p90", "p99"] as const satisfies ReadonlyArray<
+  keyof EventLoopDelay
+>;
 
 const DELAY_DESCRIPTIONS: Record<(typeof DELAY_STATISTICS)[number], string> = {
   min: "Event loop minimum delay.",
@@ -35,7 +37,12 @@ const GC_DESCRIPTOR: MetricDescriptor = Object.freeze({
 });
 
 const DELAY_DESCRIPTORS: readonly MetricDescriptor[] = DELAY_STATISTICS.map((statistic) =>
-  Object.freeze({ name: METRIC_EVENT_LOOP_DELAY_PREFIX + statistic, unit: "s", valueType: ValueType.DOUBLE, description: DELAY_DESCRIPTIONS[statistic] }),
+  Object.freeze({
+    name: METRIC_EVENT_LOOP_DELAY_PREFIX + statistic,
+    unit: "s",
+    valueType: ValueType.DOUBLE,
+    description: DELAY_DESCRIPTIONS[statistic],
+  }),
 );
 
 const GC_ATTRIBUTES: readonly Attributes[] = GC_TYPES.map((type) => Object.freeze({ [ATTR_GC_TYPE]: type }));

@@ -2,8 +2,14 @@ import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
 import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
 import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
-import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, ACTIVITY_VISIT, FETCH_JOURNEY, type Journey } from "./journey.js";
-
+import {
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_SELF_SECONDS,
+  ACTIVITY_VISIT,
+  FETCH_JOURNEY,
+  type Journey,
+} from "./journey.js";
 
 /** `dependencies()` told before their keys' journeys began are kept up to this many keys. */
 const PENDING_LIMIT = 100_000;
@@ -235,7 +241,10 @@ function collectIntervals(source: Journey, weight: number, machine: Machine): Wa
     for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
       (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
     }
-    activities ??= [state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER, end - start];
+    activities ??= [
+      state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER,
+      end - start,
+    ];
     intervals.push({ start, end, weight, priority: state === machine.transfer ? 0 : 1, activities });
   }
   return intervals;

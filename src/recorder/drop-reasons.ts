@@ -4,35 +4,53 @@
  * reason given anywhere else is a `DropReason`, checked against this list by the type checker.
  */
 export const DROP_REASONS = {
-  "invalid-time": "a time that is not a number, or is NaN or infinite (one before the clock's 0 is a backdated journey, fine); the clock's reading is used instead",
-  "clock-skew": "a time further than maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
-  "invalid-clock": "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
-  "invalid-name": "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
+  "invalid-time":
+    "a time that is not a number, or is NaN or infinite (one before the clock's 0 is a backdated journey, fine); the clock's reading is used instead",
+  "clock-skew":
+    "a time further than maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
+  "invalid-clock":
+    "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
+  "invalid-name":
+    "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
   "key-too-long": "a key longer than maxKeyLength; the call is dropped",
   "invalid-key": "a value that is not a key, or gather() / dependencies() given something other than an array of keys",
   "unknown-state": "a state name taskjourney does not know; the transition is dropped",
-  "wrong-role-state": "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
-  "unknown-key": "a transition of a key with no journey here, from a state other than released; its journey starts at the new state",
+  "wrong-role-state":
+    "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
+  "unknown-key":
+    "a transition of a key with no journey here, from a state other than released; its journey starts at the new state",
   "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",
   "impossible-transition": "a transition the role's state machine does not have; recorded as given",
   "time-backwards": "a transition earlier than the start of the key's current state; recorded at that start",
-  "dependencies-overflow": "dependencies() of over 100000 keys whose journeys have not begun; the further ones are dropped",
-  "invalid-value": "a digest() value or gather() bytes that is not a number, negative, NaN, infinite, beyond Number.MAX_SAFE_INTEGER (seconds: beyond maxClockSkew); dropped",
+  "dependencies-overflow":
+    "dependencies() of over 100000 keys whose journeys have not begun; the further ones are dropped",
+  "invalid-value":
+    "a digest() value or gather() bytes that is not a number, negative, NaN, infinite, beyond Number.MAX_SAFE_INTEGER (seconds: beyond maxClockSkew); dropped",
   "invalid-work": "meter() or run() given something other than a function to run; nothing is run or recorded",
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
-  "no-ledger-state": "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
+  "no-ledger-state":
+    "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
   "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
-  "invalid-carrier": "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
-  "ledger-open-at-end": "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
-  "live-journeys-limit": "a journey begun past maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
+  "invalid-carrier":
+    "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
+  "ledger-open-at-end":
+    "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
+  "live-journeys-limit":
+    "a journey begun past maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
-  "wrap-extractor-error": "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
+  "wrap-extractor-error":
+    "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
-  "prefix-limit": "a distinct task prefix past prefixLimit, folded into \"other\" (counted once per prefix); describe() or keyPrefix give keys their family name",
-  "prefix-looks-like-id": "a distinct task prefix that looks like an id (digits, hex, a UUID), counted once per prefix: the key became its own prefix",
-  "key-prefix-error": "the keyPrefix option threw or returned something other than a non-empty string; the key's key_split prefix is used",
-  "invalid-description": "describe() given something other than { prefix?, group? } of non-empty strings; the description is dropped",
-  "describe-overflow": "describe() of a key past the 100000 keys described and not yet forgotten; the description is dropped",
+  "prefix-limit":
+    'a distinct task prefix past prefixLimit, folded into "other" (counted once per prefix); describe() or keyPrefix give keys their family name',
+  "prefix-looks-like-id":
+    "a distinct task prefix that looks like an id (digits, hex, a UUID), counted once per prefix: the key became its own prefix",
+  "key-prefix-error":
+    "the keyPrefix option threw or returned something other than a non-empty string; the key's key_split prefix is used",
+  "invalid-description":
+    "describe() given something other than { prefix?, group? } of non-empty strings; the description is dropped",
+  "describe-overflow":
+    "describe() of a key past the 100000 keys described and not yet forgotten; the description is dropped",
 } as const;
 
 export type DropReason = keyof typeof DROP_REASONS;

@@ -5,7 +5,6 @@ import { Ledger, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
-
 /** Meters one execution of a key; `end(outcome)` ends the executing state. */
 export class ExecutionLedger extends Ledger {
   /** The execution ledger opened before this one on the same journey, still open (see Journey.execution). */
@@ -58,7 +57,11 @@ export class ExecutionLedger extends Ledger {
     this.settle(checked, error, time);
     // Into the machine's first success, failure or cancelled state (Dask: memory, error, cancelled).
     const machine = host.machine;
-    host.executionEnded(this.journey, checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled, time);
+    host.executionEnded(
+      this.journey,
+      checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled,
+      time,
+    );
   }
 
   /**
@@ -102,7 +105,8 @@ export class ExecutionLedger extends Ledger {
       const records = this.records;
       const into = accumulators.executeSeconds;
       for (let record = this.firstRecord; record < records.length; record += ACTIVITY_FIELDS) {
-        into[accumulators.activityCell(prefixId, records[record + ACTIVITY_ID])] += records[record + ACTIVITY_SELF_SECONDS];
+        into[accumulators.activityCell(prefixId, records[record + ACTIVITY_ID])] +=
+          records[record + ACTIVITY_SELF_SECONDS];
       }
       into[accumulators.activityCell(prefixId, OTHER)] += other;
     }

@@ -1,5 +1,13 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, addStallNodes, isThreadDigest, JOURNEY_KINDS, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
+import {
+  ActivityLevel,
+  addNode,
+  addStallNodes,
+  isThreadDigest,
+  JOURNEY_KINDS,
+  showsStalls,
+  waitingNodes,
+} from "../model/breakdown-builder.js";
 import type { Machine } from "../model/machine.js";
 import { keyToText } from "../model/keys.js";
 import type { StallRing } from "../model/stalls.js";
@@ -50,8 +58,10 @@ export function explainJourney(
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }
     // Process stalls (GC pauses, a blocked event loop) that overlapped the visit, read at explain time.
-    if (stalls !== undefined && stalls.size > 0 && showsStalls(JOURNEY_KINDS[journey.kind], state === machine.waiting)) addStallNodes(node.children, seconds, stalls.overlap(start, end));
-    if (journey.quantities !== undefined) addQuantities(node.children, journey.quantities, index.quantities(visit), names);
+    if (stalls !== undefined && stalls.size > 0 && showsStalls(JOURNEY_KINDS[journey.kind], state === machine.waiting))
+      addStallNodes(node.children, seconds, stalls.overlap(start, end));
+    if (journey.quantities !== undefined)
+      addQuantities(node.children, journey.quantities, index.quantities(visit), names);
     const attempt = failedAttempt(journey, visit);
     if (attempt !== undefined) {
       node.outcome = attempt.outcome;
@@ -103,7 +113,9 @@ class RecordIndex {
     const breakdown = journey.waitBreakdown;
     if (breakdown !== undefined) for (let at = 0; at < breakdown.length; at += 3) push(this.waiting, breakdown[at], at);
     const quantities = journey.quantities;
-    if (quantities !== undefined) for (let at = 0; at < quantities.length; at += QUANTITY_FIELDS) push(this.quantity, quantities[at + QUANTITY_VISIT], at);
+    if (quantities !== undefined)
+      for (let at = 0; at < quantities.length; at += QUANTITY_FIELDS)
+        push(this.quantity, quantities[at + QUANTITY_VISIT], at);
     this.digests = new Set(journey.digestRecords);
   }
 
@@ -132,7 +144,12 @@ function push(map: Map<number, number[]>, at: number, value: number): void {
   else list.push(value);
 }
 
-function waitingActivities(journey: Journey, offsets: readonly number[], seconds: number, names: { activity(id: number): string }): BreakdownNode[] {
+function waitingActivities(
+  journey: Journey,
+  offsets: readonly number[],
+  seconds: number,
+  names: { activity(id: number): string },
+): BreakdownNode[] {
   const breakdown = journey.waitBreakdown!;
   const parts: BreakdownNode[] = [];
   for (const at of offsets) addNode(parts, names.activity(breakdown[at + 1]), breakdown[at + 2]);
@@ -155,7 +172,8 @@ function visitActivities(
     const total = records[record + ACTIVITY_SELF_SECONDS] + records[record + ACTIVITY_CHILD_SECONDS];
     const name = names.activity(records[record + ACTIVITY_ID]);
     // A thread digest (not an activity metered under that name) nested in an activity.
-    if (records[record + ACTIVITY_PARENT] !== -1 && isThreadDigest(name) && index.digests.has(record)) level.digest(name, total);
+    if (records[record + ACTIVITY_PARENT] !== -1 && isThreadDigest(name) && index.digests.has(record))
+      level.digest(name, total);
     else level.add(name, total, visitActivities(journey, index, index.nestedIn(record), total, names, true));
   }
   return level.finish(seconds, withRemainder);
@@ -169,6 +187,11 @@ function addQuantities(
   names: { activity(id: number): string; unit(id: number): string },
 ): void {
   for (const at of offsets) {
-    addQuantity(nodes, names.activity(quantities[at + QUANTITY_ACTIVITY]), names.unit(quantities[at + QUANTITY_UNIT]), quantities[at + QUANTITY_VALUE]);
+    addQuantity(
+      nodes,
+      names.activity(quantities[at + QUANTITY_ACTIVITY]),
+      names.unit(quantities[at + QUANTITY_UNIT]),
+      quantities[at + QUANTITY_VALUE],
+    );
   }
 }

@@ -26,7 +26,12 @@ export function failureDetail(error: unknown): FailureDetail {
   const record = error as { name?: unknown; message?: unknown; stack?: unknown; constructor?: unknown };
   const name = read(() => record.name);
   const constructorName = read(() => (record.constructor as { name?: unknown } | undefined)?.name);
-  const type = typeof name === "string" && name !== "" ? name : typeof constructorName === "string" && constructorName !== "" ? constructorName : "Error";
+  const type =
+    typeof name === "string" && name !== ""
+      ? name
+      : typeof constructorName === "string" && constructorName !== ""
+        ? constructorName
+        : "Error";
   const message = read(() => record.message);
   const stack = read(() => record.stack);
   return {

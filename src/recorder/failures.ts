@@ -29,7 +29,8 @@ export class Failures {
    */
   input(reason: DropReason, detail: string, journey?: Journey): void {
     this.count(reason);
-    if (this.config.strict) throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey, this.config.stateNames));
+    if (this.config.strict)
+      throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey, this.config.stateNames));
     this.tellOnce(reason, reason, `dropped input (${reason}): ${detail}.`);
   }
 
@@ -63,7 +64,9 @@ function story(journey: Journey, names: readonly string[] | undefined): string[]
   const visits: string[] = [];
   const first = Math.max(0, journey.visitCount - 8);
   for (let visit = first; visit < journey.visitCount; visit++) {
-    visits.push(`${names?.[journey.visitState(visit)] ?? journey.visitState(visit)}@${journey.visitStart(visit).toFixed(6)}`);
+    visits.push(
+      `${names?.[journey.visitState(visit)] ?? journey.visitState(visit)}@${journey.visitStart(visit).toFixed(6)}`,
+    );
   }
   return visits;
 }

@@ -30,14 +30,27 @@ export const ACTIVITY_FIELDS = 7;
  * Appends an activity record still open (its end NaN until closed) to `records` and returns its
  * offset. `visit` is the journey's visit index (-1 on a transfer); `parent` a record offset or -1.
  */
-export function openActivity(records: number[], visit: number, activity: number, parent: number, start: number): number {
+export function openActivity(
+  records: number[],
+  visit: number,
+  activity: number,
+  parent: number,
+  start: number,
+): number {
   const record = records.length;
   records.push(visit, activity, parent, start, Number.NaN, 0, 0);
   return record;
 }
 
 /** Appends a closed top-level activity record of `seconds` self time over [start, end]. */
-export function addActivity(records: number[], visit: number, activity: number, start: number, end: number, seconds: number): void {
+export function addActivity(
+  records: number[],
+  visit: number,
+  activity: number,
+  start: number,
+  end: number,
+  seconds: number,
+): void {
   records.push(visit, activity, -1, start, end, 0, seconds);
 }
 
@@ -250,7 +263,8 @@ export function failedAttempt(journey: Journey, visit: number): Attempt | undefi
   if (transfers === undefined || visits === undefined) return undefined;
   for (let index = 0; index < transfers.length; index++) {
     const transfer = transfers[index];
-    if (visits[index] === visit && transfer.outcome !== "" && transfer.outcome !== "ok") return { outcome: transfer.outcome, failure: transfer.failure };
+    if (visits[index] === visit && transfer.outcome !== "" && transfer.outcome !== "ok")
+      return { outcome: transfer.outcome, failure: transfer.failure };
   }
   return undefined;
 }

@@ -49,7 +49,6 @@ export interface LedgerHost {
   transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
 }
 
-
 /**
  * Meters the activities of one execution or one transfer. Activity records are appended to a flat
  * number array; a nested activity's wall time is subtracted from its parent's self time, so self

@@ -200,7 +200,11 @@ export class Recorder implements LedgerHost {
     };
     this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
-    this.activities = new Interner(Math.max(config.activityLimit, SEED_ACTIVITIES.length), OTHER_ACTIVITY, SEED_ACTIVITIES);
+    this.activities = new Interner(
+      Math.max(config.activityLimit, SEED_ACTIVITIES.length),
+      OTHER_ACTIVITY,
+      SEED_ACTIVITIES,
+    );
     const machine = config.machine ?? PRESETS[config.role];
     this.machine = machine;
     this.accumulators = new Accumulators(
@@ -209,7 +213,12 @@ export class Recorder implements LedgerHost {
       this.activities.limit,
       config.makeStatistics,
     );
-    this.failures = new Failures({ tell: config.tell, strict: config.strict, counts: this.accumulators.dropped, stateNames: machine.names });
+    this.failures = new Failures({
+      tell: config.tell,
+      strict: config.strict,
+      counts: this.accumulators.dropped,
+      stateNames: machine.names,
+    });
     this.deps = new Dependencies(this.live, this.accumulators, machine);
     this.table = machine.table;
     this.member = machine.member;
@@ -235,7 +244,10 @@ export class Recorder implements LedgerHost {
       if (distance <= skew && distance >= -skew) return at;
       const now = this.clock();
       if (at - now <= skew && now - at <= skew) return at;
-      this.drop("clock-skew", `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`);
+      this.drop(
+        "clock-skew",
+        `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`,
+      );
       return now;
     }
     this.drop("invalid-time", `time ${show(at)} replaced by the clock`);
@@ -249,7 +261,10 @@ export class Recorder implements LedgerHost {
   activityId(name: string): number {
     // An empty name would also hit the cache's empty slots (id 0, other) silently: counted instead.
     if (typeof name !== "string" || name.length === 0) {
-      this.drop("invalid-name", `an activity name that is ${show(name)}, not a non-empty string; recorded as "${OTHER_ACTIVITY}"`);
+      this.drop(
+        "invalid-name",
+        `an activity name that is ${show(name)}, not a non-empty string; recorded as "${OTHER_ACTIVITY}"`,
+      );
       return OTHER;
     }
     const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;
@@ -423,7 +438,14 @@ export class Recorder implements LedgerHost {
    */
   private closeLedgers(journey: Journey, time: number, terminal: number): void {
     const machine = this.machine;
-    const outcome = terminal === -1 ? undefined : machine.succeeded[terminal] === 1 ? "memory" : machine.failed[terminal] === 1 ? "error" : "cancelled";
+    const outcome =
+      terminal === -1
+        ? undefined
+        : machine.succeeded[terminal] === 1
+          ? "memory"
+          : machine.failed[terminal] === 1
+            ? "error"
+            : "cancelled";
     for (let ledger = journey.execution; ledger !== undefined; ledger = journey.execution) {
       if (outcome !== undefined) this.ledgerClosed("execute()", terminal);
       ledger.closeEarly(time, outcome);
@@ -452,7 +474,12 @@ export class Recorder implements LedgerHost {
     const description = this.described.size !== 0 ? this.described.get(id) : undefined;
     const prefix = description?.prefix ?? this.prefixHint ?? this.prefixOf(key, id);
     const prefixId = this.internPrefix(prefix);
-    const kind: JourneyKindId = this.role === "scheduler" ? SCHEDULER_JOURNEY : this.machine.fetching[state] === 1 ? FETCH_JOURNEY : COMPUTE_JOURNEY;
+    const kind: JourneyKindId =
+      this.role === "scheduler"
+        ? SCHEDULER_JOURNEY
+        : this.machine.fetching[state] === 1
+          ? FETCH_JOURNEY
+          : COMPUTE_JOURNEY;
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     if (this.live.size >= this.maxLive) this.evictOldest(time);
@@ -509,7 +536,10 @@ export class Recorder implements LedgerHost {
       );
     }
     if (id === prefixes.limit) {
-      const few = prefixes.names.slice(0, 3).concat(prefix.slice(0, 64)).map((name) => `"${name}"`);
+      const few = prefixes.names
+        .slice(0, 3)
+        .concat(prefix.slice(0, 64))
+        .map((name) => `"${name}"`);
       this.failures.fault(
         "prefix-limit",
         `more than prefixLimit (${prefixes.limit}) distinct task prefixes (${few.join(", ")}, …): further ones fold into "other". ` +
@@ -536,7 +566,10 @@ export class Recorder implements LedgerHost {
       return;
     }
     if (!this.described.has(id) && this.described.size >= DESCRIBED_LIMIT) {
-      this.failures.fault("describe-overflow", `dropped input (describe-overflow): describe() of more than ${DESCRIBED_LIMIT} keys not yet forgotten.`);
+      this.failures.fault(
+        "describe-overflow",
+        `dropped input (describe-overflow): describe() of more than ${DESCRIBED_LIMIT} keys not yet forgotten.`,
+      );
       return;
     }
     // A copy: the caller's object may change afterwards.
@@ -559,7 +592,11 @@ export class Recorder implements LedgerHost {
       );
     } else if (this.table[fromId * STATE_STRIDE + toId] !== 1) {
       const names = this.machine.names;
-      this.drop("impossible-transition", `${names[fromId]} → ${names[toId]} is not a transition of the ${this.role}'s machine`, journey);
+      this.drop(
+        "impossible-transition",
+        `${names[fromId]} → ${names[toId]} is not a transition of the ${this.role}'s machine`,
+        journey,
+      );
     }
     const stateStart = journey.stateStart;
     if (time < stateStart) {
@@ -617,7 +654,8 @@ export class Recorder implements LedgerHost {
     // A journey larger than the whole budget is not kept: its metrics and spans are, and keeping it
     // would evict every other journey for one explain().
     if (bytes > budget) return;
-    while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget)) this.evictRetained();
+    while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget))
+      this.evictRetained();
     // No index by key: explain() scans the ring, so retiring a journey stays one store.
     const slot = (this.retainedStart + this.retainedCount) % capacity;
     if (slot === this.retained.length) {
@@ -647,7 +685,10 @@ export class Recorder implements LedgerHost {
     try {
       handler.call(this.listener, subject);
     } catch (error) {
-      this.failures.fault("listener-error", `dropped input (listener-error): ${event}: ${error instanceof Error ? error.message : String(error)}.`);
+      this.failures.fault(
+        "listener-error",
+        `dropped input (listener-error): ${event}: ${error instanceof Error ? error.message : String(error)}.`,
+      );
     }
   }
 

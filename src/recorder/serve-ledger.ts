@@ -66,7 +66,8 @@ export class ServeLedger extends Ledger {
 
   protected quantity(activityId: number, unitId: number, value: number): void {
     // What went onto the wire is the serve's size, as on the fetching side.
-    if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes") this.serve.bytes += value;
+    if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes")
+      this.serve.bytes += value;
   }
 
   protected markDigest(record: number): void {

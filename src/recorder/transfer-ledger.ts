@@ -37,7 +37,8 @@ export class TransferLedger extends Ledger {
 
   protected quantity(activityId: number, unitId: number, value: number): void {
     // Only what crossed the wire is the transfer's size: bytes spilled or deserialized on receipt are not.
-    if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes") this.transfer.bytes += value;
+    if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes")
+      this.transfer.bytes += value;
   }
 
   protected markDigest(record: number): void {
@@ -111,7 +112,14 @@ export class TransferLedger extends Ledger {
  * times and `other`, so nested activities are not counted twice and the keys' shares add up to
  * the transfer's wall time.
  */
-export function addTransferShare(target: number[], visit: number, transfer: Transfer, lumpId: number, other: number, share: number): void {
+export function addTransferShare(
+  target: number[],
+  visit: number,
+  transfer: Transfer,
+  lumpId: number,
+  other: number,
+  share: number,
+): void {
   const start = transfer.start;
   const end = transfer.end;
   if (lumpId !== -1) {
@@ -120,7 +128,14 @@ export function addTransferShare(target: number[], visit: number, transfer: Tran
   }
   const records = transfer.activities;
   for (let record = 0; record < records.length; record += ACTIVITY_FIELDS) {
-    addActivity(target, visit, records[record + ACTIVITY_ID], start, end, records[record + ACTIVITY_SELF_SECONDS] * share);
+    addActivity(
+      target,
+      visit,
+      records[record + ACTIVITY_ID],
+      start,
+      end,
+      records[record + ACTIVITY_SELF_SECONDS] * share,
+    );
   }
   if (other > 0) addActivity(target, visit, OTHER, start, end, other * share);
 }

@@ -51,16 +51,23 @@ export function failedTasks(index: SpanIndex, limit: number): { failures: Report
       seconds: Number(task.endNanos - task.startNanos) / 1e9,
     };
     if (attempt !== undefined) failure.state = attempt.name;
-    const error = (attempt === undefined ? undefined : failureReason(attempt)) ?? failureReason(task) ?? statusReason(task, outcome) ?? (attempt === undefined ? undefined : statusReason(attempt, outcome));
+    const error =
+      (attempt === undefined ? undefined : failureReason(attempt)) ??
+      failureReason(task) ??
+      statusReason(task, outcome) ??
+      (attempt === undefined ? undefined : statusReason(attempt, outcome));
     if (error !== undefined) failure.error = error;
     const id = `${task.traceId}\u0000${key}`;
     const seen = byTraceAndKey.get(id);
     // The worker's journey (it knows why) over the scheduler's; else the first.
-    if (seen === undefined || (seen.failure.kind === "scheduler" && kind !== "scheduler")) byTraceAndKey.set(id, { failure, end: task.endNanos });
+    if (seen === undefined || (seen.failure.kind === "scheduler" && kind !== "scheduler"))
+      byTraceAndKey.set(id, { failure, end: task.endNanos });
   }
   // At one time (a scheduler erring a task's dependents as it errs the task), those that say why first.
   const known = (entry: { failure: ReportFailure }) => (entry.failure.error === undefined ? 1 : 0);
-  const all = [...byTraceAndKey.values()].sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b)));
+  const all = [...byTraceAndKey.values()].sort((a, b) =>
+    a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b),
+  );
   return { failures: all.slice(0, Math.max(0, limit)).map((entry) => entry.failure), total: all.length };
 }
 
@@ -72,6 +79,7 @@ export function failedTasks(index: SpanIndex, limit: number): { failures: Report
 function statusReason(span: DecodedSpan, outcome: string): string | undefined {
   const message = span.statusMessage;
   if (span.statusCode !== 2 || message === undefined) return undefined;
-  if (message === `task ended in ${outcome}` || message === `${span.name} error` || message === `${span.name} failed`) return undefined;
+  if (message === `task ended in ${outcome}` || message === `${span.name} error` || message === `${span.name} failed`)
+    return undefined;
   return message;
 }

@@ -49,8 +49,16 @@ function isGatherActivity(name: string): boolean {
  *     │  ├─ gather: network  2.0 s
  */
 export function formatBreakdown(breakdown: Breakdown): string {
-  const where = breakdown.instance === "" ? "" : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
-  const ending = breakdown.outcome === undefined ? " (still running)" : FAILED_OUTCOMES.has(breakdown.outcome) ? ` (ended in ${terminalSafe(breakdown.outcome)})` : "";
+  const where =
+    breakdown.instance === ""
+      ? ""
+      : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
+  const ending =
+    breakdown.outcome === undefined
+      ? " (still running)"
+      : FAILED_OUTCOMES.has(breakdown.outcome)
+        ? ` (ended in ${terminalSafe(breakdown.outcome)})`
+        : "";
   const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
   const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
   const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
@@ -60,8 +68,17 @@ export function formatBreakdown(breakdown: Breakdown): string {
       const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${name}` : name;
       // An attempt that did not succeed says how, and why when known, after its time (a long message
       // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
-      const attempt = node.outcome === undefined ? "" : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
-      rows.push({ prefix: `${indent}${last ? "└─ " : "├─ "}`, label, seconds: node.seconds, quantities: formatQuantities(node.quantities), attempt });
+      const attempt =
+        node.outcome === undefined
+          ? ""
+          : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
+      rows.push({
+        prefix: `${indent}${last ? "└─ " : "├─ "}`,
+        label,
+        seconds: node.seconds,
+        quantities: formatQuantities(node.quantities),
+        attempt,
+      });
       walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
     });
   };
@@ -74,7 +91,9 @@ export function formatBreakdown(breakdown: Breakdown): string {
     if (index === servedFrom) lines.push("served to peers");
     const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
     const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
-    lines.push(`${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`);
+    lines.push(
+      `${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`,
+    );
   }
   return lines.join("\n");
 }

@@ -19,7 +19,15 @@ import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } f
 import { reportDataFrom, type ReportData } from "./html.js";
 import type { TelemetryFiles } from "./inputs.js";
 import type { ExplicitBuckets, ExponentialBuckets, MetricPoint } from "./otlp-metrics.js";
-import { DASK_MEASURED, journeyShapes, measuredState, stateOrder, type ExecuteTime, type JourneyShapes, type Role } from "./machine-from-data.js";
+import {
+  DASK_MEASURED,
+  journeyShapes,
+  measuredState,
+  stateOrder,
+  type ExecuteTime,
+  type JourneyShapes,
+  type Role,
+} from "./machine-from-data.js";
 import type { PrefixRow } from "./table.js";
 
 /**
@@ -61,7 +69,12 @@ function text(value: unknown): string {
 
 /** A stable text of a point's identity: resource, metric, attributes, start (a restart begins a new series). */
 function seriesKey(point: MetricPoint): string {
-  const sorted = (attributes: Record<string, unknown>) => JSON.stringify(Object.keys(attributes).sort().map((name) => [name, attributes[name]]));
+  const sorted = (attributes: Record<string, unknown>) =>
+    JSON.stringify(
+      Object.keys(attributes)
+        .sort()
+        .map((name) => [name, attributes[name]]),
+    );
   return `${sorted(point.resource)}\u0000${point.metric}\u0000${sorted(point.attributes)}\u0000${point.startNanos}`;
 }
 
@@ -142,19 +155,42 @@ function rowsOf(map: Map<string, PrefixCells>, measured: string | undefined): Pr
     const durations = (measured === undefined ? undefined : cells.durations.get(measured)) ?? none;
     if (durations.exact.length > 0) {
       const sorted = [...durations.exact].sort((a, b) => a - b);
-      row = { prefix, count: sorted.length, p50: exactQuantile(sorted, 0.5), p90: exactQuantile(sorted, 0.9), p99: exactQuantile(sorted, 0.99), stateSeconds: cells.stateSeconds };
+      row = {
+        prefix,
+        count: sorted.length,
+        p50: exactQuantile(sorted, 0.5),
+        p90: exactQuantile(sorted, 0.9),
+        p99: exactQuantile(sorted, 0.99),
+        stateSeconds: cells.stateSeconds,
+      };
     } else if (durations.exponential.length > 0) {
       const merged = mergeHistograms(durations.exponential);
-      row = { prefix, count: merged.count, p50: histogramQuantile(merged, 0.5), p90: histogramQuantile(merged, 0.9), p99: histogramQuantile(merged, 0.99), stateSeconds: cells.stateSeconds };
+      row = {
+        prefix,
+        count: merged.count,
+        p50: histogramQuantile(merged, 0.5),
+        p90: histogramQuantile(merged, 0.9),
+        p99: histogramQuantile(merged, 0.99),
+        stateSeconds: cells.stateSeconds,
+      };
     } else {
       const merged = mergeExplicit(durations.explicit);
       const quantile = (q: number) => (merged === undefined ? Number.NaN : explicitQuantile(merged, q));
-      row = { prefix, count: merged?.count ?? 0, p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), stateSeconds: cells.stateSeconds };
+      row = {
+        prefix,
+        count: merged?.count ?? 0,
+        p50: quantile(0.5),
+        p90: quantile(0.9),
+        p99: quantile(0.99),
+        stateSeconds: cells.stateSeconds,
+      };
     }
     rows.push(row);
   }
   const total = (row: PrefixRow) => Object.values(row.stateSeconds).reduce((sum, value) => sum + value, 0);
-  return rows.sort((a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0) || total(b) - total(a) || a.prefix.localeCompare(b.prefix));
+  return rows.sort(
+    (a, b) => (b.count > 0 ? 1 : 0) - (a.count > 0 ? 1 : 0) || total(b) - total(a) || a.prefix.localeCompare(b.prefix),
+  );
 }
 
 interface Aggregates {
@@ -169,7 +205,15 @@ interface Aggregates {
 }
 
 function emptyAggregates(): Aggregates {
-  return { worker: new Map(), scheduler: new Map(), execute: nullRecord(), gather: nullRecord(), wait: nullRecord(), dropped: nullRecord(), failed: nullRecord() };
+  return {
+    worker: new Map(),
+    scheduler: new Map(),
+    execute: nullRecord(),
+    gather: nullRecord(),
+    wait: nullRecord(),
+    dropped: nullRecord(),
+    failed: nullRecord(),
+  };
 }
 
 /** `failedStates`: the terminal states that are failures (Dask's, and those the spans' failed journeys ended in). */
@@ -225,8 +269,16 @@ function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates 
       add(cells.stateSeconds, visit.name, visit.seconds);
       durationsOf(cells, visit.name).exact.push(visit.seconds);
       if (role === "scheduler") continue;
-      const into = visit.name === executing && breakdown.kind === "compute" ? aggregates.execute : visit.name === "flight" && breakdown.kind === "fetch" ? aggregates.gather : undefined;
-      const wait = visit.name === "waiting" && breakdown.kind === "compute" ? (aggregates.wait[breakdown.prefix] ??= nullRecord()) : undefined;
+      const into =
+        visit.name === executing && breakdown.kind === "compute"
+          ? aggregates.execute
+          : visit.name === "flight" && breakdown.kind === "fetch"
+            ? aggregates.gather
+            : undefined;
+      const wait =
+        visit.name === "waiting" && breakdown.kind === "compute"
+          ? (aggregates.wait[breakdown.prefix] ??= nullRecord())
+          : undefined;
       for (const activity of visit.children) {
         if (into !== undefined) add(into, activity.name, activity.seconds);
         if (wait !== undefined) add(wait, activity.name, activity.seconds);
@@ -256,13 +308,18 @@ export function slowestJourneys(index: SpanIndex, count: number): Breakdown[] {
  * TypeError saying what is missing when they hold no spans, metrics or summary, or more than
  * one summary.
  */
-export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" | "metrics" | "summaries" | "files">, options: ReportFromTelemetryOptions = {}): ReportData {
+export function reportDataFromTelemetry(
+  telemetry: Pick<TelemetryFiles, "spans" | "metrics" | "summaries" | "files">,
+  options: ReportFromTelemetryOptions = {},
+): ReportData {
   const slowestCount = options.slowest ?? 10;
   const index = telemetry.spans.length > 0 ? new SpanIndex(telemetry.spans) : undefined;
   const slowest = (): Breakdown[] => (index === undefined ? [] : slowestJourneys(index, slowestCount));
   const failed = index === undefined ? { failures: [], total: 0 } : failedTasks(index, options.failures ?? 100);
   if (telemetry.summaries.length > 1) {
-    throw new TypeError(`several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`);
+    throw new TypeError(
+      `several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`,
+    );
   }
   if (telemetry.summaries.length === 1) {
     const { file, summary } = telemetry.summaries[0];
@@ -278,7 +335,9 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     if (options.title !== undefined) data.title = options.title;
     return data;
   }
-  const hasMetrics = telemetry.metrics.some((point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION);
+  const hasMetrics = telemetry.metrics.some(
+    (point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION,
+  );
   if (!hasMetrics && index === undefined) {
     throw new TypeError(
       `no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}: expected OTLP/JSON requests ({"resourceSpans": …}, {"resourceMetrics": …}) ` +
@@ -286,14 +345,25 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     );
   }
   if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
-    throw new TypeError(`${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`);
+    throw new TypeError(
+      `${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`,
+    );
   }
   const shapes = index === undefined ? undefined : journeyShapes(index);
   let aggregates: Aggregates;
   let measured: Record<Role, string | undefined>;
   if (hasMetrics) {
-    aggregates = fromMetrics(telemetry.metrics, new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]));
-    measured = measuredStates(statesIn(aggregates.worker), statesIn(aggregates.scheduler), options.state, shapes, executeTime(aggregates));
+    aggregates = fromMetrics(
+      telemetry.metrics,
+      new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]),
+    );
+    measured = measuredStates(
+      statesIn(aggregates.worker),
+      statesIn(aggregates.scheduler),
+      options.state,
+      shapes,
+      executeTime(aggregates),
+    );
   } else {
     // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
     const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
@@ -307,7 +377,9 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
   const workerRows = rowsOf(aggregates.worker, measured.worker);
   const schedulerRows = rowsOf(aggregates.scheduler, measured.scheduler);
-  const unmeasured = (["worker", "scheduler"] as const).filter((role) => measured[role] === undefined && aggregates[role].size > 0);
+  const unmeasured = (["worker", "scheduler"] as const).filter(
+    (role) => measured[role] === undefined && aggregates[role].size > 0,
+  );
   // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
   const failureCounts = hasMetrics ? aggregates.failed : countBy(failedStates(index!));
   return {
@@ -322,8 +394,14 @@ export function reportDataFromTelemetry(telemetry: Pick<TelemetryFiles, "spans" 
     durationOf: measured.worker === undefined || measured.worker === DASK_MEASURED.worker ? undefined : measured.worker,
     states: stateOrder(statesIn(aggregates.worker), shapes?.sequences.worker ?? []),
     schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
-    schedulerDurationOf: measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler ? undefined : measured.scheduler,
-    schedulerStates: schedulerRows.length > 0 ? stateOrder(statesIn(aggregates.scheduler), shapes?.sequences.scheduler ?? []) : undefined,
+    schedulerDurationOf:
+      measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler
+        ? undefined
+        : measured.scheduler,
+    schedulerStates:
+      schedulerRows.length > 0
+        ? stateOrder(statesIn(aggregates.scheduler), shapes?.sequences.scheduler ?? [])
+        : undefined,
     execute: aggregates.execute,
     gather: aggregates.gather,
     wait: aggregates.wait,
@@ -343,18 +421,24 @@ function measuredStates(
 ): Record<Role, string | undefined> {
   if (explicit !== undefined && !worker.has(explicit) && !scheduler.has(explicit)) {
     const known = [...new Set([...worker, ...scheduler])].sort();
-    throw new TypeError(`no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`);
+    throw new TypeError(
+      `no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`,
+    );
   }
   const workerState = measuredState(worker, "worker", { explicit, shapes, executeTime });
   const schedulerState = measuredState(scheduler, "scheduler", { explicit, shapes, otherRole: workerState });
-  return { worker: workerState ?? measuredState(worker, "worker", { explicit, shapes, otherRole: schedulerState }), scheduler: schedulerState };
+  return {
+    worker: workerState ?? measuredState(worker, "worker", { explicit, shapes, otherRole: schedulerState }),
+    scheduler: schedulerState,
+  };
 }
 
 /** The workers' execute time and seconds by state, from the metrics. */
 function executeTime(aggregates: Aggregates): ExecuteTime {
   const stateSeconds = new Map<string, number>();
   for (const cells of aggregates.worker.values()) {
-    for (const [state, seconds] of Object.entries(cells.stateSeconds)) stateSeconds.set(state, (stateSeconds.get(state) ?? 0) + seconds);
+    for (const [state, seconds] of Object.entries(cells.stateSeconds))
+      stateSeconds.set(state, (stateSeconds.get(state) ?? 0) + seconds);
   }
   return { executeSeconds: Object.values(aggregates.execute).reduce((sum, seconds) => sum + seconds, 0), stateSeconds };
 }

@@ -1,5 +1,13 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
-import { ActivityLevel, addNode, addStallNodes, EPSILON, type JourneyKind, showsStalls, waitingNodes } from "../model/breakdown-builder.js";
+import {
+  ActivityLevel,
+  addNode,
+  addStallNodes,
+  EPSILON,
+  type JourneyKind,
+  showsStalls,
+  waitingNodes,
+} from "../model/breakdown-builder.js";
 import { ALL_STATES } from "../model/states.js";
 import { STALL_ATTRIBUTE_NAMES } from "../model/stalls.js";
 import {
@@ -175,7 +183,9 @@ export class SpanIndex {
         base += 1;
         if (base > MAX_SPAN_DEPTH) {
           const span = this.spans[path[index]];
-          throw new OtlpJsonError(`span ${terminalSafe(span.spanId)} of trace ${terminalSafe(span.traceId)} is nested more than ${MAX_SPAN_DEPTH} levels deep; taskjourney's spans never are`);
+          throw new OtlpJsonError(
+            `span ${terminalSafe(span.spanId)} of trace ${terminalSafe(span.traceId)} is nested more than ${MAX_SPAN_DEPTH} levels deep; taskjourney's spans never are`,
+          );
         }
         depth[path[index]] = base;
       }
@@ -195,7 +205,10 @@ export class SpanIndex {
    */
   visitsOf(task: DecodedSpan): DecodedSpan[] {
     return [...this.childrenOf(task)].sort(
-      (a, b) => compareBigint(a.startNanos, b.startNanos) || compareBigint(a.endNanos, b.endNanos) || this.position(a) - this.position(b),
+      (a, b) =>
+        compareBigint(a.startNanos, b.startNanos) ||
+        compareBigint(a.endNanos, b.endNanos) ||
+        this.position(a) - this.position(b),
     );
   }
 
@@ -319,7 +332,9 @@ function isTaskOf(task: DecodedSpan, key: string): boolean {
   const recorded = task.attributes[ATTR_TASK_KEY];
   if (recorded === key) return true;
   const length = task.attributes[ATTR_TASK_KEY_LENGTH];
-  return typeof recorded === "string" && typeof length === "number" && length === key.length && key.startsWith(recorded);
+  return (
+    typeof recorded === "string" && typeof length === "number" && length === key.length && key.startsWith(recorded)
+  );
 }
 
 /** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */
@@ -353,7 +368,11 @@ export function breakdownFromSpans(
 }
 
 /** The Breakdown of one task span. */
-export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: JourneyKind = journeyKind(index, task)): Breakdown {
+export function breakdownOfTask(
+  index: SpanIndex,
+  task: DecodedSpan,
+  kind: JourneyKind = journeyKind(index, task),
+): Breakdown {
   const unfinished = task.attributes[ATTR_UNFINISHED] === true;
   const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
   const visits = stateVisitsOf(index, task);
@@ -378,7 +397,9 @@ export function breakdownOfTask(index: SpanIndex, task: DecodedSpan, kind: Journ
     if (error !== undefined) node.error = error;
     return node;
   });
-  const prefix = task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");
+  const prefix = task.name.startsWith(SPAN_TASK_PREFIX)
+    ? task.name.slice(SPAN_TASK_PREFIX.length)
+    : (stringAttribute(task, ATTR_TASK_PREFIX) ?? "");
   return {
     key: stringAttribute(task, ATTR_TASK_KEY) ?? "",
     prefix,
@@ -430,7 +451,13 @@ function waitingActivities(visit: DecodedSpan, total: number): BreakdownNode[] {
  * The activities under `parent` (a state visit or an activity), summed by name, with `other` for
  * what they leave of `total` (when there are any).
  */
-function visitActivities(index: SpanIndex, parent: DecodedSpan, total: number, withRemainder: boolean, topLevel: boolean): BreakdownNode[] {
+function visitActivities(
+  index: SpanIndex,
+  parent: DecodedSpan,
+  total: number,
+  withRemainder: boolean,
+  topLevel: boolean,
+): BreakdownNode[] {
   const level = new ActivityLevel();
   for (const child of index.activitiesOf(parent)) {
     if (!isActivitySpan(child, parent)) continue;
@@ -498,7 +525,12 @@ function threadDigests(span: DecodedSpan): Array<[typeof THREAD_CPU | typeof THR
  * the transfer's activity self times (flat), plus its share of the transfer's `other`; a transfer
  * that did not succeed gives a share of its wall time under its outcome instead.
  */
-function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, withRemainder: boolean): BreakdownNode[] {
+function flightActivities(
+  index: SpanIndex,
+  visit: DecodedSpan,
+  total: number,
+  withRemainder: boolean,
+): BreakdownNode[] {
   const own = index.childrenOf(visit).filter((child) => isActivitySpan(child, visit));
   if (own.length > 0) return visitActivities(index, visit, total, withRemainder, true);
   const gather = carrier(index, visit);
@@ -528,7 +560,10 @@ function flightActivities(index: SpanIndex, visit: DecodedSpan, total: number, w
  * every key the transfer carried reads the same (a transfer of n keys with m activities would
  * otherwise cost n × m).
  */
-function flattenedTransfer(index: SpanIndex, gather: DecodedSpan): { entries: Array<[string, number]>; topLevel: number } {
+function flattenedTransfer(
+  index: SpanIndex,
+  gather: DecodedSpan,
+): { entries: Array<[string, number]>; topLevel: number } {
   const cached = index.flattened.get(gather);
   if (cached !== undefined) return cached;
   const entries: Array<[string, number]> = [];
@@ -547,7 +582,9 @@ function flattenedTransfer(index: SpanIndex, gather: DecodedSpan): { entries: Ar
       if (span === gather) topLevel += childSeconds;
       const grandchildren = index.childrenOf(child).filter((grandchild) => isActivitySpan(grandchild, child));
       const digests = threadDigests(child);
-      const nested = grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) + digests.reduce((sum, [, value]) => sum + value, 0);
+      const nested =
+        grandchildren.reduce((sum, grandchild) => sum + seconds(grandchild), 0) +
+        digests.reduce((sum, [, value]) => sum + value, 0);
       entries.push([child.name, Math.max(0, childSeconds - nested)]);
       flatten(child);
       for (const [name, value] of digests) entries.push([name, value]);

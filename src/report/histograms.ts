@@ -30,7 +30,16 @@ function valid(h: ExponentialBuckets): boolean {
  */
 export function mergeHistograms(histograms: readonly ExponentialBuckets[]): ExponentialBuckets {
   const usable = histograms.filter(valid);
-  const merged: ExponentialBuckets = { count: 0, sum: 0, scale: MAX_SCALE, zeroCount: 0, offset: 0, counts: [], min: Infinity, max: -Infinity };
+  const merged: ExponentialBuckets = {
+    count: 0,
+    sum: 0,
+    scale: MAX_SCALE,
+    zeroCount: 0,
+    offset: 0,
+    counts: [],
+    min: Infinity,
+    max: -Infinity,
+  };
   if (usable.length === 0) return { ...merged, min: Number.NaN, max: Number.NaN };
   let scale = Math.min(...usable.map((h) => h.scale));
   let low = Infinity;
@@ -91,8 +100,18 @@ export function histogramQuantile(h: ExponentialBuckets, q: number): number {
 export function mergeExplicit(histograms: readonly ExplicitBuckets[]): ExplicitBuckets | undefined {
   const first = histograms[0];
   if (first === undefined) return undefined;
-  const same = (h: ExplicitBuckets) => h.bounds.length === first.bounds.length && h.bounds.every((bound, i) => bound === first.bounds[i]) && h.counts.length === first.bounds.length + 1;
-  const merged: ExplicitBuckets = { count: 0, sum: 0, min: Infinity, max: -Infinity, bounds: first.bounds, counts: new Array<number>(first.bounds.length + 1).fill(0) };
+  const same = (h: ExplicitBuckets) =>
+    h.bounds.length === first.bounds.length &&
+    h.bounds.every((bound, i) => bound === first.bounds[i]) &&
+    h.counts.length === first.bounds.length + 1;
+  const merged: ExplicitBuckets = {
+    count: 0,
+    sum: 0,
+    min: Infinity,
+    max: -Infinity,
+    bounds: first.bounds,
+    counts: new Array<number>(first.bounds.length + 1).fill(0),
+  };
   for (const h of histograms.filter(same)) {
     merged.count += h.count;
     merged.sum += h.sum;

@@ -99,7 +99,9 @@ export function escapeHtml(text: unknown): string {
  * `<!--`), and U+2028 / U+2029 escaped. Non-finite numbers become null, as JSON has none.
  */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) => (typeof item === "number" && !Number.isFinite(item) ? null : item))
+  return JSON.stringify(value, (_key, item: unknown) =>
+    typeof item === "number" && !Number.isFinite(item) ? null : item,
+  )
     .replace(/</g, "\\u003c")
     .replace(/>/g, "\\u003e")
     .replace(/&/g, "\\u0026")
@@ -132,7 +134,9 @@ export function loadEcharts(): { source: string; version: string } | null {
     const require = createRequire(import.meta.url);
     const directory = path.dirname(require.resolve("echarts/package.json"));
     const source = read(path.join(directory, "dist", "echarts.min.js"));
-    const version = String((JSON.parse(read(path.join(directory, "package.json")) ?? "{}") as { version?: unknown }).version ?? "");
+    const version = String(
+      (JSON.parse(read(path.join(directory, "package.json")) ?? "{}") as { version?: unknown }).version ?? "",
+    );
     echarts = source === undefined ? null : { source, version };
   } catch {
     echarts = null;
@@ -155,9 +159,11 @@ function statesOf(rows: readonly PrefixRow[], order: readonly string[] = []): st
     const position = order.indexOf(state);
     return position === -1 ? Number.MAX_SAFE_INTEGER : position;
   };
-  return [...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)))].sort(
-    (a, b) => rank(a) - rank(b) || byLifecycle(a, b),
-  );
+  return [
+    ...new Set(
+      rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)),
+    ),
+  ].sort((a, b) => rank(a) - rank(b) || byLifecycle(a, b));
 }
 
 interface SunburstNode {
@@ -171,7 +177,9 @@ function sunburstNodes(nodes: readonly BreakdownNode[]): SunburstNode[] {
     .filter((node) => node.seconds > 0)
     .map((node) => {
       const children = sunburstNodes(node.children);
-      return children.length > 0 ? { name: node.name, value: node.seconds, children } : { name: node.name, value: node.seconds };
+      return children.length > 0
+        ? { name: node.name, value: node.seconds, children }
+        : { name: node.name, value: node.seconds };
     });
 }
 
@@ -182,7 +190,10 @@ function chartData(data: ReportData, states: readonly string[]) {
     (a, b) => sum(Object.values(data.wait[b])) - sum(Object.values(data.wait[a])) || a.localeCompare(b),
   );
   const waitActivities = [...new Set(waitPrefixes.flatMap((prefix) => Object.keys(data.wait[prefix])))]
-    .map((activity): [string, number] => [activity, sum(waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0))])
+    .map((activity): [string, number] => [
+      activity,
+      sum(waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0)),
+    ])
     .filter(([, total]) => total > 0)
     .sort(byShare)
     .map(([activity]) => activity);
@@ -190,15 +201,24 @@ function chartData(data: ReportData, states: readonly string[]) {
   return {
     states: {
       prefixes,
-      series: states.map((state) => ({ name: state, data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0) })),
+      series: states.map((state) => ({
+        name: state,
+        data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0),
+      })),
     },
     execute: activityEntries(data.execute),
     gather: activityEntries(data.gather),
     wait: {
       prefixes: waitPrefixes,
-      series: waitActivities.map((activity) => ({ name: activity, data: waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0) })),
+      series: waitActivities.map((activity) => ({
+        name: activity,
+        data: waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0),
+      })),
     },
-    slowest: slowest === undefined ? null : { name: slowest.key, value: slowest.seconds, children: sunburstNodes(slowest.children) },
+    slowest:
+      slowest === undefined
+        ? null
+        : { name: slowest.key, value: slowest.seconds, children: sunburstNodes(slowest.children) },
   };
 }
 
@@ -237,7 +257,12 @@ function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states
 
 /** How many a terminal state's count is, in words: "3 ended in error on workers". */
 function failureCount(state: string, count: number): string {
-  const where = state === "error" ? "ended in error on workers" : state === "erred" ? "erred on the scheduler" : `ended in ${state}`;
+  const where =
+    state === "error"
+      ? "ended in error on workers"
+      : state === "erred"
+        ? "erred on the scheduler"
+        : `ended in ${state}`;
   return `${count} ${where}`;
 }
 
@@ -251,15 +276,20 @@ function failuresSection(data: ReportData): string {
     .sort(([a], [b]) => order(a) - order(b) || a.localeCompare(b));
   if (failures.length === 0 && counts.length === 0) return "";
   const listed = failures.length;
-  const counted = counts.length === 0 ? "" : `${counts.map(([state, count]) => failureCount(state, count)).join(", ")}. `;
+  const counted =
+    counts.length === 0 ? "" : `${counts.map(([state, count]) => failureCount(state, count)).join(", ")}. `;
   const note =
     listed === 0
       ? `${counted}No failed task is known by key (none among the traces), so none is listed.`
       : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
   const rows = failures.map((failure) => {
-    const where = failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
+    const where =
+      failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
     const failedIn = failure.state === undefined ? failure.outcome : `${failure.state}: ${failure.outcome}`;
-    const why = failure.error === undefined ? `<td class="why unknown">(no reason recorded)</td>` : `<td class="why">${escapeHtml(failure.error)}</td>`;
+    const why =
+      failure.error === undefined
+        ? `<td class="why unknown">(no reason recorded)</td>`
+        : `<td class="why">${escapeHtml(failure.error)}</td>`;
     return (
       `<tr><td class="name">${escapeHtml(failure.key)}</td><td class="name">${escapeHtml(failure.prefix)}</td><td class="name">${escapeHtml(failedIn)}</td>` +
       `<td class="name">${escapeHtml(where)}</td><td>${escapeHtml(formatSeconds(finite(failure.seconds)))}</td>${why}</tr>`
@@ -403,7 +433,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function stateNames(value: unknown, field: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.some((name) => typeof name !== "string")) throw new TypeError(`${field} must be an array of state names`);
+  if (!Array.isArray(value) || value.some((name) => typeof name !== "string"))
+    throw new TypeError(`${field} must be an array of state names`);
   return value as string[];
 }
 
@@ -425,9 +456,11 @@ function quantile(value: unknown): number {
 }
 
 function prefixRows(value: unknown, field: string): PrefixRow[] {
-  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of {prefix, count, p50, p90, p99, stateSeconds}`);
+  if (!Array.isArray(value))
+    throw new TypeError(`${field} must be an array of {prefix, count, p50, p90, p99, stateSeconds}`);
   return value.map((row: unknown, index) => {
-    if (!isRecord(row) || typeof row.prefix !== "string") throw new TypeError(`${field}[${index}] must have a string prefix`);
+    if (!isRecord(row) || typeof row.prefix !== "string")
+      throw new TypeError(`${field}[${index}] must have a string prefix`);
     return {
       prefix: row.prefix,
       count: typeof row.count === "number" ? row.count : 0,
@@ -440,11 +473,14 @@ function prefixRows(value: unknown, field: string): PrefixRow[] {
 }
 
 function breakdownNode(value: unknown, field: string): BreakdownNode {
-  if (!isRecord(value) || typeof value.name !== "string") throw new TypeError(`${field} must be {name, seconds, children}`);
+  if (!isRecord(value) || typeof value.name !== "string")
+    throw new TypeError(`${field} must be {name, seconds, children}`);
   const node: BreakdownNode = {
     name: value.name,
     seconds: typeof value.seconds === "number" ? value.seconds : Number.NaN,
-    children: Array.isArray(value.children) ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`)) : [],
+    children: Array.isArray(value.children)
+      ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`))
+      : [],
   };
   // A failed attempt keeps its outcome and reason, so the tree says why as explain() did.
   if (typeof value.outcome === "string") node.outcome = value.outcome;
@@ -455,9 +491,13 @@ function breakdownNode(value: unknown, field: string): BreakdownNode {
 
 function failureList(value: unknown, field: string): ReportFailure[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of {key, prefix, instance, kind, outcome, state?, error?, seconds?}`);
+  if (!Array.isArray(value))
+    throw new TypeError(
+      `${field} must be an array of {key, prefix, instance, kind, outcome, state?, error?, seconds?}`,
+    );
   return value.map((item: unknown, index) => {
-    if (!isRecord(item) || typeof item.key !== "string") throw new TypeError(`${field}[${index}] must be a failure with a string key`);
+    if (!isRecord(item) || typeof item.key !== "string")
+      throw new TypeError(`${field}[${index}] must be a failure with a string key`);
     const failure: ReportFailure = {
       key: item.key,
       prefix: typeof item.prefix === "string" ? item.prefix : "",
@@ -479,7 +519,9 @@ function failureList(value: unknown, field: string): ReportFailure[] | undefined
  */
 function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failures" | "failureCounts"> {
   const reasons = Array.isArray(json.failures) ? json.failures.filter(isRecord) : [];
-  const failed = Array.isArray(json.failed) ? json.failed.filter((key): key is string => typeof key === "string") : reasons.map((item) => item.key).filter((key): key is string => typeof key === "string");
+  const failed = Array.isArray(json.failed)
+    ? json.failed.filter((key): key is string => typeof key === "string")
+    : reasons.map((item) => item.key).filter((key): key is string => typeof key === "string");
   const counts = Object.create(null) as Record<string, number>;
   if (failed.length > 0) counts.error = failed.length;
   if (typeof json.erred === "number" && json.erred > 0) counts.erred = json.erred;
@@ -488,7 +530,14 @@ function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failu
     const reported = reasons.find((item) => item.key === key)?.error;
     // Why, not where: a worker's error text may carry its stack trace, which explain() leaves out too.
     const error = typeof reported === "string" ? reported.split(/\n\s+at /)[0] : undefined;
-    return { key, prefix: keySplit(key), instance: "", kind: "compute", outcome: "error", ...(error === undefined ? {} : { error }) };
+    return {
+      key,
+      prefix: keySplit(key),
+      instance: "",
+      kind: "compute",
+      outcome: "error",
+      ...(error === undefined ? {} : { error }),
+    };
   });
   return { failures, failureCounts: counts };
 }
@@ -499,7 +548,8 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
   return value
     .filter((item) => item !== null && item !== undefined)
     .map((item: unknown, index) => {
-      if (!isRecord(item) || typeof item.key !== "string") throw new TypeError(`${field}[${index}] must be a breakdown with a string key`);
+      if (!isRecord(item) || typeof item.key !== "string")
+        throw new TypeError(`${field}[${index}] must be a breakdown with a string key`);
       return {
         key: item.key,
         prefix: typeof item.prefix === "string" ? item.prefix : "",
@@ -507,7 +557,9 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
         seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
         kind: typeof item.kind === "string" ? item.kind : "compute",
         outcome: typeof item.outcome === "string" ? item.outcome : undefined,
-        children: Array.isArray(item.children) ? item.children.map((child, i) => breakdownNode(child, `${field}[${index}].children[${i}]`)) : [],
+        children: Array.isArray(item.children)
+          ? item.children.map((child, i) => breakdownNode(child, `${field}[${index}].children[${i}]`))
+          : [],
       };
     });
 }
@@ -516,7 +568,8 @@ function waitRecord(value: unknown, field: string): Record<string, Record<string
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) throw new TypeError(`${field} must be an object: dependent prefix → activity → seconds`);
   const out = Object.create(null) as Record<string, Record<string, number>>;
-  for (const [prefix, activities] of Object.entries(value)) out[prefix] = secondsRecord(activities, `${field}.${prefix}`);
+  for (const [prefix, activities] of Object.entries(value))
+    out[prefix] = secondsRecord(activities, `${field}.${prefix}`);
   return out;
 }
 
@@ -527,7 +580,10 @@ function waitRecord(value: unknown, field: string): Record<string, Record<string
  * the field that is wrong.
  */
 export function reportDataFrom(json: unknown): ReportData {
-  if (!isRecord(json)) throw new TypeError("expected a JSON object: ReportData {title, generatedAt, prefixes, execute, gather, wait, slowest?}");
+  if (!isRecord(json))
+    throw new TypeError(
+      "expected a JSON object: ReportData {title, generatedAt, prefixes, execute, gather, wait, slowest?}",
+    );
   const generatedAt = typeof json.generatedAt === "string" ? json.generatedAt : new Date().toISOString();
   const workload = typeof json.workload === "string" ? json.workload : undefined;
   const description = typeof json.description === "string" ? json.description : undefined;
@@ -540,7 +596,10 @@ export function reportDataFrom(json: unknown): ReportData {
       prefixes: prefixRows(json.prefixes, "prefixes"),
       durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
       states: stateNames(json.states, "states"),
-      schedulerPrefixes: json.schedulerPrefixes === undefined || json.schedulerPrefixes === null ? undefined : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
+      schedulerPrefixes:
+        json.schedulerPrefixes === undefined || json.schedulerPrefixes === null
+          ? undefined
+          : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
       schedulerDurationOf: typeof json.schedulerDurationOf === "string" ? json.schedulerDurationOf : undefined,
       schedulerStates: stateNames(json.schedulerStates, "schedulerStates"),
       execute: secondsRecord(json.execute, "execute"),
@@ -548,19 +607,26 @@ export function reportDataFrom(json: unknown): ReportData {
       wait: waitRecord(json.wait, "wait"),
       slowest: breakdowns(json.slowest, "slowest"),
       failures: failureList(json.failures, "failures"),
-      failureCounts: json.failureCounts === undefined || json.failureCounts === null ? undefined : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
+      failureCounts:
+        json.failureCounts === undefined || json.failureCounts === null
+          ? undefined
+          : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
     };
   }
   const report = json.report;
   if (isRecord(report) && Array.isArray(report.rows)) {
-    const slowest = Array.isArray(report.slowest) ? report.slowest.map((item: unknown) => (isRecord(item) ? item.breakdown : undefined)) : undefined;
+    const slowest = Array.isArray(report.slowest)
+      ? report.slowest.map((item: unknown) => (isRecord(item) ? item.breakdown : undefined))
+      : undefined;
     return {
       title: typeof json.title === "string" ? json.title : `taskjourney: ${workload ?? "cluster run"}`,
       generatedAt,
       workload,
       description,
       prefixes: prefixRows(report.rows, "report.rows"),
-      schedulerPrefixes: Array.isArray(report.schedulerRows) ? prefixRows(report.schedulerRows, "report.schedulerRows") : undefined,
+      schedulerPrefixes: Array.isArray(report.schedulerRows)
+        ? prefixRows(report.schedulerRows, "report.schedulerRows")
+        : undefined,
       execute: secondsRecord(report.execute, "report.execute"),
       gather: secondsRecord(report.gather, "report.gather"),
       wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),

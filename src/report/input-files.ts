@@ -80,7 +80,9 @@ export class OtlpDocumentReader {
       try {
         document = JSON.parse(this.whole.join(""));
       } catch {
-        throw new OtlpJsonError(`${this.source}: line ${this.firstError} is not JSON; expected OTLP/JSON requests, one per line, or one JSON document`);
+        throw new OtlpJsonError(
+          `${this.source}: line ${this.firstError} is not JSON; expected OTLP/JSON requests, one per line, or one JSON document`,
+        );
       }
       this.whole = [];
       this.onDocument(document);
@@ -120,17 +122,23 @@ export class OtlpDocumentReader {
   private checkStart(text: string, line: number): void {
     const first = /\S/.exec(text);
     if (first === null || first[0] === "{" || first[0] === "[") return;
-    throw new OtlpJsonError(`${this.source}: line ${line} is not JSON (it begins with "${terminalSafe(first[0])}"); expected OTLP/JSON requests, one per line`);
+    throw new OtlpJsonError(
+      `${this.source}: line ${line} is not JSON (it begins with "${terminalSafe(first[0])}"); expected OTLP/JSON requests, one per line`,
+    );
   }
 }
 
 function bytes(count: number): string {
-  return count >= 1024 * 1024 ? `${(count / (1024 * 1024)).toFixed(count % (1024 * 1024) === 0 ? 0 : 1)} MiB` : `${count} bytes`;
+  return count >= 1024 * 1024
+    ? `${(count / (1024 * 1024)).toFixed(count % (1024 * 1024) === 0 ? 0 : 1)} MiB`
+    : `${count} bytes`;
 }
 
 function tooLarge(file: string, maxBytes: number, size?: number): OtlpJsonError {
   const what = size === undefined ? `more than ${bytes(maxBytes)}` : `${bytes(size)}, more than ${bytes(maxBytes)}`;
-  return new OtlpJsonError(`${file} holds ${what}, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)`);
+  return new OtlpJsonError(
+    `${file} holds ${what}, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)`,
+  );
 }
 
 function readError(file: string, error: unknown, what: string): OtlpJsonError {
@@ -145,9 +153,14 @@ function readError(file: string, error: unknown, what: string): OtlpJsonError {
  * OtlpDocumentReader) to `onDocument`. Refuses a file above `maxBytes` before reading it when
  * its size is known, and after `maxBytes` bytes when it is not (a pipe, a device).
  */
-export function readInputFile(file: string, onDocument: (document: unknown) => void, options: { maxBytes?: number; what?: string } = {}): void {
+export function readInputFile(
+  file: string,
+  onDocument: (document: unknown) => void,
+  options: { maxBytes?: number; what?: string } = {},
+): void {
   const { maxBytes = DEFAULT_MAX_BYTES, what = "file" } = options;
-  if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0)) throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
+  if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
+    throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
   let descriptor: number;
   try {
     descriptor = fs.openSync(file, "r");

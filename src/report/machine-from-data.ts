@@ -32,7 +32,10 @@ export interface JourneyShapes {
 
 /** The journeys' shapes, read once from the span index. */
 export function journeyShapes(index: SpanIndex): JourneyShapes {
-  const shapes: JourneyShapes = { sequences: { worker: [], scheduler: [] }, lastStates: { worker: new Map(), scheduler: new Map() } };
+  const shapes: JourneyShapes = {
+    sequences: { worker: [], scheduler: [] },
+    lastStates: { worker: new Map(), scheduler: new Map() },
+  };
   for (const task of index.tasks) {
     const kind = journeyKind(index, task);
     if (kind === "fetch") continue;
@@ -73,7 +76,8 @@ export function measuredState(
     }
     if (best !== undefined) return best;
   }
-  const matched = role === "worker" && options.executeTime !== undefined ? stateOfExecuteTime(options.executeTime) : undefined;
+  const matched =
+    role === "worker" && options.executeTime !== undefined ? stateOfExecuteTime(options.executeTime) : undefined;
   if (matched !== undefined && states.has(matched)) return matched;
   if (options.otherRole !== undefined && states.has(options.otherRole)) return options.otherRole;
   return undefined;
@@ -161,5 +165,7 @@ export function stateOrder(states: Iterable<string>, sequences: readonly (readon
     }
   }
   const rank = new Map(lived.map((state, position) => [state, position]));
-  return wanted.sort((a, b) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER) || byLifecycle(a, b));
+  return wanted.sort(
+    (a, b) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER) || byLifecycle(a, b),
+  );
 }

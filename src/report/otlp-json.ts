@@ -50,7 +50,6 @@ export interface DecodedSpan {
   scope: string;
 }
 
-
 const HEX = /^[0-9a-fA-F]*$/;
 
 /**
@@ -140,12 +139,20 @@ export function decodeTraceRequest(request: unknown, into: DecodedSpan[] = []): 
   const resourceSpansList = asArray((request as { resourceSpans?: unknown }).resourceSpans);
   for (const resourceSpans of resourceSpansList) {
     if (resourceSpans === null || typeof resourceSpans !== "object") continue;
-    const rs = resourceSpans as { resource?: { attributes?: unknown }; scopeSpans?: unknown; instrumentationLibrarySpans?: unknown };
+    const rs = resourceSpans as {
+      resource?: { attributes?: unknown };
+      scopeSpans?: unknown;
+      instrumentationLibrarySpans?: unknown;
+    };
     const resource = decodeAttributes(rs.resource?.attributes);
     const scopes = [...asArray(rs.scopeSpans), ...asArray(rs.instrumentationLibrarySpans)];
     for (const scopeSpans of scopes) {
       if (scopeSpans === null || typeof scopeSpans !== "object") continue;
-      const ss = scopeSpans as { scope?: { name?: unknown }; instrumentationLibrary?: { name?: unknown }; spans?: unknown };
+      const ss = scopeSpans as {
+        scope?: { name?: unknown };
+        instrumentationLibrary?: { name?: unknown };
+        spans?: unknown;
+      };
       const scope = String(ss.scope?.name ?? ss.instrumentationLibrary?.name ?? "");
       for (const span of asArray(ss.spans)) {
         if (span === null || typeof span !== "object") continue;
@@ -163,7 +170,11 @@ export function decodeTraceRequest(request: unknown, into: DecodedSpan[] = []): 
           attributes: decodeAttributes(s.attributes),
           links: asArray(s.links).map((link) => {
             const l = (link ?? {}) as { traceId?: unknown; spanId?: unknown; attributes?: unknown };
-            return { traceId: decodeId(l.traceId, 16), spanId: decodeId(l.spanId, 8), attributes: decodeAttributes(l.attributes) };
+            return {
+              traceId: decodeId(l.traceId, 16),
+              spanId: decodeId(l.spanId, 8),
+              attributes: decodeAttributes(l.attributes),
+            };
           }),
           statusCode: decodeStatus(status?.code),
           resource,
@@ -192,7 +203,14 @@ function decodeException(events: unknown): { type: string; message: string } | u
   return undefined;
 }
 
-const KINDS = ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER"];
+const KINDS = [
+  "SPAN_KIND_UNSPECIFIED",
+  "SPAN_KIND_INTERNAL",
+  "SPAN_KIND_SERVER",
+  "SPAN_KIND_CLIENT",
+  "SPAN_KIND_PRODUCER",
+  "SPAN_KIND_CONSUMER",
+];
 const STATUSES = ["STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"];
 
 function decodeKind(value: unknown): number {
@@ -234,6 +252,9 @@ function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
  */
 export function readOtlpJsonFile(path: string, options: { maxBytes?: number } = {}): DecodedSpan[] {
   const spans: DecodedSpan[] = [];
-  readInputFile(path, (document) => decodeDocument(document, spans), { maxBytes: options.maxBytes, what: "trace file" });
+  readInputFile(path, (document) => decodeDocument(document, spans), {
+    maxBytes: options.maxBytes,
+    what: "trace file",
+  });
   return spans;
 }

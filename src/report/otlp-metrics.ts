@@ -17,7 +17,15 @@ import { decodeAttributes, type Attributes } from "./otlp-json.js";
  */
 
 /** The metrics the report reads (task.transitions for how many tasks failed). */
-const READ: ReadonlySet<string> = new Set([METRIC_STATE_TIME, METRIC_STATE_DURATION, METRIC_EXECUTE_TIME, METRIC_GATHER_TIME, METRIC_WAIT_TIME, METRIC_TRANSITIONS, METRIC_DROPPED]);
+const READ: ReadonlySet<string> = new Set([
+  METRIC_STATE_TIME,
+  METRIC_STATE_DURATION,
+  METRIC_EXECUTE_TIME,
+  METRIC_GATHER_TIME,
+  METRIC_WAIT_TIME,
+  METRIC_TRANSITIONS,
+  METRIC_DROPPED,
+]);
 
 /** An exponential histogram data point's buckets (positive values only: durations). */
 export interface ExponentialBuckets {
@@ -84,7 +92,9 @@ function asArray(value: unknown): unknown[] {
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /** The report's points of one ExportMetricsServiceRequest, appended to `into`. */
@@ -124,7 +134,14 @@ export function decodeMetricsRequest(request: unknown, into: MetricPoint[] = [])
               counts: counts(positive?.bucketCounts),
             };
           } else if (data === m.histogram) {
-            point.explicit = { count: number(p.count), sum: number(p.sum), min: number(p.min), max: number(p.max), bounds: counts(p.explicitBounds), counts: counts(p.bucketCounts) };
+            point.explicit = {
+              count: number(p.count),
+              sum: number(p.sum),
+              min: number(p.min),
+              max: number(p.max),
+              bounds: counts(p.explicitBounds),
+              counts: counts(p.bucketCounts),
+            };
           } else {
             point.value = number(p.asDouble ?? p.asInt);
           }

@@ -25,12 +25,17 @@ export interface PrefixTableOptions {
 
 function columnWidths(lines: readonly string[][]): number[] {
   const widths: number[] = [];
-  for (const line of lines) line.forEach((cell, column) => (widths[column] = Math.max(widths[column] ?? 0, cell.length)));
+  for (const line of lines)
+    line.forEach((cell, column) => (widths[column] = Math.max(widths[column] ?? 0, cell.length)));
   return widths;
 }
 
 /** Lays out cells: the first column left-aligned, the others right-aligned, two spaces apart; rows in `rules` become lines. */
-function layout(lines: readonly string[][], widths: readonly number[] = columnWidths(lines), rules: ReadonlySet<number> = new Set()): string {
+function layout(
+  lines: readonly string[][],
+  widths: readonly number[] = columnWidths(lines),
+  rules: ReadonlySet<number> = new Set(),
+): string {
   return lines
     .map((line, index) => {
       if (rules.has(index)) return widths.map((width) => "─".repeat(width)).join("  ");
@@ -61,7 +66,9 @@ function columnStart(widths: readonly number[], column: number): number {
 export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTableOptions = {}): string {
   const states =
     options.states ??
-    [...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => row.stateSeconds[state] > 0)))].sort(byLifecycle);
+    [
+      ...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => row.stateSeconds[state] > 0))),
+    ].sort(byLifecycle);
   const header = ["prefix", "count", "p50", "p90", "p99", ...states];
   const lines: string[][] = [header, header];
   for (const row of rows) {
@@ -108,14 +115,21 @@ export interface ActivityTableOptions {
  *       thread-cpu       4.1 s   62.0%
  *       other           12.0 ms   0.2%
  */
-export function formatActivityTable(title: string, seconds: Readonly<Record<string, number>>, options: ActivityTableOptions = {}): string {
+export function formatActivityTable(
+  title: string,
+  seconds: Readonly<Record<string, number>>,
+  options: ActivityTableOptions = {},
+): string {
   const indent = " ".repeat(options.indent ?? 2);
   const entries = Object.entries(seconds)
     .filter(([, value]) => value > 0 && Number.isFinite(value))
     .sort(([a, x], [b, y]) => (a === "other" ? 1 : 0) - (b === "other" ? 1 : 0) || y - x || a.localeCompare(b));
   const total = entries.reduce((sum, [, value]) => sum + value, 0);
   const share = (value: number) => (total > 0 ? `${((value / total) * 100).toFixed(1)}%` : "-");
-  const lines = [[title, "seconds", "share"], ...entries.map(([name, value]) => [`${indent}${name}`, formatSeconds(value), share(value)])];
+  const lines = [
+    [title, "seconds", "share"],
+    ...entries.map(([name, value]) => [`${indent}${name}`, formatSeconds(value), share(value)]),
+  ];
   if (entries.length === 0) lines.push([`${indent}(nothing recorded)`, "", ""]);
   else if (options.total ?? true) lines.push([`${indent}total`, formatSeconds(total), share(total)]);
   return layout(lines);

@@ -1,4 +1,10 @@
-import { constants, createHistogram, performance, PerformanceObserver, type RecordableHistogram } from "node:perf_hooks";
+import {
+  constants,
+  createHistogram,
+  performance,
+  PerformanceObserver,
+  type RecordableHistogram,
+} from "node:perf_hooks";
 import { EVENT_LOOP_KIND, GC_TYPES, StallRing, STALL_KINDS } from "../model/stalls.js";
 
 /** Bucket boundaries of `v8js.gc.duration`, as the semantic conventions ask for. */

@@ -7,7 +7,13 @@
  * once counted here the export is done with, as far as they are concerned.
  */
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
-import type { AggregationOption, AggregationTemporality, InstrumentType, PushMetricExporter, ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import type {
+  AggregationOption,
+  AggregationTemporality,
+  InstrumentType,
+  PushMetricExporter,
+  ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ExportFailures, Signal } from "./export-failures.js";
 
@@ -43,7 +49,14 @@ export class CountedSpanExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    exportCounted(this.failures, "traces", this.destination, spans.length, (done) => this.inner.export(spans, done), resultCallback);
+    exportCounted(
+      this.failures,
+      "traces",
+      this.destination,
+      spans.length,
+      (done) => this.inner.export(spans, done),
+      resultCallback,
+    );
   }
 
   forceFlush(): Promise<void> {
@@ -58,7 +71,8 @@ export class CountedSpanExporter implements SpanExporter {
 /** Data points in a collection: the items a metric export carries, as the semantic conventions count them. */
 export function dataPointCount(resourceMetrics: ResourceMetrics): number {
   let count = 0;
-  for (const scope of resourceMetrics.scopeMetrics) for (const metric of scope.metrics) count += metric.dataPoints.length;
+  for (const scope of resourceMetrics.scopeMetrics)
+    for (const metric of scope.metrics) count += metric.dataPoints.length;
   return count;
 }
 
@@ -72,7 +86,8 @@ export class CountedMetricExporter implements PushMetricExporter {
     private readonly destination: string,
     private readonly failures: ExportFailures,
   ) {
-    if (inner.selectAggregationTemporality !== undefined) this.selectAggregationTemporality = (type) => inner.selectAggregationTemporality!(type);
+    if (inner.selectAggregationTemporality !== undefined)
+      this.selectAggregationTemporality = (type) => inner.selectAggregationTemporality!(type);
     if (inner.selectAggregation !== undefined) this.selectAggregation = (type) => inner.selectAggregation!(type);
   }
 
@@ -83,7 +98,14 @@ export class CountedMetricExporter implements PushMetricExporter {
     } catch {
       // A shape this version does not know: counted as an export with 0 points.
     }
-    exportCounted(this.failures, "metrics", this.destination, items, (done) => this.inner.export(resourceMetrics, done), resultCallback);
+    exportCounted(
+      this.failures,
+      "metrics",
+      this.destination,
+      items,
+      (done) => this.inner.export(resourceMetrics, done),
+      resultCallback,
+    );
   }
 
   forceFlush(): Promise<void> {

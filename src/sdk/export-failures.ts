@@ -156,7 +156,9 @@ export class ExportFailures {
         const lost = kind.items - kind.itemsTold;
         const seconds = Math.round((now - kind.toldAt) / 1000);
         this.told(kind, now);
-        this.tell(`taskjourney: exporting ${signal} to ${destination} still fails (${errorType}): ${exports} more failed exports, ${lost} ${unit(signal, lost)} lost in the last ${seconds} s.`);
+        this.tell(
+          `taskjourney: exporting ${signal} to ${destination} still fails (${errorType}): ${exports} more failed exports, ${lost} ${unit(signal, lost)} lost in the last ${seconds} s.`,
+        );
       }
     } catch {
       // Accounting must not become the exporter's failure.
@@ -165,7 +167,13 @@ export class ExportFailures {
 
   /** What failed so far, one entry per kind, in the order the kinds first failed. */
   failures(): ExportFailure[] {
-    return [...this.kinds.values()].map(({ signal, destination, errorType, items, exports }) => ({ signal, destination, errorType, items, exports }));
+    return [...this.kinds.values()].map(({ signal, destination, errorType, items, exports }) => ({
+      signal,
+      destination,
+      errorType,
+      items,
+      exports,
+    }));
   }
 
   /** Items lost by (signal, error type), summed over destinations: the points of taskjourney.export.failures. */

@@ -27,7 +27,12 @@ export function disguise<F extends AnyFunction>(wrapper: AnyFunction, original: 
   }
   const prototype = Object.getPrototypeOf(original) as object | null;
   if (Object.getPrototypeOf(wrapper) !== prototype) Object.setPrototypeOf(wrapper, prototype);
-  Object.defineProperty(wrapper, ORIGINAL, { value: original, enumerable: false, writable: false, configurable: false });
+  Object.defineProperty(wrapper, ORIGINAL, {
+    value: original,
+    enumerable: false,
+    writable: false,
+    configurable: false,
+  });
   return wrapper as F;
 }
 
@@ -36,7 +41,14 @@ export function disguise<F extends AnyFunction>(wrapper: AnyFunction, original: 
  * (through AsyncLocalStorage), or just calls it when there is none or it has ended. An async
  * original is metered as async work, so activities metered after its first `await` nest under it.
  */
-export function meterCall(activity: string, original: AnyFunction, isAsync: boolean, self: unknown, args: unknown[], onFailure: (error: unknown) => void): unknown {
+export function meterCall(
+  activity: string,
+  original: AnyFunction,
+  isAsync: boolean,
+  self: unknown,
+  args: unknown[],
+  onFailure: (error: unknown) => void,
+): unknown {
   const frame = ambientLedger.getStore();
   if (frame === undefined || frame.ledger.ended) return Reflect.apply(original, self, args);
   let started = false;

@@ -42,7 +42,11 @@ export function report(journeys: TaskJourneys | undefined, reason: DropReason, s
  * `InvalidTransition` for bad data on purpose, for the user's own tests: that error is returned for
  * the wrapper to throw. Anything else is counted and told once; undefined is returned.
  */
-export function internalFailure(journeys: TaskJourneys | undefined, site: string, error: unknown): InvalidTransition | undefined {
+export function internalFailure(
+  journeys: TaskJourneys | undefined,
+  site: string,
+  error: unknown,
+): InvalidTransition | undefined {
   if (error instanceof InvalidTransition) return error;
   report(journeys, INTERNAL_ERROR, site, error);
   return undefined;

@@ -18,7 +18,8 @@ export type MethodName<T> = {
 export type MethodArgs<T, K extends keyof T> = NonNullable<T[K]> extends (...args: infer A) => any ? A : never;
 
 /** What method `K` of `T` returns, or its promise resolves to. */
-export type MethodResult<T, K extends keyof T> = NonNullable<T[K]> extends (...args: any[]) => infer R ? Awaited<R> : never;
+export type MethodResult<T, K extends keyof T> =
+  NonNullable<T[K]> extends (...args: any[]) => infer R ? Awaited<R> : never;
 
 /**
  * Reads a value from the arguments of a call of method `K`, before the method runs; `this` is the
@@ -145,14 +146,28 @@ function wrongKind(journeys: TaskJourneys, site: string, value: unknown, expecte
 }
 
 /** A state name, undefined (skip the call) or FAILED. */
-function extractState(journeys: TaskJourneys, state: string | Extract, self: unknown, args: unknown[], site: string): unknown {
+function extractState(
+  journeys: TaskJourneys,
+  state: string | Extract,
+  self: unknown,
+  args: unknown[],
+  site: string,
+): unknown {
   if (typeof state === "string") return state;
   const value = extract(journeys, state, self, args, site);
-  return value === FAILED || value === undefined || typeof value === "string" ? value : wrongKind(journeys, site, value, "a state name");
+  return value === FAILED || value === undefined || typeof value === "string"
+    ? value
+    : wrongKind(journeys, site, value, "a state name");
 }
 
 /** A prefix (non-empty string), undefined (none) or FAILED. */
-function extractPrefix(journeys: TaskJourneys, fn: Extract | undefined, self: unknown, args: unknown[], site: string): unknown {
+function extractPrefix(
+  journeys: TaskJourneys,
+  fn: Extract | undefined,
+  self: unknown,
+  args: unknown[],
+  site: string,
+): unknown {
   if (fn === undefined) return undefined;
   const value = extract(journeys, fn, self, args, site);
   return value === FAILED || value === undefined || (typeof value === "string" && value.length > 0)
@@ -161,10 +176,18 @@ function extractPrefix(journeys: TaskJourneys, fn: Extract | undefined, self: un
 }
 
 /** A time in seconds, undefined (now) or FAILED. */
-function extractTime(journeys: TaskJourneys, fn: Extract | undefined, self: unknown, args: unknown[], site: string): unknown {
+function extractTime(
+  journeys: TaskJourneys,
+  fn: Extract | undefined,
+  self: unknown,
+  args: unknown[],
+  site: string,
+): unknown {
   if (fn === undefined) return undefined;
   const value = extract(journeys, fn, self, args, site);
-  return value === FAILED || value === undefined || typeof value === "number" ? value : wrongKind(journeys, site, value, "a time in seconds");
+  return value === FAILED || value === undefined || typeof value === "number"
+    ? value
+    : wrongKind(journeys, site, value, "a time in seconds");
 }
 
 /**
@@ -185,9 +208,16 @@ function withPrefix<R>(journeys: TaskJourneys, prefix: unknown, record: () => R)
 }
 
 /** An array of keys (from any iterable), undefined (skip the call) or FAILED. */
-function extractKeys(journeys: TaskJourneys, fn: Extract, self: unknown, args: unknown[], site: string): readonly Key[] | undefined | typeof FAILED {
+function extractKeys(
+  journeys: TaskJourneys,
+  fn: Extract,
+  self: unknown,
+  args: unknown[],
+  site: string,
+): readonly Key[] | undefined | typeof FAILED {
   const value = extract(journeys, fn, self, args, site);
-  if (value === FAILED || value === undefined || Array.isArray(value)) return value as readonly Key[] | undefined | typeof FAILED;
+  if (value === FAILED || value === undefined || Array.isArray(value))
+    return value as readonly Key[] | undefined | typeof FAILED;
   if (value !== null && typeof value === "object" && typeof (value as Iterable<Key>)[Symbol.iterator] === "function") {
     try {
       return Array.from(value as Iterable<Key>);
@@ -212,7 +242,10 @@ interface Site {
  * Records a call with `record` (unless unwrapped), then calls the original. `record` returns the
  * strict recorder's InvalidTransition, thrown before the original runs.
  */
-function recordingWrapper(site: Site, record: (self: unknown, args: unknown[]) => InvalidTransition | undefined): AnyFunction {
+function recordingWrapper(
+  site: Site,
+  record: (self: unknown, args: unknown[]) => InvalidTransition | undefined,
+): AnyFunction {
   const { original, on } = site;
   return {
     record(this: unknown, ...args: unknown[]): unknown {
@@ -227,7 +260,14 @@ function recordingWrapper(site: Site, record: (self: unknown, args: unknown[]) =
 
 function transitionWrapper(
   site: Site,
-  spec: { key: Extract; from: string | Extract; to: string | Extract; dependencies?: Extract; prefix?: Extract; at?: Extract },
+  spec: {
+    key: Extract;
+    from: string | Extract;
+    to: string | Extract;
+    dependencies?: Extract;
+    prefix?: Extract;
+    at?: Extract;
+  },
 ): AnyFunction {
   const journeys = site.journeys;
   const { key, from, to, dependencies, prefix, at } = spec;
@@ -245,7 +285,8 @@ function transitionWrapper(
     if (f === FAILED || f === undefined) return undefined;
     const t = extractState(journeys, to, self, args, toSite);
     if (t === FAILED || t === undefined) return undefined;
-    const d = dependencies === undefined ? undefined : extractKeys(journeys, dependencies, self, args, dependenciesSite);
+    const d =
+      dependencies === undefined ? undefined : extractKeys(journeys, dependencies, self, args, dependenciesSite);
     if (d === FAILED) return undefined;
     const p = extractPrefix(journeys, prefix, self, args, prefixSite);
     if (p === FAILED) return undefined;
@@ -332,7 +373,13 @@ type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never, error?: never
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
  * settlement of a returned promise. Results and errors pass through unchanged.
  */
-function runInLedger(ending: Ending, ledger: OpenLedger, original: AnyFunction, self: unknown, args: unknown[]): unknown {
+function runInLedger(
+  ending: Ending,
+  ledger: OpenLedger,
+  original: AnyFunction,
+  self: unknown,
+  args: unknown[],
+): unknown {
   let result: unknown;
   try {
     result = ledger.run(() => Reflect.apply(original, self, args));
@@ -367,7 +414,10 @@ function runInLedger(ending: Ending, ledger: OpenLedger, original: AnyFunction, 
   return result;
 }
 
-function executeWrapper(site: Site, spec: { key: Extract; prefix?: Extract; at?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+function executeWrapper(
+  site: Site,
+  spec: { key: Extract; prefix?: Extract; at?: Extract; outcome?: Ending["outcome"] },
+): AnyFunction {
   const { journeys, original, on } = site;
   const { key, prefix, at } = spec;
   const keySite = `${site.name}: the key extractor`;
@@ -403,7 +453,10 @@ function executeWrapper(site: Site, spec: { key: Extract; prefix?: Extract; at?:
   }.execute;
 }
 
-function gatherWrapper(site: Site, spec: { peer: Extract; keys: Extract; nbytes?: Extract; at?: Extract; outcome?: Ending["outcome"] }): AnyFunction {
+function gatherWrapper(
+  site: Site,
+  spec: { peer: Extract; keys: Extract; nbytes?: Extract; at?: Extract; outcome?: Ending["outcome"] },
+): AnyFunction {
   const { journeys, original, on } = site;
   const { peer, keys, nbytes, at } = spec;
   const atSite = `${site.name}: the at extractor`;
@@ -514,7 +567,8 @@ function lookup(target: object, method: PropertyKey): PropertyDescriptor | undef
 }
 
 function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
-  if (spec === null || typeof spec !== "object") throw new TypeError(`instrument(): spec must be an object, got ${show(spec)}`);
+  if (spec === null || typeof spec !== "object")
+    throw new TypeError(`instrument(): spec must be an object, got ${show(spec)}`);
   for (const name of Object.keys(spec)) {
     if (!(KINDS as readonly string[]).includes(name)) {
       throw new TypeError(`instrument(): unknown spec option "${name}"; expected ${KINDS.join(", ")}`);
@@ -528,7 +582,8 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
     const entries = Array.isArray(value) ? (value as unknown[]) : [value];
     entries.forEach((entry, index) => {
       const path = Array.isArray(value) ? `spec.${kind}[${index}]` : `spec.${kind}`;
-      if (entry === null || typeof entry !== "object") throw new TypeError(`instrument(): ${path} must be an object, got ${show(entry)}`);
+      if (entry === null || typeof entry !== "object")
+        throw new TypeError(`instrument(): ${path} must be an object, got ${show(entry)}`);
       const fields = entry as Record<string, unknown>;
       const method = fields.method;
       if (typeof method !== "string" && typeof method !== "symbol" && typeof method !== "number") {
@@ -536,17 +591,22 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
       }
       const { required, optional, orString } = FIELDS[kind];
       for (const field of required) {
-        if (typeof fields[field] !== "function") throw new TypeError(`instrument(): ${path}.${field} must be a function, got ${show(fields[field])}`);
+        if (typeof fields[field] !== "function")
+          throw new TypeError(`instrument(): ${path}.${field} must be a function, got ${show(fields[field])}`);
       }
       for (const field of optional) {
         if (fields[field] !== undefined && typeof fields[field] !== "function") {
-          throw new TypeError(`instrument(): ${path}.${field} must be a function when given, got ${show(fields[field])}`);
+          throw new TypeError(
+            `instrument(): ${path}.${field} must be a function when given, got ${show(fields[field])}`,
+          );
         }
       }
       for (const field of orString) {
         const extractor = fields[field];
         if (typeof extractor !== "function" && (typeof extractor !== "string" || extractor.length === 0)) {
-          throw new TypeError(`instrument(): ${path}.${field} must be a state name or a function, got ${show(extractor)}`);
+          throw new TypeError(
+            `instrument(): ${path}.${field} must be a state name or a function, got ${show(extractor)}`,
+          );
         }
       }
       if (kind === "activities" && (typeof fields.activity !== "string" || fields.activity.length === 0)) {
@@ -554,16 +614,22 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
       }
       const earlier = seen.get(method);
       if (earlier !== undefined) {
-        throw new Error(`instrument(): method ${methodLabel(method)} is named twice, by ${earlier} and ${path}; a method can be wrapped once`);
+        throw new Error(
+          `instrument(): method ${methodLabel(method)} is named twice, by ${earlier} and ${path}; a method can be wrapped once`,
+        );
       }
       seen.set(method, path);
       const found = lookup(target, method);
       if (found !== undefined && (found.get !== undefined || found.set !== undefined)) {
-        throw new TypeError(`instrument(): ${path}.method ${methodLabel(method)} is an accessor property; only methods (data properties) can be wrapped`);
+        throw new TypeError(
+          `instrument(): ${path}.method ${methodLabel(method)} is an accessor property; only methods (data properties) can be wrapped`,
+        );
       }
       const original = found?.value as unknown;
       if (typeof original !== "function") {
-        throw new TypeError(`instrument(): ${path}.method ${methodLabel(method)} is not a method of the target (found ${show(original)})`);
+        throw new TypeError(
+          `instrument(): ${path}.method ${methodLabel(method)} is not a method of the target (found ${show(original)})`,
+        );
       }
       if (originalOf(original) !== undefined) {
         throw new Error(
@@ -573,12 +639,15 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
       }
       const own = Object.getOwnPropertyDescriptor(target, method);
       if (own !== undefined ? !own.configurable && !own.writable : !Object.isExtensible(target)) {
-        throw new TypeError(`instrument(): method ${methodLabel(method)} cannot be replaced on the target (frozen, sealed or read-only)`);
+        throw new TypeError(
+          `instrument(): method ${methodLabel(method)} cannot be replaced on the target (frozen, sealed or read-only)`,
+        );
       }
       plans.push({ kind, path, entry: fields, method, original: original as AnyFunction, own });
     });
   }
-  if (plans.length === 0) throw new TypeError(`instrument(): spec names no method to wrap; give one of ${KINDS.join(", ")}`);
+  if (plans.length === 0)
+    throw new TypeError(`instrument(): spec names no method to wrap; give one of ${KINDS.join(", ")}`);
   return plans;
 }
 
@@ -643,13 +712,18 @@ export function instrument<T extends object>(target: T, journeys: TaskJourneys, 
   try {
     for (const { plan: step, wrapper } of installed) {
       const descriptor: PropertyDescriptor =
-        step.own !== undefined ? { ...step.own, value: wrapper } : { value: wrapper, writable: true, enumerable: false, configurable: true };
+        step.own !== undefined
+          ? { ...step.own, value: wrapper }
+          : { value: wrapper, writable: true, enumerable: false, configurable: true };
       Object.defineProperty(target_, step.method, descriptor);
       count++;
     }
   } catch (error) {
     restore(count);
-    throw new TypeError(`instrument(): could not wrap the target's methods: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new TypeError(
+      `instrument(): could not wrap the target's methods: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   let unwrapped = false;
   return () => {

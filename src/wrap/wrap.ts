@@ -20,7 +20,9 @@ export function wrap<F extends AnyFunction>(fn: F, activity: string): F {
     throw new TypeError(`wrap(): the first argument must be a function, got ${fn === null ? "null" : typeof fn}`);
   }
   if (typeof activity !== "string" || activity.length === 0) {
-    throw new TypeError(`wrap(): activity must be a non-empty string, got ${JSON.stringify(activity) ?? String(activity)}`);
+    throw new TypeError(
+      `wrap(): activity must be a non-empty string, got ${JSON.stringify(activity) ?? String(activity)}`,
+    );
   }
   if (originalOf(fn) !== undefined) {
     throw new Error(`wrap(): function "${fn.name}" is already wrapped by taskjourney; wrap the original once`);

@@ -28,6 +28,7 @@ describe("docs/instrumenting.md", () => {
 
   it("links only to pages that exist", () => {
     const guide = fs.readFileSync(`${ROOT}docs/instrumenting.md`, "utf8");
-    for (const [, target] of guide.matchAll(/\]\(([^)#]+)(#[^)]*)?\)/g)) expect(fs.existsSync(`${ROOT}docs/${target}`), target).toBe(true);
+    for (const [, target] of guide.matchAll(/\]\(([^)#]+)(#[^)]*)?\)/g))
+      expect(fs.existsSync(`${ROOT}docs/${target}`), target).toBe(true);
   });
 });

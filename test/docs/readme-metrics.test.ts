@@ -8,11 +8,24 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DataPointType, type MetricData } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
-import { DEPENDENCIES_ACTIVITY, EXECUTE_ACTIVITIES, EXECUTE_LUMP, GATHER_ACTIVITIES, OTHER_ACTIVITY, QUEUED_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES } from "../../src/model/activities.js";
+import {
+  DEPENDENCIES_ACTIVITY,
+  EXECUTE_ACTIVITIES,
+  EXECUTE_LUMP,
+  GATHER_ACTIVITIES,
+  OTHER_ACTIVITY,
+  QUEUED_ACTIVITY,
+  TRANSFER_LUMP,
+  TRANSFER_OUTCOMES,
+} from "../../src/model/activities.js";
 import { SCHEDULER_STATES, WORKER_STATES } from "../../src/model/states.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 import { SEED_ACTIVITIES } from "../../src/recorder/activity-ids.js";
-import { DELAY_STATISTICS, METRIC_EVENT_LOOP_DELAY_PREFIX, METRIC_GC_DURATION } from "../../src/otel/runtime-metrics.js";
+import {
+  DELAY_STATISTICS,
+  METRIC_EVENT_LOOP_DELAY_PREFIX,
+  METRIC_GC_DURATION,
+} from "../../src/otel/runtime-metrics.js";
 import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_FAILURES } from "../../src/otel/semconv.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
@@ -32,7 +45,12 @@ function table(header: string): string[][] {
       expect(line, `the table headed ${header} ends with a blank line`).toBe("");
       break;
     }
-    rows.push(line.slice(1, -1).split("|").map((cell) => cell.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split("|")
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -57,7 +75,9 @@ function kind(metric: MetricData): string {
 }
 
 /** The attribute names each metric's points carry, after a worker's day that fills every metric. */
-async function exported(executeTimeByPrefix: boolean): Promise<Map<string, { metric: MetricData; attributes: string[] }>> {
+async function exported(
+  executeTimeByPrefix: boolean,
+): Promise<Map<string, { metric: MetricData; attributes: string[] }>> {
   const clock = new FakeClock(0);
   const journeys = worker(clock, { executeTimeByPrefix });
   const p = pipeline([journeys.metricProducer]);
@@ -127,7 +147,9 @@ describe("the README's table of attribute values", () => {
   const rows = new Map(table("| attribute | values |").map(([attribute, values]) => [attribute, values]));
 
   it("covers every attribute name of the metrics table", () => {
-    const named = new Set(table("| name | type | unit | attributes |").flatMap(([, , , attributes]) => attributeNames(attributes)));
+    const named = new Set(
+      table("| name | type | unit | attributes |").flatMap(([, , , attributes]) => attributeNames(attributes)),
+    );
     expect([...rows.keys()].sort()).toEqual([...named].sort());
   });
 
@@ -148,18 +170,23 @@ describe("the README's table of attribute values", () => {
     expect(words).toContain(OTHER_ACTIVITY);
     expect(words).toContain(DEPENDENCIES_ACTIVITY);
     expect(words).toContain(`${QUEUED_ACTIVITY} (<reason>)`);
-    const lumps = new Set([...Object.values(EXECUTE_LUMP), ...Object.values(TRANSFER_LUMP)].filter((lump) => lump !== undefined));
+    const lumps = new Set(
+      [...Object.values(EXECUTE_LUMP), ...Object.values(TRANSFER_LUMP)].filter((lump) => lump !== undefined),
+    );
     // After "lumps", without the parenthesised notes (which name outcomes, not activities).
     const named = quoted(cell.slice(cell.indexOf("lumps")).replace(/\([^)]*\)/g, ""));
     expect(named.sort()).toEqual([...lumps].sort());
     // The examples before "or your own names" are activities of src/model/activities.ts.
     const known = new Set<string>([...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES]);
-    for (const example of quoted(cell.slice(0, cell.indexOf("your own names")))) expect(known.has(example), example).toBe(true);
+    for (const example of quoted(cell.slice(0, cell.indexOf("your own names"))))
+      expect(known.has(example), example).toBe(true);
   });
 
   it("names every activity the recorder gives itself, whatever the user meters (failed, queued and missing included)", () => {
     const cell = rows.get("task.activity")!;
-    const standard = new Set<string>([...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES].filter((name) => name !== OTHER_ACTIVITY));
+    const standard = new Set<string>(
+      [...EXECUTE_ACTIVITIES, ...GATHER_ACTIVITIES].filter((name) => name !== OTHER_ACTIVITY),
+    );
     for (const name of new Set(SEED_ACTIVITIES.filter((name) => !standard.has(name)))) {
       expect(quoted(cell), `task.activity value ${name}`).toContain(name);
     }

@@ -51,7 +51,8 @@ function declaredOptions(): string[] {
   for (const property of options.getProperties()) {
     const type = checker.getNonNullableType(checker.getTypeOfSymbol(property));
     // Plain option objects (sampling) are listed by their fields; providers and functions as one row.
-    const isOptionObject = type.isClassOrInterface() && type.getCallSignatures().length === 0 && type.symbol.name.endsWith("Options");
+    const isOptionObject =
+      type.isClassOrInterface() && type.getCallSignatures().length === 0 && type.symbol.name.endsWith("Options");
     if (isOptionObject) for (const field of type.getProperties()) paths.push(`${property.name}.${field.name}`);
     else paths.push(property.name);
   }

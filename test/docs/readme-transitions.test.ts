@@ -23,9 +23,14 @@ describe("the README's transition tables", () => {
       const pairs = role === "worker" ? WORKER_TRANSITIONS : SCHEDULER_TRANSITIONS;
       let listed = 0;
       for (const line of section(role).split("\n").slice(2)) {
-        const [from, to] = line.split("|").slice(1, 3).map((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]));
+        const [from, to] = line
+          .split("|")
+          .slice(1, 3)
+          .map((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]));
         for (const target of to) {
-          expect(machine.table[machine.id(from[0]) * STATE_STRIDE + machine.id(target)], `${from[0]} → ${target}`).toBe(1);
+          expect(machine.table[machine.id(from[0]) * STATE_STRIDE + machine.id(target)], `${from[0]} → ${target}`).toBe(
+            1,
+          );
           listed++;
         }
       }

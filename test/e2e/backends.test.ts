@@ -11,7 +11,18 @@ import { afterAll, describe, expect, it } from "vitest";
 import { backendsEnv, ROOT, run } from "./helpers.js";
 
 const SCRIPT = path.join(ROOT, "collector/backends.sh");
-const PORTS = ["TJ_OTLP_GRPC_PORT", "TJ_OTLP_HTTP_PORT", "TJ_COLLECTOR_HEALTH_PORT", "TJ_PROM_EXPORTER_PORT", "TJ_COLLECTOR_METRICS_PORT", "TJ_JAEGER_OTLP_GRPC_PORT", "TJ_JAEGER_OTLP_HTTP_PORT", "TJ_JAEGER_QUERY_PORT", "TJ_JAEGER_QUERY_GRPC_PORT", "TJ_PROMETHEUS_PORT"];
+const PORTS = [
+  "TJ_OTLP_GRPC_PORT",
+  "TJ_OTLP_HTTP_PORT",
+  "TJ_COLLECTOR_HEALTH_PORT",
+  "TJ_PROM_EXPORTER_PORT",
+  "TJ_COLLECTOR_METRICS_PORT",
+  "TJ_JAEGER_OTLP_GRPC_PORT",
+  "TJ_JAEGER_OTLP_HTTP_PORT",
+  "TJ_JAEGER_QUERY_PORT",
+  "TJ_JAEGER_QUERY_GRPC_PORT",
+  "TJ_PROMETHEUS_PORT",
+];
 const tempDirs: string[] = [];
 
 afterAll(() => {
@@ -27,7 +38,8 @@ function tempDir(): string {
 /** The caller's environment without backends.sh settings: what a developer's shell has. */
 function plainEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith("TJ_") && !name.startsWith("TASKJOURNEY_")) env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith("TJ_") && !name.startsWith("TASKJOURNEY_")) env[name] = value;
   return { ...env, ...extra };
 }
 
@@ -57,7 +69,10 @@ describe("backends.sh: one set of backends per checkout", () => {
     expect(theirs.TASKJOURNEY_RUN_DIR).not.toBe(ours.TASKJOURNEY_RUN_DIR);
     expect(path.basename(theirs.TASKJOURNEY_RUN_DIR)).toMatch(/^other-checkout-[0-9a-f]{8}$/);
     const ourPorts = new Set(PORTS.map((name) => ours[name]));
-    expect(PORTS.filter((name) => ourPorts.has(theirs[name])), "ports of ours the other checkout would use").toEqual([]);
+    expect(
+      PORTS.filter((name) => ourPorts.has(theirs[name])),
+      "ports of ours the other checkout would use",
+    ).toEqual([]);
 
     const before = await backends(SCRIPT, ["status", "--json"], plainEnv(cache));
     expect(before.code, before.stderr).toBe(0);
@@ -71,10 +86,25 @@ describe("backends.sh: one set of backends per checkout", () => {
 
   it("the ports are the documented ones with TJ_PORT_OFFSET=0, and a TJ_*_PORT still wins", async () => {
     const other = otherCheckout();
-    const answer = await backends(other, ["env", "--json"], plainEnv({ TJ_PORT_OFFSET: "0", TJ_PROMETHEUS_PORT: "29999" }));
+    const answer = await backends(
+      other,
+      ["env", "--json"],
+      plainEnv({ TJ_PORT_OFFSET: "0", TJ_PROMETHEUS_PORT: "29999" }),
+    );
     expect(answer.code, answer.stderr).toBe(0);
     const env = JSON.parse(answer.stdout) as Record<string, string>;
-    expect(PORTS.map((name) => env[name])).toEqual(["14317", "14318", "13133", "18889", "18888", "24317", "24318", "26686", "26685", "29999"]);
+    expect(PORTS.map((name) => env[name])).toEqual([
+      "14317",
+      "14318",
+      "13133",
+      "18889",
+      "18888",
+      "24317",
+      "24318",
+      "26686",
+      "26685",
+      "29999",
+    ]);
     const bad = await backends(other, ["env"], plainEnv({ TJ_PORT_OFFSET: "ten" }));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("TJ_PORT_OFFSET");
@@ -85,7 +115,10 @@ describe("backends.sh: one set of backends per checkout", () => {
     // makes the install stop right after it got the lock.
     const cache = tempDir();
     const lock = path.join(cache, ".lock");
-    const holder = spawn("flock", [lock, "-c", "echo locked; sleep 2"], { cwd: cache, stdio: ["ignore", "pipe", "inherit"] });
+    const holder = spawn("flock", [lock, "-c", "echo locked; sleep 2"], {
+      cwd: cache,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       holder.stdout.once("data", () => resolve());
       holder.once("error", reject);
@@ -93,7 +126,11 @@ describe("backends.sh: one set of backends per checkout", () => {
     const result = await backends(SCRIPT, ["install"], plainEnv({ TASKJOURNEY_CACHE: cache, GO: "/bin/false" }));
     expect(result.code).not.toBe(0);
     const lines = result.stderr.split("\n");
-    expect(lines[0]).toContain(`[backends] waiting for another install of the shared binaries: ${lock} is held by pid ${holder.pid} (flock ${lock} -c echo locked; sleep 2, in ${fs.realpathSync(cache)})`);
-    expect(lines[1]).toMatch(new RegExp(`^\\[backends\\] got ${lock.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} after waiting \\d+\\.\\d s$`));
+    expect(lines[0]).toContain(
+      `[backends] waiting for another install of the shared binaries: ${lock} is held by pid ${holder.pid} (flock ${lock} -c echo locked; sleep 2, in ${fs.realpathSync(cache)})`,
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(`^\\[backends\\] got ${lock.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} after waiting \\d+\\.\\d s$`),
+    );
   });
 });

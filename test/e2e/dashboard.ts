@@ -63,11 +63,14 @@ export function defaultValues(dashboard: Dashboard, overrides: Record<string, st
 
 /** `text` with `$name` and `${name}` (and `${name:format}`) replaced from `values`; throws on an unknown one. */
 export function substitute(text: string, values: Record<string, string>): string {
-  return text.replace(/\$\{(\w+)(?::\w+)?\}|\$(\w+)/g, (whole, braced: string | undefined, plain: string | undefined) => {
-    const name = braced ?? plain!;
-    if (!(name in values)) throw new Error(`unknown variable ${whole} in ${text}`);
-    return values[name];
-  });
+  return text.replace(
+    /\$\{(\w+)(?::\w+)?\}|\$(\w+)/g,
+    (whole, braced: string | undefined, plain: string | undefined) => {
+      const name = braced ?? plain!;
+      if (!(name in values)) throw new Error(`unknown variable ${whole} in ${text}`);
+      return values[name];
+    },
+  );
 }
 
 /**

@@ -66,7 +66,9 @@ export default function setup(project: TestProject): () => void {
     stopBackends();
     throw error;
   }
-  process.stderr.write(`[e2e] backends installed in ${((installed - started) / 1000).toFixed(1)} s, started in ${((Date.now() - installed) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `[e2e] backends installed in ${((installed - started) / 1000).toFixed(1)} s, started in ${((Date.now() - installed) / 1000).toFixed(1)} s\n`,
+  );
   return () => {
     stopBackends();
     process.removeListener("exit", stopBackends);

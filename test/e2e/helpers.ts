@@ -8,7 +8,8 @@ export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The running backends' addresses (collector/backends.sh env --json), from the global setup. */
 export function backendsEnv(): Record<string, string> {
   const env = inject("backends");
-  if (env === undefined) throw new Error("the e2e global setup did not provide the backends (vitest.config.ts: globalSetup)");
+  if (env === undefined)
+    throw new Error("the e2e global setup did not provide the backends (vitest.config.ts: globalSetup)");
   return env;
 }
 
@@ -17,7 +18,10 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** GET (or POST a form) with a timeout; throws on a non-2xx answer, with the body. */
-export async function http(url: string, init: { form?: Record<string, string>; timeoutMs?: number } = {}): Promise<{ status: number; text: string }> {
+export async function http(
+  url: string,
+  init: { form?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ status: number; text: string }> {
   const response = await fetch(url, {
     method: init.form === undefined ? "GET" : "POST",
     body: init.form === undefined ? undefined : new URLSearchParams(init.form),
@@ -36,7 +40,12 @@ export async function getJson<T>(url: string): Promise<T> {
  * Calls `probe` until it returns something other than undefined, every `intervalMs`, for at
  * most `timeoutMs`; then fails with `what` and the last error or result seen.
  */
-export async function pollUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 500): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  intervalMs = 500,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -48,7 +57,9 @@ export async function pollUntil<T>(what: string, probe: () => Promise<T | undefi
       last = error;
     }
     if (Date.now() >= deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${last instanceof Error ? last.message : String(last)}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}: ${last instanceof Error ? last.message : String(last)}`,
+      );
     }
     await sleep(intervalMs);
   }
@@ -63,9 +74,14 @@ export interface PromSample {
 /** An instant PromQL query; throws on a Prometheus error. */
 export async function promQuery(prometheusUrl: string, query: string): Promise<PromSample[]> {
   const { text } = await http(`${prometheusUrl}/api/v1/query`, { form: { query } });
-  const body = JSON.parse(text) as { status: string; error?: string; data: { resultType: string; result: PromSample[] } };
+  const body = JSON.parse(text) as {
+    status: string;
+    error?: string;
+    data: { resultType: string; result: PromSample[] };
+  };
   if (body.status !== "success") throw new Error(`PromQL error for ${query}: ${body.error}`);
-  if (body.data.resultType !== "vector") throw new Error(`expected a vector from ${query}, got ${body.data.resultType}`);
+  if (body.data.resultType !== "vector")
+    throw new Error(`expected a vector from ${query}, got ${body.data.resultType}`);
   return body.data.result;
 }
 
@@ -79,7 +95,14 @@ export function run(
     execFile(
       command,
       args,
-      { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, timeout: options.timeoutMs, killSignal: "SIGKILL", maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+      {
+        cwd: options.cwd ?? ROOT,
+        env: options.env ?? process.env,
+        timeout: options.timeoutMs,
+        killSignal: "SIGKILL",
+        maxBuffer: 64 * 1024 * 1024,
+        encoding: "utf8",
+      },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
         resolve({

@@ -23,7 +23,9 @@ function add(into: Record<string, number>, key: string, seconds: number): void {
 
 /** Sums the breakdowns of every task span of `file` (OTLP JSON lines), optionally of one service. */
 export function traceTotals(file: string, serviceName?: string): TraceTotals {
-  const spans = decodeOtlpJson(fs.readFileSync(file, "utf8"), file).filter((span) => serviceName === undefined || span.resource["service.name"] === serviceName);
+  const spans = decodeOtlpJson(fs.readFileSync(file, "utf8"), file).filter(
+    (span) => serviceName === undefined || span.resource["service.name"] === serviceName,
+  );
   const index = new SpanIndex(spans);
   const totals: TraceTotals = { journeys: {}, stateSeconds: {}, workerWait: {} };
   for (const task of index.tasks) {
@@ -37,7 +39,8 @@ export function traceTotals(file: string, serviceName?: string): TraceTotals {
       // task.wait.time counts the apportioned waiting of compute journeys (the waiting node's
       // children); the scheduler's waiting is left out, as the dashboard's wait breakdown does.
       if (role === "worker" && visit.name === "waiting") {
-        for (const activity of visit.children) add(totals.workerWait, `${breakdown.prefix} ${activity.name}`, activity.seconds);
+        for (const activity of visit.children)
+          add(totals.workerWait, `${breakdown.prefix} ${activity.name}`, activity.seconds);
       }
     }
   }

@@ -56,8 +56,10 @@ interface JaegerAnswer<T> {
 }
 
 const tag = (span: JaegerSpan, key: string): unknown => span.tags.find((t) => t.key === key)?.value;
-const processTag = (trace: JaegerTrace, span: JaegerSpan, key: string): unknown => trace.processes[span.processID]?.tags.find((t) => t.key === key)?.value;
-const parentOf = (span: JaegerSpan): string | undefined => span.references.find((r) => r.refType === "CHILD_OF" && r.traceID === span.traceID)?.spanID;
+const processTag = (trace: JaegerTrace, span: JaegerSpan, key: string): unknown =>
+  trace.processes[span.processID]?.tags.find((t) => t.key === key)?.value;
+const parentOf = (span: JaegerSpan): string | undefined =>
+  span.references.find((r) => r.refType === "CHILD_OF" && r.traceID === span.traceID)?.spanID;
 const childrenOf = (trace: JaegerTrace, span: JaegerSpan): JaegerSpan[] =>
   trace.spans.filter((s) => parentOf(s) === span.spanID).sort((a, b) => a.startTime - b.startTime);
 
@@ -134,11 +136,32 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       tempDirs.push(outDir);
       const result = await run(
         process.execPath,
-        ["--import", "tsx", "examples/cluster/main.ts", "--workload", "reduction", "--size", String(size), "--trace-ratio", "1", ...STALLS, "--quiet", "--json", "--out", outDir],
+        [
+          "--import",
+          "tsx",
+          "examples/cluster/main.ts",
+          "--workload",
+          "reduction",
+          "--size",
+          String(size),
+          "--trace-ratio",
+          "1",
+          ...STALLS,
+          "--quiet",
+          "--json",
+          "--out",
+          outDir,
+        ],
         { env: clusterEnv(env.OTEL_EXPORTER_OTLP_ENDPOINT), timeoutMs: 150_000 },
       );
       expect(result.code, `cluster example failed (signal ${result.signal}):\n${result.stderr.slice(-3000)}`).toBe(0);
-      const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as { tasks: number; wallSeconds: number; destination: string; result: unknown; report: ClusterTotals };
+      const summary = JSON.parse(result.stdout.trim().split("\n").at(-1)!) as {
+        tasks: number;
+        wallSeconds: number;
+        destination: string;
+        result: unknown;
+        report: ClusterTotals;
+      };
       expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`);
       expect(summary.destination).toContain(`${env.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/metrics`);
       expect(typeof summary.result).toBe("number");
@@ -150,22 +173,32 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       twice = await pollUntil(
         "a counter of the run with two samples in Prometheus",
         async () => {
-          const rows = await promQuery(env.PROMETHEUS_URL, `count_over_time(task_state_time_seconds_total{service_name="${SERVICE}"}[15m]) >= 2`);
+          const rows = await promQuery(
+            env.PROMETHEUS_URL,
+            `count_over_time(task_state_time_seconds_total{service_name="${SERVICE}"}[15m]) >= 2`,
+          );
           return rows.length > 0 ? true : undefined;
         },
         20_000,
       ).catch(() => false);
-      process.stderr.write(`[e2e] cluster run: ${summary.tasks} tasks, ${summary.wallSeconds.toFixed(1)} s; counters with two samples: ${twice ? "yes" : "no"}\n`);
+      process.stderr.write(
+        `[e2e] cluster run: ${summary.tasks} tasks, ${summary.wallSeconds.toFixed(1)} s; counters with two samples: ${twice ? "yes" : "no"}\n`,
+      );
       if (twice) break;
     }
     const runResult = needWorkload();
     expect(runResult.tasks).toBeGreaterThan(1000);
-    expect(twice, `no counter got two samples (rate() needs them) in a ${runResult.wallSeconds.toFixed(1)} s run of ${runResult.size} tasks`).toBe(true);
+    expect(
+      twice,
+      `no counter got two samples (rate() needs them) in a ${runResult.wallSeconds.toFixed(1)} s run of ${runResult.size} tasks`,
+    ).toBe(true);
 
     // The collector took every span and point (nothing refused), beyond what it had before.
     const after = await pollUntil("the collector's own counters", async () => {
       const text = (await http(env.TJ_COLLECTOR_METRICS_URL)).text;
-      return sumOf(text, "otelcol_receiver_accepted_spans") > sumOf(before, "otelcol_receiver_accepted_spans") ? text : undefined;
+      return sumOf(text, "otelcol_receiver_accepted_spans") > sumOf(before, "otelcol_receiver_accepted_spans")
+        ? text
+        : undefined;
     });
     expect(sumOf(after, "otelcol_receiver_accepted_spans")).toBeGreaterThan(runResult.tasks);
     expect(sumOf(after, "otelcol_receiver_accepted_metric_points")).toBeGreaterThan(0);
@@ -183,7 +216,12 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       instance: "e2e-bad-input",
       serviceName: SERVICE,
       registerGlobal: false,
-      exporters: { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, traces: "none", metrics: "otlp", metricExportIntervalMillis: 500 },
+      exporters: {
+        endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+        traces: "none",
+        metrics: "otlp",
+        metricExportIntervalMillis: 500,
+      },
     });
     try {
       const journeys = telemetry.journeys;
@@ -194,14 +232,20 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       const rows = await pollUntil(
         "taskjourney_dropped_total with two samples",
         async () => {
-          const found = await promQuery(env.PROMETHEUS_URL, `count_over_time(taskjourney_dropped_total{service_name="${SERVICE}", reason="unknown-state"}[15m]) >= 2`);
+          const found = await promQuery(
+            env.PROMETHEUS_URL,
+            `count_over_time(taskjourney_dropped_total{service_name="${SERVICE}", reason="unknown-state"}[15m]) >= 2`,
+          );
           return found.length > 0 ? found : undefined;
         },
         30_000,
       );
       expect(rows[0].metric.taskjourney_role).toBe("worker");
       expect(rows[0].metric.service_instance_id).toBe("e2e-bad-input");
-      const latest = await promQuery(env.PROMETHEUS_URL, `sum by (reason) (taskjourney_dropped_total{service_name="${SERVICE}"})`);
+      const latest = await promQuery(
+        env.PROMETHEUS_URL,
+        `sum by (reason) (taskjourney_dropped_total{service_name="${SERVICE}"})`,
+      );
       const byReason = Object.fromEntries(latest.map((row) => [row.metric.reason, Number(row.value![1])]));
       expect(byReason["unknown-state"]).toBeGreaterThanOrEqual(1);
       expect(byReason["unknown-key"]).toBeGreaterThanOrEqual(1);
@@ -219,7 +263,17 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     });
     expect(services).toContain(SERVICE);
     const operations = (await getJson<JaegerAnswer<string[]>>(`${jaeger}/api/services/${SERVICE}/operations`)).data;
-    for (const name of ["task arange", "task square", "task sum", "waiting", "ready", "executing", "processing", "gather_dep", "network"]) {
+    for (const name of [
+      "task arange",
+      "task square",
+      "task sum",
+      "waiting",
+      "ready",
+      "executing",
+      "processing",
+      "gather_dep",
+      "network",
+    ]) {
       expect(operations, `operation "${name}"`).toContain(name);
     }
 
@@ -227,28 +281,36 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     // operation returns whole traces, so pick one whose worker task span has
     // waiting → gather_dep (and executing → run).
     const search = `${jaeger}/api/traces?${new URLSearchParams({ service: SERVICE, operation: "gather_dep", limit: "50", lookback: "1h" })}`;
-    const found = await pollUntil("a trace with a gather_dep span in Jaeger", async () => {
-      const traces = (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? [];
-      for (const candidate of traces) {
-        const task = candidate.spans.find(
-          (s) => s.operationName === "task sum" && processTag(candidate, s, "taskjourney.role") === "worker" && parentOf(s) !== undefined,
-        );
-        if (task === undefined) continue;
-        const states = childrenOf(candidate, task);
-        const waiting = states.find((s) => s.operationName === "waiting");
-        const executing = states.find((s) => s.operationName === "executing");
-        if (
-          waiting !== undefined &&
-          childrenOf(candidate, waiting).some((s) => s.operationName === "gather_dep") &&
-          // A few executions digest no thread time (no `run` span): take one that does.
-          executing !== undefined &&
-          childrenOf(candidate, executing).some((s) => s.operationName === "run")
-        ) {
-          return candidate.traceID;
+    const found = await pollUntil(
+      "a trace with a gather_dep span in Jaeger",
+      async () => {
+        const traces = (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? [];
+        for (const candidate of traces) {
+          const task = candidate.spans.find(
+            (s) =>
+              s.operationName === "task sum" &&
+              processTag(candidate, s, "taskjourney.role") === "worker" &&
+              parentOf(s) !== undefined,
+          );
+          if (task === undefined) continue;
+          const states = childrenOf(candidate, task);
+          const waiting = states.find((s) => s.operationName === "waiting");
+          const executing = states.find((s) => s.operationName === "executing");
+          if (
+            waiting !== undefined &&
+            childrenOf(candidate, waiting).some((s) => s.operationName === "gather_dep") &&
+            // A few executions digest no thread time (no `run` span): take one that does.
+            executing !== undefined &&
+            childrenOf(candidate, executing).some((s) => s.operationName === "run")
+          ) {
+            return candidate.traceID;
+          }
         }
-      }
-      return undefined;
-    }, 60_000, 1000);
+        return undefined;
+      },
+      60_000,
+      1000,
+    );
 
     // The whole trace, by ID.
     const trace = (await getJson<JaegerAnswer<JaegerTrace[]>>(`${jaeger}/api/traces/${found}`)).data[0];
@@ -256,7 +318,9 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
 
     // One trace across processes: the scheduler's journey and the worker's, on two instances.
-    const roles = new Set(Object.values(trace.processes).map((p) => p.tags.find((t) => t.key === "taskjourney.role")?.value));
+    const roles = new Set(
+      Object.values(trace.processes).map((p) => p.tags.find((t) => t.key === "taskjourney.role")?.value),
+    );
     expect(roles).toEqual(new Set(["scheduler", "worker"]));
     expect(new Set(Object.values(trace.processes).map((p) => p.serviceName))).toEqual(new Set([SERVICE]));
 
@@ -324,7 +388,10 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     // One gather_dep fetches what the worker lacks from that peer, for any of its waiting tasks
     // (as Dask bundles them): this task's dependency among them, others' too when they queued up
     // together (a blocked event loop of the run's --block-every makes that common).
-    expect(transferred.some((fetched) => dependencyKey.test(fetched)), `${transferred.join(", ")} holds a ${dependencyKey}`).toBe(true);
+    expect(
+      transferred.some((fetched) => dependencyKey.test(fetched)),
+      `${transferred.join(", ")} holds a ${dependencyKey}`,
+    ).toBe(true);
     for (const fetched of transferred) expect(fetched).toMatch(/^(square-\d+|sum-\d+-\d+)$/);
     expect(childrenOf(trace, gather).map((s) => s.operationName)).toContain("network");
     // The waiting span carries its apportioned breakdown.
@@ -340,7 +407,8 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const producerLinks = task.references.filter((r) => r.refType === "FOLLOWS_FROM" && r.traceID !== trace.traceID);
     expect(producerLinks.length).toBeGreaterThan(0);
     for (const link of producerLinks.slice(0, 3)) {
-      const producerTrace = (await getJson<JaegerAnswer<JaegerTrace[]>>(`${jaeger}/api/traces/${link.traceID}`)).data[0];
+      const producerTrace = (await getJson<JaegerAnswer<JaegerTrace[]>>(`${jaeger}/api/traces/${link.traceID}`))
+        .data[0];
       const producer = producerTrace.spans.find((s) => s.spanID === link.spanID);
       expect(producer, `linked span ${link.spanID} in trace ${link.traceID}`).toBeDefined();
       expect(producer!.operationName).toBe(level === 1 ? "task square" : "task sum");
@@ -364,8 +432,14 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const executingOf = async (key: string): Promise<JaegerSpan | undefined> => {
       const search = `${jaeger}/api/traces?${new URLSearchParams({ service: SERVICE, tags: JSON.stringify({ "task.key": key }), limit: "5", lookback: "1h" })}`;
       for (const trace of (await getJson<JaegerAnswer<JaegerTrace[]>>(search)).data ?? []) {
-        const task = trace.spans.find((s) => s.operationName.startsWith("task ") && tag(s, "task.key") === key && processTag(trace, s, "taskjourney.role") === "worker");
-        const executing = task === undefined ? undefined : childrenOf(trace, task).find((s) => s.operationName === "executing");
+        const task = trace.spans.find(
+          (s) =>
+            s.operationName.startsWith("task ") &&
+            tag(s, "task.key") === key &&
+            processTag(trace, s, "taskjourney.role") === "worker",
+        );
+        const executing =
+          task === undefined ? undefined : childrenOf(trace, task).find((s) => s.operationName === "executing");
         if (executing !== undefined) return executing;
       }
       return undefined;
@@ -373,11 +447,23 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     // The state span carries the overlap (task.stall.*), from which `taskjourney explain` and the
     // report place it under executing's other.
     const majors: number[] = [];
-    for (const key of gc.slice(0, 10)) majors.push(Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.gc.major") ?? 0));
-    expect(Math.max(...majors), `task.stall.gc.major on the executing spans of ${gc.slice(0, 10).join(", ")}`).toBeGreaterThan(0);
+    for (const key of gc.slice(0, 10))
+      majors.push(
+        Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.gc.major") ?? 0),
+      );
+    expect(
+      Math.max(...majors),
+      `task.stall.gc.major on the executing spans of ${gc.slice(0, 10).join(", ")}`,
+    ).toBeGreaterThan(0);
     const loops: number[] = [];
-    for (const key of blocked.slice(0, 10)) loops.push(Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.event-loop") ?? 0));
-    expect(Math.max(...loops), `task.stall.event-loop on the executing spans of ${blocked.slice(0, 10).join(", ")}`).toBeGreaterThanOrEqual(0.03);
+    for (const key of blocked.slice(0, 10))
+      loops.push(
+        Number(tag((await executingOf(key)) ?? ({ tags: [] } as unknown as JaegerSpan), "task.stall.event-loop") ?? 0),
+      );
+    expect(
+      Math.max(...loops),
+      `task.stall.event-loop on the executing spans of ${blocked.slice(0, 10).join(", ")}`,
+    ).toBeGreaterThanOrEqual(0.03);
 
     // A get_data whose sender read the value back from disk: a child of the gather_dep that asked,
     // in the same trace (every get_data is: none stands as a root), with its disk-read; the
@@ -405,31 +491,53 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
 
     const byPrefix = await promQuery(prometheus, `sum by (task_prefix) (task_state_time_seconds_total{${sel}})`);
     const seconds = Object.fromEntries(byPrefix.map((row) => [row.metric.task_prefix, Number(row.value![1])]));
-    for (const prefix of ["arange", "square", "sum", "final-sum"]) expect(seconds[prefix], `task_state_time_seconds_total{task_prefix="${prefix}"}`).toBeGreaterThan(0);
+    for (const prefix of ["arange", "square", "sum", "final-sum"])
+      expect(seconds[prefix], `task_state_time_seconds_total{task_prefix="${prefix}"}`).toBeGreaterThan(0);
 
-    const byState = await promQuery(prometheus, `sum by (task_state) (task_state_time_seconds_total{${sel}, taskjourney_role="worker"})`);
-    expect(byState.map((row) => row.metric.task_state)).toEqual(expect.arrayContaining(["waiting", "ready", "executing", "fetch", "flight"]));
+    const byState = await promQuery(
+      prometheus,
+      `sum by (task_state) (task_state_time_seconds_total{${sel}, taskjourney_role="worker"})`,
+    );
+    expect(byState.map((row) => row.metric.task_state)).toEqual(
+      expect.arrayContaining(["waiting", "ready", "executing", "fetch", "flight"]),
+    );
 
     // task.state.duration is a native histogram (no _bucket series): quantiles straight from it,
     // and from its rate as the dashboard does.
     expect(await promQuery(prometheus, `task_state_duration_seconds_bucket{${sel}}`)).toEqual([]);
     for (const expr of [
-      (q: number) => `histogram_quantile(${q}, sum by (task_prefix) (task_state_duration_seconds{${sel}, task_state="executing"}))`,
-      (q: number) => `histogram_quantile(${q}, sum by (task_prefix) (rate(task_state_duration_seconds{${sel}, task_state="executing"}[1m])))`,
+      (q: number) =>
+        `histogram_quantile(${q}, sum by (task_prefix) (task_state_duration_seconds{${sel}, task_state="executing"}))`,
+      (q: number) =>
+        `histogram_quantile(${q}, sum by (task_prefix) (rate(task_state_duration_seconds{${sel}, task_state="executing"}[1m])))`,
     ]) {
-      const p50 = Object.fromEntries((await promQuery(prometheus, expr(0.5))).map((row) => [row.metric.task_prefix, Number(row.value![1])]));
-      const p99 = Object.fromEntries((await promQuery(prometheus, expr(0.99))).map((row) => [row.metric.task_prefix, Number(row.value![1])]));
+      const p50 = Object.fromEntries(
+        (await promQuery(prometheus, expr(0.5))).map((row) => [row.metric.task_prefix, Number(row.value![1])]),
+      );
+      const p99 = Object.fromEntries(
+        (await promQuery(prometheus, expr(0.99))).map((row) => [row.metric.task_prefix, Number(row.value![1])]),
+      );
       expect(Object.keys(p50), expr(0.5)).toEqual(expect.arrayContaining(["arange", "square", "sum"]));
       for (const prefix of ["arange", "square", "sum"]) {
         expect(Number.isFinite(p50[prefix]) && p50[prefix] > 0, `p50 of ${prefix}: ${p50[prefix]}`).toBe(true);
-        expect(Number.isFinite(p99[prefix]) && p99[prefix] >= p50[prefix], `p99 of ${prefix}: ${p99[prefix]}`).toBe(true);
+        expect(Number.isFinite(p99[prefix]) && p99[prefix] >= p50[prefix], `p99 of ${prefix}: ${p99[prefix]}`).toBe(
+          true,
+        );
       }
     }
-    const count = await promQuery(prometheus, `sum(histogram_count(task_state_duration_seconds{${sel}, task_state="executing", taskjourney_role="worker"}))`);
+    const count = await promQuery(
+      prometheus,
+      `sum(histogram_count(task_state_duration_seconds{${sel}, task_state="executing", taskjourney_role="worker"}))`,
+    );
     expect(Number(count[0].value![1])).toBeGreaterThanOrEqual(needWorkload().tasks);
 
     // Once each: by remote write only, never a second copy of a series through a scrape.
-    expect(await promQuery(prometheus, `count by (service_instance_id, task_prefix, task_state) (task_state_time_seconds_total{${sel}}) > 1`)).toEqual([]);
+    expect(
+      await promQuery(
+        prometheus,
+        `count by (service_instance_id, task_prefix, task_state) (task_state_time_seconds_total{${sel}}) > 1`,
+      ),
+    ).toEqual([]);
     const scrapedJobs = await promQuery(prometheus, `count by (job) (up)`);
     expect(scrapedJobs.map((row) => row.metric.job)).toEqual(["otelcol-self"]);
   });
@@ -437,7 +545,15 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
   it("the Collector's prometheus exporter answers over HTTP with our metric names", async () => {
     needWorkload();
     const { text } = await http(backendsEnv().TJ_COLLECTOR_PROMETHEUS_URL);
-    for (const name of ["task_state_time_seconds_total", "task_transitions_total", "task_execute_time_seconds_total", "task_execute_size_bytes_total", "task_gather_size_bytes_total", "task_wait_time_seconds_total", "task_active"]) {
+    for (const name of [
+      "task_state_time_seconds_total",
+      "task_transitions_total",
+      "task_execute_time_seconds_total",
+      "task_execute_size_bytes_total",
+      "task_gather_size_bytes_total",
+      "task_wait_time_seconds_total",
+      "task_active",
+    ]) {
       expect(text, name).toMatch(new RegExp(`^${name}\\{[^}]*service_name="${SERVICE}"`, "m"));
     }
   });
@@ -459,7 +575,9 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       const query = substitute(typeof variable.query === "string" ? variable.query : variable.query.query, values);
       const match = /^label_values\((.*),\s*(\w+)\)$/.exec(query);
       expect(match, `variable ${variable.name}: ${query}`).not.toBeNull();
-      const answer = await getJson<{ data: string[] }>(`${prometheus}/api/v1/label/${match![2]}/values?${new URLSearchParams({ "match[]": match![1] })}`);
+      const answer = await getJson<{ data: string[] }>(
+        `${prometheus}/api/v1/label/${match![2]}/values?${new URLSearchParams({ "match[]": match![1] })}`,
+      );
       expect(answer.data.length, `values of $${variable.name} (${query})`).toBeGreaterThan(0);
       if (variable.name === "role") expect(answer.data.sort()).toEqual(["scheduler", "worker"]);
     }
@@ -469,7 +587,8 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const panels = queryPanels(dashboard);
     expect(panels.length).toBeGreaterThanOrEqual(9);
     const problems: string[] = [];
-    const rolesOf = (rows: PromSample[]) => [...new Set(rows.map((row) => row.metric.taskjourney_role ?? "(none)"))].sort();
+    const rolesOf = (rows: PromSample[]) =>
+      [...new Set(rows.map((row) => row.metric.taskjourney_role ?? "(none)"))].sort();
     for (const panel of panels) {
       expect(panel.datasource?.uid, `${panel.title}: data source by variable`).toBe("${datasource}");
       expect(panel.targets?.length, `${panel.title}: targets`).toBeGreaterThan(0);
@@ -477,7 +596,8 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
         const query = substitute(target.expr, values);
         const rows = await promQuery(prometheus, query);
         if (rows.length === 0) problems.push(`${panel.title} [${target.refId}]: no series from ${query}`);
-        else if (rolesOf(rows).join() !== "worker") problems.push(`${panel.title} [${target.refId}]: roles ${rolesOf(rows).join(", ")} from ${query}`);
+        else if (rolesOf(rows).join() !== "worker")
+          problems.push(`${panel.title} [${target.refId}]: roles ${rolesOf(rows).join(", ")} from ${query}`);
       }
     }
     expect(problems, "panel queries without one role's data").toEqual([]);
@@ -489,8 +609,10 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       for (const target of panel.targets!) {
         const rows = await promQuery(prometheus, substitute(target.expr, scheduler));
         const expected = target.expr.includes('taskjourney_role="$role"') ? "scheduler" : "worker";
-        if (rows.length > 0 && rolesOf(rows).join() !== expected) problems.push(`${panel.title} [${target.refId}] with role=scheduler: roles ${rolesOf(rows).join(", ")}`);
-        if (target.expr.includes("task_state_time_seconds_total") && rows.length === 0) problems.push(`${panel.title}: no scheduler series`);
+        if (rows.length > 0 && rolesOf(rows).join() !== expected)
+          problems.push(`${panel.title} [${target.refId}] with role=scheduler: roles ${rolesOf(rows).join(", ")}`);
+        if (target.expr.includes("task_state_time_seconds_total") && rows.length === 0)
+          problems.push(`${panel.title}: no scheduler series`);
       }
     }
     expect(problems, "panels with role=scheduler").toEqual([]);
@@ -502,43 +624,75 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const dashboard = loadDashboard();
     const panels = queryPanels(dashboard);
     const panelOf = (metric: string): Panel => {
-      const found = panels.filter((panel) => panel.targets?.some((target) => target.expr.includes(metric)) && panel.type !== "stat");
-      expect(found.map((panel) => panel.title), metric).toHaveLength(1);
+      const found = panels.filter(
+        (panel) => panel.targets?.some((target) => target.expr.includes(metric)) && panel.type !== "stat",
+      );
+      expect(
+        found.map((panel) => panel.title),
+        metric,
+      ).toHaveLength(1);
       return found[0];
     };
     /** A panel's totals (its rates integrated: the counters' last values, grouped as the panel groups), keyed by its legend labels. */
-    const totalsOf = async (metric: string, labels: string[], values = defaultValues(dashboard, { service: SERVICE })): Promise<Record<string, number>> => {
+    const totalsOf = async (
+      metric: string,
+      labels: string[],
+      values = defaultValues(dashboard, { service: SERVICE }),
+    ): Promise<Record<string, number>> => {
       const expr = totalsQuery(panelOf(metric).targets![0].expr);
       expect(expr, `${metric}: a rate panel`).toBeDefined();
       const rows = await promQuery(env.PROMETHEUS_URL, substitute(expr!, values));
-      return Object.fromEntries(rows.map((row) => [labels.map((label) => row.metric[label]).join(" "), Number(row.value![1])]));
+      return Object.fromEntries(
+        rows.map((row) => [labels.map((label) => row.metric[label]).join(" "), Number(row.value![1])]),
+      );
     };
 
     // What the workload recorded: summary.json of each run, read back from each process's
     // metric producer at the end of the run (workers' totals apart from the scheduler's).
-    const recorded = { worker: {} as Record<string, number>, scheduler: {} as Record<string, number>, wait: {} as Record<string, number>, execute: {} as Record<string, number>, gather: {} as Record<string, number>, bytes: {} as Record<string, number> };
+    const recorded = {
+      worker: {} as Record<string, number>,
+      scheduler: {} as Record<string, number>,
+      wait: {} as Record<string, number>,
+      execute: {} as Record<string, number>,
+      gather: {} as Record<string, number>,
+      bytes: {} as Record<string, number>,
+    };
     const add = (into: Record<string, number>, key: string, value: number) => (into[key] = (into[key] ?? 0) + value);
     for (const report of reports) {
-      for (const row of report.rows) for (const [state, seconds] of Object.entries(row.stateSeconds)) add(recorded.worker, `${row.prefix} ${state}`, seconds);
-      for (const row of report.schedulerRows) for (const [state, seconds] of Object.entries(row.stateSeconds)) add(recorded.scheduler, `${row.prefix} ${state}`, seconds);
-      for (const [prefix, activities] of Object.entries(report.waitByPrefix)) for (const [activity, seconds] of Object.entries(activities)) add(recorded.wait, `${prefix} ${activity}`, seconds);
+      for (const row of report.rows)
+        for (const [state, seconds] of Object.entries(row.stateSeconds))
+          add(recorded.worker, `${row.prefix} ${state}`, seconds);
+      for (const row of report.schedulerRows)
+        for (const [state, seconds] of Object.entries(row.stateSeconds))
+          add(recorded.scheduler, `${row.prefix} ${state}`, seconds);
+      for (const [prefix, activities] of Object.entries(report.waitByPrefix))
+        for (const [activity, seconds] of Object.entries(activities))
+          add(recorded.wait, `${prefix} ${activity}`, seconds);
       for (const [activity, seconds] of Object.entries(report.execute)) add(recorded.execute, activity, seconds);
       for (const [activity, seconds] of Object.entries(report.gather)) add(recorded.gather, activity, seconds);
       for (const [outcome, bytes] of Object.entries(report.gatherBytes)) add(recorded.bytes, outcome, bytes);
     }
     // `memory` visits of keys still held when the run was summed end later (at release or
     // shutdown), after the summary: their time is not comparable, and is left out.
-    const comparable = (totals: Record<string, number>) => Object.fromEntries(Object.entries(totals).filter(([key]) => !key.endsWith(" memory")));
+    const comparable = (totals: Record<string, number>) =>
+      Object.fromEntries(Object.entries(totals).filter(([key]) => !key.endsWith(" memory")));
     /**
      * `actual` equals `expected` key for key, within `tolerance` seconds (or bytes) per unit of
      * `expected` plus `absolute`; lists every difference.
      */
-    const expectTotals = (what: string, actual: Record<string, number>, expected: Record<string, number>, tolerance: number, absolute = 0) => {
+    const expectTotals = (
+      what: string,
+      actual: Record<string, number>,
+      expected: Record<string, number>,
+      tolerance: number,
+      absolute = 0,
+    ) => {
       const differences: string[] = [];
       for (const key of new Set([...Object.keys(actual), ...Object.keys(expected)])) {
         const a = actual[key] ?? 0;
         const e = expected[key] ?? 0;
-        if (!(Math.abs(a - e) <= tolerance * Math.abs(e) + absolute)) differences.push(`${key}: dashboard ${a}, expected ${e}`);
+        if (!(Math.abs(a - e) <= tolerance * Math.abs(e) + absolute))
+          differences.push(`${key}: dashboard ${a}, expected ${e}`);
       }
       expect(differences, what).toEqual([]);
       expect(Object.keys(actual).length, `${what}: series`).toBeGreaterThan(0);
@@ -551,20 +705,51 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const exact = 1e-9;
     const stateTime = "task_state_time_seconds_total";
     const workerStates = comparable(await totalsOf(stateTime, ["task_prefix", "task_state"]));
-    expectTotals("time by state (workers, the default) = the workers' task.state.time", workerStates, comparable(recorded.worker), exact);
+    expectTotals(
+      "time by state (workers, the default) = the workers' task.state.time",
+      workerStates,
+      comparable(recorded.worker),
+      exact,
+    );
     const schedulerValues = defaultValues(dashboard, { service: SERVICE, role: "scheduler" });
     const schedulerStates = comparable(await totalsOf(stateTime, ["task_prefix", "task_state"], schedulerValues));
-    expectTotals("time by state (role = scheduler) = the scheduler's task.state.time", schedulerStates, comparable(recorded.scheduler), exact);
+    expectTotals(
+      "time by state (role = scheduler) = the scheduler's task.state.time",
+      schedulerStates,
+      comparable(recorded.scheduler),
+      exact,
+    );
     const workerWait = await totalsOf("task_wait_time_seconds_total", ["task_prefix", "task_activity"]);
     expectTotals("wait breakdown = the workers' task.wait.time", workerWait, recorded.wait, exact);
     // The wait breakdown stays the workers' when the role variable says scheduler.
-    expect(await totalsOf("task_wait_time_seconds_total", ["task_prefix", "task_activity"], schedulerValues)).toEqual(workerWait);
-    expectTotals("execute breakdown", await totalsOf("task_execute_time_seconds_total", ["task_activity"]), recorded.execute, exact);
-    expectTotals("gather breakdown", await totalsOf("task_gather_time_seconds_total", ["task_activity"]), recorded.gather, exact);
-    expectTotals("gather bytes", await totalsOf("task_gather_size_bytes_total", ["transfer_outcome"]), recorded.bytes, exact);
+    expect(await totalsOf("task_wait_time_seconds_total", ["task_prefix", "task_activity"], schedulerValues)).toEqual(
+      workerWait,
+    );
+    expectTotals(
+      "execute breakdown",
+      await totalsOf("task_execute_time_seconds_total", ["task_activity"]),
+      recorded.execute,
+      exact,
+    );
+    expectTotals(
+      "gather breakdown",
+      await totalsOf("task_gather_time_seconds_total", ["task_activity"]),
+      recorded.gather,
+      exact,
+    );
+    expectTotals(
+      "gather bytes",
+      await totalsOf("task_gather_size_bytes_total", ["transfer_outcome"]),
+      recorded.bytes,
+      exact,
+    );
     // The workers' wait breakdown sums to their waiting time, prefix by prefix.
     const waitingOf = (totals: Record<string, number>) =>
-      Object.fromEntries(Object.entries(totals).filter(([key]) => key.endsWith(" waiting")).map(([key, seconds]) => [key.slice(0, -" waiting".length), seconds]));
+      Object.fromEntries(
+        Object.entries(totals)
+          .filter(([key]) => key.endsWith(" waiting"))
+          .map(([key, seconds]) => [key.slice(0, -" waiting".length), seconds]),
+      );
     const waitByPrefix: Record<string, number> = {};
     for (const [key, seconds] of Object.entries(workerWait)) add(waitByPrefix, key.split(" ")[0], seconds);
     expectTotals("wait breakdown by prefix = the workers' waiting", waitByPrefix, waitingOf(workerStates), 1e-9);
@@ -579,23 +764,50 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
       async () => {
         const totals = traceTotals(file, SERVICE);
         const states = comparable(totals.stateSeconds.worker ?? {});
-        const close = Object.entries(comparable(recorded.worker)).every(([key, seconds]) => Math.abs((states[key] ?? 0) - seconds) <= 1e-8 * (totals.journeys.worker ?? 0));
+        const close = Object.entries(comparable(recorded.worker)).every(
+          ([key, seconds]) => Math.abs((states[key] ?? 0) - seconds) <= 1e-8 * (totals.journeys.worker ?? 0),
+        );
         return close ? totals : undefined;
       },
       30_000,
       1000,
     ).catch(() => traceTotals(file, SERVICE));
     const slack = (role: string) => 1e-8 * (fromTraces.journeys[role] ?? 0);
-    expectTotals("time by state (workers) = the workers' journeys' explain() totals", workerStates, comparable(fromTraces.stateSeconds.worker ?? {}), 0, slack("worker"));
-    expectTotals("time by state (scheduler) = the scheduler's journeys' explain() totals", schedulerStates, comparable(fromTraces.stateSeconds.scheduler ?? {}), 0, slack("scheduler"));
-    expectTotals("wait breakdown = the workers' journeys' explain() waiting", workerWait, fromTraces.workerWait, 0, slack("worker"));
+    expectTotals(
+      "time by state (workers) = the workers' journeys' explain() totals",
+      workerStates,
+      comparable(fromTraces.stateSeconds.worker ?? {}),
+      0,
+      slack("worker"),
+    );
+    expectTotals(
+      "time by state (scheduler) = the scheduler's journeys' explain() totals",
+      schedulerStates,
+      comparable(fromTraces.stateSeconds.scheduler ?? {}),
+      0,
+      slack("scheduler"),
+    );
+    expectTotals(
+      "wait breakdown = the workers' journeys' explain() waiting",
+      workerWait,
+      fromTraces.workerWait,
+      0,
+      slack("worker"),
+    );
 
     // Dropped telemetry: the bad input the in-process worker journal was fed (the cluster
     // example drops nothing), by the stat panel (totals over the range) and by the rate panel.
     const dropped: Record<string, number> = { "unknown-state": 2, "unknown-key": 1 };
-    for (const report of reports) for (const [reason, count] of Object.entries(report.dropped)) add(dropped, reason, count);
-    const stat = panels.find((panel) => panel.type === "stat" && panel.targets?.some((target) => target.expr.includes("taskjourney_dropped_total")))!;
-    const statRows = await promQuery(env.PROMETHEUS_URL, substitute(stat.targets![0].expr, defaultValues(dashboard, { service: SERVICE })));
+    for (const report of reports)
+      for (const [reason, count] of Object.entries(report.dropped)) add(dropped, reason, count);
+    const stat = panels.find(
+      (panel) =>
+        panel.type === "stat" && panel.targets?.some((target) => target.expr.includes("taskjourney_dropped_total")),
+    )!;
+    const statRows = await promQuery(
+      env.PROMETHEUS_URL,
+      substitute(stat.targets![0].expr, defaultValues(dashboard, { service: SERVICE })),
+    );
     expect(Object.fromEntries(statRows.map((row) => [row.metric.reason, Number(row.value![1])]))).toEqual(dropped);
     expect(await totalsOf("taskjourney_dropped_total", ["reason"])).toEqual(dropped);
   });
@@ -605,8 +817,14 @@ describe("end to end: cluster example → Collector (ocb) → Jaeger, Prometheus
     const key = explainedKey;
     expect(key, "a key from the Jaeger test").toBeDefined();
     const file = backendsEnv().TJ_TRACES_FILE;
-    await pollUntil(`${key} in ${file}`, async () => (fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`"${key}"`) ? true : undefined), 20_000);
-    const result = await run(process.execPath, ["--import", "tsx", "src/cli.ts", "explain", key!, "--from", file], { timeoutMs: 120_000 });
+    await pollUntil(
+      `${key} in ${file}`,
+      async () => (fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(`"${key}"`) ? true : undefined),
+      20_000,
+    );
+    const result = await run(process.execPath, ["--import", "tsx", "src/cli.ts", "explain", key!, "--from", file], {
+      timeoutMs: 120_000,
+    });
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(new RegExp(`^${key} spent .+ on worker tcp://127\\.0\\.0\\.1:\\d+$`));

@@ -23,7 +23,10 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   for (const outDir of outDirs) {
     try {
-      const pids = JSON.parse(fs.readFileSync(path.join(outDir, "pids.json"), "utf8")) as { workers: number[]; spillRoot: string };
+      const pids = JSON.parse(fs.readFileSync(path.join(outDir, "pids.json"), "utf8")) as {
+        workers: number[];
+        spillRoot: string;
+      };
       for (const pid of pids.workers) {
         try {
           process.kill(pid, "SIGKILL");
@@ -46,11 +49,15 @@ function runTo(endpoint: string, timeoutMs: number): Promise<{ code: number | nu
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
   env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--size", "60", "--workers", "2", "--trace-ratio", "1", "--out", outDir, "--quiet"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", MAIN, "--size", "60", "--workers", "2", "--trace-ratio", "1", "--out", outDir, "--quiet"],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
   return new Promise((resolve, reject) => {
@@ -69,35 +76,46 @@ describe("the cluster example with an OTLP endpoint that fails", () => {
   it.each([
     { endpoint: "refused", errorType: "ECONNREFUSED" },
     { endpoint: "black-hole", errorType: "timeout" },
-  ] as const)("$endpoint: exits by itself with code 0 and reports the export failures ($errorType)", async ({ endpoint, errorType }) => {
-    let url: string;
-    if (endpoint === "refused") {
-      url = await refusedUrl();
-    } else {
-      const server = await startFaultServer("black-hole");
-      servers.push(server);
-      url = server.url;
-    }
-    // A bound for a stuck run on a loaded machine, not a timing claim: the run itself takes seconds.
-    const { code, stderr, outDir } = await runTo(url, 120_000);
-    expect(code, stderr).toBe(0);
-    // No worker was killed.
-    expect(stderr).not.toContain("killed");
-    // Each process's own warning, with the endpoint and the error type.
-    expect(stderr).toContain(`taskjourney: exporting traces to ${url}/v1/traces failed`);
-    expect(stderr).toContain(`error.type="${errorType}"`);
-    expect(stderr).toMatch(new RegExp(`cluster: export failures: \\d+ spans in \\d+ exports to ${url}/v1/traces \\(${errorType}\\)`));
+  ] as const)(
+    "$endpoint: exits by itself with code 0 and reports the export failures ($errorType)",
+    async ({ endpoint, errorType }) => {
+      let url: string;
+      if (endpoint === "refused") {
+        url = await refusedUrl();
+      } else {
+        const server = await startFaultServer("black-hole");
+        servers.push(server);
+        url = server.url;
+      }
+      // A bound for a stuck run on a loaded machine, not a timing claim: the run itself takes seconds.
+      const { code, stderr, outDir } = await runTo(url, 120_000);
+      expect(code, stderr).toBe(0);
+      // No worker was killed.
+      expect(stderr).not.toContain("killed");
+      // Each process's own warning, with the endpoint and the error type.
+      expect(stderr).toContain(`taskjourney: exporting traces to ${url}/v1/traces failed`);
+      expect(stderr).toContain(`error.type="${errorType}"`);
+      expect(stderr).toMatch(
+        new RegExp(`cluster: export failures: \\d+ spans in \\d+ exports to ${url}/v1/traces \\(${errorType}\\)`),
+      );
 
-    const summary = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8")) as RunSummary;
-    expect(summary.erred).toBe(0);
-    const traces = summary.exportFailures.filter((failure) => failure.signal === "traces");
-    expect(traces.every((failure) => failure.destination === `${url}/v1/traces`)).toBe(true);
-    // Each export fails by itself within the flush deadline; one still under way when a loaded
-    // machine made a process miss it is counted too, as shutdown_deadline.
-    expect(traces.map((failure) => failure.errorType)).toContain(errorType);
-    expect(traces.every((failure) => failure.errorType === errorType || failure.errorType === "shutdown_deadline")).toBe(true);
-    // Every span of the run was lost: at ratio 1, at least one per task.
-    expect(traces.reduce((sum, failure) => sum + failure.items, 0)).toBeGreaterThanOrEqual(summary.tasks);
-    expect(summary.exportFailures.some((failure) => failure.signal === "metrics" && failure.destination === `${url}/v1/metrics`)).toBe(true);
-  });
+      const summary = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8")) as RunSummary;
+      expect(summary.erred).toBe(0);
+      const traces = summary.exportFailures.filter((failure) => failure.signal === "traces");
+      expect(traces.every((failure) => failure.destination === `${url}/v1/traces`)).toBe(true);
+      // Each export fails by itself within the flush deadline; one still under way when a loaded
+      // machine made a process miss it is counted too, as shutdown_deadline.
+      expect(traces.map((failure) => failure.errorType)).toContain(errorType);
+      expect(
+        traces.every((failure) => failure.errorType === errorType || failure.errorType === "shutdown_deadline"),
+      ).toBe(true);
+      // Every span of the run was lost: at ratio 1, at least one per task.
+      expect(traces.reduce((sum, failure) => sum + failure.items, 0)).toBeGreaterThanOrEqual(summary.tasks);
+      expect(
+        summary.exportFailures.some(
+          (failure) => failure.signal === "metrics" && failure.destination === `${url}/v1/metrics`,
+        ),
+      ).toBe(true);
+    },
+  );
 });

@@ -106,7 +106,8 @@ function readSpans(outDir: string): OtlpSpan[] {
     for (const line of fs.readFileSync(path.join(directory, file), "utf8").split("\n")) {
       if (line.trim() === "") continue;
       for (const resourceSpans of JSON.parse(line).resourceSpans) {
-        const role = resourceSpans.resource.attributes.find((a: { key: string }) => a.key === "taskjourney.role")?.value.stringValue;
+        const role = resourceSpans.resource.attributes.find((a: { key: string }) => a.key === "taskjourney.role")?.value
+          .stringValue;
         for (const scope of resourceSpans.scopeSpans) for (const span of scope.spans) spans.push({ ...span, role });
       }
     }
@@ -136,16 +137,25 @@ describe("the cluster example", () => {
   it("computes a small reduction right, with real transfers in its spans, spilling, and no process left behind", async () => {
     const options = { size: 120, seed: 7, length: 4096 };
     const run = start([
-      "--workload", "reduction",
-      "--size", String(options.size),
-      "--length", String(options.length),
-      "--seed", String(options.seed),
-      "--workers", "3",
-      "--threads", "2",
-      "--memory-limit", "64k",
-      "--trace-ratio", "1",
+      "--workload",
+      "reduction",
+      "--size",
+      String(options.size),
+      "--length",
+      String(options.length),
+      "--seed",
+      String(options.seed),
+      "--workers",
+      "3",
+      "--threads",
+      "2",
+      "--memory-limit",
+      "64k",
+      "--trace-ratio",
+      "1",
       // One warm-up round first: the measured round runs on a cluster that has already computed.
-      "--warmup", "1",
+      "--warmup",
+      "1",
     ]);
     const { code, output } = await finished(run, 60_000);
     expect(code, output).toBe(0);
@@ -160,7 +170,9 @@ describe("the cluster example", () => {
     const spans = readSpans(run.outDir);
     const gathers = spans.filter((span) => span.name === "gather_dep");
     expect(gathers.length).toBeGreaterThan(0);
-    const transferred = gathers.filter((span) => (attribute(span, "transfer.bytes") as number) > 0 && attribute(span, "transfer.outcome") === "ok");
+    const transferred = gathers.filter(
+      (span) => (attribute(span, "transfer.bytes") as number) > 0 && attribute(span, "transfer.outcome") === "ok",
+    );
     expect(transferred.length).toBeGreaterThan(0);
     expect(gathers.every((span) => span.kind === 3 && span.role === "worker")).toBe(true);
     expect(attribute(transferred[0], "transfer.peer")).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
@@ -169,9 +181,18 @@ describe("the cluster example", () => {
     const gatherIds = new Set(gathers.map((span) => span.spanId));
     const getData = spans.filter((span) => span.name === "get_data");
     expect(getData.length).toBeGreaterThan(0);
-    expect(getData.every((span) => span.kind === 2 && span.role === "worker" && gatherIds.has(span.parentSpanId ?? ""))).toBe(true);
-    const schedulerSpans = new Map(spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]));
-    const nested = spans.filter((span) => span.role === "worker" && span.name.startsWith("task ") && schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId);
+    expect(
+      getData.every((span) => span.kind === 2 && span.role === "worker" && gatherIds.has(span.parentSpanId ?? "")),
+    ).toBe(true);
+    const schedulerSpans = new Map(
+      spans.filter((span) => span.role === "scheduler").map((span) => [span.spanId, span]),
+    );
+    const nested = spans.filter(
+      (span) =>
+        span.role === "worker" &&
+        span.name.startsWith("task ") &&
+        schedulerSpans.get(span.parentSpanId ?? "")?.traceId === span.traceId,
+    );
     expect(nested.length).toBeGreaterThan(0);
     // Under the scheduler's task span of the key, linked to the processing span it was sent in.
     expect(schedulerSpans.get(nested[0].parentSpanId!)!.name).toBe(nested[0].name);
@@ -209,7 +230,9 @@ describe("the cluster example", () => {
     // explain of the slowest task, OTLP metric files.
     expect(summary.report.rows.map((row) => row.prefix).sort()).toEqual(["arange", "final-sum", "square", "sum"]);
     expect(summary.slowestExplain).toMatch(/spent .* on worker tcp:\/\//);
-    expect(fs.readdirSync(path.join(run.outDir, "otlp")).filter((name) => name.startsWith("metrics-worker-"))).toHaveLength(3);
+    expect(
+      fs.readdirSync(path.join(run.outDir, "otlp")).filter((name) => name.startsWith("metrics-worker-")),
+    ).toHaveLength(3);
 
     // Every process is gone.
     const pids = pidsOf(run.outDir)!;
@@ -222,16 +245,26 @@ describe("the cluster example", () => {
     const options = { size: 120, seed: 11, length: 4096 };
     const injected = { gcEvery: 17, blockEvery: 19 };
     const run = start([
-      "--workload", "reduction",
-      "--size", String(options.size),
-      "--length", String(options.length),
-      "--seed", String(options.seed),
-      "--workers", "3",
-      "--threads", "2",
-      "--memory-limit", "64k",
-      "--trace-ratio", "1",
-      "--gc-every", String(injected.gcEvery),
-      "--block-every", String(injected.blockEvery),
+      "--workload",
+      "reduction",
+      "--size",
+      String(options.size),
+      "--length",
+      String(options.length),
+      "--seed",
+      String(options.seed),
+      "--workers",
+      "3",
+      "--threads",
+      "2",
+      "--memory-limit",
+      "64k",
+      "--trace-ratio",
+      "1",
+      "--gc-every",
+      String(injected.gcEvery),
+      "--block-every",
+      String(injected.blockEvery),
     ]);
     const { code, output } = await finished(run, 60_000);
     expect(code, output).toBe(0);
@@ -247,18 +280,33 @@ describe("the cluster example", () => {
     const telemetry = readTelemetryFiles([path.join(run.outDir, "otlp")]);
     const index = new SpanIndex(telemetry.spans);
     const stallOf = (breakdown: Breakdown | undefined, name: string): BreakdownNode | undefined =>
-      breakdown?.children.find((visit) => visit.name === "executing")?.children.find((node) => node.name === "other")?.children.find((node) => node.name === name);
+      breakdown?.children
+        .find((visit) => visit.name === "executing")
+        ?.children.find((node) => node.name === "other")
+        ?.children.find((node) => node.name === name);
     const workerJourney = (key: string) => breakdownFromSpans(index, key, { kind: "compute" });
 
     // A major GC forced on the worker's main thread as the task started: under executing, in the
     // time no activity claimed, as `gc` with a `major` child.
-    const gcExplained = gcKeys.map(workerJourney).filter((breakdown) => (stallOf(breakdown, "gc")?.children.find((node) => node.name === "major")?.seconds ?? 0) > 0);
-    expect(gcExplained.length, `a --gc-every task with gc > major under executing: ${gcKeys.join(", ")}`).toBeGreaterThan(0);
+    const gcExplained = gcKeys
+      .map(workerJourney)
+      .filter(
+        (breakdown) => (stallOf(breakdown, "gc")?.children.find((node) => node.name === "major")?.seconds ?? 0) > 0,
+      );
+    expect(
+      gcExplained.length,
+      `a --gc-every task with gc > major under executing: ${gcKeys.join(", ")}`,
+    ).toBeGreaterThan(0);
     expect(formatBreakdown(gcExplained[0]!)).toMatch(/major/);
     // A 60 ms spin of the main thread: most of it seen as event-loop (the probe sees a stall from
     // when its tick was due, up to 20 ms after it began).
-    const blockExplained = blockedKeys.map(workerJourney).filter((breakdown) => (stallOf(breakdown, "event-loop")?.seconds ?? 0) >= 0.03);
-    expect(blockExplained.length, `a --block-every task with >= 30 ms of event-loop under executing: ${blockedKeys.join(", ")}`).toBeGreaterThan(0);
+    const blockExplained = blockedKeys
+      .map(workerJourney)
+      .filter((breakdown) => (stallOf(breakdown, "event-loop")?.seconds ?? 0) >= 0.03);
+    expect(
+      blockExplained.length,
+      `a --block-every task with >= 30 ms of event-loop under executing: ${blockedKeys.join(", ")}`,
+    ).toBeGreaterThan(0);
     expect(formatBreakdown(blockExplained[0]!)).toMatch(/event-loop/);
 
     // A transfer whose sender read the value back from its spill file: the get_data span on the
@@ -266,7 +314,12 @@ describe("the cluster example", () => {
     const spans = telemetry.spans;
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const unspilled = spans.filter(
-      (span) => span.name === "get_data" && spans.some((child) => child.parentSpanId === span.spanId && child.name === "disk-read" && child.endNanos > child.startNanos),
+      (span) =>
+        span.name === "get_data" &&
+        spans.some(
+          (child) =>
+            child.parentSpanId === span.spanId && child.name === "disk-read" && child.endNanos > child.startNanos,
+        ),
     );
     expect(unspilled.length, "a get_data span with a disk-read child").toBeGreaterThan(0);
     for (const getData of unspilled) {
@@ -275,7 +328,11 @@ describe("the cluster example", () => {
       expect(gatherDep!.traceId).toBe(getData.traceId);
     }
     // Linked back, unless the gather_dep was cancelled and ended before the reply came.
-    expect(unspilled.some((getData) => byId.get(getData.parentSpanId!)!.links.some((link) => link.spanId === getData.spanId))).toBe(true);
+    expect(
+      unspilled.some((getData) =>
+        byId.get(getData.parentSpanId!)!.links.some((link) => link.spanId === getData.spanId),
+      ),
+    ).toBe(true);
 
     // The report: its slowest journeys are these breakdowns, stalls included.
     const report = reportDataFromTelemetry(telemetry, { slowest: 10_000 });

@@ -3,7 +3,12 @@
  * code the guide quotes) and run for real: two workers, parent/child jobs, retries with backoff.
  */
 import { describe, expect, it } from "vitest";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
 import { instrumentQueue, instrumentWorker, JOB_MACHINE } from "../../examples/job-queue/instrument.js";
 import { startCluster } from "../../examples/job-queue/workload.js";
@@ -13,7 +18,13 @@ const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
 async function run(ratio: number) {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-  const options = { clock: () => Date.now() / 1000, timeOrigin: 0, tracerProvider, sampling: { ratio, keepSlowerThan: 0 }, machine: JOB_MACHINE };
+  const options = {
+    clock: () => Date.now() / 1000,
+    timeOrigin: 0,
+    tracerProvider,
+    sampling: { ratio, keepSlowerThan: 0 },
+    machine: JOB_MACHINE,
+  };
   const queueJourneys = new TaskJourneys({ ...options, role: "scheduler", instance: "queue" });
   const cluster = startCluster();
   instrumentQueue(cluster.queue, queueJourneys);
@@ -54,12 +65,14 @@ describe("a job queue instrumented from the guide", () => {
       expect(queueJourneys.stats("flaky", "delayed").count).toBe(1);
       expect(queueJourneys.stats("flaky", "delayed").min).toBeGreaterThan(0);
       expect(queueJourneys.stats("broken", "delayed").count).toBe(0);
-      const executed = (name: string) => workerJourneys.reduce((sum, journeys) => sum + journeys.stats(name, "active").count, 0);
+      const executed = (name: string) =>
+        workerJourneys.reduce((sum, journeys) => sum + journeys.stats(name, "active").count, 0);
       expect([executed("fetch"), executed("merge"), executed("flaky"), executed("broken")]).toEqual([3, 1, 2, 1]);
       for (const journeys of [queueJourneys, ...workerJourneys]) expect(journeys.dropped()).toEqual({});
 
       // No false dependency wait: jobs without children never wait for them; the parent waits for its children.
-      for (const name of ["fetch", "flaky", "broken"]) expect(queueJourneys.stats(name, "waiting-children").count, name).toBe(0);
+      for (const name of ["fetch", "flaky", "broken"])
+        expect(queueJourneys.stats(name, "waiting-children").count, name).toBe(0);
       expect(queueJourneys.stats("merge", "waiting-children").count).toBe(1);
       expect(queueJourneys.stats("merge", "waiting-children").max).toBeGreaterThan(0);
 
@@ -68,7 +81,9 @@ describe("a job queue instrumented from the guide", () => {
       const workerTasks = taskSpans(spans, "worker");
       for (const [key, attempts] of workerTasks) {
         for (const span of attempts) {
-          const parent = queueTasks.get(key)?.find((task) => task.spanContext().spanId === span.parentSpanContext?.spanId);
+          const parent = queueTasks
+            .get(key)
+            ?.find((task) => task.spanContext().spanId === span.parentSpanContext?.spanId);
           expect(parent, `the queue's journey of job ${key}`).toBeDefined();
           expect(span.spanContext().traceId).toBe(parent!.spanContext().traceId);
           expect(seconds(span.startTime)).toBeGreaterThanOrEqual(seconds(parent!.startTime));
@@ -78,27 +93,45 @@ describe("a job queue instrumented from the guide", () => {
       // Failed attempts as one trace with both sides, at any ratio: flaky's first, broken's only. The
       // queue's journey of a job holds all its attempts: broken's ended failed; flaky's went through
       // `delayed` and completed.
-      const failedWorker = spans.filter((span) => span.name.startsWith("task ") && span.attributes["task.role"] === "worker" && span.attributes["task.outcome"] === "failed");
+      const failedWorker = spans.filter(
+        (span) =>
+          span.name.startsWith("task ") &&
+          span.attributes["task.role"] === "worker" &&
+          span.attributes["task.outcome"] === "failed",
+      );
       expect(failedWorker.map((span) => span.name).sort()).toEqual(["task broken", "task flaky"]);
       for (const span of failedWorker) {
         const parent = spans.find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId)!;
         expect(parent.attributes["task.outcome"]).toBe(span.name === "task broken" ? "failed" : "completed");
         expect(parent.spanContext().traceId).toBe(span.spanContext().traceId);
-        const states = spans.filter((other) => other.parentSpanContext?.spanId === parent.spanContext().spanId && !other.name.startsWith("task ")).map((state) => state.name);
-        expect(states).toEqual(span.name === "task broken" ? ["waiting", "active"] : ["waiting", "active", "delayed", "waiting", "active"]);
+        const states = spans
+          .filter(
+            (other) =>
+              other.parentSpanContext?.spanId === parent.spanContext().spanId && !other.name.startsWith("task "),
+          )
+          .map((state) => state.name);
+        expect(states).toEqual(
+          span.name === "task broken" ? ["waiting", "active"] : ["waiting", "active", "delayed", "waiting", "active"],
+        );
       }
       if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
       if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);
 
       // The parent's execution read its children's results, as an activity of its own.
       // Ids are given in order: the three fetches are "1" to "3", the merge "4".
-      const merged = workerJourneys.map((journeys) => journeys.explain("4")).find((breakdown) => breakdown !== undefined)!;
+      const merged = workerJourneys
+        .map((journeys) => journeys.explain("4"))
+        .find((breakdown) => breakdown !== undefined)!;
       expect(merged.prefix).toBe("merge");
       const active = merged.children.find((node) => node.name === "active")!;
       expect(active.children.map((node) => node.name)).toContain("read-children");
       expect(merged.outcome).toBe("completed");
       // The queue's explain() of the merge: its wait for its children, then its queue and its run.
-      expect(queueJourneys.explain("4")!.children.map((node) => node.name)).toEqual(["waiting-children", "waiting", "active"]);
+      expect(queueJourneys.explain("4")!.children.map((node) => node.name)).toEqual([
+        "waiting-children",
+        "waiting",
+        "active",
+      ]);
     });
   }
 });

@@ -52,7 +52,12 @@ async function fakeWorker(scheduler: string, nthreads: number): Promise<FakeWork
 }
 
 function graph(root: string, tasks: Array<[string, string[]]>): Graph {
-  const specs: TaskSpec[] = tasks.map(([key, deps]) => ({ key, func: "collect", args: deps.map((ref) => ({ ref })), deps }));
+  const specs: TaskSpec[] = tasks.map(([key, deps]) => ({
+    key,
+    func: "collect",
+    args: deps.map((ref) => ({ ref })),
+    deps,
+  }));
   return { workload: "reduction", description: "test", tasks: specs, root };
 }
 
@@ -102,7 +107,10 @@ describe("the example scheduler", () => {
       if (message.op === "free-keys") freed.push(...(message.keys as string[]));
       onMessage(message, connection);
     };
-    const first = graph("b-0", [["a-0", []], ["b-0", ["a-0"]]]);
+    const first = graph("b-0", [
+      ["a-0", []],
+      ["b-0", ["a-0"]],
+    ]);
     const warm = renamedForRound(first, 1);
     expect(warm.tasks.map((task) => task.key)).toEqual(["a-0-900001", "b-0-900001"]);
     expect(warm.tasks[1]).toMatchObject({ deps: ["a-0-900001"], args: [{ ref: "a-0-900001" }] });
@@ -152,7 +160,13 @@ describe("the example scheduler", () => {
     const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, sampling: { ratio: 0 } });
     history(journeys, clock, "b", [0.01, 0.02, 0.03]);
     const { scheduler, fakes } = await setup(2, 2, journeys);
-    const result = scheduler.compute(graph("b-0", [["a-0", []], ["a-1", []], ["b-0", ["a-0", "a-1"]]]));
+    const result = scheduler.compute(
+      graph("b-0", [
+        ["a-0", []],
+        ["a-1", []],
+        ["b-0", ["a-0", "a-1"]],
+      ]),
+    );
     await settle(() => fakes[0].tasks.length + fakes[1].tasks.length === 2);
     const holderOf = (key: string) => fakes.find((fake) => fake.tasks.some((task) => task.key === key))!;
     // a-0 brings a megabyte, a-1 ten bytes: b-0 goes where a-0 is, whichever worker that is.
@@ -167,7 +181,12 @@ describe("the example scheduler", () => {
       { key: "a-1", who: [holderOf("a-1").address], nbytes: 10 },
     ]);
     const decision = scheduler.decisions.samples.find((sample) => sample.key === "b-0")!;
-    expect(decision).toMatchObject({ worker: b.address, heldBytes: 1_000_000 + (b === holderOf("a-1") ? 10 : 0), dependencyBytes: 1_000_010, movedFromHolder: false });
+    expect(decision).toMatchObject({
+      worker: b.address,
+      heldBytes: 1_000_000 + (b === holderOf("a-1") ? 10 : 0),
+      dependencyBytes: 1_000_010,
+      movedFromHolder: false,
+    });
     expect(decision.estimate).toMatchObject({ informed: true, count: 3 });
     expect(decision.estimate.mean).toBeCloseTo(0.02, 9);
     b.finish("b-0", 8);
@@ -179,7 +198,9 @@ describe("the example scheduler", () => {
   it("queues ready tasks when every worker is full, and assigns them as slots free up", async () => {
     const { scheduler, fakes } = await setup(2, 1);
     const leaves = ["x-0", "x-1", "x-2", "x-3", "x-4"];
-    const result = scheduler.compute(graph("y-0", [...leaves.map((key): [string, string[]] => [key, []]), ["y-0", leaves]]));
+    const result = scheduler.compute(
+      graph("y-0", [...leaves.map((key): [string, string[]] => [key, []]), ["y-0", leaves]]),
+    );
     // ceil(1 thread × 1.5) = 2 tasks per worker; the fifth waits on the scheduler.
     await settle(() => fakes[0].tasks.length + fakes[1].tasks.length === 4);
     expect(fakes.map((fake) => fake.tasks.length)).toEqual([2, 2]);
@@ -206,7 +227,15 @@ describe("the example scheduler", () => {
       transition(task, to);
     };
     // a-0 → b-0 → d-0 (root) ← c-0 ← a-1: a-0 fails, so b-0 and d-0 err; a-1 and c-0 are computed.
-    const result = scheduler.compute(graph("d-0", [["a-0", []], ["a-1", []], ["b-0", ["a-0"]], ["c-0", ["a-1"]], ["d-0", ["b-0", "c-0"]]]));
+    const result = scheduler.compute(
+      graph("d-0", [
+        ["a-0", []],
+        ["a-1", []],
+        ["b-0", ["a-0"]],
+        ["c-0", ["a-1"]],
+        ["d-0", ["b-0", "c-0"]],
+      ]),
+    );
     await settle(() => worker.tasks.length === 2);
     worker.fail("a-0");
     await settle(() => scheduler.erred === 3);
@@ -224,7 +253,12 @@ describe("the example scheduler", () => {
 
   it("without keepGoing, rejects the computation at the first failure", async () => {
     const { scheduler, fakes } = await setup(1, 2);
-    const result = scheduler.compute(graph("b-0", [["a-0", []], ["b-0", ["a-0"]]]));
+    const result = scheduler.compute(
+      graph("b-0", [
+        ["a-0", []],
+        ["b-0", ["a-0"]],
+      ]),
+    );
     await settle(() => fakes[0].tasks.length === 1);
     fakes[0].fail("a-0");
     await expect(result).rejects.toThrow(/task a-0 failed on .*: a-0 raised/);

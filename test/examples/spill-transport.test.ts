@@ -64,7 +64,11 @@ describe("the spill buffer", () => {
     ledger.run(() => buffer.get("a")); // unspills a, spills b
     ledger.end("memory");
     const executing = journeys.explain("x-1")!.children.find((node) => node.name === "executing")!;
-    const names = (name: string) => executing.children.find((node) => node.name === name)?.children.map((child) => child.name).sort();
+    const names = (name: string) =>
+      executing.children
+        .find((node) => node.name === name)
+        ?.children.map((child) => child.name)
+        .sort();
     expect(names("unspill")).toEqual(expect.arrayContaining(["deserialize", "disk-read"]));
     expect(names("spill")).toEqual(expect.arrayContaining(["disk-write", "serialize"]));
   });

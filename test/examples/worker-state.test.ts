@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { TaskJourneys, instrument } from "../../src/index.js";
-import { WorkerState, type ComputeTaskEvent, type WorkerEffects, type WorkerTask, type WorkerStateOptions } from "../../examples/cluster/worker-state.js";
+import {
+  WorkerState,
+  type ComputeTaskEvent,
+  type WorkerEffects,
+  type WorkerTask,
+  type WorkerStateOptions,
+} from "../../examples/cluster/worker-state.js";
 import { FakeClock } from "../helpers/clock.js";
 
 const A = "tcp://127.0.0.1:1001";
@@ -42,7 +48,13 @@ function machine(options: Partial<WorkerStateOptions> = {}) {
 }
 
 function task(key: string, deps: Array<[string, string[], number]>, priority = 0): ComputeTaskEvent {
-  return { key, func: "add", args: deps.map(([ref]) => ({ ref })), priority, deps: deps.map(([dep, who, nbytes]) => ({ key: dep, who, nbytes })) };
+  return {
+    key,
+    func: "add",
+    args: deps.map(([ref]) => ({ ref })),
+    priority,
+    deps: deps.map(([dep, who, nbytes]) => ({ key: dep, who, nbytes })),
+  };
 }
 
 describe("the worker state machine", () => {
@@ -51,7 +63,12 @@ describe("the worker state machine", () => {
     state.computeTask(task("x-1", []));
     expect(executed.map((t) => t.key)).toEqual(["x-1"]);
     state.executeDone("x-1", { ok: true, nbytes: 8 });
-    expect(transitions).toEqual(["x-1: released → waiting", "x-1: waiting → ready", "x-1: ready → executing", "x-1: executing → memory"]);
+    expect(transitions).toEqual([
+      "x-1: released → waiting",
+      "x-1: waiting → ready",
+      "x-1: ready → executing",
+      "x-1: executing → memory",
+    ]);
     expect(log).toEqual(["finished x-1"]);
   });
 
@@ -69,13 +86,29 @@ describe("the worker state machine", () => {
 
   it("batches the keys one peer holds into one gather_dep, up to the message limit", () => {
     const { state, gathers, executed } = machine();
-    state.computeTask(task("sum-1", [["a-1", [A], 100], ["a-2", [A], 100], ["a-3", [A], 100], ["b-1", [B], 100]]));
+    state.computeTask(
+      task("sum-1", [
+        ["a-1", [A], 100],
+        ["a-2", [A], 100],
+        ["a-3", [A], 100],
+        ["b-1", [B], 100],
+      ]),
+    );
     // 300 bytes per message: a-1..a-3 in one from A, b-1 from B.
     expect(gathers.map(({ peer, keys }) => [peer, keys])).toEqual([
       [A, ["a-1", "a-2", "a-3"]],
       [B, ["b-1"]],
     ]);
-    state.gatherDepDone(A, gathers[0].tasks, "ok", new Map([["a-1", 100], ["a-2", 100], ["a-3", 100]]));
+    state.gatherDepDone(
+      A,
+      gathers[0].tasks,
+      "ok",
+      new Map([
+        ["a-1", 100],
+        ["a-2", 100],
+        ["a-3", 100],
+      ]),
+    );
     expect(executed).toEqual([]);
     state.gatherDepDone(B, gathers[1].tasks, "ok", new Map([["b-1", 100]]));
     expect(executed.map((t) => t.key)).toEqual(["sum-1"]);
@@ -83,12 +116,23 @@ describe("the worker state machine", () => {
 
   it("tells why keys wait in fetch: the peer is already busy with us, or our own limits", () => {
     const { state, gathers, queued } = machine({ transferIncomingCountLimit: 1, transferMessageBytesLimit: 100 });
-    state.computeTask(task("sum-1", [["a-1", [A], 100], ["a-2", [A], 100], ["b-1", [B], 100]]));
+    state.computeTask(
+      task("sum-1", [
+        ["a-1", [A], 100],
+        ["a-2", [A], 100],
+        ["b-1", [B], 100],
+      ]),
+    );
     expect(gathers.map(({ keys }) => keys)).toEqual([["a-1"]]);
     expect(queued.sort()).toEqual(["a-2 local-saturated", "b-1 local-saturated"]);
     queued.length = 0;
     const { state: other, gathers: otherGathers, queued: otherQueued } = machine({ transferMessageBytesLimit: 100 });
-    other.computeTask(task("sum-2", [["a-1", [A], 100], ["a-2", [A], 100]]));
+    other.computeTask(
+      task("sum-2", [
+        ["a-1", [A], 100],
+        ["a-2", [A], 100],
+      ]),
+    );
     expect(otherGathers.map(({ keys }) => keys)).toEqual([["a-1"]]);
     expect(otherQueued).toEqual(["a-2 remote-saturated"]);
     other.gatherDepDone(A, otherGathers[0].tasks, "ok", new Map([["a-1", 100]]));
@@ -139,7 +183,11 @@ describe("the worker state machine", () => {
     const { state, gathers } = machine();
     instrument(state, journeys, {
       transition: { method: "transition", key: (t) => t.key, from: (t) => t.state, to: (_t, to) => to },
-      dependencies: { method: "computeTask", key: (event) => event.key, dependencies: (event) => event.deps.map((dep) => dep.key) },
+      dependencies: {
+        method: "computeTask",
+        key: (event) => event.key,
+        dependencies: (event) => event.deps.map((dep) => dep.key),
+      },
     });
     state.computeTask(task("sum-1", [["a-1", [A], 100]]));
     clock.advance(1);

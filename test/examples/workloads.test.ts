@@ -13,10 +13,16 @@ describe("withInjected", () => {
     expect(failing).toEqual(keys.filter((_key, index) => (index + 1) % 4 === 0));
     // Index 11 (the 12th task) is both: it fails.
     expect(slow).toEqual(keys.filter((_key, index) => (index + 1) % 6 === 0 && (index + 1) % 4 !== 0));
-    expect(injected.tasks.map((spec) => [spec.key, spec.deps])).toEqual(graph.tasks.map((spec) => [spec.key, spec.deps]));
+    expect(injected.tasks.map((spec) => [spec.key, spec.deps])).toEqual(
+      graph.tasks.map((spec) => [spec.key, spec.deps]),
+    );
     const square = graph.tasks[5];
     expect(injected.tasks[5]).toEqual({ ...square, func: "slow", args: [250, square.func, ...square.args] });
-    expect(injected.tasks[3]).toEqual({ ...graph.tasks[3], func: "fail", args: [graph.tasks[3].func, ...graph.tasks[3].args] });
+    expect(injected.tasks[3]).toEqual({
+      ...graph.tasks[3],
+      func: "fail",
+      args: [graph.tasks[3].func, ...graph.tasks[3].args],
+    });
   });
 
   it("leaves the graph as it is without either option, and a slow task computes its usual value", () => {

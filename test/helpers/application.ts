@@ -7,7 +7,13 @@ import { startTelemetry, type Telemetry } from "../../src/sdk.js";
 import { instrument, type Breakdown } from "../../src/index.js";
 import { FakeClock } from "./clock.js";
 
-async function process_(directory: string, role: "worker" | "scheduler", instance: string, clock: FakeClock, temporality: "cumulative" | "delta"): Promise<Telemetry> {
+async function process_(
+  directory: string,
+  role: "worker" | "scheduler",
+  instance: string,
+  clock: FakeClock,
+  temporality: "cumulative" | "delta",
+): Promise<Telemetry> {
   return startTelemetry({
     role,
     instance,
@@ -15,12 +21,20 @@ async function process_(directory: string, role: "worker" | "scheduler", instanc
     registerGlobal: false,
     // Both signals as OTLP, which goes to the files while no OTEL_EXPORTER_OTLP_*ENDPOINT is set.
     exporters: { traces: "otlp", metrics: "otlp" },
-    journeys: { clock: clock.now, timeOrigin: 1_700_000_000, temporality, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
+    journeys: {
+      clock: clock.now,
+      timeOrigin: 1_700_000_000,
+      temporality,
+      sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+    },
   });
 }
 
 /** Worker 1: inc-1 waits 1 s, readies 0.5 s, executes 2 s (0.25 s deserialize). Worker 2: inc-2 executes 4 s after fetching x-1 (1 s of network). */
-export async function runApplication(directory: string, temporality: "cumulative" | "delta" = "cumulative"): Promise<{ explained: Breakdown[] }> {
+export async function runApplication(
+  directory: string,
+  temporality: "cumulative" | "delta" = "cumulative",
+): Promise<{ explained: Breakdown[] }> {
   const clock1 = new FakeClock(10);
   const clock2 = new FakeClock(10);
   const clockS = new FakeClock(10);
@@ -60,7 +74,6 @@ export async function runApplication(directory: string, temporality: "cumulative
   await Promise.all([w1.shutdown(), w2.shutdown(), scheduler.shutdown()]);
   return { explained };
 }
-
 
 /**
  * A run where a task fails: worker 1's `load` method throws a TypeError for load-1 (1.5 s into

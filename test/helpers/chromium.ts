@@ -24,7 +24,10 @@ export class Chromium {
   private readonly input: Writable;
   private nextId = 1;
   private buffer = "";
-  private readonly pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }
+  >();
   private readonly waiters: Array<{ method: string; resolve: (event: CdpEvent) => void }> = [];
   readonly events: CdpEvent[] = [];
 
@@ -61,7 +64,14 @@ export class Chromium {
   private receive(chunk: string): void {
     this.buffer += chunk;
     for (let end = this.buffer.indexOf("\0"); end !== -1; end = this.buffer.indexOf("\0")) {
-      const message = JSON.parse(this.buffer.slice(0, end)) as { id?: number; result?: Record<string, unknown>; error?: { message: string }; method?: string; params?: Record<string, unknown>; sessionId?: string };
+      const message = JSON.parse(this.buffer.slice(0, end)) as {
+        id?: number;
+        result?: Record<string, unknown>;
+        error?: { message: string };
+        method?: string;
+        params?: Record<string, unknown>;
+        sessionId?: string;
+      };
       this.buffer = this.buffer.slice(end + 1);
       if (message.id !== undefined) {
         const waiter = this.pending.get(message.id);
@@ -82,7 +92,9 @@ export class Chromium {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.input.write(`${JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) })}\0`);
+      this.input.write(
+        `${JSON.stringify({ id, method, params, ...(sessionId === undefined ? {} : { sessionId }) })}\0`,
+      );
     });
   }
 

@@ -22,8 +22,14 @@ export function networkReferences(html: string): string[] {
     "http://www.apache.org/licenses/LICENSE-2.0",
     "https://github.com/ecomfe/zrender/blob/master/LICENSE",
   ]);
-  const urls = [...html.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*/gi)].map((match) => match[0]).filter((url) => !harmless.has(url));
-  const loads = [...html.matchAll(/<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:|\/\/)|@import|\burl\(\s*["']?(?:https?:|\/\/)/gi)].map((match) => match[0]);
+  const urls = [...html.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}[^\s"'<>)]*/gi)]
+    .map((match) => match[0])
+    .filter((url) => !harmless.has(url));
+  const loads = [
+    ...html.matchAll(
+      /<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)\s*=\s*["']?(?:https?:|\/\/)|@import|\burl\(\s*["']?(?:https?:|\/\/)/gi,
+    ),
+  ].map((match) => match[0]);
   return [...urls, ...loads];
 }
 
@@ -74,34 +80,65 @@ export interface OpenedPage {
  * Opens `page` from a file:// URL in headless Chromium with the network offline, waits for the
  * charts to draw, measures the page and writes a full-page PNG screenshot to `screenshot`.
  */
-export async function openReportOffline(executable: string, page: string, screenshot: string, profile: string): Promise<OpenedPage> {
+export async function openReportOffline(
+  executable: string,
+  page: string,
+  screenshot: string,
+  profile: string,
+): Promise<OpenedPage> {
   const browser = new Chromium(executable, profile);
   try {
     const { targetId } = (await browser.send("Target.createTarget", { url: "about:blank" })) as { targetId: string };
-    const { sessionId } = (await browser.send("Target.attachToTarget", { targetId, flatten: true })) as { sessionId: string };
+    const { sessionId } = (await browser.send("Target.attachToTarget", { targetId, flatten: true })) as {
+      sessionId: string;
+    };
     const send = (method: string, params: Record<string, unknown> = {}) => browser.send(method, params, sessionId);
     await Promise.all([send("Runtime.enable"), send("Log.enable"), send("Network.enable"), send("Page.enable")]);
     // Offline: any request that leaves the page's own file fails (and is reported).
-    await send("Network.emulateNetworkConditions", { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
-    await send("Emulation.setDeviceMetricsOverride", { width: 1400, height: 1000, deviceScaleFactor: 1, mobile: false });
+    await send("Network.emulateNetworkConditions", {
+      offline: true,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1,
+    });
+    await send("Emulation.setDeviceMetricsOverride", {
+      width: 1400,
+      height: 1000,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
     const loaded = browser.next("Page.loadEventFired");
     await send("Page.navigate", { url: pathToFileURL(page).href });
     await loaded;
     // Charts render on the next animation frames: wait for two before looking.
-    await send("Runtime.evaluate", { expression: "new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))", awaitPromise: true });
-    const inspected = (await send("Runtime.evaluate", { expression: INSPECT, returnByValue: true })) as { result: { value: PageState } };
+    await send("Runtime.evaluate", {
+      expression: "new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))",
+      awaitPromise: true,
+    });
+    const inspected = (await send("Runtime.evaluate", { expression: INSPECT, returnByValue: true })) as {
+      result: { value: PageState };
+    };
 
     const metrics = (await send("Page.getLayoutMetrics")) as { cssContentSize: { width: number; height: number } };
-    await send("Emulation.setDeviceMetricsOverride", { width: 1400, height: Math.ceil(metrics.cssContentSize.height), deviceScaleFactor: 1, mobile: false });
-    const shot = (await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true })) as { data: string };
+    await send("Emulation.setDeviceMetricsOverride", {
+      width: 1400,
+      height: Math.ceil(metrics.cssContentSize.height),
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
+    const shot = (await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: true })) as {
+      data: string;
+    };
     fs.mkdirSync(path.dirname(screenshot), { recursive: true });
     fs.writeFileSync(screenshot, Buffer.from(shot.data, "base64"));
 
     const problems = browser.events.filter(
       (event) =>
         event.method === "Runtime.exceptionThrown" ||
-        (event.method === "Runtime.consoleAPICalled" && ["error", "assert", "warning"].includes(String(event.params.type))) ||
-        (event.method === "Log.entryAdded" && ["error", "warning"].includes(String((event.params.entry as { level?: string }).level))),
+        (event.method === "Runtime.consoleAPICalled" &&
+          ["error", "assert", "warning"].includes(String(event.params.type))) ||
+        (event.method === "Log.entryAdded" &&
+          ["error", "warning"].includes(String((event.params.entry as { level?: string }).level))),
     );
     const requests = browser.events
       .filter((event) => event.method === "Network.requestWillBeSent")

@@ -35,7 +35,8 @@ interface Logged {
 /** A diag logger of the test's own (so startTelemetry installs none), keeping warnings and errors. */
 function captureDiag(): Logged {
   const logged: Logged = { warn: [], error: [] };
-  const text = (message: string, args: unknown[]) => [message, ...args.map((arg) => (arg instanceof Error ? arg.message : String(arg)))].join(" ");
+  const text = (message: string, args: unknown[]) =>
+    [message, ...args.map((arg) => (arg instanceof Error ? arg.message : String(arg)))].join(" ");
   const logger: DiagLogger = {
     error: (message, ...args) => logged.error.push(text(message, args)),
     warn: (message, ...args) => logged.warn.push(text(message, args)),
@@ -50,7 +51,12 @@ function captureDiag(): Logged {
 
 let instances = 0;
 
-async function telemetryTo(endpoint: string, clock: FakeClock, timeoutMillis = EXPORT_TIMEOUT, protocol: "http/json" | "http/protobuf" = "http/json"): Promise<Telemetry> {
+async function telemetryTo(
+  endpoint: string,
+  clock: FakeClock,
+  timeoutMillis = EXPORT_TIMEOUT,
+  protocol: "http/json" | "http/protobuf" = "http/json",
+): Promise<Telemetry> {
   const telemetry = await startTelemetry({
     role: "worker",
     instance: `tcp://127.0.0.1:${41000 + ++instances}`,
@@ -83,7 +89,11 @@ function round(journeys: TaskJourneys, clock: FakeClock, index: number): number 
  * outside the flushes), and measures the event loop's delay meanwhile. Returns the transitions
  * made during the flush.
  */
-async function flushUnderLoad(telemetry: Telemetry, clock: FakeClock, index: number): Promise<{ recorded: number; maxDelayMillis: number; completed: boolean }> {
+async function flushUnderLoad(
+  telemetry: Telemetry,
+  clock: FakeClock,
+  index: number,
+): Promise<{ recorded: number; maxDelayMillis: number; completed: boolean }> {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let recorded = 0;
@@ -112,56 +122,61 @@ const ENDPOINT_MODES = [
 ] as const;
 
 describe("exporting to an endpoint that fails", () => {
-  it.each(ENDPOINT_MODES)("$fault: the host records on, every failed export is counted as $errorType and warned once per signal", async ({ fault, errorType }) => {
-    const logged = captureDiag();
-    let server: FaultServer | undefined;
-    let endpoint: string;
-    if (fault === "refused") {
-      endpoint = await refusedUrl();
-    } else {
-      server = await startFaultServer(fault);
-      cleanups.push(() => server!.close());
-      endpoint = server.url;
-    }
-    const clock = new FakeClock(0);
-    const telemetry = await telemetryTo(endpoint, clock);
-    let transitions = 0;
-    for (let flush = 1; flush <= 3; flush++) {
-      transitions += round(telemetry.journeys, clock, flush);
-      const { recorded, maxDelayMillis, completed } = await flushUnderLoad(telemetry, clock, flush);
-      transitions += recorded;
-      expect(completed).toBe(true);
-      // A sanity bound, not a timing claim: nothing in an export may hold the loop for long.
-      expect(maxDelayMillis).toBeLessThan(MAX_LOOP_DELAY);
-    }
-    // What the last round left in the span queue.
-    expect((await telemetry.forceFlush()).completed).toBe(true);
+  it.each(ENDPOINT_MODES)(
+    "$fault: the host records on, every failed export is counted as $errorType and warned once per signal",
+    async ({ fault, errorType }) => {
+      const logged = captureDiag();
+      let server: FaultServer | undefined;
+      let endpoint: string;
+      if (fault === "refused") {
+        endpoint = await refusedUrl();
+      } else {
+        server = await startFaultServer(fault);
+        cleanups.push(() => server!.close());
+        endpoint = server.url;
+      }
+      const clock = new FakeClock(0);
+      const telemetry = await telemetryTo(endpoint, clock);
+      let transitions = 0;
+      for (let flush = 1; flush <= 3; flush++) {
+        transitions += round(telemetry.journeys, clock, flush);
+        const { recorded, maxDelayMillis, completed } = await flushUnderLoad(telemetry, clock, flush);
+        transitions += recorded;
+        expect(completed).toBe(true);
+        // A sanity bound, not a timing claim: nothing in an export may hold the loop for long.
+        expect(maxDelayMillis).toBeLessThan(MAX_LOOP_DELAY);
+      }
+      // What the last round left in the span queue.
+      expect((await telemetry.forceFlush()).completed).toBe(true);
 
-    // Every transition recorded, none dropped, while each export failed.
-    expect(telemetry.journeys.dropped()).toEqual({});
-    const stats = telemetry.journeys.stats("inc", "executing");
-    expect(stats.count).toBe(transitions / 4);
+      // Every transition recorded, none dropped, while each export failed.
+      expect(telemetry.journeys.dropped()).toEqual({});
+      const stats = telemetry.journeys.stats("inc", "executing");
+      expect(stats.count).toBe(transitions / 4);
 
-    const failures = telemetry.exportFailures();
-    expect(failures.map(({ signal, destination, errorType: type }) => ({ signal, destination, errorType: type }))).toEqual([
-      { signal: "traces", destination: `${endpoint}/v1/traces`, errorType },
-      { signal: "metrics", destination: `${endpoint}/v1/metrics`, errorType },
-    ]);
-    const [traces, metrics] = failures;
-    // Each journey is a task span and one span per state it passed through: as many as its transitions.
-    expect(traces.items).toBe(transitions);
-    expect(metrics.exports).toBe(4);
-    expect(metrics.items).toBeGreaterThan(0);
+      const failures = telemetry.exportFailures();
+      expect(
+        failures.map(({ signal, destination, errorType: type }) => ({ signal, destination, errorType: type })),
+      ).toEqual([
+        { signal: "traces", destination: `${endpoint}/v1/traces`, errorType },
+        { signal: "metrics", destination: `${endpoint}/v1/metrics`, errorType },
+      ]);
+      const [traces, metrics] = failures;
+      // Each journey is a task span and one span per state it passed through: as many as its transitions.
+      expect(traces.items).toBe(transitions);
+      expect(metrics.exports).toBe(4);
+      expect(metrics.items).toBeGreaterThan(0);
 
-    // Told once per kind, with the endpoint, the error type and what was lost; the SDK's own
-    // per-batch errors are not passed on.
-    expect(logged.warn).toHaveLength(2);
-    expect(logged.warn[0]).toContain(`exporting traces to ${endpoint}/v1/traces failed`);
-    expect(logged.warn[0]).toContain(`error.type="${errorType}"`);
-    expect(logged.warn[1]).toContain(`exporting metrics to ${endpoint}/v1/metrics failed`);
-    expect(logged.error).toEqual([]);
-    if (server !== undefined) expect(server.requests.length).toBeGreaterThanOrEqual(traces.exports + metrics.exports);
-  });
+      // Told once per kind, with the endpoint, the error type and what was lost; the SDK's own
+      // per-batch errors are not passed on.
+      expect(logged.warn).toHaveLength(2);
+      expect(logged.warn[0]).toContain(`exporting traces to ${endpoint}/v1/traces failed`);
+      expect(logged.warn[0]).toContain(`error.type="${errorType}"`);
+      expect(logged.warn[1]).toContain(`exporting metrics to ${endpoint}/v1/metrics failed`);
+      expect(logged.error).toEqual([]);
+      if (server !== undefined) expect(server.requests.length).toBeGreaterThanOrEqual(traces.exports + metrics.exports);
+    },
+  );
 
   it("429 with Retry-After: the exporter retries as told within its timeout, then the export is counted as retryable", async () => {
     const logged = captureDiag();
@@ -209,7 +224,10 @@ describe("exporting to an endpoint that fails", () => {
     cleanups.push(() => server.close());
     const clock = new FakeClock(0);
     const telemetry = await telemetryTo(server.url, clock);
-    const spansOf = () => server.accepted.filter((request) => request.path === "/v1/traces").reduce((sum, request) => sum + spanCount(request.body), 0);
+    const spansOf = () =>
+      server.accepted
+        .filter((request) => request.path === "/v1/traces")
+        .reduce((sum, request) => sum + spanCount(request.body), 0);
 
     // Up: one round arrives whole.
     let transitions = round(telemetry.journeys, clock, 1);
@@ -240,11 +258,19 @@ describe("exporting to an endpoint that fails", () => {
     const last = metrics[metrics.length - 1].body;
     // Cumulative totals cover the outage: every transition and every second is in them.
     expect(sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" })).toBe(transitions / 4);
-    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "executing" })).toBe((transitions / 4) * 0.5);
-    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "waiting" })).toBe((transitions / 4) * 0.25);
+    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "executing" })).toBe(
+      (transitions / 4) * 0.5,
+    );
+    expect(sumPoint(last, "task.state.time", { "task.prefix": "inc", "task.state": "waiting" })).toBe(
+      (transitions / 4) * 0.25,
+    );
     // And what was lost, by signal and error type.
-    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "500" })).toBe(2 * spansPerRound);
-    expect(sumPoint(last, "taskjourney.export.failures", { signal: "metrics", "error.type": "500" })).toBe(lost[1].items);
+    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "500" })).toBe(
+      2 * spansPerRound,
+    );
+    expect(sumPoint(last, "taskjourney.export.failures", { signal: "metrics", "error.type": "500" })).toBe(
+      lost[1].items,
+    );
     expect(logged.warn).toHaveLength(2);
     expect(logged.error).toEqual([]);
   });
@@ -257,10 +283,12 @@ describe("exporting to an endpoint that fails", () => {
     const telemetry = await telemetryTo(server.url, clock, EXPORT_TIMEOUT, "http/protobuf");
     round(telemetry.journeys, clock, 1);
     expect(await telemetry.forceFlush()).toEqual({ completed: true });
-    expect(telemetry.exportFailures().map((failure) => [failure.signal, failure.errorType, failure.items > 0])).toEqual([
-      ["traces", "500", true],
-      ["metrics", "500", true],
-    ]);
+    expect(telemetry.exportFailures().map((failure) => [failure.signal, failure.errorType, failure.items > 0])).toEqual(
+      [
+        ["traces", "500", true],
+        ["metrics", "500", true],
+      ],
+    );
     expect(telemetry.exportFailures()[0].items).toBe(JOURNEYS_PER_ROUND * 4);
     expect(logged.warn).toHaveLength(2);
   });
@@ -299,7 +327,12 @@ describe("exporting to an endpoint that fails", () => {
     captureDiag();
     const server = await startFaultServer("black-hole");
     cleanups.push(() => server.close());
-    const variables = { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TIMEOUT: "300", OTEL_METRIC_EXPORT_INTERVAL: "3600000" };
+    const variables = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: server.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_EXPORTER_OTLP_TIMEOUT: "300",
+      OTEL_METRIC_EXPORT_INTERVAL: "3600000",
+    };
     for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
     cleanups.push(() => {
       vi.unstubAllEnvs();
@@ -337,7 +370,9 @@ describe("exporting to an endpoint that fails", () => {
       ["metrics", "shutdown_deadline"],
     ]);
     expect(failures[0].items).toBe(JOURNEYS_PER_ROUND * 4);
-    expect(logged.warn[0]).toContain(`telemetry shutdown stopped waiting after 300 ms for the exports to ${server.url}/v1/traces, ${server.url}/v1/metrics`);
+    expect(logged.warn[0]).toContain(
+      `telemetry shutdown stopped waiting after 300 ms for the exports to ${server.url}/v1/traces, ${server.url}/v1/metrics`,
+    );
     // Idempotent: the second call is the first one's result.
     await expect(telemetry.shutdown()).resolves.toEqual({ completed: false });
   });

@@ -61,7 +61,9 @@ export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultSer
         response.writeHead(500, { "content-type": "text/plain" }).end("boom");
         return;
       case "429":
-        response.writeHead(429, { "retry-after": String(RETRY_AFTER_SECONDS), "content-type": "text/plain" }).end("slow down");
+        response
+          .writeHead(429, { "retry-after": String(RETRY_AFTER_SECONDS), "content-type": "text/plain" })
+          .end("slow down");
         return;
       case "slow":
       case "ok": {
@@ -102,16 +104,32 @@ export async function refusedUrl(): Promise<string> {
 /** The value of a sum's point with exactly these attributes in an OTLP JSON metrics request, if any. */
 export function sumPoint(body: unknown, name: string, attributes: Record<string, string>): number | undefined {
   const request = body as {
-    resourceMetrics?: Array<{ scopeMetrics: Array<{ metrics: Array<{ name: string; sum?: { dataPoints: Array<{ attributes?: Array<{ key: string; value: { stringValue?: string } }>; asInt?: number | string; asDouble?: number }> } }> }> }>;
+    resourceMetrics?: Array<{
+      scopeMetrics: Array<{
+        metrics: Array<{
+          name: string;
+          sum?: {
+            dataPoints: Array<{
+              attributes?: Array<{ key: string; value: { stringValue?: string } }>;
+              asInt?: number | string;
+              asDouble?: number;
+            }>;
+          };
+        }>;
+      }>;
+    }>;
   };
   for (const resource of request.resourceMetrics ?? []) {
     for (const scope of resource.scopeMetrics) {
       for (const metric of scope.metrics) {
         if (metric.name !== name || metric.sum === undefined) continue;
         for (const point of metric.sum.dataPoints) {
-          const given = Object.fromEntries((point.attributes ?? []).map((attribute) => [attribute.key, attribute.value.stringValue]));
+          const given = Object.fromEntries(
+            (point.attributes ?? []).map((attribute) => [attribute.key, attribute.value.stringValue]),
+          );
           const wanted = Object.entries(attributes);
-          if (Object.keys(given).length === wanted.length && wanted.every(([key, value]) => given[key] === value)) return point.asDouble ?? Number(point.asInt ?? 0);
+          if (Object.keys(given).length === wanted.length && wanted.every(([key, value]) => given[key] === value))
+            return point.asDouble ?? Number(point.asInt ?? 0);
         }
       }
     }
@@ -123,6 +141,7 @@ export function sumPoint(body: unknown, name: string, attributes: Record<string,
 export function spanCount(body: unknown): number {
   const request = body as { resourceSpans?: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
   let count = 0;
-  for (const resource of request.resourceSpans ?? []) for (const scope of resource.scopeSpans) count += scope.spans.length;
+  for (const resource of request.resourceSpans ?? [])
+    for (const scope of resource.scopeSpans) count += scope.spans.length;
   return count;
 }

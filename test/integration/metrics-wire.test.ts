@@ -39,10 +39,18 @@ function exporting(Exporter: (typeof PROTOCOLS)[number]["Exporter"], options: Ta
   const clock = new FakeClock(0);
   const journeys = worker(clock, options);
   const exporter = new Exporter({ url: `${server.url}/v1/metrics` });
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: NEVER, metricProducers: [journeys.metricProducer] });
+  const reader = new PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: NEVER,
+    metricProducers: [journeys.metricProducer],
+  });
   const provider = new MeterProvider({
     readers: [reader],
-    resource: resourceFromAttributes({ "service.name": "taskjourney-wire", "service.instance.id": instance, "taskjourney.role": "worker" }),
+    resource: resourceFromAttributes({
+      "service.name": "taskjourney-wire",
+      "service.instance.id": instance,
+      "taskjourney.role": "worker",
+    }),
   });
   let exports = 0;
   return {
@@ -52,7 +60,10 @@ function exporting(Exporter: (typeof PROTOCOLS)[number]["Exporter"], options: Ta
     async export(): Promise<OtlpMetricsRequest> {
       await reader.forceFlush();
       exports++;
-      const mine = () => server.metrics.filter((request) => request.resourceMetrics[0]?.resource?.attributes?.["service.instance.id"] === instance);
+      const mine = () =>
+        server.metrics.filter(
+          (request) => request.resourceMetrics[0]?.resource?.attributes?.["service.instance.id"] === instance,
+        );
       return server.waitFor(() => (mine().length >= exports ? mine()[exports - 1] : undefined));
     },
     shutdown: () => provider.shutdown(),
@@ -67,7 +78,8 @@ function temporality(value: number | string | undefined): number {
 
 /** One decoded metric in a form to compare: kind, unit, temporality and points by attribute set. */
 function simplify(metric: OtlpMetric) {
-  const key = (attributes: Record<string, unknown> | undefined) => attributeKey((attributes ?? {}) as Record<string, string>);
+  const key = (attributes: Record<string, unknown> | undefined) =>
+    attributeKey((attributes ?? {}) as Record<string, string>);
   if (metric.sum !== undefined) {
     return {
       kind: "sum",
@@ -78,7 +90,11 @@ function simplify(metric: OtlpMetric) {
     };
   }
   if (metric.gauge !== undefined) {
-    return { kind: "gauge", unit: metric.unit, points: Object.fromEntries(metric.gauge.dataPoints.map((p) => [key(p.attributes), p.asDouble ?? num(p.asInt)])) };
+    return {
+      kind: "gauge",
+      unit: metric.unit,
+      points: Object.fromEntries(metric.gauge.dataPoints.map((p) => [key(p.attributes), p.asDouble ?? num(p.asInt)])),
+    };
   }
   if (metric.exponentialHistogram !== undefined) {
     return {
@@ -111,7 +127,14 @@ function simplify(metric: OtlpMetric) {
       points: Object.fromEntries(
         metric.histogram.dataPoints.map((p) => [
           key(p.attributes),
-          { count: num(p.count), sum: p.sum ?? 0, min: p.min, max: p.max, explicitBounds: p.explicitBounds ?? [], bucketCounts: (p.bucketCounts ?? []).map(num) },
+          {
+            count: num(p.count),
+            sum: p.sum ?? 0,
+            min: p.min,
+            max: p.max,
+            explicitBounds: p.explicitBounds ?? [],
+            bucketCounts: (p.bucketCounts ?? []).map(num),
+          },
         ]),
       ),
     };
@@ -131,7 +154,17 @@ function decode(request: OtlpMetricsRequest) {
   };
 }
 
-const one = (offset: number, value: number) => ({ count: 1, sum: value, min: value, max: value, scale: 20, zeroCount: 0, offset, bucketCounts: [1], negative: 0 });
+const one = (offset: number, value: number) => ({
+  count: 1,
+  sum: value,
+  min: value,
+  max: value,
+  scale: 20,
+  zeroCount: 0,
+  offset,
+  bucketCounts: [1],
+  negative: 0,
+});
 const counts = (length: number, set: Record<number, number>) => Array.from({ length }, (_, i) => set[i] ?? 0);
 
 describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType, Exporter }) => {
@@ -143,7 +176,11 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     expect(server.requests.some((r) => r.path === "/v1/metrics" && r.contentType === contentType)).toBe(true);
 
     const { resource, scope, metrics } = decode(request);
-    expect(resource).toMatchObject({ "service.name": "taskjourney-wire", "taskjourney.role": "worker", "service.instance.id": expect.stringMatching(/^wire-/) });
+    expect(resource).toMatchObject({
+      "service.name": "taskjourney-wire",
+      "taskjourney.role": "worker",
+      "service.instance.id": expect.stringMatching(/^wire-/),
+    });
     expect(scope).toMatchObject({ name: "taskjourney", version: expect.any(String) });
     expect(Object.keys(metrics).sort()).toEqual([
       "task.active",
@@ -159,7 +196,13 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
       "taskjourney.dropped",
     ]);
 
-    const sum = (unit: string, points: Record<string, number>) => ({ kind: "sum", unit, temporality: CUMULATIVE, monotonic: true, points });
+    const sum = (unit: string, points: Record<string, number>) => ({
+      kind: "sum",
+      unit,
+      temporality: CUMULATIVE,
+      monotonic: true,
+      points,
+    });
     expect(metrics["task.state.time"]).toEqual(sum("s", WORKER_DAY.stateTime));
     expect(metrics["task.execute.time"]).toEqual(sum("s", WORKER_DAY.executeTime));
     expect(metrics["task.gather.time"]).toEqual(sum("s", WORKER_DAY.gatherTime));
@@ -182,8 +225,28 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
         [S("inc", "ready")]: { ...one(-1048577, 0.5), count: 2, zeroCount: 1, min: 0 },
         [S("inc", "executing")]: one(-435199, 0.75),
         // Downscaled to fit the default 512 buckets (see test/otel/metric-producer.test.ts).
-        [S("a", "fetch")]: { count: 3, sum: 2.5, min: 0.5, max: 1, scale: 8, zeroCount: 0, offset: -257, bucketCounts: counts(257, { 0: 1, 256: 2 }), negative: 0 },
-        [S("a", "flight")]: { count: 3, sum: 6.25, min: 0.25, max: 3, scale: 7, zeroCount: 0, offset: -257, bucketCounts: counts(460, { 0: 1, 459: 2 }), negative: 0 },
+        [S("a", "fetch")]: {
+          count: 3,
+          sum: 2.5,
+          min: 0.5,
+          max: 1,
+          scale: 8,
+          zeroCount: 0,
+          offset: -257,
+          bucketCounts: counts(257, { 0: 1, 256: 2 }),
+          negative: 0,
+        },
+        [S("a", "flight")]: {
+          count: 3,
+          sum: 6.25,
+          min: 0.25,
+          max: 3,
+          scale: 7,
+          zeroCount: 0,
+          offset: -257,
+          bucketCounts: counts(460, { 0: 1, 459: 2 }),
+          negative: 0,
+        },
       },
     });
   });
@@ -206,19 +269,49 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     const second = decode(await worker.export()).metrics;
     await worker.shutdown();
 
-    expect(first["task.state.time"]).toMatchObject({ temporality: DELTA, monotonic: true, points: { [S("inc", "executing")]: 2.5 } });
-    expect(second["task.state.time"]).toMatchObject({ temporality: DELTA, monotonic: true, points: { [S("inc", "executing")]: 2 ** -10 } });
+    expect(first["task.state.time"]).toMatchObject({
+      temporality: DELTA,
+      monotonic: true,
+      points: { [S("inc", "executing")]: 2.5 },
+    });
+    expect(second["task.state.time"]).toMatchObject({
+      temporality: DELTA,
+      monotonic: true,
+      points: { [S("inc", "executing")]: 2 ** -10 },
+    });
     expect(second["task.transitions"]).toMatchObject({ temporality: DELTA, points: { [S("inc", "memory")]: 1 } });
     expect(second["task.active"]).toMatchObject({ kind: "gauge", points: { [S("inc", "executing")]: 0 } });
     expect(first["task.state.duration"]).toMatchObject({
       temporality: DELTA,
-      points: { [S("inc", "executing")]: { count: 2, sum: 2.5, min: 1, max: 1.5, scale: 9, zeroCount: 0, offset: -1, bucketCounts: counts(301, { 0: 1, 300: 1 }) } },
+      points: {
+        [S("inc", "executing")]: {
+          count: 2,
+          sum: 2.5,
+          min: 1,
+          max: 1.5,
+          scale: 9,
+          zeroCount: 0,
+          offset: -1,
+          bucketCounts: counts(301, { 0: 1, 300: 1 }),
+        },
+      },
     });
-    const delta = (second["task.state.duration"] as { points: Record<string, Record<string, unknown>> }).points[S("inc", "executing")];
-    expect(delta).toMatchObject({ count: 1, sum: 2 ** -10, scale: 5, zeroCount: 0, offset: -321, bucketCounts: counts(340, { 0: 1 }) });
+    const delta = (second["task.state.duration"] as { points: Record<string, Record<string, unknown>> }).points[
+      S("inc", "executing")
+    ];
+    expect(delta).toMatchObject({
+      count: 1,
+      sum: 2 ** -10,
+      scale: 5,
+      zeroCount: 0,
+      offset: -321,
+      bucketCounts: counts(340, { 0: 1 }),
+    });
     expect(delta.min).toBeUndefined();
     expect(delta.max).toBeUndefined();
-    expect((second["task.state.duration"] as { points: Record<string, unknown> }).points[S("inc", "ready")]).toMatchObject({ count: 1, zeroCount: 1, sum: 0 });
+    expect(
+      (second["task.state.duration"] as { points: Record<string, unknown> }).points[S("inc", "ready")],
+    ).toMatchObject({ count: 1, zeroCount: 1, sum: 0 });
   });
 
   it("carries explicit-bucket histograms when asked to", async () => {
@@ -232,9 +325,30 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
       unit: "s",
       temporality: CUMULATIVE,
       points: {
-        [S("a", "fetch")]: { count: 3, sum: 2.5, min: 0.5, max: 1, explicitBounds: boundaries, bucketCounts: [0, 1, 2, 0, 0, 0] },
-        [S("a", "flight")]: { count: 3, sum: 6.25, min: 0.25, max: 3, explicitBounds: boundaries, bucketCounts: [0, 1, 0, 0, 2, 0] },
-        [S("inc", "waiting")]: { count: 2, sum: 0.25, min: 0, max: 0.25, explicitBounds: boundaries, bucketCounts: [1, 1, 0, 0, 0, 0] },
+        [S("a", "fetch")]: {
+          count: 3,
+          sum: 2.5,
+          min: 0.5,
+          max: 1,
+          explicitBounds: boundaries,
+          bucketCounts: [0, 1, 2, 0, 0, 0],
+        },
+        [S("a", "flight")]: {
+          count: 3,
+          sum: 6.25,
+          min: 0.25,
+          max: 3,
+          explicitBounds: boundaries,
+          bucketCounts: [0, 1, 0, 0, 2, 0],
+        },
+        [S("inc", "waiting")]: {
+          count: 2,
+          sum: 0.25,
+          min: 0,
+          max: 0.25,
+          explicitBounds: boundaries,
+          bucketCounts: [1, 1, 0, 0, 0, 0],
+        },
       },
     });
   });

@@ -33,7 +33,13 @@ const mock = createRequire(import.meta.url)("@elastic/mockotlpserver") as MockOt
 /** The decoded, normalized OTLP JSON shapes, as far as the tests read them. */
 export type Attributes = Record<string, unknown>;
 export type Num = number | string | undefined;
-export interface OtlpNumberPoint { attributes?: Attributes; asDouble?: number; asInt?: Num; startTimeUnixNano?: string; timeUnixNano?: string }
+export interface OtlpNumberPoint {
+  attributes?: Attributes;
+  asDouble?: number;
+  asInt?: Num;
+  startTimeUnixNano?: string;
+  timeUnixNano?: string;
+}
 export interface OtlpExponentialPoint {
   attributes?: Attributes;
   count?: Num;
@@ -45,7 +51,15 @@ export interface OtlpExponentialPoint {
   positive?: { offset?: number; bucketCounts?: Num[] };
   negative?: { offset?: number; bucketCounts?: Num[] };
 }
-export interface OtlpHistogramPoint { attributes?: Attributes; count?: Num; sum?: number; min?: number; max?: number; bucketCounts?: Num[]; explicitBounds?: number[] }
+export interface OtlpHistogramPoint {
+  attributes?: Attributes;
+  count?: Num;
+  sum?: number;
+  min?: number;
+  max?: number;
+  bucketCounts?: Num[];
+  explicitBounds?: number[];
+}
 export interface OtlpMetric {
   name: string;
   unit?: string;
@@ -55,13 +69,28 @@ export interface OtlpMetric {
   exponentialHistogram?: { dataPoints: OtlpExponentialPoint[]; aggregationTemporality?: number | string };
   histogram?: { dataPoints: OtlpHistogramPoint[]; aggregationTemporality?: number | string };
 }
-export interface OtlpResource { attributes?: Attributes }
-export interface OtlpMetricsRequest {
-  resourceMetrics: Array<{ resource?: OtlpResource; scopeMetrics: Array<{ scope?: { name?: string; version?: string }; metrics: OtlpMetric[] }> }>;
+export interface OtlpResource {
+  attributes?: Attributes;
 }
-export interface OtlpSpan { name: string; traceId: string; spanId: string; parentSpanId?: string; kind?: string | number; attributes?: Attributes }
+export interface OtlpMetricsRequest {
+  resourceMetrics: Array<{
+    resource?: OtlpResource;
+    scopeMetrics: Array<{ scope?: { name?: string; version?: string }; metrics: OtlpMetric[] }>;
+  }>;
+}
+export interface OtlpSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  kind?: string | number;
+  attributes?: Attributes;
+}
 export interface OtlpTraceRequest {
-  resourceSpans: Array<{ resource?: OtlpResource; scopeSpans: Array<{ scope?: { name?: string }; spans: OtlpSpan[] }> }>;
+  resourceSpans: Array<{
+    resource?: OtlpResource;
+    scopeSpans: Array<{ scope?: { name?: string }; spans: OtlpSpan[] }>;
+  }>;
 }
 
 export interface MockOtlp {

@@ -31,14 +31,23 @@ let directory: string;
 interface MetricsRequest {
   resourceMetrics: Array<{
     scopeMetrics: Array<{
-      metrics: Array<{ name: string; sum?: { dataPoints: Array<{ asDouble?: number; attributes: Array<{ key: string; value: { stringValue?: string } }> }> } }>;
+      metrics: Array<{
+        name: string;
+        sum?: {
+          dataPoints: Array<{ asDouble?: number; attributes: Array<{ key: string; value: { stringValue?: string } }> }>;
+        };
+      }>;
     }>;
   }>;
 }
 
 async function newest(path: string): Promise<number> {
   const entries = await readdir(path, { withFileTypes: true, recursive: true });
-  const times = await Promise.all(entries.filter((entry) => entry.isFile()).map(async (entry) => (await stat(join(entry.parentPath, entry.name))).mtimeMs));
+  const times = await Promise.all(
+    entries
+      .filter((entry) => entry.isFile())
+      .map(async (entry) => (await stat(join(entry.parentPath, entry.name))).mtimeMs),
+  );
   return Math.max(0, ...times);
 }
 
@@ -50,103 +59,175 @@ afterAll(async () => {
 });
 
 describe("npm install of the packed package", () => {
-  it("gives a working taskjourney/sdk and taskjourney command, on the OpenTelemetry line of this Node.js", { timeout: 300_000 }, async () => {
-    // npm packs dist/ as it is: it must be built from the current sources.
-    const [built, sources] = await Promise.all([newest(join(root, "dist")).catch(() => 0), newest(join(root, "src"))]);
-    expect(built, "dist/ is missing or older than src/: run `npm run build` (npm test does) before this suite").toBeGreaterThanOrEqual(sources);
-
-    const { stdout: packed } = await run(npm, ["pack", "--silent", "--pack-destination", directory], { cwd: root });
-    const tarball = join(directory, packed.trim().split("\n").pop()!);
-    const app = join(directory, "app");
-    await run("mkdir", [app]);
-    await writeFile(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
-    const install = await run(npm, ["install", tarball, "@opentelemetry/api", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: app });
-    expect(`${install.stdout}${install.stderr}`).not.toMatch(/ERESOLVE|peer dep|--force|--legacy-peer-deps/i);
-
-    const version = async (name: string) => JSON.parse(await readFile(join(app, "node_modules", name, "package.json"), "utf8")).version as string;
-    const [major, minor] = process.versions.node.split(".").map(Number);
-    const line = major > 22 || (major === 22 && minor >= 15) ? "3" : "2";
-    for (const name of ["@opentelemetry/core", "@opentelemetry/sdk-trace", "@opentelemetry/sdk-metrics", "@opentelemetry/resources"]) {
-      expect(`${name}@${(await version(name)).split(".")[0]}`).toBe(`${name}@${line}`);
-    }
-    expect((await version("@opentelemetry/api")).startsWith(line === "3" ? "1.10." : "1.9.")).toBe(true);
-
-    await copyFile(join(import.meta.dirname, "fixtures/pack-app.mjs"), join(app, "app.mjs"));
-    // As a user's shell has it: no OTEL_* of ours, and not the source condition vitest.config.ts puts
-    // into NODE_OPTIONS (under it the installed package would resolve to its unshipped src/).
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_") && name !== "NODE_OPTIONS"));
-    const nodeOptions = (process.env.NODE_OPTIONS ?? "").replace(/--conditions[= ]taskjourney-source/g, "").trim();
-    if (nodeOptions !== "") env.NODE_OPTIONS = nodeOptions;
-    const { stdout: destinations } = await run(process.execPath, ["app.mjs", "out"], { cwd: app, env });
-    const files = (role: string, instance: string) => ({ traces: [{ kind: "file", path: `out/traces-${role}-${instance}.jsonl` }], metrics: [{ kind: "file", path: `out/metrics-${role}-${instance}.jsonl` }] });
-    expect(JSON.parse(destinations)).toEqual([files("scheduler", "runner_scheduler"), files("worker", "runner_worker-1"), files("worker", "runner_worker-2")]);
-    const metrics = "out/metrics-worker-runner_worker-1.jsonl";
-
-    const taskjourney = async (...args: string[]) => (await run(npm, ["exec", "--offline", "--", "taskjourney", ...args], { cwd: app, env })).stdout;
-    const lines = (text: string) => text.split("\n").map((line) => line.replace(/\s+/g, " ").trim());
-    // The failed task says why, as explain() did in the application.
-    expect(lines(await taskjourney("explain", "parse-2", "--from", "out"))).toEqual([
-      "parse-2 spent 500.0 ms on worker runner://worker-2 (ended in error)",
-      "├─ waiting 0 s",
-      "├─ ready 0 s",
-      "└─ executing 500.0 ms error: Error: bad row 7 in load-2",
-      "",
-    ]);
-    // A task that fetched a dependency from the other worker: its waiting is that transfer.
-    expect(lines(await taskjourney("explain", "parse-1", "--from", "out"))).toEqual([
-      "parse-1 spent 800.0 ms on worker runner://worker-1",
-      "├─ waiting 300.0 ms",
-      "│ ├─ gather: network 250.0 ms",
-      "│ └─ gather: deserialize 50.0 ms",
-      "├─ ready 0 s",
-      "└─ executing 500.0 ms",
-      "",
-    ]);
-
-    // The report from the application's files, with the installed command.
-    expect(await taskjourney("report", "--from", "out", "--out", "report.html")).toBe("wrote report.html\n");
-    const html = await readFile(join(app, "report.html"), "utf8");
-    expect(networkReferences(html)).toEqual([]);
-    await mkdir(OUTPUT, { recursive: true });
-    const page = join(OUTPUT, "report.html");
-    await copyFile(join(app, "report.html"), page);
-    if (chromium === undefined && !inCi) {
-      console.warn("pack-install: the report's browser check skipped, Chromium is not installed (apt-get install -y chromium); in CI (CI=true) this fails instead");
-    } else {
-      expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
-      const screenshot = join(OUTPUT, "report.png");
-      const { state, problems, requests } = await openReportOffline(chromium!, page, screenshot, join(directory, "profile"));
-      console.log(`pack-install: the installed package's report is ${page}, its screenshot ${screenshot}`);
-      expect(problems).toEqual([]);
-      expect(requests).toEqual([]);
-      expect(state.charts.map((chart) => chart.id)).toEqual(["chart-states", "chart-execute", "chart-gather", "chart-wait", "chart-slowest"]);
-      for (const chart of state.charts) {
-        expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
-        expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
-      }
-      // The failed tasks, the worker and scheduler prefix tables, the execute and gather tables.
-      expect(state.tables.map((table) => table.className)).toEqual(["failures", "prefixes", "prefixes", "activities", "activities"]);
-      for (const table of state.tables) {
-        expect(table.rows).toBeGreaterThan(1);
-        expect(table.emptyRows).toBe(0);
-        expect(table.placeholders).toBe(0);
-      }
-      expect(state.empty).toEqual([]);
-      // parse-2 threw; total, which needed it, erred on the scheduler without running.
-      expect(state.failures).toEqual([
-        ["parse-2", "parse", "executing: error", "worker runner://worker-2", "500.0 ms", "Error: bad row 7 in load-2"],
-        ["total", "total", "erred", "scheduler runner://scheduler", "3.3 s", "(no reason recorded)"],
+  it(
+    "gives a working taskjourney/sdk and taskjourney command, on the OpenTelemetry line of this Node.js",
+    { timeout: 300_000 },
+    async () => {
+      // npm packs dist/ as it is: it must be built from the current sources.
+      const [built, sources] = await Promise.all([
+        newest(join(root, "dist")).catch(() => 0),
+        newest(join(root, "src")),
       ]);
-      expect(state.text).toContain("1 ended in error on workers, 2 erred on the scheduler.");
-    }
-    // The metrics file holds the tasks' time by state, as OTLP JSON: parse-1 waited 0.3 s for its fetch.
-    const requests = (await readFile(join(app, metrics), "utf8")).trim().split("\n").map((text) => JSON.parse(text) as MetricsRequest);
-    const waiting = requests
-      .flatMap((request) => request.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics)))
-      .filter((metric) => metric.name === "task.state.time")
-      .flatMap((metric) => metric.sum?.dataPoints ?? [])
-      .filter((point) => point.attributes.some((attribute) => attribute.key === "task.state" && attribute.value.stringValue === "waiting"))
-      .filter((point) => point.attributes.some((attribute) => attribute.key === "task.prefix" && attribute.value.stringValue === "parse"));
-    expect(waiting.at(-1)?.asDouble).toBeCloseTo(0.3, 12);
-  });
+      expect(
+        built,
+        "dist/ is missing or older than src/: run `npm run build` (npm test does) before this suite",
+      ).toBeGreaterThanOrEqual(sources);
+
+      const { stdout: packed } = await run(npm, ["pack", "--silent", "--pack-destination", directory], { cwd: root });
+      const tarball = join(directory, packed.trim().split("\n").pop()!);
+      const app = join(directory, "app");
+      await run("mkdir", [app]);
+      await writeFile(
+        join(app, "package.json"),
+        JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }),
+      );
+      const install = await run(
+        npm,
+        ["install", tarball, "@opentelemetry/api", "--prefer-offline", "--no-audit", "--no-fund"],
+        { cwd: app },
+      );
+      expect(`${install.stdout}${install.stderr}`).not.toMatch(/ERESOLVE|peer dep|--force|--legacy-peer-deps/i);
+
+      const version = async (name: string) =>
+        JSON.parse(await readFile(join(app, "node_modules", name, "package.json"), "utf8")).version as string;
+      const [major, minor] = process.versions.node.split(".").map(Number);
+      const line = major > 22 || (major === 22 && minor >= 15) ? "3" : "2";
+      for (const name of [
+        "@opentelemetry/core",
+        "@opentelemetry/sdk-trace",
+        "@opentelemetry/sdk-metrics",
+        "@opentelemetry/resources",
+      ]) {
+        expect(`${name}@${(await version(name)).split(".")[0]}`).toBe(`${name}@${line}`);
+      }
+      expect((await version("@opentelemetry/api")).startsWith(line === "3" ? "1.10." : "1.9.")).toBe(true);
+
+      await copyFile(join(import.meta.dirname, "fixtures/pack-app.mjs"), join(app, "app.mjs"));
+      // As a user's shell has it: no OTEL_* of ours, and not the source condition vitest.config.ts puts
+      // into NODE_OPTIONS (under it the installed package would resolve to its unshipped src/).
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_") && name !== "NODE_OPTIONS"),
+      );
+      const nodeOptions = (process.env.NODE_OPTIONS ?? "").replace(/--conditions[= ]taskjourney-source/g, "").trim();
+      if (nodeOptions !== "") env.NODE_OPTIONS = nodeOptions;
+      const { stdout: destinations } = await run(process.execPath, ["app.mjs", "out"], { cwd: app, env });
+      const files = (role: string, instance: string) => ({
+        traces: [{ kind: "file", path: `out/traces-${role}-${instance}.jsonl` }],
+        metrics: [{ kind: "file", path: `out/metrics-${role}-${instance}.jsonl` }],
+      });
+      expect(JSON.parse(destinations)).toEqual([
+        files("scheduler", "runner_scheduler"),
+        files("worker", "runner_worker-1"),
+        files("worker", "runner_worker-2"),
+      ]);
+      const metrics = "out/metrics-worker-runner_worker-1.jsonl";
+
+      const taskjourney = async (...args: string[]) =>
+        (await run(npm, ["exec", "--offline", "--", "taskjourney", ...args], { cwd: app, env })).stdout;
+      const lines = (text: string) => text.split("\n").map((line) => line.replace(/\s+/g, " ").trim());
+      // The failed task says why, as explain() did in the application.
+      expect(lines(await taskjourney("explain", "parse-2", "--from", "out"))).toEqual([
+        "parse-2 spent 500.0 ms on worker runner://worker-2 (ended in error)",
+        "├─ waiting 0 s",
+        "├─ ready 0 s",
+        "└─ executing 500.0 ms error: Error: bad row 7 in load-2",
+        "",
+      ]);
+      // A task that fetched a dependency from the other worker: its waiting is that transfer.
+      expect(lines(await taskjourney("explain", "parse-1", "--from", "out"))).toEqual([
+        "parse-1 spent 800.0 ms on worker runner://worker-1",
+        "├─ waiting 300.0 ms",
+        "│ ├─ gather: network 250.0 ms",
+        "│ └─ gather: deserialize 50.0 ms",
+        "├─ ready 0 s",
+        "└─ executing 500.0 ms",
+        "",
+      ]);
+
+      // The report from the application's files, with the installed command.
+      expect(await taskjourney("report", "--from", "out", "--out", "report.html")).toBe("wrote report.html\n");
+      const html = await readFile(join(app, "report.html"), "utf8");
+      expect(networkReferences(html)).toEqual([]);
+      await mkdir(OUTPUT, { recursive: true });
+      const page = join(OUTPUT, "report.html");
+      await copyFile(join(app, "report.html"), page);
+      if (chromium === undefined && !inCi) {
+        console.warn(
+          "pack-install: the report's browser check skipped, Chromium is not installed (apt-get install -y chromium); in CI (CI=true) this fails instead",
+        );
+      } else {
+        expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
+        const screenshot = join(OUTPUT, "report.png");
+        const { state, problems, requests } = await openReportOffline(
+          chromium!,
+          page,
+          screenshot,
+          join(directory, "profile"),
+        );
+        console.log(`pack-install: the installed package's report is ${page}, its screenshot ${screenshot}`);
+        expect(problems).toEqual([]);
+        expect(requests).toEqual([]);
+        expect(state.charts.map((chart) => chart.id)).toEqual([
+          "chart-states",
+          "chart-execute",
+          "chart-gather",
+          "chart-wait",
+          "chart-slowest",
+        ]);
+        for (const chart of state.charts) {
+          expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
+          expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
+        }
+        // The failed tasks, the worker and scheduler prefix tables, the execute and gather tables.
+        expect(state.tables.map((table) => table.className)).toEqual([
+          "failures",
+          "prefixes",
+          "prefixes",
+          "activities",
+          "activities",
+        ]);
+        for (const table of state.tables) {
+          expect(table.rows).toBeGreaterThan(1);
+          expect(table.emptyRows).toBe(0);
+          expect(table.placeholders).toBe(0);
+        }
+        expect(state.empty).toEqual([]);
+        // parse-2 threw; total, which needed it, erred on the scheduler without running.
+        expect(state.failures).toEqual([
+          [
+            "parse-2",
+            "parse",
+            "executing: error",
+            "worker runner://worker-2",
+            "500.0 ms",
+            "Error: bad row 7 in load-2",
+          ],
+          ["total", "total", "erred", "scheduler runner://scheduler", "3.3 s", "(no reason recorded)"],
+        ]);
+        expect(state.text).toContain("1 ended in error on workers, 2 erred on the scheduler.");
+      }
+      // The metrics file holds the tasks' time by state, as OTLP JSON: parse-1 waited 0.3 s for its fetch.
+      const requests = (await readFile(join(app, metrics), "utf8"))
+        .trim()
+        .split("\n")
+        .map((text) => JSON.parse(text) as MetricsRequest);
+      const waiting = requests
+        .flatMap((request) =>
+          request.resourceMetrics.flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics)),
+        )
+        .filter((metric) => metric.name === "task.state.time")
+        .flatMap((metric) => metric.sum?.dataPoints ?? [])
+        .filter((point) =>
+          point.attributes.some(
+            (attribute) => attribute.key === "task.state" && attribute.value.stringValue === "waiting",
+          ),
+        )
+        .filter((point) =>
+          point.attributes.some(
+            (attribute) => attribute.key === "task.prefix" && attribute.value.stringValue === "parse",
+          ),
+        );
+      expect(waiting.at(-1)?.asDouble).toBeCloseTo(0.3, 12);
+    },
+  );
 });

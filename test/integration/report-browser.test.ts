@@ -26,39 +26,64 @@ const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-report-brow
 afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
 
 if (chromium === undefined && !inCi) {
-  console.warn("report-browser: skipped, Chromium is not installed (apt-get install -y chromium); in CI (CI=true) this fails instead");
+  console.warn(
+    "report-browser: skipped, Chromium is not installed (apt-get install -y chromium); in CI (CI=true) this fails instead",
+  );
 }
 
 describe("the report in headless Chromium", () => {
-  it.skipIf(chromium === undefined && !inCi)("opens offline with no console error, every chart drawn and every table filled", async () => {
-    expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
-    const telemetryDir = path.join(directory, "telemetry");
-    await runApplication(telemetryDir);
-    fs.mkdirSync(OUTPUT, { recursive: true });
-    const page = path.join(OUTPUT, "report.html");
-    const printed: string[] = [];
-    const code = main(["report", "--from", telemetryDir, "--out", page, "--title", "taskjourney report (browser test)"], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
-    expect(printed.join("")).toBe(`wrote ${page}\n`);
-    expect(code).toBe(0);
+  it.skipIf(chromium === undefined && !inCi)(
+    "opens offline with no console error, every chart drawn and every table filled",
+    async () => {
+      expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
+      const telemetryDir = path.join(directory, "telemetry");
+      await runApplication(telemetryDir);
+      fs.mkdirSync(OUTPUT, { recursive: true });
+      const page = path.join(OUTPUT, "report.html");
+      const printed: string[] = [];
+      const code = main(
+        ["report", "--from", telemetryDir, "--out", page, "--title", "taskjourney report (browser test)"],
+        { out: (text) => printed.push(text), err: (text) => printed.push(text) },
+      );
+      expect(printed.join("")).toBe(`wrote ${page}\n`);
+      expect(code).toBe(0);
 
-    const { state, problems, requests } = await openReportOffline(chromium!, page, path.join(OUTPUT, "report.png"), path.join(directory, "profile"));
-    expect(problems).toEqual([]);
-    expect(requests).toEqual([]);
+      const { state, problems, requests } = await openReportOffline(
+        chromium!,
+        page,
+        path.join(OUTPUT, "report.png"),
+        path.join(directory, "profile"),
+      );
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([]);
 
-    expect(state.title).toBe("taskjourney report (browser test)");
-    expect(state.charts.map((chart) => chart.id)).toEqual(["chart-states", "chart-execute", "chart-gather", "chart-wait", "chart-slowest"]);
-    for (const chart of state.charts) {
-      expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
-      expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
-    }
-    // The worker and scheduler prefix tables, the execute and gather tables: rows, none empty.
-    expect(state.tables.map((table) => table.className)).toEqual(["prefixes", "prefixes", "activities", "activities"]);
-    for (const table of state.tables) {
-      expect(table.rows).toBeGreaterThan(1);
-      expect(table.emptyRows).toBe(0);
-      expect(table.placeholders).toBe(0);
-    }
-    expect(state.empty).toEqual([]);
-    expect(state.trees).toBeGreaterThanOrEqual(2);
-  }, 90_000);
+      expect(state.title).toBe("taskjourney report (browser test)");
+      expect(state.charts.map((chart) => chart.id)).toEqual([
+        "chart-states",
+        "chart-execute",
+        "chart-gather",
+        "chart-wait",
+        "chart-slowest",
+      ]);
+      for (const chart of state.charts) {
+        expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
+        expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
+      }
+      // The worker and scheduler prefix tables, the execute and gather tables: rows, none empty.
+      expect(state.tables.map((table) => table.className)).toEqual([
+        "prefixes",
+        "prefixes",
+        "activities",
+        "activities",
+      ]);
+      for (const table of state.tables) {
+        expect(table.rows).toBeGreaterThan(1);
+        expect(table.emptyRows).toBe(0);
+        expect(table.placeholders).toBe(0);
+      }
+      expect(state.empty).toEqual([]);
+      expect(state.trees).toBeGreaterThanOrEqual(2);
+    },
+    90_000,
+  );
 });

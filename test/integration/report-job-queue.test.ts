@@ -16,7 +16,12 @@ import type { TaskJourneys } from "../../src/index.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { readTelemetryFiles } from "../../src/report/inputs.js";
 import { startTelemetry } from "../../src/sdk.js";
-import { instrumentQueue, instrumentWorker, JOB_MACHINE, type JobJourneyState } from "../../examples/job-queue/instrument.js";
+import {
+  instrumentQueue,
+  instrumentWorker,
+  JOB_MACHINE,
+  type JobJourneyState,
+} from "../../examples/job-queue/instrument.js";
 import { startCluster } from "../../examples/job-queue/workload.js";
 import { findChromium } from "../helpers/chromium.js";
 import { openReportOffline } from "../helpers/report-page.js";
@@ -38,7 +43,12 @@ async function runJobQueue(into: string, ratio: number): Promise<void> {
       registerGlobal: false,
       exporters: { traces: "otlp", metrics: "otlp" },
       // keepErrors (the default) keeps the failed jobs' journeys even at ratio 0.
-      journeys: { machine: JOB_MACHINE, clock: () => Date.now() / 1000, timeOrigin: 0, sampling: { ratio, keepSlowerThan: 0 } },
+      journeys: {
+        machine: JOB_MACHINE,
+        clock: () => Date.now() / 1000,
+        timeOrigin: 0,
+        sampling: { ratio, keepSlowerThan: 0 },
+      },
     });
   const queue = await start("scheduler", "queue");
   const cluster = startCluster();
@@ -57,7 +67,8 @@ async function runJobQueue(into: string, ratio: number): Promise<void> {
 }
 
 /** Each row's count of visits to the measured state, by prefix. */
-const counts = (rows: ReadonlyArray<{ prefix: string; count: number }>) => Object.fromEntries(rows.map((row) => [row.prefix, row.count]));
+const counts = (rows: ReadonlyArray<{ prefix: string; count: number }>) =>
+  Object.fromEntries(rows.map((row) => [row.prefix, row.count]));
 
 describe("the report of a job queue with its own state machine", () => {
   beforeAll(async () => {
@@ -81,7 +92,9 @@ describe("the report of a job queue with its own state machine", () => {
         expect(row.p99).toBeGreaterThanOrEqual(row.p90);
       }
       // The queue's own states by prefix: only the merge waited for children, only flaky backed off.
-      const queueStates = Object.fromEntries(data.schedulerPrefixes!.map((row) => [row.prefix, Object.keys(row.stateSeconds).sort()]));
+      const queueStates = Object.fromEntries(
+        data.schedulerPrefixes!.map((row) => [row.prefix, Object.keys(row.stateSeconds).sort()]),
+      );
       expect(queueStates).toEqual({
         fetch: ["active", "waiting"],
         merge: ["active", "waiting", "waiting-children"],
@@ -91,13 +104,23 @@ describe("the report of a job queue with its own state machine", () => {
       expect(data.description).not.toContain("no executing state");
       // The column order the jobs lived: at ratio 1 the merge's journey tells where waiting-children goes;
       // at ratio 0 only the failed jobs' journeys were kept, and a state none of them lived follows by name.
-      expect(data.schedulerStates).toEqual(ratio === 1 ? ["waiting-children", "waiting", "active", "delayed"] : ["waiting", "active", "delayed", "waiting-children"]);
+      expect(data.schedulerStates).toEqual(
+        ratio === 1
+          ? ["waiting-children", "waiting", "active", "delayed"]
+          : ["waiting", "active", "delayed", "waiting-children"],
+      );
       expect(data.states).toEqual(["active"]);
 
       // The failures in the queue's own terminal state: broken on the queue and its worker, flaky's first
       // attempt on its worker; listed by key once each, from the worker that knows why.
       expect(data.failureCounts).toEqual({ failed: 3 });
-      const failures = data.failures!.map((failure) => [failure.prefix, failure.kind, failure.outcome, failure.state, failure.error]);
+      const failures = data.failures!.map((failure) => [
+        failure.prefix,
+        failure.kind,
+        failure.outcome,
+        failure.state,
+        failure.error,
+      ]);
       expect(failures.sort()).toEqual([
         ["broken", "compute", "failed", "active", "Error: always"],
         ["flaky", "compute", "failed", "active", "Error: transient"],
@@ -135,38 +158,62 @@ describe("the report of a job queue with its own state machine", () => {
     expect([data.durationOf, data.schedulerDurationOf]).toEqual(["active", "waiting"]);
     expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
     const printed: string[] = [];
-    const code = main(["report", "--from", telemetryDir, "--state", "executing", "--out", path.join(directory, "unused.html")], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
+    const code = main(
+      ["report", "--from", telemetryDir, "--state", "executing", "--out", path.join(directory, "unused.html")],
+      { out: (text) => printed.push(text), err: (text) => printed.push(text) },
+    );
     expect(code).toBe(1);
-    expect(printed.join("")).toBe('taskjourney: no state "executing" in the data to measure; its states: active, delayed, waiting, waiting-children\n');
+    expect(printed.join("")).toBe(
+      'taskjourney: no state "executing" in the data to measure; its states: active, delayed, waiting, waiting-children\n',
+    );
     printed.length = 0;
-    expect(main(["report", "--from", telemetryDir, "--state", " "], { out: (text) => printed.push(text), err: (text) => printed.push(text) })).toBe(2);
+    expect(
+      main(["report", "--from", telemetryDir, "--state", " "], {
+        out: (text) => printed.push(text),
+        err: (text) => printed.push(text),
+      }),
+    ).toBe(2);
     expect(printed.join("")).toContain("--state takes a state's name");
   });
 
-  it.skipIf(chromium === undefined && !inCi)("the page renders offline with the queue's own state columns and no console error", async () => {
-    expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
-    const telemetryDir = path.join(directory, "ratio-1");
-    fs.mkdirSync(OUTPUT, { recursive: true });
-    const page = path.join(OUTPUT, "report.html");
-    const printed: string[] = [];
-    const code = main(["report", "--from", telemetryDir, "--out", page, "--title", "job queue"], { out: (text) => printed.push(text), err: (text) => printed.push(text) });
-    expect(printed.join("")).toBe(`wrote ${page}\n`);
-    expect(code).toBe(0);
-    const html = fs.readFileSync(page, "utf8");
-    expect(html).toContain("<th>p99</th><th>waiting-children</th><th>waiting</th><th>active</th><th>delayed</th></tr>");
-    expect(html).toContain("count and quantiles: visits to active on the scheduler.");
+  it.skipIf(chromium === undefined && !inCi)(
+    "the page renders offline with the queue's own state columns and no console error",
+    async () => {
+      expect(chromium, "Chromium is required in CI: apt-get install -y chromium").toBeDefined();
+      const telemetryDir = path.join(directory, "ratio-1");
+      fs.mkdirSync(OUTPUT, { recursive: true });
+      const page = path.join(OUTPUT, "report.html");
+      const printed: string[] = [];
+      const code = main(["report", "--from", telemetryDir, "--out", page, "--title", "job queue"], {
+        out: (text) => printed.push(text),
+        err: (text) => printed.push(text),
+      });
+      expect(printed.join("")).toBe(`wrote ${page}\n`);
+      expect(code).toBe(0);
+      const html = fs.readFileSync(page, "utf8");
+      expect(html).toContain(
+        "<th>p99</th><th>waiting-children</th><th>waiting</th><th>active</th><th>delayed</th></tr>",
+      );
+      expect(html).toContain("count and quantiles: visits to active on the scheduler.");
 
-    const { state, problems, requests } = await openReportOffline(chromium!, page, path.join(OUTPUT, "report.png"), path.join(directory, "profile"));
-    expect(problems).toEqual([]);
-    expect(requests).toEqual([]);
-    expect(state.title).toBe("job queue");
-    // The worker and queue prefix tables: a row per job name and a total, none empty.
-    const prefixTables = state.tables.filter((table) => table.className === "prefixes");
-    expect(prefixTables.map((table) => table.rows)).toEqual([5, 5]);
-    for (const table of prefixTables) expect([table.emptyRows, table.placeholders]).toEqual([0, 0]);
-    expect(state.text).toContain("visits to active;");
-    expect(state.failures.map((row) => row[2]).sort()).toEqual(["active: failed", "active: failed"]);
-    const statesChart = state.charts.find((chart) => chart.id === "chart-states")!;
-    expect(statesChart.inked).toBeGreaterThan(500);
-  }, 90_000);
+      const { state, problems, requests } = await openReportOffline(
+        chromium!,
+        page,
+        path.join(OUTPUT, "report.png"),
+        path.join(directory, "profile"),
+      );
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([]);
+      expect(state.title).toBe("job queue");
+      // The worker and queue prefix tables: a row per job name and a total, none empty.
+      const prefixTables = state.tables.filter((table) => table.className === "prefixes");
+      expect(prefixTables.map((table) => table.rows)).toEqual([5, 5]);
+      for (const table of prefixTables) expect([table.emptyRows, table.placeholders]).toEqual([0, 0]);
+      expect(state.text).toContain("visits to active;");
+      expect(state.failures.map((row) => row[2]).sort()).toEqual(["active: failed", "active: failed"]);
+      const statesChart = state.charts.find((chart) => chart.id === "chart-states")!;
+      expect(statesChart.inked).toBeGreaterThan(500);
+    },
+    90_000,
+  );
 });

@@ -19,7 +19,9 @@ const execFileAsync = promisify(execFile);
 
 /** The part of an OTLP JSON traces line the tests read. */
 interface OtlpTraceRequestJson {
-  resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string; parentSpanId?: string }> }> }>;
+  resourceSpans: Array<{
+    scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string; parentSpanId?: string }> }>;
+  }>;
 }
 let server: MockOtlp;
 const started: Telemetry[] = [];
@@ -51,7 +53,8 @@ function useEnv(env: Record<string, string> = {}): void {
   for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
 }
 
-type StartOptions = Omit<StartTelemetryOptions, "role" | "instance"> & Partial<Pick<StartTelemetryOptions, "role" | "instance">> & { env?: Record<string, string> };
+type StartOptions = Omit<StartTelemetryOptions, "role" | "instance"> &
+  Partial<Pick<StartTelemetryOptions, "role" | "instance">> & { env?: Record<string, string> };
 
 async function start({ env, ...options }: StartOptions): Promise<Telemetry> {
   useEnv(env);
@@ -60,8 +63,10 @@ async function start({ env, ...options }: StartOptions): Promise<Telemetry> {
   return telemetry;
 }
 
-const instanceOf = (request: { resourceMetrics?: OtlpMetricsRequest["resourceMetrics"]; resourceSpans?: OtlpTraceRequest["resourceSpans"] }) =>
-  (request.resourceMetrics ?? request.resourceSpans)?.[0]?.resource?.attributes?.["service.instance.id"];
+const instanceOf = (request: {
+  resourceMetrics?: OtlpMetricsRequest["resourceMetrics"];
+  resourceSpans?: OtlpTraceRequest["resourceSpans"];
+}) => (request.resourceMetrics ?? request.resourceSpans)?.[0]?.resource?.attributes?.["service.instance.id"];
 
 function metricsOf(instance: string): OtlpMetricsRequest[] {
   return server.metrics.filter((request) => instanceOf(request) === instance);
@@ -76,7 +81,10 @@ function sumValue(request: OtlpMetricsRequest, name: string, attributes: Record<
     for (const metric of scope.metrics) {
       if (metric.name !== name || metric.sum === undefined) continue;
       for (const point of metric.sum.dataPoints) {
-        if (Object.entries(attributes).every(([key, value]) => point.attributes?.[key] === value) && Object.keys(point.attributes ?? {}).length === Object.keys(attributes).length) {
+        if (
+          Object.entries(attributes).every(([key, value]) => point.attributes?.[key] === value) &&
+          Object.keys(point.attributes ?? {}).length === Object.keys(attributes).length
+        ) {
           return point.asDouble ?? Number(point.asInt ?? 0);
         }
       }
@@ -88,65 +96,93 @@ function sumValue(request: OtlpMetricsRequest, name: string, attributes: Record<
 describe.each([
   { protocol: "http/protobuf", contentType: "application/x-protobuf" },
   { protocol: "http/json", contentType: "application/json" },
-] as const)("with OTEL_EXPORTER_OTLP_ENDPOINT at mockotlpserver and OTEL_EXPORTER_OTLP_PROTOCOL=$protocol", ({ protocol, contentType }) => {
-  it("sends spans and task metrics with the resource from the environment, role and instance", async () => {
-    const clock = new FakeClock(0);
-    const instance = nextInstance();
-    const telemetry = await start({
-      instance,
-      journeys: { clock: clock.now, sampling: { ratio: 0 } },
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: server.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-        OTEL_SERVICE_NAME: "dask-cluster",
-        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,service.name=ignored,team=a%2Cb",
-      },
-    });
-    expect(telemetry.destinations).toEqual({
-      traces: [{ kind: "otlp", protocol, url: `${server.url}/v1/traces` }],
-      metrics: [{ kind: "otlp", protocol, url: `${server.url}/v1/metrics` }],
-    });
-    workerDay(telemetry.journeys, clock);
-    telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe").end();
-    // Registered globally: the API's tracer is ours.
-    trace.getTracer("sdk-test").startSpan("global-probe").end();
-    await telemetry.shutdown();
-
-    const traces = await server.waitFor(() => (tracesOf(instance).length > 0 ? tracesOf(instance) : undefined));
-    const metrics = await server.waitFor(() => (metricsOf(instance).length > 0 ? metricsOf(instance) : undefined));
-    for (const request of [...traces, ...metrics]) {
-      const resource = ("resourceSpans" in request ? request.resourceSpans : request.resourceMetrics)[0].resource?.attributes;
-      expect(resource).toMatchObject({
-        "service.name": "dask-cluster",
-        "service.instance.id": instance,
-        "taskjourney.role": "worker",
-        "deployment.environment": "test",
-        team: "a,b",
-        "telemetry.sdk.language": "nodejs",
+] as const)(
+  "with OTEL_EXPORTER_OTLP_ENDPOINT at mockotlpserver and OTEL_EXPORTER_OTLP_PROTOCOL=$protocol",
+  ({ protocol, contentType }) => {
+    it("sends spans and task metrics with the resource from the environment, role and instance", async () => {
+      const clock = new FakeClock(0);
+      const instance = nextInstance();
+      const telemetry = await start({
+        instance,
+        journeys: { clock: clock.now, sampling: { ratio: 0 } },
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: server.url,
+          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+          OTEL_SERVICE_NAME: "dask-cluster",
+          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,service.name=ignored,team=a%2Cb",
+        },
       });
-    }
-    const spanNames = traces.flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => span.name))));
-    expect(spanNames).toEqual(expect.arrayContaining(["probe", "global-probe"]));
-    const journeyScopes = traces.flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans)).filter((scope) => scope.scope?.name === "taskjourney");
-    expect(journeyScopes.flatMap((scope) => scope.spans).length).toBeGreaterThan(0);
-    const last = metrics[metrics.length - 1];
-    expect(sumValue(last, "task.state.time", { "task.prefix": "sum", "task.state": "waiting" })).toBe(4);
-    expect(sumValue(last, "task.gather.size", { "transfer.outcome": "ok" })).toBe(3000);
-    expect(sumValue(last, "taskjourney.dropped", { reason: "unknown-state" })).toBe(1);
-    // Role and instance are resource attributes only.
-    const metricAttributeKeys = new Set(
-      last.resourceMetrics.flatMap((resource) =>
-        resource.scopeMetrics.flatMap((scope) =>
-          scope.metrics.flatMap((metric) => [...(metric.sum?.dataPoints ?? []), ...(metric.gauge?.dataPoints ?? []), ...(metric.exponentialHistogram?.dataPoints ?? [])].flatMap((point) => Object.keys(point.attributes ?? {}))),
+      expect(telemetry.destinations).toEqual({
+        traces: [{ kind: "otlp", protocol, url: `${server.url}/v1/traces` }],
+        metrics: [{ kind: "otlp", protocol, url: `${server.url}/v1/metrics` }],
+      });
+      workerDay(telemetry.journeys, clock);
+      telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe").end();
+      // Registered globally: the API's tracer is ours.
+      trace.getTracer("sdk-test").startSpan("global-probe").end();
+      await telemetry.shutdown();
+
+      const traces = await server.waitFor(() => (tracesOf(instance).length > 0 ? tracesOf(instance) : undefined));
+      const metrics = await server.waitFor(() => (metricsOf(instance).length > 0 ? metricsOf(instance) : undefined));
+      for (const request of [...traces, ...metrics]) {
+        const resource = ("resourceSpans" in request ? request.resourceSpans : request.resourceMetrics)[0].resource
+          ?.attributes;
+        expect(resource).toMatchObject({
+          "service.name": "dask-cluster",
+          "service.instance.id": instance,
+          "taskjourney.role": "worker",
+          "deployment.environment": "test",
+          team: "a,b",
+          "telemetry.sdk.language": "nodejs",
+        });
+      }
+      const spanNames = traces.flatMap((request) =>
+        request.resourceSpans.flatMap((resource) =>
+          resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => span.name)),
         ),
-      ),
-    );
-    expect([...metricAttributeKeys].sort()).toEqual(["reason", "task.activity", "task.prefix", "task.state", "transfer.outcome"]);
-    const kinds = new Set(last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics.map((metric) => metric.name)));
-    expect(kinds).toContain("task.state.duration");
-    expect(server.requests.filter((request) => request.path === "/v1/traces" || request.path === "/v1/metrics").map((request) => request.contentType)).toContain(contentType);
-  });
-});
+      );
+      expect(spanNames).toEqual(expect.arrayContaining(["probe", "global-probe"]));
+      const journeyScopes = traces
+        .flatMap((request) => request.resourceSpans.flatMap((resource) => resource.scopeSpans))
+        .filter((scope) => scope.scope?.name === "taskjourney");
+      expect(journeyScopes.flatMap((scope) => scope.spans).length).toBeGreaterThan(0);
+      const last = metrics[metrics.length - 1];
+      expect(sumValue(last, "task.state.time", { "task.prefix": "sum", "task.state": "waiting" })).toBe(4);
+      expect(sumValue(last, "task.gather.size", { "transfer.outcome": "ok" })).toBe(3000);
+      expect(sumValue(last, "taskjourney.dropped", { reason: "unknown-state" })).toBe(1);
+      // Role and instance are resource attributes only.
+      const metricAttributeKeys = new Set(
+        last.resourceMetrics.flatMap((resource) =>
+          resource.scopeMetrics.flatMap((scope) =>
+            scope.metrics.flatMap((metric) =>
+              [
+                ...(metric.sum?.dataPoints ?? []),
+                ...(metric.gauge?.dataPoints ?? []),
+                ...(metric.exponentialHistogram?.dataPoints ?? []),
+              ].flatMap((point) => Object.keys(point.attributes ?? {})),
+            ),
+          ),
+        ),
+      );
+      expect([...metricAttributeKeys].sort()).toEqual([
+        "reason",
+        "task.activity",
+        "task.prefix",
+        "task.state",
+        "transfer.outcome",
+      ]);
+      const kinds = new Set(
+        last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics.map((metric) => metric.name)),
+      );
+      expect(kinds).toContain("task.state.duration");
+      expect(
+        server.requests
+          .filter((request) => request.path === "/v1/traces" || request.path === "/v1/metrics")
+          .map((request) => request.contentType),
+      ).toContain(contentType);
+    });
+  },
+);
 
 describe("startTelemetry configuration", () => {
   it("defaults to http/protobuf, honours per-signal endpoints, OTEL_TRACES_EXPORTER=none and the export interval", async () => {
@@ -163,13 +199,19 @@ describe("startTelemetry configuration", () => {
         OTEL_METRIC_EXPORT_INTERVAL: "100",
       },
     });
-    expect(telemetry.destinations).toEqual({ traces: [], metrics: [{ kind: "otlp", protocol: "http/protobuf", url: `${server.url}/v1/metrics` }] });
+    expect(telemetry.destinations).toEqual({
+      traces: [],
+      metrics: [{ kind: "otlp", protocol: "http/protobuf", url: `${server.url}/v1/metrics` }],
+    });
     telemetry.journeys.transition("x-1", "released", "waiting");
     clock.advance(2);
     telemetry.journeys.transition("x-1", "waiting", "processing");
     // A periodic export arrives before shutdown.
     const request = await server.waitFor(() => metricsOf(instance)[0], 5_000);
-    expect(request.resourceMetrics[0].resource?.attributes).toMatchObject({ "service.name": "taskjourney-scheduler", "taskjourney.role": "scheduler" });
+    expect(request.resourceMetrics[0].resource?.attributes).toMatchObject({
+      "service.name": "taskjourney-scheduler",
+      "taskjourney.role": "scheduler",
+    });
     expect(sumValue(request, "task.state.time", { "task.prefix": "x", "task.state": "waiting" })).toBe(2);
     telemetry.tracerProvider.getTracer("sdk-test").startSpan("dropped").end();
     await telemetry.shutdown();
@@ -180,20 +222,50 @@ describe("startTelemetry configuration", () => {
     const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
     directories.push(directory);
     const clock = new FakeClock(0);
-    const telemetry = await start({ instance: "tcp://10.0.0.7:40001", fileDirectory: join(directory, "out"), journeys: { clock: clock.now }, env: { OTEL_METRIC_EXPORT_INTERVAL: "50" } });
+    const telemetry = await start({
+      instance: "tcp://10.0.0.7:40001",
+      fileDirectory: join(directory, "out"),
+      journeys: { clock: clock.now },
+      env: { OTEL_METRIC_EXPORT_INTERVAL: "50" },
+    });
     const tracesPath = join(directory, "out", "traces-worker-tcp_10.0.0.7_40001.jsonl");
     const metricsPath = join(directory, "out", "metrics-worker-tcp_10.0.0.7_40001.jsonl");
-    expect(telemetry.destinations).toEqual({ traces: [{ kind: "file", path: tracesPath }], metrics: [{ kind: "file", path: metricsPath }] });
+    expect(telemetry.destinations).toEqual({
+      traces: [{ kind: "file", path: tracesPath }],
+      metrics: [{ kind: "file", path: metricsPath }],
+    });
     workerDay(telemetry.journeys, clock);
-    const span = telemetry.tracerProvider.getTracer("sdk-test").startSpan("probe", { attributes: { "task.key": "sum-1" } });
+    const span = telemetry.tracerProvider
+      .getTracer("sdk-test")
+      .startSpan("probe", { attributes: { "task.key": "sum-1" } });
     span.end();
     await telemetry.forceFlush();
-    expect((await readdir(join(directory, "out"))).sort()).toEqual(["metrics-worker-tcp_10.0.0.7_40001.jsonl", "traces-worker-tcp_10.0.0.7_40001.jsonl"]);
+    expect((await readdir(join(directory, "out"))).sort()).toEqual([
+      "metrics-worker-tcp_10.0.0.7_40001.jsonl",
+      "traces-worker-tcp_10.0.0.7_40001.jsonl",
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 120));
     await telemetry.shutdown();
 
-    const lines = async (path: string) => (await readFile(path, "utf8")).split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Record<string, unknown>);
-    const spanLines = (await lines(tracesPath)) as unknown as Array<{ resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> }; scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; spanId: string; startTimeUnixNano: string; attributes: unknown[] }> }> }> }>;
+    const lines = async (path: string) =>
+      (await readFile(path, "utf8"))
+        .split("\n")
+        .filter((line) => line !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const spanLines = (await lines(tracesPath)) as unknown as Array<{
+      resourceSpans: Array<{
+        resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> };
+        scopeSpans: Array<{
+          spans: Array<{
+            name: string;
+            traceId: string;
+            spanId: string;
+            startTimeUnixNano: string;
+            attributes: unknown[];
+          }>;
+        }>;
+      }>;
+    }>;
     expect(spanLines.length).toBeGreaterThanOrEqual(1);
     const [firstSpans] = spanLines;
     expect(Object.keys(firstSpans)).toEqual(["resourceSpans"]);
@@ -204,32 +276,47 @@ describe("startTelemetry configuration", () => {
         { key: "service.name", value: { stringValue: "taskjourney-worker" } },
       ]),
     );
-    const spans = spanLines.flatMap((line) => line.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+    const spans = spanLines.flatMap((line) =>
+      line.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)),
+    );
     const probe = spans.find((span) => span.name === "probe")!;
     expect(probe).toMatchObject({ name: "probe", attributes: [{ key: "task.key", value: { stringValue: "sum-1" } }] });
     expect(probe.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(probe.spanId).toMatch(/^[0-9a-f]{16}$/);
     expect(probe.startTimeUnixNano).toMatch(/^\d{19}$/);
     // The journeys' span trees use the tracer provider made here: inc-1 failed, and failed journeys are kept.
-    const scopes = spanLines.flatMap((line) => line.resourceSpans.flatMap((resource) => resource.scopeSpans as Array<{ scope?: { name?: string }; spans: unknown[] }>));
-    expect(scopes.filter((scope) => scope.scope?.name === "taskjourney").flatMap((scope) => scope.spans).length).toBeGreaterThan(0);
+    const scopes = spanLines.flatMap((line) =>
+      line.resourceSpans.flatMap(
+        (resource) => resource.scopeSpans as Array<{ scope?: { name?: string }; spans: unknown[] }>,
+      ),
+    );
+    expect(
+      scopes.filter((scope) => scope.scope?.name === "taskjourney").flatMap((scope) => scope.spans).length,
+    ).toBeGreaterThan(0);
 
     const metricLines = (await lines(metricsPath)) as unknown as OtlpMetricsRequestJson[];
     // At least one periodic export plus the final one at shutdown.
     expect(metricLines.length).toBeGreaterThanOrEqual(2);
     for (const line of metricLines) expect(Object.keys(line)).toEqual(["resourceMetrics"]);
     const last = metricLines[metricLines.length - 1];
-    const metric = last.resourceMetrics[0].scopeMetrics.find((scope) => scope.scope.name === "taskjourney")!.metrics.find((m) => m.name === "task.state.time")!;
+    const metric = last.resourceMetrics[0].scopeMetrics
+      .find((scope) => scope.scope.name === "taskjourney")!
+      .metrics.find((m) => m.name === "task.state.time")!;
     expect(metric.unit).toBe("s");
     expect(metric.sum.isMonotonic).toBe(true);
     expect(metric.sum.aggregationTemporality).toBe(2);
     expect(metric.sum.dataPoints).toContainEqual(
       expect.objectContaining({
         asDouble: 4,
-        attributes: expect.arrayContaining([{ key: "task.prefix", value: { stringValue: "sum" } }, { key: "task.state", value: { stringValue: "waiting" } }]),
+        attributes: expect.arrayContaining([
+          { key: "task.prefix", value: { stringValue: "sum" } },
+          { key: "task.state", value: { stringValue: "waiting" } },
+        ]),
       }),
     );
-    const duration = last.resourceMetrics[0].scopeMetrics.flatMap((scope) => scope.metrics).find((m) => m.name === "task.state.duration")!;
+    const duration = last.resourceMetrics[0].scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .find((m) => m.name === "task.state.duration")!;
     expect(duration.exponentialHistogram.dataPoints.length).toBe(8);
   });
 
@@ -237,8 +324,14 @@ describe("startTelemetry configuration", () => {
     const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
     directories.push(directory);
     const clock = new FakeClock(0);
-    const telemetry = await start({ role: "scheduler", fileDirectory: join(directory, "out"), journeys: { clock: clock.now, sampling: { ratio: 0, keepErrors: true } } });
-    const tracesPath = telemetry.destinations.traces.map((destination) => ("path" in destination ? destination.path : ""))[0];
+    const telemetry = await start({
+      role: "scheduler",
+      fileDirectory: join(directory, "out"),
+      journeys: { clock: clock.now, sampling: { ratio: 0, keepErrors: true } },
+    });
+    const tracesPath = telemetry.destinations.traces.map((destination) =>
+      "path" in destination ? destination.path : "",
+    )[0];
     const carriers: Array<Record<string, string>> = [];
     for (const key of ["inc-1", "inc-2"]) {
       telemetry.journeys.transition(key, "released", "waiting");
@@ -263,9 +356,16 @@ describe("startTelemetry configuration", () => {
     const spans = (await readFile(tracesPath, "utf8"))
       .split("\n")
       .filter((line) => line !== "")
-      .flatMap((line) => (JSON.parse(line) as OtlpTraceRequestJson).resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+      .flatMap((line) =>
+        (JSON.parse(line) as OtlpTraceRequestJson).resourceSpans.flatMap((resource) =>
+          resource.scopeSpans.flatMap((scope) => scope.spans),
+        ),
+      );
     const task = spans.find((span) => span.name === "task inc")!;
-    expect([task.traceId, task.spanId]).toEqual([carriers[0].traceparent.slice(3, 35), carriers[0].traceparent.slice(36, 52)]);
+    expect([task.traceId, task.spanId]).toEqual([
+      carriers[0].traceparent.slice(3, 35),
+      carriers[0].traceparent.slice(36, 52),
+    ]);
     expect(spans.map((span) => span.name).sort()).toEqual(["probe", "processing", "task inc", "waiting"]);
     expect(spans.some((span) => span.spanId === carriers[1].traceparent.slice(36, 52))).toBe(false);
     expect(spans.find((span) => span.name === "probe")!.spanId).toBe(probe.spanContext().spanId);
@@ -275,9 +375,16 @@ describe("startTelemetry configuration", () => {
   it("prefers a configured endpoint over the file fallback", async () => {
     const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
     directories.push(directory);
-    const telemetry = await start({ fileDirectory: directory, env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } });
-    expect(telemetry.destinations.traces).toEqual([{ kind: "otlp", protocol: "http/json", url: `${server.url}/v1/traces` }]);
-    expect(telemetry.destinations.metrics).toEqual([{ kind: "otlp", protocol: "http/json", url: `${server.url}/v1/metrics` }]);
+    const telemetry = await start({
+      fileDirectory: directory,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    expect(telemetry.destinations.traces).toEqual([
+      { kind: "otlp", protocol: "http/json", url: `${server.url}/v1/traces` },
+    ]);
+    expect(telemetry.destinations.metrics).toEqual([
+      { kind: "otlp", protocol: "http/json", url: `${server.url}/v1/metrics` },
+    ]);
     await telemetry.shutdown();
     expect(await readdir(directory)).toEqual([]);
   });
@@ -290,13 +397,18 @@ describe("startTelemetry configuration", () => {
       exporters: { traces: "none", metrics: "none", prometheus: { host: "127.0.0.1", port: 0 } },
     });
     expect(telemetry.prometheusUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-    expect(telemetry.destinations).toEqual({ traces: [], metrics: [{ kind: "prometheus", url: telemetry.prometheusUrl }] });
+    expect(telemetry.destinations).toEqual({
+      traces: [],
+      metrics: [{ kind: "prometheus", url: telemetry.prometheusUrl }],
+    });
     workerDay(telemetry.journeys, clock);
     const response = await fetch(telemetry.prometheusUrl!);
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toMatch(/task_state_duration\w*_bucket\{[^}]*task_prefix="a",task_state="flight"[^}]*le="5"[^}]*\} 3/);
-    expect(text).toMatch(/task_state_duration\w*_bucket\{[^}]*task_prefix="a",task_state="flight"[^}]*le="0\.5"[^}]*\} 1/);
+    expect(text).toMatch(
+      /task_state_duration\w*_bucket\{[^}]*task_prefix="a",task_state="flight"[^}]*le="0\.5"[^}]*\} 1/,
+    );
     expect(text).toMatch(/task_state_time\w*\{[^}]*task_prefix="sum",task_state="waiting"[^}]*\} 4/);
     expect(text).toMatch(/target_info\{[^}]*taskjourney_role="worker"/);
     expect(text).toMatch(/target_info\{[^}]*service_instance_id="tcp:\/\/10\.0\.0\.7:40009"/);
@@ -308,7 +420,11 @@ describe("startTelemetry configuration", () => {
   it("shuts down once however often it is called, releases the globals, and stops the journeys", async () => {
     const clock = new FakeClock(0);
     const instance = nextInstance();
-    const telemetry = await start({ instance, journeys: { clock: clock.now }, env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" } });
+    const telemetry = await start({
+      instance,
+      journeys: { clock: clock.now },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: server.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
     const global = trace.getTracerProvider() as ProxyTracerProvider;
     expect(global.getDelegate()).toBe(telemetry.tracerProvider);
     telemetry.journeys.transition("inc-1", "released", "waiting");
@@ -333,7 +449,10 @@ describe("startTelemetry configuration", () => {
   });
 
   it("leaves the globals alone with registerGlobal: false, and exports nothing with OTEL_SDK_DISABLED", async () => {
-    const telemetry = await start({ registerGlobal: false, env: { OTEL_SDK_DISABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: server.url } });
+    const telemetry = await start({
+      registerGlobal: false,
+      env: { OTEL_SDK_DISABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: server.url },
+    });
     expect(telemetry.destinations).toEqual({ traces: [], metrics: [] });
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).not.toBe(telemetry.tracerProvider);
     await telemetry.shutdown();
@@ -363,12 +482,19 @@ describe("startTelemetry configuration", () => {
     ];
     for (const [{ env, ...options }, message] of bad) {
       useEnv(env);
-      await expect(startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions), message.source).rejects.toThrow(message);
-      await expect(startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions)).rejects.toBeInstanceOf(TypeError);
+      await expect(
+        startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions),
+        message.source,
+      ).rejects.toThrow(message);
+      await expect(
+        startTelemetry({ role: "worker", instance: "w", ...options } as StartTelemetryOptions),
+      ).rejects.toBeInstanceOf(TypeError);
     }
     // The removed `env` option is refused, not silently ignored: its variables would not apply.
     useEnv();
-    await expect(startTelemetry({ role: "worker", instance: "w", env: { OTEL_TRACES_EXPORTER: "none" } } as StartTelemetryOptions)).rejects.toThrow(/option "env" must be absent: startTelemetry reads the OTEL_\* variables from process.env/);
+    await expect(
+      startTelemetry({ role: "worker", instance: "w", env: { OTEL_TRACES_EXPORTER: "none" } } as StartTelemetryOptions),
+    ).rejects.toThrow(/option "env" must be absent: startTelemetry reads the OTEL_\* variables from process.env/);
     // Nothing was left registered by the failed attempts.
     const ok = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(ok.tracerProvider);
@@ -396,8 +522,13 @@ describe("startTelemetry configuration", () => {
       const env: NodeJS.ProcessEnv = { ...process.env };
       delete env.OTEL_LOG_LEVEL;
       if (logLevel !== undefined) env.OTEL_LOG_LEVEL = logLevel;
-      const { stdout, stderr } = await execFileAsync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures/diag-probe.ts"), ...(own ? ["own"] : [])], { env });
-      const lines = (text: string) => text.split("\n").filter((line) => line !== "" && !line.startsWith("@opentelemetry/api:"));
+      const { stdout, stderr } = await execFileAsync(
+        process.execPath,
+        ["--import", "tsx", join(import.meta.dirname, "fixtures/diag-probe.ts"), ...(own ? ["own"] : [])],
+        { env },
+      );
+      const lines = (text: string) =>
+        text.split("\n").filter((line) => line !== "" && !line.startsWith("@opentelemetry/api:"));
       return { stdout: lines(stdout), stderr: lines(stderr) };
     }
 
@@ -410,36 +541,66 @@ describe("startTelemetry configuration", () => {
       expect(await probe("NONE")).toEqual({ stdout: [], stderr: [] });
       expect(await probe("chatty")).toEqual({
         stdout: ["probe: info"],
-        stderr: ["taskjourney: OTEL_LOG_LEVEL=chatty is not one of NONE, ERROR, WARN, INFO, DEBUG, VERBOSE, ALL; logging at INFO", "probe: warn"],
+        stderr: [
+          "taskjourney: OTEL_LOG_LEVEL=chatty is not one of NONE, ERROR, WARN, INFO, DEBUG, VERBOSE, ALL; logging at INFO",
+          "probe: warn",
+        ],
       });
     });
 
     it("leaves a logger the application installed, before and after", async () => {
-      expect(await probe("debug", true)).toEqual({ stdout: ["own logger: probe: warn", "own logger: probe: info", "own logger: probe: after shutdown"], stderr: [] });
+      expect(await probe("debug", true)).toEqual({
+        stdout: ["own logger: probe: warn", "own logger: probe: info", "own logger: probe: after shutdown"],
+        stderr: [],
+      });
     });
   });
 
   it("reads OTEL_RESOURCE_ATTRIBUTES as the SDK's envDetector does: percent-decoded, all ignored when one entry is malformed", async () => {
-    const good = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_RESOURCE_ATTRIBUTES: " team = a%3Db , zone=eu-1" } });
+    const good = await start({
+      env: {
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_METRICS_EXPORTER: "none",
+        OTEL_RESOURCE_ATTRIBUTES: " team = a%3Db , zone=eu-1",
+      },
+    });
     expect(good.resource.attributes).toMatchObject({ team: "a=b", zone: "eu-1", "service.name": "taskjourney-worker" });
     await good.shutdown();
-    const bad = await start({ env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_RESOURCE_ATTRIBUTES: "team=a,zone" } });
+    const bad = await start({
+      env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_RESOURCE_ATTRIBUTES: "team=a,zone" },
+    });
     expect(bad.resource.attributes.team).toBeUndefined();
     expect(bad.resource.attributes["taskjourney.role"]).toBe("worker");
     // Explicit options win over the environment.
     await bad.shutdown();
-    const explicit = await start({ serviceName: "mine", resourceAttributes: { team: "b" }, env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_SERVICE_NAME: "theirs", OTEL_RESOURCE_ATTRIBUTES: "team=a" } });
+    const explicit = await start({
+      serviceName: "mine",
+      resourceAttributes: { team: "b" },
+      env: {
+        OTEL_TRACES_EXPORTER: "none",
+        OTEL_METRICS_EXPORTER: "none",
+        OTEL_SERVICE_NAME: "theirs",
+        OTEL_RESOURCE_ATTRIBUTES: "team=a",
+      },
+    });
     expect(explicit.resource.attributes).toMatchObject({ "service.name": "mine", team: "b" });
   });
 
   it("passes undefined journeys options through as defaults", async () => {
-    const telemetry = await start({ journeys: { prefixLimit: undefined, temporality: undefined }, env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" } });
+    const telemetry = await start({
+      journeys: { prefixLimit: undefined, temporality: undefined },
+      env: { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none" },
+    });
     expect(internalsOf(telemetry.journeys)!.options.prefixLimit).toBe(100);
     expect(internalsOf(telemetry.journeys)!.options.temporality).toBe("cumulative");
   });
 
   it("follows OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE=delta unless the journeys say otherwise", async () => {
-    const env = { OTEL_TRACES_EXPORTER: "none", OTEL_METRICS_EXPORTER: "none", OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta" };
+    const env = {
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "delta",
+    };
     const delta = await start({ env });
     expect(internalsOf(delta.journeys)!.options.temporality).toBe("delta");
     await delta.shutdown();
@@ -456,7 +617,11 @@ interface OtlpMetricsRequestJson {
       metrics: Array<{
         name: string;
         unit: string;
-        sum: { isMonotonic: boolean; aggregationTemporality: number; dataPoints: Array<{ asDouble?: number; attributes: unknown[] }> };
+        sum: {
+          isMonotonic: boolean;
+          aggregationTemporality: number;
+          dataPoints: Array<{ asDouble?: number; attributes: unknown[] }>;
+        };
         exponentialHistogram: { dataPoints: unknown[] };
       }>;
     }>;

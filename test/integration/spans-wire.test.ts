@@ -46,7 +46,8 @@ function received(): WireSpan[] {
 
 function only(spans: WireSpan[], predicate: (span: WireSpan) => boolean): WireSpan {
   const found = spans.filter(predicate);
-  if (found.length !== 1) throw new Error(`expected one span, found ${found.length}: ${found.map((span) => span.name).join(", ")}`);
+  if (found.length !== 1)
+    throw new Error(`expected one span, found ${found.length}: ${found.map((span) => span.name).join(", ")}`);
   return found[0];
 }
 
@@ -64,8 +65,18 @@ describe("span trees over OTLP", () => {
         }),
     );
     const common = { clock: clock.now, timeOrigin: ORIGIN, sampling: { ratio: 1, keepSlowerThan: 0 } };
-    const scheduler = new TaskJourneys({ ...common, role: "scheduler", instance: "tcp://scheduler:8786", tracerProvider: providers[0] });
-    const worker = new TaskJourneys({ ...common, role: "worker", instance: "tcp://10.0.0.7:40001", tracerProvider: providers[1] });
+    const scheduler = new TaskJourneys({
+      ...common,
+      role: "scheduler",
+      instance: "tcp://scheduler:8786",
+      tracerProvider: providers[0],
+    });
+    const worker = new TaskJourneys({
+      ...common,
+      role: "worker",
+      instance: "tcp://10.0.0.7:40001",
+      tracerProvider: providers[1],
+    });
 
     scheduler.transition("sum-1", "released", "waiting");
     scheduler.transition("sum-1", "waiting", "processing");
@@ -124,10 +135,16 @@ describe("span trees over OTLP", () => {
 
     const gathers = spans.filter((span) => span.name === "gather_dep");
     expect(gathers.map((span) => span.kind)).toEqual(["SPAN_KIND_CLIENT", "SPAN_KIND_CLIENT", "SPAN_KIND_CLIENT"]);
-    expect(spans.filter((span) => span.name !== "gather_dep").every((span) => span.kind === "SPAN_KIND_INTERNAL")).toBe(true);
+    expect(spans.filter((span) => span.name !== "gather_dep").every((span) => span.kind === "SPAN_KIND_INTERNAL")).toBe(
+      true,
+    );
     const byPeer = (peer: string) => only(gathers, (span) => span.attributes?.["transfer.peer"] === peer);
     expect(byPeer("tcp://peer:1").status?.code).toBe("STATUS_CODE_ERROR");
-    expect(byPeer("tcp://peer:1").attributes).toMatchObject({ "transfer.outcome": "failed", "transfer.keys": ["a-1"], "transfer.key_count": 1 });
+    expect(byPeer("tcp://peer:1").attributes).toMatchObject({
+      "transfer.outcome": "failed",
+      "transfer.keys": ["a-1"],
+      "transfer.key_count": 1,
+    });
 
     const waiting = only(spans, (span) => span.name === "waiting" && span.parentSpanId === workerTask.spanId);
     for (const gather of gathers) {
@@ -139,7 +156,9 @@ describe("span trees over OTLP", () => {
 
     // a-2 served mean-1 too: its gather_dep links to mean-1's journey, mean-1's waiting links back.
     const mean = only(spans, (span) => span.name === "task mean");
-    expect(byPeer("tcp://peer:3").links).toEqual([expect.objectContaining({ traceId: mean.traceId, spanId: mean.spanId })]);
+    expect(byPeer("tcp://peer:3").links).toEqual([
+      expect.objectContaining({ traceId: mean.traceId, spanId: mean.spanId }),
+    ]);
     const meanWaiting = only(spans, (span) => span.name === "waiting" && span.parentSpanId === mean.spanId);
     expect(meanWaiting.links!.map((link) => link.spanId)).toEqual([byPeer("tcp://peer:3").spanId]);
   });

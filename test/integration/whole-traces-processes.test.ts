@@ -7,14 +7,24 @@ import { spawn } from "node:child_process";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { plan, records, schedulerReceives, schedulerSends, side, type Reply, type SpanRecord } from "../fixtures/whole-traces.js";
+import {
+  plan,
+  records,
+  schedulerReceives,
+  schedulerSends,
+  side,
+  type Reply,
+  type SpanRecord,
+} from "../fixtures/whole-traces.js";
 import { checkWholeTraces } from "../fixtures/whole-traces-check.js";
 
 const WORKER = fileURLToPath(new URL("../fixtures/whole-traces-worker.ts", import.meta.url));
 
 /** A worker process: send() a line, receive its answer. */
 function startWorker(ratio: number) {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER, String(ratio)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", WORKER, String(ratio)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const answers = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   return {

@@ -50,20 +50,25 @@ describe("apportionWaiting", () => {
       activities: fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: -1, max: 9 })), { maxLength: 4 }),
     });
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 80 }), fc.array(interval, { maxLength: 40 }), (start, length, raw) => {
-        const intervals: WaitInterval[] = raw.map((r) => ({
-          start: r.start / 4,
-          end: (r.start + r.length) / 4,
-          weight: r.weight,
-          priority: r.priority,
-          activities: r.activities.flat(),
-        }));
-        const got = apportionWaiting(start, start + length, intervals, DEPENDENCIES, OTHER);
-        const want = referenceApportion(start, start + length, intervals, DEPENDENCIES, OTHER);
-        expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
-        for (const [id, seconds] of want) expect(got.get(id)).toBeCloseTo(seconds, 9);
-        if (length > 0) expect(total(got)).toBeCloseTo(length, 9);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 50 }),
+        fc.integer({ min: 0, max: 80 }),
+        fc.array(interval, { maxLength: 40 }),
+        (start, length, raw) => {
+          const intervals: WaitInterval[] = raw.map((r) => ({
+            start: r.start / 4,
+            end: (r.start + r.length) / 4,
+            weight: r.weight,
+            priority: r.priority,
+            activities: r.activities.flat(),
+          }));
+          const got = apportionWaiting(start, start + length, intervals, DEPENDENCIES, OTHER);
+          const want = referenceApportion(start, start + length, intervals, DEPENDENCIES, OTHER);
+          expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+          for (const [id, seconds] of want) expect(got.get(id)).toBeCloseTo(seconds, 9);
+          if (length > 0) expect(total(got)).toBeCloseTo(length, 9);
+        },
+      ),
       { numRuns: 300, seed: 20261201 },
     );
   });
@@ -79,19 +84,24 @@ describe("apportionWaiting", () => {
       activities: fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: -1, max: 9 })), { maxLength: 3 }),
     });
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 120 }), fc.array(step, { minLength: 1, maxLength: 40 }), (start, length, steps) => {
-        let at = 0;
-        const intervals: WaitInterval[] = steps.map((s) => {
-          const from = at + s.gap / 2;
-          at = from + s.length / 2;
-          return { start: from, end: at, weight: s.weight, priority: s.priority, activities: s.activities.flat() };
-        });
-        const got = apportionWaiting(start, start + length, intervals, DEPENDENCIES, OTHER);
-        const want = referenceApportion(start, start + length, intervals, DEPENDENCIES, OTHER);
-        expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
-        for (const [id, seconds] of want) expect(got.get(id)).toBeCloseTo(seconds, 9);
-        if (length > 0) expect(total(got)).toBeCloseTo(length, 9);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 120 }),
+        fc.array(step, { minLength: 1, maxLength: 40 }),
+        (start, length, steps) => {
+          let at = 0;
+          const intervals: WaitInterval[] = steps.map((s) => {
+            const from = at + s.gap / 2;
+            at = from + s.length / 2;
+            return { start: from, end: at, weight: s.weight, priority: s.priority, activities: s.activities.flat() };
+          });
+          const got = apportionWaiting(start, start + length, intervals, DEPENDENCIES, OTHER);
+          const want = referenceApportion(start, start + length, intervals, DEPENDENCIES, OTHER);
+          expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+          for (const [id, seconds] of want) expect(got.get(id)).toBeCloseTo(seconds, 9);
+          if (length > 0) expect(total(got)).toBeCloseTo(length, 9);
+        },
+      ),
       { numRuns: 300, seed: 20261201 },
     );
   });
@@ -100,7 +110,8 @@ describe("apportionWaiting", () => {
     // Not a timing assertion: the reference would take minutes here; this finishing at all (within
     // the suite's timeout) and summing to the wait is the check.
     const intervals: WaitInterval[] = [];
-    for (let i = 0; i < 16_000; i++) intervals.push({ start: i * 0.001, end: i * 0.001 + 5, weight: 1, priority: i % 2, activities: [i % 7, 0.5] });
+    for (let i = 0; i < 16_000; i++)
+      intervals.push({ start: i * 0.001, end: i * 0.001 + 5, weight: 1, priority: i % 2, activities: [i % 7, 0.5] });
     const shares = apportionWaiting(0, 30, intervals, DEPENDENCIES, OTHER);
     expect(total(shares)).toBeCloseTo(30, 6);
     expect(shares.get(DEPENDENCIES)).toBeCloseTo(30 - (15.999 + 5), 6);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ActivityLevel, addNode, addStallNodes, EPSILON, showsStalls, waitingNodes } from "../../src/model/breakdown-builder.js";
+import {
+  ActivityLevel,
+  addNode,
+  addStallNodes,
+  EPSILON,
+  showsStalls,
+  waitingNodes,
+} from "../../src/model/breakdown-builder.js";
 import type { BreakdownNode } from "../../src/model/breakdown.js";
 import { STALL_KINDS } from "../../src/model/stalls.js";
 
@@ -21,14 +28,21 @@ function overlapOf(seconds: Partial<Record<"major" | "minor" | "event-loop", num
 
 /** Rounded to the nanosecond: the tree's names and seconds. */
 function shape(nodes: BreakdownNode[]): unknown[] {
-  return nodes.map((n) => (n.children.length === 0 ? [n.name, Number(n.seconds.toFixed(9))] : [n.name, Number(n.seconds.toFixed(9)), shape(n.children)]));
+  return nodes.map((n) =>
+    n.children.length === 0
+      ? [n.name, Number(n.seconds.toFixed(9))]
+      : [n.name, Number(n.seconds.toFixed(9)), shape(n.children)],
+  );
 }
 
 describe("breakdown builder: the rules explain() and the trace rebuild share", () => {
   it("sums siblings of one name, merging their children", () => {
     const nodes: BreakdownNode[] = [];
     addNode(nodes, "spill", 1, [{ name: "serialize", seconds: 0.5, children: [] }]);
-    addNode(nodes, "spill", 2, [{ name: "serialize", seconds: 0.25, children: [] }, { name: "disk-write", seconds: 1, children: [] }]);
+    addNode(nodes, "spill", 2, [
+      { name: "serialize", seconds: 0.25, children: [] },
+      { name: "disk-write", seconds: 1, children: [] },
+    ]);
     expect(nodes).toEqual([
       {
         name: "spill",
@@ -109,7 +123,14 @@ describe("process stalls in a breakdown: a split of `other`, no metric's node ch
         "other",
         0.03,
         [
-          ["gc", 0.019, [["major", 0.018], ["minor", 0.001]]],
+          [
+            "gc",
+            0.019,
+            [
+              ["major", 0.018],
+              ["minor", 0.001],
+            ],
+          ],
           ["other", 0.011],
         ],
       ],
@@ -125,7 +146,20 @@ describe("process stalls in a breakdown: a split of `other`, no metric's node ch
     addStallNodes(partly, 0.1, overlapOf({ major: 0.018, minor: 0.002, "event-loop": 0.005 }));
     expect(shape(partly)).toEqual([
       ["thread-cpu", 0.09],
-      ["other", 0.01, [["gc", 0.01, [["major", 0.009], ["minor", 0.001]]]]],
+      [
+        "other",
+        0.01,
+        [
+          [
+            "gc",
+            0.01,
+            [
+              ["major", 0.009],
+              ["minor", 0.001],
+            ],
+          ],
+        ],
+      ],
     ]);
   });
 

@@ -297,7 +297,15 @@ describe("properties", () => {
   // mark, an emoji and a lone surrogate.
   const interesting = fc.constantFrom(
     ..."abcdefxyzABF0179-,_()'\"<>. \\\n\t".split(""),
-    "\x1c", "\x85", "\ufeff", "é", "ª", SCRIPT_X, "\u0301", "\u{1F600}", "\ud800",
+    "\x1c",
+    "\x85",
+    "\ufeff",
+    "é",
+    "ª",
+    SCRIPT_X,
+    "\u0301",
+    "\u{1F600}",
+    "\ud800",
   );
   const keyText = fc.oneof(
     fc.string({ unit: interesting, maxLength: 40 }),

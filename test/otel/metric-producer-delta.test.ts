@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AggregationTemporality, DataPointType, type DataPoint, type ExponentialHistogram, type Histogram, type MetricData } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  DataPointType,
+  type DataPoint,
+  type ExponentialHistogram,
+  type Histogram,
+  type MetricData,
+} from "@opentelemetry/sdk-metrics";
 import type { TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, points, series, values, worker, type Pipeline } from "./metric-producer.helpers.js";
@@ -26,7 +33,14 @@ function compute(journeys: TaskJourneys, clock: FakeClock, key: string, wait: nu
   ledger.end("memory");
 }
 
-function fetch(journeys: TaskJourneys, clock: FakeClock, key: string, bytes: number, network: number, outcome: "ok" | "busy"): void {
+function fetch(
+  journeys: TaskJourneys,
+  clock: FakeClock,
+  key: string,
+  bytes: number,
+  network: number,
+  outcome: "ok" | "busy",
+): void {
   journeys.transition(key, "released", "fetch");
   const ledger = journeys.gather("tcp://10.0.0.8:40001", [key], bytes);
   ledger.meter("network", () => clock.advance(network));
@@ -63,7 +77,10 @@ describe("temporality: delta", () => {
 
     for (const metrics of [first, second, third]) {
       for (const metric of metrics.values()) {
-        const expected = metric.dataPointType === DataPointType.GAUGE ? AggregationTemporality.CUMULATIVE : AggregationTemporality.DELTA;
+        const expected =
+          metric.dataPointType === DataPointType.GAUGE
+            ? AggregationTemporality.CUMULATIVE
+            : AggregationTemporality.DELTA;
         expect(metric.aggregationTemporality, metric.descriptor.name).toBe(expected);
       }
     }
@@ -81,7 +98,12 @@ describe("temporality: delta", () => {
     // 1 and 1.5 at scale 9 (the largest within the default 512 buckets): buckets -1 and
     // floor(512 log2 1.5) = 299.
     expect(histogramsOf<ExponentialHistogram>(first.get("task.state.duration"))[S("inc", "executing")]).toEqual({
-      count: 2, sum: 2.5, min: 1, max: 1.5, scale: 9, zeroCount: 0,
+      count: 2,
+      sum: 2.5,
+      min: 1,
+      max: 1.5,
+      scale: 9,
+      zeroCount: 0,
       positive: { offset: -1, bucketCounts: [1, ...new Array(299).fill(0), 1] },
       negative: { offset: 0, bucketCounts: [] },
     });
@@ -97,7 +119,9 @@ describe("temporality: delta", () => {
     expect(values(second.get("task.execute.time"))).toEqual({ [A("thread-cpu")]: TINY });
     expect(values(second.get("task.gather.time"))).toEqual({ [A("network")]: 0.25, [A("busy")]: 0 });
     expect(values(second.get("task.gather.size"))).toEqual({ [O("ok")]: 250, [O("busy")]: 0 });
-    expect(values(second.get("task.wait.time"))).toEqual({ [series({ "task.prefix": "inc", "task.activity": "dependencies" })]: 0.5 });
+    expect(values(second.get("task.wait.time"))).toEqual({
+      [series({ "task.prefix": "inc", "task.activity": "dependencies" })]: 0.5,
+    });
     expect(values(second.get("task.transitions"))).toEqual({
       [S("inc", "waiting")]: 1,
       [S("inc", "ready")]: 1,
@@ -121,7 +145,10 @@ describe("temporality: delta", () => {
     // Min and max of an interval are unknown, so they are left out.
     const delta = histogramsOf<ExponentialHistogram>(second.get("task.state.duration"));
     expect(delta[S("inc", "executing")]).toEqual({
-      count: 1, sum: TINY, scale: 5, zeroCount: 0,
+      count: 1,
+      sum: TINY,
+      scale: 5,
+      zeroCount: 0,
       positive: { offset: -321, bucketCounts: [1, ...new Array(339).fill(0)] },
       negative: { offset: 0, bucketCounts: [] },
     });
@@ -141,7 +168,15 @@ describe("temporality: delta", () => {
     }
 
     // Nothing new: every sum is 0, every histogram empty.
-    for (const name of ["task.state.time", "task.execute.time", "task.gather.time", "task.wait.time", "task.gather.size", "task.transitions", "taskjourney.dropped"]) {
+    for (const name of [
+      "task.state.time",
+      "task.execute.time",
+      "task.gather.time",
+      "task.wait.time",
+      "task.gather.size",
+      "task.transitions",
+      "taskjourney.dropped",
+    ]) {
       for (const value of Object.values(values(third.get(name)))) expect(value, name).toBe(0);
     }
     for (const histogram of Object.values(histogramsOf<ExponentialHistogram>(third.get("task.state.duration")))) {
@@ -164,9 +199,27 @@ describe("temporality: delta", () => {
     compute(journeys, clock, "inc-3", 0, TINY);
     compute(journeys, clock, "inc-4", 0, 3);
     const second = histogramsOf<Histogram>(byName(await p.collect()).get("task.state.duration"));
-    expect(first[S("inc", "executing")]).toEqual({ buckets: { boundaries, counts: [0, 1, 1, 0] }, count: 2, sum: 2.5, min: 1, max: 1.5 });
-    expect(second[S("inc", "executing")]).toEqual({ buckets: { boundaries, counts: [1, 0, 0, 1] }, count: 2, sum: 3 + TINY, min: undefined, max: undefined });
-    expect(second[S("inc", "waiting")]).toEqual({ buckets: { boundaries, counts: [2, 0, 0, 0] }, count: 2, sum: 0, min: undefined, max: undefined });
+    expect(first[S("inc", "executing")]).toEqual({
+      buckets: { boundaries, counts: [0, 1, 1, 0] },
+      count: 2,
+      sum: 2.5,
+      min: 1,
+      max: 1.5,
+    });
+    expect(second[S("inc", "executing")]).toEqual({
+      buckets: { boundaries, counts: [1, 0, 0, 1] },
+      count: 2,
+      sum: 3 + TINY,
+      min: undefined,
+      max: undefined,
+    });
+    expect(second[S("inc", "waiting")]).toEqual({
+      buckets: { boundaries, counts: [2, 0, 0, 0] },
+      count: 2,
+      sum: 0,
+      min: undefined,
+      max: undefined,
+    });
   });
 
   it("keeps the delta state per producer: a second producer of the same recorder has its own intervals", async () => {

@@ -1,13 +1,21 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AggregationTemporality, DataPointType } from "@opentelemetry/sdk-metrics";
 import { FakeClock } from "../helpers/clock.js";
-import { byName, pipeline, S, values, worker, WORKER_DAY, workerDay, type Pipeline } from "./metric-producer.helpers.js";
+import {
+  byName,
+  pipeline,
+  S,
+  values,
+  worker,
+  WORKER_DAY,
+  workerDay,
+  type Pipeline,
+} from "./metric-producer.helpers.js";
 
 const open: Pipeline[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((p) => p.shutdown()));
 });
-
 
 describe("the meterProvider option: observable instruments for readers without metricProducers", () => {
   it("exports the sums and the gauge, not the duration histogram, through a plain MeterProvider and reader", async () => {
@@ -18,7 +26,9 @@ describe("the meterProvider option: observable instruments for readers without m
     workerDay(journeys, clock);
     const metrics = byName(await p.collect());
 
-    expect(Object.fromEntries([...metrics].map(([name, metric]) => [name, [metric.descriptor.unit, metric.dataPointType]]))).toEqual({
+    expect(
+      Object.fromEntries([...metrics].map(([name, metric]) => [name, [metric.descriptor.unit, metric.dataPointType]])),
+    ).toEqual({
       "task.state.time": ["s", DataPointType.SUM],
       "task.execute.time": ["s", DataPointType.SUM],
       "task.gather.time": ["s", DataPointType.SUM],
@@ -77,7 +87,9 @@ describe("the meterProvider option: observable instruments for readers without m
     expect(values(byName(await p.collect()).get("task.active"))).toEqual({ [S("inc", "waiting")]: 1 });
     await journeys.shutdown();
     const { resourceMetrics } = await p.reader.collect();
-    const points = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).flatMap((metric) => metric.dataPoints as unknown[]);
+    const points = resourceMetrics.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .flatMap((metric) => metric.dataPoints as unknown[]);
     expect(points).toEqual([]);
   });
 });

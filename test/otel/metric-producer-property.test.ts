@@ -25,7 +25,11 @@ const execution: fc.Arbitrary<Execution> = fc.record({
   waitTicks: fc.integer({ min: 0, max: 16 }),
   readyTicks: fc.integer({ min: 0, max: 16 }),
   activities: fc.array(
-    fc.record({ name: fc.constantFrom("deserialize" as const, "disk-read" as const, "compute" as const), ticks: fc.integer({ min: 0, max: 16 }), bytes: fc.integer({ min: 0, max: 4096 }) }),
+    fc.record({
+      name: fc.constantFrom("deserialize" as const, "disk-read" as const, "compute" as const),
+      ticks: fc.integer({ min: 0, max: 16 }),
+      bytes: fc.integer({ min: 0, max: 4096 }),
+    }),
     { maxLength: 4 },
   ),
   tailTicks: fc.integer({ min: 0, max: 16 }),
@@ -81,16 +85,24 @@ describe("metrics and explain() agree (property)", () => {
           if (run.outcome === "error") add(executeTime, series({ "task.activity": "failed" }), executing.seconds);
           const walk = (nodes: BreakdownNode[]) => {
             for (const node of nodes) {
-              if (run.outcome === "memory") add(executeTime, series({ "task.activity": node.name }), node.seconds - node.children.reduce((sum, child) => sum + child.seconds, 0));
-              if (node.quantities?.bytes !== undefined) add(executeSize, series({ "task.activity": node.name }), node.quantities.bytes);
+              if (run.outcome === "memory")
+                add(
+                  executeTime,
+                  series({ "task.activity": node.name }),
+                  node.seconds - node.children.reduce((sum, child) => sum + child.seconds, 0),
+                );
+              if (node.quantities?.bytes !== undefined)
+                add(executeSize, series({ "task.activity": node.name }), node.quantities.bytes);
               walk(node.children);
             }
           };
           walk(executing.children);
           // explain() shows no `other` under a state with no activity at all; the metric has it.
-          if (run.outcome === "memory" && executing.children.length === 0) add(executeTime, series({ "task.activity": "other" }), executing.seconds);
+          if (run.outcome === "memory" && executing.children.length === 0)
+            add(executeTime, series({ "task.activity": "other" }), executing.seconds);
         });
-        const drop = (record: Record<string, number>) => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== 0));
+        const drop = (record: Record<string, number>) =>
+          Object.fromEntries(Object.entries(record).filter(([, value]) => value !== 0));
 
         const { resourceMetrics } = await journeys.metricProducer.collect();
         // A metric with nothing to say is left out of the export: no points.

@@ -37,7 +37,11 @@ export function pipeline(
   resourceAttributes: Attributes = { "service.name": "metric-producer-test" },
 ): Pipeline {
   const exporter = new InMemoryMetricExporter(temporality);
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: NEVER, metricProducers: producers });
+  const reader = new PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: NEVER,
+    metricProducers: producers,
+  });
   const provider = new MeterProvider({ readers: [reader], resource: resourceFromAttributes(resourceAttributes) });
   return {
     provider,
@@ -55,7 +59,13 @@ export function pipeline(
 }
 
 export function worker(clock: FakeClock, options: TaskJourneysOptions = {}): TaskJourneys {
-  return new TaskJourneys({ role: "worker", instance: "tcp://10.0.0.7:40001", clock: clock.now, sampling: { ratio: 0 }, ...options });
+  return new TaskJourneys({
+    role: "worker",
+    instance: "tcp://10.0.0.7:40001",
+    clock: clock.now,
+    sampling: { ratio: 0 },
+    ...options,
+  });
 }
 
 export function taskScope(resourceMetrics: ResourceMetrics): ScopeMetrics {
@@ -160,7 +170,8 @@ export function workerDay(journeys: TaskJourneys, clock: FakeClock): void {
 export const series = (attributes: Record<string, string>): string => attributeKey(attributes);
 export const S = (prefix: string, state: string): string => series({ "task.prefix": prefix, "task.state": state });
 export const A = (activity: string): string => series({ "task.activity": activity });
-export const PA = (prefix: string, activity: string): string => series({ "task.prefix": prefix, "task.activity": activity });
+export const PA = (prefix: string, activity: string): string =>
+  series({ "task.prefix": prefix, "task.activity": activity });
 
 /**
  * What workerDay must produce, per series, whichever way it is exported (metric producer,

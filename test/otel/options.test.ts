@@ -82,7 +82,9 @@ describe("options validation", () => {
   });
 
   it("shows the bad value in the message", () => {
-    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow('TaskJourneys: option "prefixLimit" must be an integer from 1 to 100000, got 0');
+    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow(
+      'TaskJourneys: option "prefixLimit" must be an integer from 1 to 100000, got 0',
+    );
     expect(() => new TaskJourneys({ clock, role: "client" as never })).toThrow('got "client"');
   });
 
@@ -109,9 +111,25 @@ describe("options validation", () => {
       explicitBuckets: [],
       timeOrigin: 0,
     });
-    expect(resolved).toMatchObject({ role: "scheduler", prefixLimit: 1, retainedJourneys: 0, timeOrigin: 0, temporality: "cumulative", histogram: "exponential" });
+    expect(resolved).toMatchObject({
+      role: "scheduler",
+      prefixLimit: 1,
+      retainedJourneys: 0,
+      timeOrigin: 0,
+      temporality: "cumulative",
+      histogram: "exponential",
+    });
     expect(resolved.sampling).toEqual({ ratio: 1, keepSlowerThan: 0, keepErrors: false });
-    expect(() => new TaskJourneys({ clock, sampling: { ratio: 0 }, temporality: "delta", histogram: "explicit", explicitBuckets: [-1, 0, 0.5] })).not.toThrow();
+    expect(
+      () =>
+        new TaskJourneys({
+          clock,
+          sampling: { ratio: 0 },
+          temporality: "delta",
+          histogram: "explicit",
+          explicitBuckets: [-1, 0, 0.5],
+        }),
+    ).not.toThrow();
 
     const defaults = resolveOptions({ clock });
     const { clock: _c, sampling, timeOrigin, machine, processStalls, ...rest } = defaults;
@@ -121,7 +139,12 @@ describe("options validation", () => {
     expect(machine).toBe(PRESETS.worker);
     expect(resolveOptions({ clock, role: "scheduler" }).machine).toBe(PRESETS.scheduler);
     // Stalls are timed on the performance clock: watched by default with it, not with a clock of the caller's.
-    expect([defaultStalls, processStalls, resolveOptions({}).processStalls, resolveOptions({ clock, processStalls: true }).processStalls]).toEqual([true, false, true, true]);
+    expect([
+      defaultStalls,
+      processStalls,
+      resolveOptions({}).processStalls,
+      resolveOptions({ clock, processStalls: true }).processStalls,
+    ]).toEqual([true, false, true, true]);
     expect(sampling).toEqual(defaultSampling);
     // Without a timeOrigin, clock() = 0 is "now" in epoch seconds.
     expect(Math.abs(timeOrigin - Date.now() / 1000)).toBeLessThan(5);
@@ -129,7 +152,11 @@ describe("options validation", () => {
 
   // Forwarding an optional value (`prefixLimit: config.prefixLimit`) must not throw.
   it("takes an option given as undefined as its default", () => {
-    expect(resolveOptions({ clock, role: undefined, prefixLimit: undefined, temporality: undefined })).toMatchObject({ role: "worker", prefixLimit: 100, temporality: "cumulative" });
+    expect(resolveOptions({ clock, role: undefined, prefixLimit: undefined, temporality: undefined })).toMatchObject({
+      role: "worker",
+      prefixLimit: 100,
+      temporality: "cumulative",
+    });
   });
   // ExponentialHistogram rejects huge sizes; the error must come at construction, not from inside
   // transition().
@@ -140,6 +167,10 @@ describe("options validation", () => {
   });
 
   it("keeps a partial sampling object's other defaults", () => {
-    expect(resolveOptions({ clock, sampling: { ratio: 0.5 } }).sampling).toEqual({ ratio: 0.5, keepSlowerThan: 0.99, keepErrors: true });
+    expect(resolveOptions({ clock, sampling: { ratio: 0.5 } }).sampling).toEqual({
+      ratio: 0.5,
+      keepSlowerThan: 0.99,
+      keepErrors: true,
+    });
   });
 });

@@ -5,7 +5,15 @@
  * pinned here so a change on either side shows.
  */
 import { describe, expect, it } from "vitest";
-import { createTraceState, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from "@opentelemetry/api";
+import {
+  createTraceState,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  trace,
+  TraceFlags,
+  type SpanContext,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { extractSpanContext, injectSpanContext, isSampled, type TraceCarrier } from "../../src/otel/propagation.js";
 
@@ -15,12 +23,28 @@ const SPAN = "00f067aa0ba902b7";
 
 function ours(carrier: Record<string, unknown>) {
   const context = extractSpanContext(carrier);
-  return context === undefined ? undefined : { traceId: context.traceId, spanId: context.spanId, sampled: isSampled(context), isRemote: context.isRemote, traceState: context.traceState?.serialize() };
+  return context === undefined
+    ? undefined
+    : {
+        traceId: context.traceId,
+        spanId: context.spanId,
+        sampled: isSampled(context),
+        isRemote: context.isRemote,
+        traceState: context.traceState?.serialize(),
+      };
 }
 
 function theirs(carrier: Record<string, unknown>) {
   const context = trace.getSpanContext(core.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter));
-  return context === undefined ? undefined : { traceId: context.traceId, spanId: context.spanId, sampled: (context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED, isRemote: context.isRemote, traceState: context.traceState?.serialize() };
+  return context === undefined
+    ? undefined
+    : {
+        traceId: context.traceId,
+        spanId: context.spanId,
+        sampled: (context.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED,
+        isRemote: context.isRemote,
+        traceState: context.traceState?.serialize(),
+      };
 }
 
 /** Headers both must read alike: valid ones (different versions, flags, tracestate) and invalid ones. */
@@ -33,7 +57,10 @@ const AGREED: Array<[string, Record<string, unknown>]> = [
   ["a later version", { traceparent: `01-${TRACE}-${SPAN}-01` }],
   ["a later version with more fields", { traceparent: `cc-${TRACE}-${SPAN}-01-what-the-future-holds` }],
   ["one space around", { traceparent: ` 00-${TRACE}-${SPAN}-01 ` }],
-  ["repeated headers (an array): the first", { traceparent: [`00-${TRACE}-${SPAN}-01`, `00-${"a".repeat(32)}-${"b".repeat(16)}-00`] }],
+  [
+    "repeated headers (an array): the first",
+    { traceparent: [`00-${TRACE}-${SPAN}-01`, `00-${"a".repeat(32)}-${"b".repeat(16)}-00`] },
+  ],
   ["version 00 with more fields", { traceparent: `00-${TRACE}-${SPAN}-01-extra` }],
   ["version ff", { traceparent: `ff-${TRACE}-${SPAN}-01` }],
   ["all-zero trace id", { traceparent: `00-${"0".repeat(32)}-${SPAN}-01` }],
@@ -92,7 +119,15 @@ describe("inject: our headers are core's", () => {
   const contexts: Array<[string, SpanContext]> = [
     ["sampled", { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.SAMPLED }],
     ["not sampled", { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.NONE }],
-    ["with tracestate", { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.SAMPLED, traceState: createTraceState("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE") }],
+    [
+      "with tracestate",
+      {
+        traceId: TRACE,
+        spanId: SPAN,
+        traceFlags: TraceFlags.SAMPLED,
+        traceState: createTraceState("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"),
+      },
+    ],
     ["remote", { traceId: "a".repeat(32), spanId: "b".repeat(16), traceFlags: TraceFlags.SAMPLED, isRemote: true }],
   ];
 
@@ -107,7 +142,12 @@ describe("inject: our headers are core's", () => {
   });
 
   it("differs where the module says: no empty tracestate, two flag digits", () => {
-    const empty: SpanContext = { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.SAMPLED, traceState: createTraceState("") };
+    const empty: SpanContext = {
+      traceId: TRACE,
+      spanId: SPAN,
+      traceFlags: TraceFlags.SAMPLED,
+      traceState: createTraceState(""),
+    };
     const mine: TraceCarrier = {};
     injectSpanContext(empty, mine);
     const reference: Record<string, string> = {};

@@ -3,7 +3,11 @@ import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@ope
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
 import { CountingTracerProvider, find, harness, ORIGIN, render, taskSpan, WORKER } from "./spans/helpers.js";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
 import { internalsOf } from "../../src/internal.js";
 import { SpanIds } from "../../src/otel/span-ids.js";
@@ -84,7 +88,9 @@ describe("context propagation between TaskJourneys instances", () => {
     const workerTask = find(spans, taskSpan("inc-1", "worker"));
     expect(live.traceparent).toBe(`00-${workerTask.spanContext().traceId}-${workerTask.spanContext().spanId}-01`);
     expect(workerTask.parentSpanContext).toMatchObject({ isRemote: true, spanId: message.traceparent.slice(36, 52) });
-    expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(new Set([message.traceparent.slice(3, 35)]));
+    expect(new Set(spans.map((span) => span.spanContext().traceId))).toEqual(
+      new Set([message.traceparent.slice(3, 35)]),
+    );
     const schedulerTask = find(spans, taskSpan("inc-1", "scheduler"));
     expect(schedulerTask.attributes["task.worker"]).toBeUndefined();
     // The task span covers the worker's journey (the state span the carrier was made in need
@@ -128,10 +134,20 @@ describe("context propagation between TaskJourneys instances", () => {
   it("with ids chosen by taskjourney, an unsampled journey starts no span for inject(); kept, its task span has the ids and links to a context that came late", () => {
     const ids = new SpanIds();
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })], idGenerator: ids });
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+      idGenerator: ids,
+    });
     const counting = new CountingTracerProvider(provider);
     const clock = new FakeClock(100);
-    const worker = new TaskJourneys({ role: "worker", instance: WORKER, clock: clock.now, timeOrigin: ORIGIN, tracerProvider: counting, sampling: { ratio: 0, keepErrors: true } });
+    const worker = new TaskJourneys({
+      role: "worker",
+      instance: WORKER,
+      clock: clock.now,
+      timeOrigin: ORIGIN,
+      tracerProvider: counting,
+      sampling: { ratio: 0, keepErrors: true },
+    });
     internalsOf(worker)!.spans.useIds(ids);
     worker.transition("inc-1", "released", "waiting");
     const carrier: Record<string, string> = {};
@@ -142,7 +158,12 @@ describe("context propagation between TaskJourneys instances", () => {
     worker.transition("inc-1", "waiting", "ready");
     worker.execute("inc-1").end("error");
     const spans = exporter.getFinishedSpans();
-    expect(render(spans)).toEqual(["task inc [inc-1@worker] 100-100 ERROR → external 00f067aa0ba902b7", "  executing 100-100 ERROR", "  ready 100-100", "  waiting 100-100"]);
+    expect(render(spans)).toEqual([
+      "task inc [inc-1@worker] 100-100 ERROR → external 00f067aa0ba902b7",
+      "  executing 100-100 ERROR",
+      "  ready 100-100",
+      "  waiting 100-100",
+    ]);
     const task = find(spans, taskSpan("inc-1"));
     expect(`00-${task.spanContext().traceId}-${task.spanContext().spanId}-00`).toBe(carrier.traceparent);
     expect(task.links.map((link) => link.context.spanId)).toEqual([SPAN]);
@@ -205,11 +226,17 @@ describe("context propagation between TaskJourneys instances", () => {
     consumer.journeys.execute("sum-1").end("memory");
 
     const spans = exporter.getFinishedSpans();
-    const produced = find(spans, (span) => span.name === "task x" && span.attributes["task.worker"] === "tcp://10.0.0.8:40001");
+    const produced = find(
+      spans,
+      (span) => span.name === "task x" && span.attributes["task.worker"] === "tcp://10.0.0.8:40001",
+    );
     expect(response.traceparent).toBe(`00-${produced.spanContext().traceId}-${produced.spanContext().spanId}-01`);
     const reducer = find(spans, taskSpan("sum-1"));
     expect(reducer.links.map((link) => link.context.spanId)).toEqual([produced.spanContext().spanId]);
-    const fetched = find(spans, (span) => span.name === "task x" && span.attributes["task.worker"] !== "tcp://10.0.0.8:40001");
+    const fetched = find(
+      spans,
+      (span) => span.name === "task x" && span.attributes["task.worker"] !== "tcp://10.0.0.8:40001",
+    );
     expect(fetched.links.map((link) => link.context.spanId)).toEqual([produced.spanContext().spanId]);
     expect(reducer.spanContext().traceId).not.toBe(produced.spanContext().traceId);
   });
@@ -250,8 +277,12 @@ describe("context propagation between TaskJourneys instances", () => {
       const active = worker.provider.getTracer("user").startSpan("handler", {}, ROOT_CONTEXT);
       const parent = { ...{ traceparent: `00-${TRACE}-${SPAN}-01` }, tracestate: createTraceState("k=v").serialize() };
       worker.journeys.parent("inc-1", parent);
-      context.with(trace.setSpan(ROOT_CONTEXT, active), () => worker.journeys.transition("inc-1", "released", "waiting"));
-      context.with(trace.setSpan(ROOT_CONTEXT, active), () => worker.journeys.transition("inc-2", "released", "waiting"));
+      context.with(trace.setSpan(ROOT_CONTEXT, active), () =>
+        worker.journeys.transition("inc-1", "released", "waiting"),
+      );
+      context.with(trace.setSpan(ROOT_CONTEXT, active), () =>
+        worker.journeys.transition("inc-2", "released", "waiting"),
+      );
       active.end();
       for (const key of ["inc-1", "inc-2"]) {
         worker.journeys.transition(key, "waiting", "ready");

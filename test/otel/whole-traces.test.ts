@@ -4,7 +4,9 @@ import { checkWholeTraces } from "../fixtures/whole-traces-check.js";
 
 describe("whole traces under any sampling: a scheduler and a worker TaskJourneys in one process", () => {
   for (const [ratio, chooseIds] of [0, 0.1, 1].flatMap((ratio) => [[ratio, false] as const, [ratio, true] as const])) {
-    const ids = chooseIds ? "ids chosen by taskjourney (taskjourney/sdk's provider)" : "ids from a provider of the user's";
+    const ids = chooseIds
+      ? "ids chosen by taskjourney (taskjourney/sdk's provider)"
+      : "ids from a provider of the user's";
     it(`ratio ${ratio}, ${ids}: every kept task is one trace with both sides, no parent missing`, () => {
       const tasks = plan(200);
       const scheduler = side("scheduler", ratio, chooseIds);

@@ -62,7 +62,11 @@ describe("hostile values in lenient mode", () => {
     const clock = new FakeClock(1);
     const journeys = worker(clock);
     const ledger = journeys.execute("n-1");
-    const hostileName = { toString: () => { throw new Error("no"); } };
+    const hostileName = {
+      toString: () => {
+        throw new Error("no");
+      },
+    };
     ledger.meter(hostileName as never, () => clock.advance(1));
     ledger.digest("disk-read", 3, Object.create(null) as never);
     ledger.end("memory");
@@ -124,7 +128,9 @@ describe("absurd values are counted, never summed", () => {
     ledger.digest("disk-read", 4096, "bytes");
     clock.advance(1);
     ledger.end("memory");
-    const gatherSize = journeys.metricProducer.produce([0, 0], [0, 0]).find((metric) => metric.descriptor.name === "task.gather.size");
+    const gatherSize = journeys.metricProducer
+      .produce([0, 0], [0, 0])
+      .find((metric) => metric.descriptor.name === "task.gather.size");
     for (const point of gatherSize?.dataPoints ?? []) expect(point.value).toBe(0);
     expect(executing(journeys, "q-1").quantities).toBeUndefined();
     expect(JSON.stringify(journeys.explain("q-1"))).toContain('"quantities":{"bytes":4096}');
@@ -133,7 +139,15 @@ describe("absurd values are counted, never summed", () => {
 
   it("a clock that turns NaN or throws is replaced by its last good reading", () => {
     let reading: unknown = 10;
-    const journeys = new TaskJourneys({ clock: () => (reading === "throw" ? (() => { throw new Error("clock"); })() : (reading as number)), sampling: { ratio: 0 } });
+    const journeys = new TaskJourneys({
+      clock: () =>
+        reading === "throw"
+          ? (() => {
+              throw new Error("clock");
+            })()
+          : (reading as number),
+      sampling: { ratio: 0 },
+    });
     journeys.transition("c-1", "released", "waiting");
     reading = 12;
     journeys.transition("c-1", "waiting", "ready");

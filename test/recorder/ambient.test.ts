@@ -41,9 +41,11 @@ describe("asyncContext: false (synchronous ambient ledger)", () => {
     asyncJourneys.transition("inc-2", "ready", "executing");
     const outer = sync.execute("inc-1");
     const inner = asyncJourneys.execute("inc-2");
-    expect(() => outer.run(() => {
-      throw new Error("boom");
-    })).toThrow("boom");
+    expect(() =>
+      outer.run(() => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
     expect(ambientLedger.getStore()).toBeUndefined();
     const seen = await outer.run(() =>
       inner.run(async () => {
@@ -78,8 +80,12 @@ describe("the ambient ledger inside ledger.meter()", () => {
       ledger.end("memory");
       const tree = journeys.explain("inc-1")!;
       const executing = tree.children.find((node) => node.name === "executing")!;
-      expect(executing.children.find((node) => node.name === "network")?.children.map((node) => node.name)).toContain("deserialize");
-      expect(executing.children.find((node) => node.name === "disk-read")?.children.map((node) => node.name)).toContain("decompress");
+      expect(executing.children.find((node) => node.name === "network")?.children.map((node) => node.name)).toContain(
+        "deserialize",
+      );
+      expect(executing.children.find((node) => node.name === "disk-read")?.children.map((node) => node.name)).toContain(
+        "decompress",
+      );
       await journeys.shutdown();
     });
   }

@@ -116,7 +116,11 @@ describe("bad input in the hot path", () => {
     // The user's work still runs and its result or error passes through an invalid key's ledger.
     const none = journeys.execute(undefined as never);
     expect(none.meter("x", () => "result")).toBe("result");
-    expect(() => none.meter("x", () => { throw new Error("boom"); })).toThrow("boom");
+    expect(() =>
+      none.meter("x", () => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
   });
 
   it("an empty activity name is metered as other and counted, like a name that is not a string", () => {
@@ -159,61 +163,69 @@ describe("strict mode", () => {
 });
 
 describe("a listener that throws", () => {
-  it.each([false, true])("is counted as listener-error and told once, never thrown into the host (strict: %s)", (strict) => {
-    const messages = captureDiag();
-    const clock = new FakeClock(0);
-    // A tracer provider that is not a no-op, so journeys are sampled and listeners told of them.
-    const journeys = new TaskJourneys({ clock: clock.now, strict, sampling: { ratio: 1 }, tracerProvider: new BasicTracerProvider() });
-    const calls: string[] = [];
-    journeys.addListener({
-      journeyStarted: () => {
-        calls.push("journeyStarted");
-        throw new Error("exporter down");
-      },
-      stateEntered: () => {
-        calls.push("stateEntered");
-        throw new Error("exporter down");
-      },
-      journeyEnded: () => {
-        calls.push("journeyEnded");
-        throw new Error("exporter down");
-      },
-      transferStarted: () => {
-        calls.push("transferStarted");
-        throw new Error("exporter down");
-      },
-      transferEnded: () => {
-        calls.push("transferEnded");
-        throw new Error("exporter down");
-      },
-    });
-    expect(() => {
-      journeys.transition("a-1", "released", "waiting");
-      journeys.transition("a-1", "waiting", "ready");
-      journeys.transition("a-1", "ready", "executing");
-      journeys.transition("a-1", "executing", "memory");
-      journeys.transition("b-1", "released", "fetch");
-      journeys.gather("tcp://peer:1", ["b-1"]).end("ok");
-    }).not.toThrow();
-    // Each listener call was made once, and the recording went on after each failure.
-    expect(calls).toEqual([
-      "journeyStarted",
-      "stateEntered",
-      "stateEntered",
-      "journeyEnded",
-      "journeyStarted",
-      "stateEntered",
-      "transferStarted",
-      "journeyEnded",
-      "transferEnded",
-    ]);
-    expect(journeys.dropped()).toEqual({ "listener-error": 9 });
-    expect(journeys.stats("a", "ready").count).toBe(1);
-    const told = messages.filter((m) => m.includes("listener-error"));
-    expect(told).toEqual([
-      'taskjourney: dropped input (listener-error): journeyStarted: exporter down. Counted in taskjourney.dropped{reason="listener-error"}; further ones are counted silently.',
-    ]);
-  });
+  it.each([false, true])(
+    "is counted as listener-error and told once, never thrown into the host (strict: %s)",
+    (strict) => {
+      const messages = captureDiag();
+      const clock = new FakeClock(0);
+      // A tracer provider that is not a no-op, so journeys are sampled and listeners told of them.
+      const journeys = new TaskJourneys({
+        clock: clock.now,
+        strict,
+        sampling: { ratio: 1 },
+        tracerProvider: new BasicTracerProvider(),
+      });
+      const calls: string[] = [];
+      journeys.addListener({
+        journeyStarted: () => {
+          calls.push("journeyStarted");
+          throw new Error("exporter down");
+        },
+        stateEntered: () => {
+          calls.push("stateEntered");
+          throw new Error("exporter down");
+        },
+        journeyEnded: () => {
+          calls.push("journeyEnded");
+          throw new Error("exporter down");
+        },
+        transferStarted: () => {
+          calls.push("transferStarted");
+          throw new Error("exporter down");
+        },
+        transferEnded: () => {
+          calls.push("transferEnded");
+          throw new Error("exporter down");
+        },
+      });
+      expect(() => {
+        journeys.transition("a-1", "released", "waiting");
+        journeys.transition("a-1", "waiting", "ready");
+        journeys.transition("a-1", "ready", "executing");
+        journeys.transition("a-1", "executing", "memory");
+        journeys.transition("b-1", "released", "fetch");
+        journeys.gather("tcp://peer:1", ["b-1"]).end("ok");
+      }).not.toThrow();
+      // Each listener call was made once, and the recording went on after each failure.
+      expect(calls).toEqual([
+        "journeyStarted",
+        "stateEntered",
+        "stateEntered",
+        "journeyEnded",
+        "journeyStarted",
+        "stateEntered",
+        "transferStarted",
+        "journeyEnded",
+        "transferEnded",
+      ]);
+      expect(journeys.dropped()).toEqual({ "listener-error": 9 });
+      expect(journeys.stats("a", "ready").count).toBe(1);
+      const told = messages.filter((m) => m.includes("listener-error"));
+      expect(told).toEqual([
+        'taskjourney: dropped input (listener-error): journeyStarted: exporter down. Counted in taskjourney.dropped{reason="listener-error"}; further ones are counted silently.',
+      ]);
+    },
+  );
 });
 
 describe("shutdown", () => {

@@ -7,7 +7,11 @@ import { ALL_STATES, stateId } from "../../src/model/states.js";
 function failures(strict: boolean, counted = true) {
   const told: string[] = [];
   const counts = counted ? new Map<string, number>() : undefined;
-  return { told, counts, failures: new Failures({ tell: (message) => told.push(message), strict, counts, stateNames: ALL_STATES }) };
+  return {
+    told,
+    counts,
+    failures: new Failures({ tell: (message) => told.push(message), strict, counts, stateNames: ALL_STATES }),
+  };
 }
 
 describe("Failures, the one failure path", () => {
@@ -15,9 +19,21 @@ describe("Failures, the one failure path", () => {
     const { told, counts, failures: f } = failures(false);
     f.input("invalid-key", "a null is not a key");
     f.input("invalid-key", "a boolean is not a key");
-    f.fault("wrap-extractor-error", "site A failed (Error: x); the call proceeds unrecorded.", "wrap-extractor-error A");
-    f.fault("wrap-extractor-error", "site A failed (Error: y); the call proceeds unrecorded.", "wrap-extractor-error A");
-    f.fault("wrap-extractor-error", "site B failed (Error: z); the call proceeds unrecorded.", "wrap-extractor-error B");
+    f.fault(
+      "wrap-extractor-error",
+      "site A failed (Error: x); the call proceeds unrecorded.",
+      "wrap-extractor-error A",
+    );
+    f.fault(
+      "wrap-extractor-error",
+      "site A failed (Error: y); the call proceeds unrecorded.",
+      "wrap-extractor-error A",
+    );
+    f.fault(
+      "wrap-extractor-error",
+      "site B failed (Error: z); the call proceeds unrecorded.",
+      "wrap-extractor-error B",
+    );
     expect(Object.fromEntries(counts!)).toEqual({ "invalid-key": 2, "wrap-extractor-error": 3 });
     expect(told).toEqual([
       'taskjourney: dropped input (invalid-key): a null is not a key. Counted in taskjourney.dropped{reason="invalid-key"}; further ones are counted silently.',
@@ -46,8 +62,10 @@ describe("Failures, the one failure path", () => {
 
   it("without counts (outside any journeys) tells once and says further ones are not reported", () => {
     const { told, failures: f } = failures(false, false);
-    f.fault("wrap-internal-error", "wrap() of function \"f\" failed (Error: x); the call proceeds unrecorded.", "k");
+    f.fault("wrap-internal-error", 'wrap() of function "f" failed (Error: x); the call proceeds unrecorded.', "k");
     f.fault("wrap-internal-error", "again", "k");
-    expect(told).toEqual(['taskjourney: wrap() of function "f" failed (Error: x); the call proceeds unrecorded. Further ones are not reported.']);
+    expect(told).toEqual([
+      'taskjourney: wrap() of function "f" failed (Error: x); the call proceeds unrecorded. Further ones are not reported.',
+    ]);
   });
 });

@@ -4,7 +4,13 @@ import { FakeClock } from "../helpers/clock.js";
 import { internalsOf } from "../../src/internal.js";
 
 function worker(clock: FakeClock, extra: object = {}) {
-  return new TaskJourneys({ role: "worker", instance: "tcp://10.0.0.7:40001", clock: clock.now, sampling: { ratio: 0 }, ...extra });
+  return new TaskJourneys({
+    role: "worker",
+    instance: "tcp://10.0.0.7:40001",
+    clock: clock.now,
+    sampling: { ratio: 0 },
+    ...extra,
+  });
 }
 
 describe("a worker compute journey", () => {
@@ -81,7 +87,9 @@ describe("a worker compute journey", () => {
     transfer.digest("disk-write", 4096, "bytes");
     transfer.end("ok");
     const { resourceMetrics } = await journeys.metricProducer.collect();
-    const size = resourceMetrics.scopeMetrics[0].metrics.find((metric) => metric.descriptor.name === "task.gather.size")!;
+    const size = resourceMetrics.scopeMetrics[0].metrics.find(
+      (metric) => metric.descriptor.name === "task.gather.size",
+    )!;
     expect(size.dataPoints.map((point) => [point.attributes["transfer.outcome"], point.value])).toEqual([["ok", 1500]]);
   });
 
@@ -97,8 +105,12 @@ describe("a worker compute journey", () => {
     const waiting = journeys.stats("inc", "waiting");
     expect([waiting.count, waiting.mean, waiting.min, waiting.max]).toEqual([1000, 0.5, 0.5, 0.5]);
     const { resourceMetrics } = await journeys.metricProducer.collect();
-    const stateTime = resourceMetrics.scopeMetrics[0].metrics.find((metric) => metric.descriptor.name === "task.state.time")!;
-    expect(stateTime.dataPoints.map((point) => [point.attributes["task.state"], point.value])).toEqual([["waiting", 500]]);
+    const stateTime = resourceMetrics.scopeMetrics[0].metrics.find(
+      (metric) => metric.descriptor.name === "task.state.time",
+    )!;
+    expect(stateTime.dataPoints.map((point) => [point.attributes["task.state"], point.value])).toEqual([
+      ["waiting", 500],
+    ]);
   });
 
   it("subtracts nested activities from their parent", async () => {
@@ -131,7 +143,14 @@ describe("a worker compute journey", () => {
 });
 
 describe("waiting-time apportioning, the field checks", () => {
-  function transfer(journeys: TaskJourneys, clock: FakeClock, peer: string, keys: string[], network: number, deserialize: number) {
+  function transfer(
+    journeys: TaskJourneys,
+    clock: FakeClock,
+    peer: string,
+    keys: string[],
+    network: number,
+    deserialize: number,
+  ) {
     const ledger = journeys.gather(peer, keys, 1000);
     ledger.meter("network", () => clock.advance(network));
     ledger.meter("deserialize", () => clock.advance(deserialize));
@@ -150,7 +169,10 @@ describe("waiting-time apportioning, the field checks", () => {
     journeys.transition("sum-1", "waiting", "ready");
     const waiting = journeys.explain("sum-1")!.children[0];
     expect(waiting.seconds).toBe(10);
-    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({ network: 8, deserialize: 2 });
+    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({
+      network: 8,
+      deserialize: 2,
+    });
   });
 
   it("two dependencies from two peers at once: waiting 5 s = network 4 + deserialize 1", () => {
@@ -172,7 +194,10 @@ describe("waiting-time apportioning, the field checks", () => {
     journeys.transition("sum-1", "waiting", "ready");
     const waiting = journeys.explain("sum-1")!.children[0];
     expect(waiting.seconds).toBe(5);
-    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({ network: 4, deserialize: 1 });
+    expect(Object.fromEntries(waiting.children.map((n) => [n.name, n.seconds]))).toEqual({
+      network: 4,
+      deserialize: 1,
+    });
   });
 });
 

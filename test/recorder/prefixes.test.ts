@@ -60,7 +60,11 @@ describe("prefixes the caller chooses", () => {
 
   it("keyPrefix reads the prefix keys encode their own way; describe() wins over it", () => {
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, keyPrefix: (key) => String(key).split(":")[0] });
+    const journeys = new TaskJourneys({
+      role: "scheduler",
+      clock: clock.now,
+      keyPrefix: (key) => String(key).split(":")[0],
+    });
     schedule(journeys, clock, "fetch:1");
     schedule(journeys, clock, "fetch:2");
     journeys.describe("fetch:3", { prefix: "special" });
@@ -119,7 +123,8 @@ describe("prefix warnings", () => {
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, sampling: { ratio: 0 } });
     // key_split makes "1", "2", "9f86d081884c7d65" and "123e4567" of these (a number is "Other").
-    for (const key of ["1", "2", 3, "1", "9f86d081884c7d65", "123e4567-e89b-12d3-a456-426614174000", "inc-1"]) schedule(journeys, clock, key);
+    for (const key of ["1", "2", 3, "1", "9f86d081884c7d65", "123e4567-e89b-12d3-a456-426614174000", "inc-1"])
+      schedule(journeys, clock, key);
     expect(journeys.dropped()).toEqual({ "prefix-looks-like-id": 4 });
     const told = messages.filter((message) => message.includes("looks like an id"));
     expect(told).toHaveLength(1);
@@ -142,8 +147,10 @@ describe("prefix warnings", () => {
   });
 
   it("tells ids apart from family names", () => {
-    for (const id of ["1", "0042", "9f86d081", "DEADBEEF01", "123e4567-e89b-12d3-a456-426614174000"]) expect(looksLikeId(id), id).toBe(true);
-    for (const name of ["inc", "fetch", "deadbeef", "x", "data", "other", "add-1f"]) expect(looksLikeId(name), name).toBe(false);
+    for (const id of ["1", "0042", "9f86d081", "DEADBEEF01", "123e4567-e89b-12d3-a456-426614174000"])
+      expect(looksLikeId(id), id).toBe(true);
+    for (const name of ["inc", "fetch", "deadbeef", "x", "data", "other", "add-1f"])
+      expect(looksLikeId(name), name).toBe(false);
   });
 });
 

@@ -13,7 +13,12 @@ function compute(journeys: TaskJourneys, clock: FakeClock, key: string, activiti
 }
 
 function worker(clock: FakeClock, extra: object) {
-  return new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false }, ...extra });
+  return new TaskJourneys({
+    role: "worker",
+    clock: clock.now,
+    sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false },
+    ...extra,
+  });
 }
 
 describe("the journeys kept for explain()", () => {
@@ -21,7 +26,13 @@ describe("the journeys kept for explain()", () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock, { retainedJourneys: 3 });
     for (let i = 1; i <= 5; i++) compute(journeys, clock, `inc-${i}`);
-    expect(["inc-1", "inc-2", "inc-3", "inc-4", "inc-5"].map((key) => journeys.explain(key) !== undefined)).toEqual([false, false, true, true, true]);
+    expect(["inc-1", "inc-2", "inc-3", "inc-4", "inc-5"].map((key) => journeys.explain(key) !== undefined)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it("is bounded by size too: large journeys push the oldest out, one larger than the budget is not kept", () => {
@@ -29,7 +40,12 @@ describe("the journeys kept for explain()", () => {
     // 100 activities are 700 record numbers (5.6 KB) a journey: a 16 KiB budget holds two of them.
     const journeys = worker(clock, { retainedJourneys: 1000, retainedJourneyBytes: 16 * 1024 });
     for (let i = 1; i <= 4; i++) compute(journeys, clock, `big-${i}`, 100);
-    expect(["big-1", "big-2", "big-3", "big-4"].map((key) => journeys.explain(key) !== undefined)).toEqual([false, false, true, true]);
+    expect(["big-1", "big-2", "big-3", "big-4"].map((key) => journeys.explain(key) !== undefined)).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
     expect(journeys.explain("big-4")!.seconds).toBe(100);
     compute(journeys, clock, "huge-1", 1000);
     expect(journeys.explain("huge-1")).toBeUndefined();

@@ -83,7 +83,9 @@ describe("dependencies at scale", () => {
       const ledger = journeys.execute(`x-${d}`);
       ledger.end("memory");
     }
-    const dependentsOf = (internalsOf(journeys)!.recorder as unknown as { deps: { dependentsOf: Map<unknown, unknown[]> } }).deps.dependentsOf;
+    const dependentsOf = (
+      internalsOf(journeys)!.recorder as unknown as { deps: { dependentsOf: Map<unknown, unknown[]> } }
+    ).deps.dependentsOf;
     let left = 0;
     for (const dependents of dependentsOf.values()) left += dependents.length;
     // The sweep trails the ends by a bounded amount: far fewer than the 6,000 entries made.

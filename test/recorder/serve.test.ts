@@ -9,7 +9,12 @@ import { harness } from "../otel/spans/helpers.js";
 /** The serving side of a gather_dep: journeys.serve(peer, keys) on the worker that holds the data. */
 describe("serve()", () => {
   function servedWorker(clock = new FakeClock(10)) {
-    const journeys = new TaskJourneys({ role: "worker", instance: "tcp://a", clock: clock.now, sampling: { ratio: 0, keepSlowerThan: 0 } });
+    const journeys = new TaskJourneys({
+      role: "worker",
+      instance: "tcp://a",
+      clock: clock.now,
+      sampling: { ratio: 0, keepSlowerThan: 0 },
+    });
     // x-1 and x-2 were computed here and are held in memory (x-2 spilled).
     for (const key of ["x-1", "x-2"]) {
       journeys.transition(key, "released", "waiting");
@@ -33,7 +38,9 @@ describe("serve()", () => {
     clock.advance(0.002);
     const metrics = journeys.metricProducer.produce([0, 0], [1, 0]);
     const time = metrics.find((metric) => metric.descriptor.name === "task.serve.time")!;
-    const byActivity = Object.fromEntries(time.dataPoints.map((point) => [point.attributes["task.activity"], Number((point.value as number).toFixed(9))]));
+    const byActivity = Object.fromEntries(
+      time.dataPoints.map((point) => [point.attributes["task.activity"], Number((point.value as number).toFixed(9))]),
+    );
     expect(byActivity).toEqual({ serialize: 0.01, "disk-read": 0.3, network: 0.05, other: 0.04 });
     const size = metrics.find((metric) => metric.descriptor.name === "task.serve.size")!;
     expect(size.dataPoints.map((point) => [point.attributes["transfer.outcome"], point.value])).toEqual([
@@ -57,7 +64,9 @@ describe("serve()", () => {
       ["network", 0.025],
       ["other", 0.02],
     ]);
-    expect(formatBreakdown(journeys.explain("x-2")!)).toMatch(/served to peers\n└─ serve tcp:\/\/b\s+200\.0 ms\s+2\.0 KiB\n {3}├─ serialize/);
+    expect(formatBreakdown(journeys.explain("x-2")!)).toMatch(
+      /served to peers\n└─ serve tcp:\/\/b\s+200\.0 ms\s+2\.0 KiB\n {3}├─ serialize/,
+    );
     expect(journeys.explain("x-3")).toBeUndefined();
   });
 
@@ -106,7 +115,9 @@ describe("serve()", () => {
     untraced.end("ok");
     // Nor with a requester that was not sampled: the carrier's flags decide, as the requester's
     // gather_dep will not be exported.
-    const unsampled = server.journeys.serve("tcp://c", ["x-1"], { traceparent: `00-${gatherDep.spanContext().traceId}-${gatherDep.spanContext().spanId}-00` });
+    const unsampled = server.journeys.serve("tcp://c", ["x-1"], {
+      traceparent: `00-${gatherDep.spanContext().traceId}-${gatherDep.spanContext().spanId}-00`,
+    });
     expect(server.journeys.injectTransfer(unsampled, {})).toBe(false);
     unsampled.end("ok");
     expect(exporter.getFinishedSpans().filter((span) => span.name === "get_data")).toHaveLength(1);

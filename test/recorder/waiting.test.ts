@@ -35,7 +35,11 @@ describe("waiting-time breakdown", () => {
     expect(waitingOf(journeys, "y-1")).toEqual({ network: 2.4, queued: 1, connect: 0.6 });
     // The dependency's own fetch journey carries a third of the transfer.
     const flight = journeys.explain("a-2")!.children.find((node) => node.name === "flight")!;
-    expect(Object.fromEntries(flight.children.map((n) => [n.name, +n.seconds.toFixed(9)]))).toEqual({ connect: 0.2, network: 0.8, other: 2 });
+    expect(Object.fromEntries(flight.children.map((n) => [n.name, +n.seconds.toFixed(9)]))).toEqual({
+      connect: 0.2,
+      network: 0.8,
+      other: 2,
+    });
   });
 
   it("one local and one fetched dependency: the time not covered by fetches is `dependencies`", () => {
@@ -127,42 +131,49 @@ describe("waiting-time breakdown, property", () => {
       dependents: fc.subarray([0, 1, 2], { minLength: 1 }),
     });
     fc.assert(
-      fc.property(fc.array(dependency, { minLength: 0, maxLength: 4 }), fc.double({ min: 0, max: 3, noNaN: true }), (dependencies, tail) => {
-        const clock = new FakeClock(0);
-        const journeys = worker(clock);
-        const dependents = ["t-0", "t-1", "t-2"];
-        const starts = new Map<string, number>();
-        dependents.forEach((key, index) => {
-          clock.advance(0.1 * index);
-          journeys.transition(key, "released", "waiting");
-          starts.set(key, clock.seconds);
-          journeys.dependencies(key, dependencies.flatMap((d, i) => (d.dependents.includes(index) ? [`d-${i}`] : [])));
-        });
-        dependencies.forEach((d, i) => {
-          const key = `d-${i}`;
-          journeys.transition(key, "released", "fetch");
-          clock.advance(d.queued);
-          for (const attempt of d.attempts) {
-            const ledger = journeys.gather("tcp://peer", [key], 1);
-            ledger.meter("connect", () => clock.advance(attempt.connect));
-            ledger.meter("network", () => clock.advance(attempt.network));
-            const last = attempt === d.attempts[d.attempts.length - 1];
-            ledger.end(last ? "ok" : (attempt.outcome as "ok"));
-            if (!last && attempt.outcome === "ok") break;
-            if (!last && attempt.outcome === "missing") journeys.transition(key, "missing", "fetch");
-            clock.advance(attempt.after);
+      fc.property(
+        fc.array(dependency, { minLength: 0, maxLength: 4 }),
+        fc.double({ min: 0, max: 3, noNaN: true }),
+        (dependencies, tail) => {
+          const clock = new FakeClock(0);
+          const journeys = worker(clock);
+          const dependents = ["t-0", "t-1", "t-2"];
+          const starts = new Map<string, number>();
+          dependents.forEach((key, index) => {
+            clock.advance(0.1 * index);
+            journeys.transition(key, "released", "waiting");
+            starts.set(key, clock.seconds);
+            journeys.dependencies(
+              key,
+              dependencies.flatMap((d, i) => (d.dependents.includes(index) ? [`d-${i}`] : [])),
+            );
+          });
+          dependencies.forEach((d, i) => {
+            const key = `d-${i}`;
+            journeys.transition(key, "released", "fetch");
+            clock.advance(d.queued);
+            for (const attempt of d.attempts) {
+              const ledger = journeys.gather("tcp://peer", [key], 1);
+              ledger.meter("connect", () => clock.advance(attempt.connect));
+              ledger.meter("network", () => clock.advance(attempt.network));
+              const last = attempt === d.attempts[d.attempts.length - 1];
+              ledger.end(last ? "ok" : (attempt.outcome as "ok"));
+              if (!last && attempt.outcome === "ok") break;
+              if (!last && attempt.outcome === "missing") journeys.transition(key, "missing", "fetch");
+              clock.advance(attempt.after);
+            }
+          });
+          clock.advance(tail);
+          for (const key of dependents) {
+            journeys.transition(key, "waiting", "ready");
+            const waiting = journeys.explain(key)!.children.find((node) => node.name === "waiting")!;
+            expect(waiting.seconds).toBeCloseTo(clock.seconds - starts.get(key)!, 9);
+            const sum = waiting.children.reduce((total, node) => total + node.seconds, 0);
+            if (waiting.seconds > 0) expect(Math.abs(sum - waiting.seconds)).toBeLessThan(1e-9);
+            for (const node of waiting.children) expect(node.seconds).toBeGreaterThanOrEqual(0);
           }
-        });
-        clock.advance(tail);
-        for (const key of dependents) {
-          journeys.transition(key, "waiting", "ready");
-          const waiting = journeys.explain(key)!.children.find((node) => node.name === "waiting")!;
-          expect(waiting.seconds).toBeCloseTo(clock.seconds - starts.get(key)!, 9);
-          const sum = waiting.children.reduce((total, node) => total + node.seconds, 0);
-          if (waiting.seconds > 0) expect(Math.abs(sum - waiting.seconds)).toBeLessThan(1e-9);
-          for (const node of waiting.children) expect(node.seconds).toBeGreaterThanOrEqual(0);
-        }
-      }),
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -54,7 +54,12 @@ function request(spans: readonly RawSpan[]): string {
   });
 }
 
-const task = (attributes: unknown[] = [str("task.key", "x-1")]): RawSpan => ({ id: id(1), name: "task x", end: 3n * SECOND, attributes });
+const task = (attributes: unknown[] = [str("task.key", "x-1")]): RawSpan => ({
+  id: id(1),
+  name: "task x",
+  end: 3n * SECOND,
+  attributes,
+});
 
 describe("crafted trace files", () => {
   it("span ids reused at every level (exponential before): refused, naming the id", () => {
@@ -67,7 +72,9 @@ describe("crafted trace files", () => {
     }
     const decoded = decodeOtlpJson(request(spans));
     expect(() => new SpanIndex(decoded)).toThrow(OtlpJsonError);
-    expect(() => new SpanIndex(decoded)).toThrow(`span id ${id(100)} appears twice in trace ${TRACE} (spans "deserialize" and "deserialize")`);
+    expect(() => new SpanIndex(decoded)).toThrow(
+      `span id ${id(100)} appears twice in trace ${TRACE} (spans "deserialize" and "deserialize")`,
+    );
   });
 
   it("a span that is its own parent, and a longer cycle: refused, not a stack overflow", () => {
@@ -80,13 +87,19 @@ describe("crafted trace files", () => {
         { id: id(3), parent: id(2), name: "deserialize" },
       ]),
     );
-    expect(() => new SpanIndex(cycle)).toThrow(/spans of trace 0af7651916cd43dd8448eb211c80319c form a cycle: span 0{15}[123] \("[a-z x]+"\) is its own ancestor/);
+    expect(() => new SpanIndex(cycle)).toThrow(
+      /spans of trace 0af7651916cd43dd8448eb211c80319c form a cycle: span 0{15}[123] \("[a-z x]+"\) is its own ancestor/,
+    );
   });
 
   it(`nesting deeper than ${MAX_SPAN_DEPTH} levels is refused; ${MAX_SPAN_DEPTH} levels are read`, () => {
     const chain = (levels: number) => {
-      const spans: RawSpan[] = [task(), { id: id(2), parent: id(1), name: "executing", start: SECOND, end: 3n * SECOND }];
-      for (let level = 3; level <= levels; level++) spans.push({ id: id(level), parent: id(level - 1), name: "nested", start: SECOND, end: 2n * SECOND });
+      const spans: RawSpan[] = [
+        task(),
+        { id: id(2), parent: id(1), name: "executing", start: SECOND, end: 3n * SECOND },
+      ];
+      for (let level = 3; level <= levels; level++)
+        spans.push({ id: id(level), parent: id(level - 1), name: "nested", start: SECOND, end: 2n * SECOND });
       return decodeOtlpJson(request(spans));
     };
     const deepest = breakdownFromSpans(new SpanIndex(chain(MAX_SPAN_DEPTH)), "x-1")!;
@@ -113,7 +126,11 @@ describe("crafted trace files", () => {
   it("terminal escapes and bidi overrides in names come out as visible escapes", () => {
     const key = "x-\u001b]0;pwned\u0007\u001b[2J\u202e1";
     const spans = decodeOtlpJson(
-      request([task([str("task.key", key)]), { id: id(2), parent: id(1), name: "executing", start: SECOND, end: 3n * SECOND }, { id: id(3), parent: id(2), name: "read\u009b31m", start: SECOND, end: 2n * SECOND }]),
+      request([
+        task([str("task.key", key)]),
+        { id: id(2), parent: id(1), name: "executing", start: SECOND, end: 3n * SECOND },
+        { id: id(3), parent: id(2), name: "read\u009b31m", start: SECOND, end: 2n * SECOND },
+      ]),
     );
     const text = formatBreakdown(breakdownFromSpans(spans, key)!);
     // eslint-disable-next-line no-control-regex

@@ -47,7 +47,10 @@ describe("failed tasks in the report", () => {
   });
 
   it("without metrics: counts the failed journeys the spans hold", () => {
-    const traces = fs.readdirSync(directory).filter((name) => name.startsWith("traces-")).map((name) => path.join(directory, name));
+    const traces = fs
+      .readdirSync(directory)
+      .filter((name) => name.startsWith("traces-"))
+      .map((name) => path.join(directory, name));
     const data = reportDataFromTelemetry(readTelemetryFiles(traces));
     expect(data.failures).toEqual([LOAD_1, SUM_1]);
     expect({ ...data.failureCounts }).toEqual({ error: 1, erred: 2 });
@@ -65,15 +68,25 @@ describe("failed tasks in the report", () => {
       delete attributes["task.error"];
       return { ...span, attributes };
     });
-    expect(failedTasks(new SpanIndex(withoutAttribute), 10).failures[0].error).toBe("TypeError: no such file: load-1.csv");
+    expect(failedTasks(new SpanIndex(withoutAttribute), 10).failures[0].error).toBe(
+      "TypeError: no such file: load-1.csv",
+    );
     // explain --from says why the same way.
-    expect(formatBreakdown(breakdownFromSpans(withoutAttribute, "load-1")!)).toMatch(/└─ executing +1\.5 s {2}error: TypeError: no such file: load-1\.csv$/m);
+    expect(formatBreakdown(breakdownFromSpans(withoutAttribute, "load-1")!)).toMatch(
+      /└─ executing +1\.5 s {2}error: TypeError: no such file: load-1\.csv$/m,
+    );
 
-    const withoutEvent = withoutAttribute.map((span): DecodedSpan => (span.name === "executing" ? { ...span, exception: undefined } : span));
+    const withoutEvent = withoutAttribute.map((span): DecodedSpan =>
+      span.name === "executing" ? { ...span, exception: undefined } : span,
+    );
     // The task span's status: the error's message, without its type.
     expect(failedTasks(new SpanIndex(withoutEvent), 10).failures[0].error).toBe("no such file: load-1.csv");
     // taskjourney's own status texts when it knew no reason are not reasons.
-    const generic = withoutEvent.map((span): DecodedSpan => (span.statusCode === 2 ? { ...span, statusMessage: span.name.startsWith("task ") ? "task ended in error" : "executing error" } : span));
+    const generic = withoutEvent.map((span): DecodedSpan =>
+      span.statusCode === 2
+        ? { ...span, statusMessage: span.name.startsWith("task ") ? "task ended in error" : "executing error" }
+        : span,
+    );
     expect(failedTasks(new SpanIndex(generic), 10).failures[0].error).toBeUndefined();
     expect(failedTasks(new SpanIndex(spans), 1)).toEqual({ failures: [LOAD_1], total: 2 });
   });
@@ -90,16 +103,23 @@ describe("failed tasks in the report", () => {
     expect(section).toContain(
       '<tr><td class="name">sum-1</td><td class="name">sum</td><td class="name">erred</td><td class="name">scheduler tcp://s:1</td><td>2.5 s</td><td class="why unknown">(no reason recorded)</td></tr>',
     );
-    expect(section).toContain("<td class=\"name\">&lt;b&gt;k&lt;/b&gt;</td>");
+    expect(section).toContain('<td class="name">&lt;b&gt;k&lt;/b&gt;</td>');
     expect(section).toContain("Error: &lt;/script&gt;&lt;img src=x&gt;");
-    expect(section).toContain("1 ended in error on workers, 2 erred on the scheduler. Listed: the 3 failed tasks known by key, earliest first");
+    expect(section).toContain(
+      "1 ended in error on workers, 2 erred on the scheduler. Listed: the 3 failed tasks known by key, earliest first",
+    );
     expect(page).toMatch(/load-1 spent 2\.0 s on worker tcp:\/\/w1:1 \(ended in error\)/);
     expect(page).toMatch(/└─ executing +1\.5 s {2}error: TypeError: no such file: load-1\.csv/);
 
     const none = renderHtmlReport({ ...data, failures: [], failureCounts: {} }, { inlineEcharts: false });
     expect(none).not.toContain('id="failures"');
-    const countedOnly = renderHtmlReport({ ...data, failures: [], failureCounts: { error: 3 } }, { inlineEcharts: false });
-    expect(countedOnly).toContain("3 ended in error on workers. No failed task is known by key (none among the traces), so none is listed.");
+    const countedOnly = renderHtmlReport(
+      { ...data, failures: [], failureCounts: { error: 3 } },
+      { inlineEcharts: false },
+    );
+    expect(countedOnly).toContain(
+      "3 ended in error on workers. No failed task is known by key (none among the traces), so none is listed.",
+    );
   });
 
   it("from a summary: ReportData's failures as written, the cluster example's failed keys, reasons and erred count", () => {
@@ -108,21 +128,44 @@ describe("failed tasks in the report", () => {
     expect(read.failures).toEqual(data.failures);
     expect(read.failureCounts).toEqual({ error: 1, erred: 2 });
     // A failed attempt in a tree keeps its outcome and reason through JSON.
-    expect(read.slowest![0].children.at(-1)).toEqual({ name: "executing", seconds: 1.5, children: [], outcome: "error", error: "TypeError: no such file: load-1.csv" });
+    expect(read.slowest![0].children.at(-1)).toEqual({
+      name: "executing",
+      seconds: 1.5,
+      children: [],
+      outcome: "error",
+      error: "TypeError: no such file: load-1.csv",
+    });
 
     const cluster = reportDataFrom({
       workload: "reduction",
       failed: ["square-3", "inc-7"],
-      failures: [{ key: "square-3", error: "ValueError: bad input\n    at square (file:///app/functions.mjs:12:9)\n    at run (file:///app/tasks.mjs:3:1)" }],
+      failures: [
+        {
+          key: "square-3",
+          error:
+            "ValueError: bad input\n    at square (file:///app/functions.mjs:12:9)\n    at run (file:///app/tasks.mjs:3:1)",
+        },
+      ],
       erred: 5,
       report: { rows: [], execute: {}, gather: {}, waitByPrefix: {} },
     });
     expect(cluster.failures).toEqual([
-      { key: "square-3", prefix: "square", instance: "", kind: "compute", outcome: "error", error: "ValueError: bad input" },
+      {
+        key: "square-3",
+        prefix: "square",
+        instance: "",
+        kind: "compute",
+        outcome: "error",
+        error: "ValueError: bad input",
+      },
       { key: "inc-7", prefix: "inc", instance: "", kind: "compute", outcome: "error" },
     ]);
     expect({ ...cluster.failureCounts }).toEqual({ error: 2, erred: 5 });
-    expect(reportDataFrom({ workload: "reduction", failed: [], erred: 0, report: { rows: [] } }).failures).toBeUndefined();
-    expect(() => reportDataFrom({ prefixes: [], failures: [{ key: 1 }] })).toThrow(/failures\[0\] must be a failure with a string key/);
+    expect(
+      reportDataFrom({ workload: "reduction", failed: [], erred: 0, report: { rows: [] } }).failures,
+    ).toBeUndefined();
+    expect(() => reportDataFrom({ prefixes: [], failures: [{ key: 1 }] })).toThrow(
+      /failures\[0\] must be a failure with a string key/,
+    );
   });
 });

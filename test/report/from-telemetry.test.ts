@@ -38,7 +38,12 @@ describe("reportDataFromTelemetry: an application's files", () => {
       expect(data.title).toBe("app");
       expect(data.description).toMatch(/^from the metrics of 3 processes and \d+ sampled journeys' spans, 6 files$/);
       // Dask's states: the page's defaults (executing / processing quantiles, lifecycle column order).
-      expect([data.durationOf, data.schedulerDurationOf, data.states, data.schedulerStates]).toEqual([undefined, undefined, undefined, undefined]);
+      expect([data.durationOf, data.schedulerDurationOf, data.states, data.schedulerStates]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
       const inc = data.prefixes.find((row) => row.prefix === "inc")!;
       expect(inc.count).toBe(2);
       expect(inc.stateSeconds.executing).toBeCloseTo(6, 9);
@@ -55,19 +60,31 @@ describe("reportDataFromTelemetry: an application's files", () => {
       // The worker's waiting only: the scheduler's task.wait.time is not mixed in.
       expect(Object.keys(data.wait)).toEqual(["inc"]);
       expect(data.wait.inc.network).toBeCloseTo(1, 9);
-      expect(data.schedulerPrefixes).toEqual([expect.objectContaining({ prefix: "inc", count: 1, stateSeconds: expect.objectContaining({ processing: 3.5 }) })]);
+      expect(data.schedulerPrefixes).toEqual([
+        expect.objectContaining({
+          prefix: "inc",
+          count: 1,
+          stateSeconds: expect.objectContaining({ processing: 3.5 }),
+        }),
+      ]);
       expect(data.slowest!.map((breakdown) => breakdown.key)).toEqual(["inc-2", "inc-1"]);
       if (temporality === "cumulative") {
-        expect(data.slowest![0].children.map((node) => [node.name, node.seconds])).toEqual(explained[1].children.map((node) => [node.name, node.seconds]));
+        expect(data.slowest![0].children.map((node) => [node.name, node.seconds])).toEqual(
+          explained[1].children.map((node) => [node.name, node.seconds]),
+        );
         expect(data.slowest![1].children).toEqual(explained[0].children);
       }
     });
   }
 
   it("without metrics: the tables from the sampled journeys' spans, saying so", () => {
-    const files = ["traces-worker-tcp_w1_1.jsonl", "traces-worker-tcp_w2_1.jsonl"].map((name) => path.join(directory, "cumulative", name));
+    const files = ["traces-worker-tcp_w1_1.jsonl", "traces-worker-tcp_w2_1.jsonl"].map((name) =>
+      path.join(directory, "cumulative", name),
+    );
     const data = reportDataFromTelemetry(readTelemetryFiles(files));
-    expect(data.description).toMatch(/^from the spans of 3 sampled journeys \(no taskjourney metrics among the inputs: the tables count these journeys only\), 2 files$/);
+    expect(data.description).toMatch(
+      /^from the spans of 3 sampled journeys \(no taskjourney metrics among the inputs: the tables count these journeys only\), 2 files$/,
+    );
     const inc = data.prefixes.find((row) => row.prefix === "inc")!;
     expect([inc.count, inc.p50, inc.p90, inc.p99]).toEqual([2, 2, 4, 4]);
     expect(inc.stateSeconds.executing).toBeCloseTo(6, 9);
@@ -78,7 +95,21 @@ describe("reportDataFromTelemetry: an application's files", () => {
 
   it("a summary among the inputs is taken as it is, the spans adding its slowest journeys", () => {
     const summary = path.join(directory, "summary.json");
-    fs.writeFileSync(summary, JSON.stringify({ title: "from summary", generatedAt: "now", prefixes: [{ prefix: "p", count: 1, p50: 1, p90: 1, p99: 1, stateSeconds: { executing: 1 } }], execute: {}, gather: {}, wait: {} }, null, 2));
+    fs.writeFileSync(
+      summary,
+      JSON.stringify(
+        {
+          title: "from summary",
+          generatedAt: "now",
+          prefixes: [{ prefix: "p", count: 1, p50: 1, p90: 1, p99: 1, stateSeconds: { executing: 1 } }],
+          execute: {},
+          gather: {},
+          wait: {},
+        },
+        null,
+        2,
+      ),
+    );
     const data = reportDataFromTelemetry(readTelemetryFiles([summary, path.join(directory, "cumulative")]));
     expect(data.title).toBe("from summary");
     expect(data.prefixes.map((row) => row.prefix)).toEqual(["p"]);
@@ -86,7 +117,9 @@ describe("reportDataFromTelemetry: an application's files", () => {
     expect(() => reportDataFromTelemetry(readTelemetryFiles([summary, summary]))).not.toThrow();
     const other = path.join(directory, "other.json");
     fs.copyFileSync(summary, other);
-    expect(() => reportDataFromTelemetry(readTelemetryFiles([summary, other]))).toThrow(/several summaries among the inputs/);
+    expect(() => reportDataFromTelemetry(readTelemetryFiles([summary, other]))).toThrow(
+      /several summaries among the inputs/,
+    );
   });
 });
 

@@ -11,8 +11,19 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
-import { TaskJourneys, type ActivityLedger, type Breakdown, type BreakdownNode, type TaskJourneysOptions } from "../../src/index.js";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace";
+import {
+  TaskJourneys,
+  type ActivityLedger,
+  type Breakdown,
+  type BreakdownNode,
+  type TaskJourneysOptions,
+} from "../../src/index.js";
 import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "../../src/report/from-trace.js";
 import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
 import { formatBreakdown } from "../../src/report/format.js";
@@ -36,7 +47,10 @@ interface Process {
 function process_(clock: FakeClock, options: TaskJourneysOptions): Process {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({ "service.name": "taskjourney-test", "service.instance.id": options.instance ?? "" }),
+    resource: resourceFromAttributes({
+      "service.name": "taskjourney-test",
+      "service.instance.id": options.instance ?? "",
+    }),
     spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })],
   });
   const journeys = new TaskJourneys({ clock: clock.now, timeOrigin: ORIGIN, tracerProvider: provider, ...options });
@@ -57,9 +71,15 @@ function writeFile(name: string, text: string): string {
 
 /** Same names in the same order, seconds within 1e-6, all the way down. */
 function expectSameNodes(actual: BreakdownNode[], expected: BreakdownNode[], where: string): void {
-  expect(actual.map((node) => node.name), where).toEqual(expected.map((node) => node.name));
+  expect(
+    actual.map((node) => node.name),
+    where,
+  ).toEqual(expected.map((node) => node.name));
   expected.forEach((node, index) => {
-    expect(Math.abs(actual[index].seconds - node.seconds), `${where}/${node.name}: ${actual[index].seconds} vs ${node.seconds}`).toBeLessThan(1e-6);
+    expect(
+      Math.abs(actual[index].seconds - node.seconds),
+      `${where}/${node.name}: ${actual[index].seconds} vs ${node.seconds}`,
+    ).toBeLessThan(1e-6);
     expect(actual[index].quantities, `${where}/${node.name} quantities`).toEqual(node.quantities);
     expectSameNodes(actual[index].children, node.children, `${where}/${node.name}`);
   });
@@ -89,7 +109,12 @@ function rounded<T extends Breakdown | BreakdownNode>(node: T): T {
  */
 function workerScenario(options: TaskJourneysOptions = {}): Process {
   const clock = new FakeClock(100);
-  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, ...options });
+  const worker = process_(clock, {
+    role: "worker",
+    instance: WORKER,
+    sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+    ...options,
+  });
   const { journeys } = worker;
 
   journeys.transition("sum-1", "released", "waiting");
@@ -168,7 +193,11 @@ function workerScenario(options: TaskJourneysOptions = {}): Process {
 /** The scheduler's journey of sum-1, in its own process (another resource, another line of the file). */
 function schedulerScenario(): Process {
   const clock = new FakeClock(99);
-  const scheduler = process_(clock, { role: "scheduler", instance: SCHEDULER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+  const scheduler = process_(clock, {
+    role: "scheduler",
+    instance: SCHEDULER,
+    sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+  });
   const { journeys } = scheduler;
   journeys.transition("sum-1", "released", "waiting");
   clock.advance(0.25);
@@ -190,13 +219,28 @@ type Step =
 const TICK = 1 / 64;
 
 const leafStep: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ meter: fc.constantFrom("deserialize", "disk-read", "serialize", "compute"), ticks: fc.integer({ min: 0, max: 8 }), inner: fc.constant([]) }),
-  fc.record({ digest: fc.constantFrom("thread-cpu", "thread-noncpu", "executor", "seceded"), ticks: fc.integer({ min: 0, max: 8 }) }),
-  fc.record({ quantity: fc.constantFrom("disk-read", "disk-write", "deserialize"), value: fc.integer({ min: 0, max: 1 << 20 }), unit: fc.constantFrom("bytes" as const, "count" as const) }),
+  fc.record({
+    meter: fc.constantFrom("deserialize", "disk-read", "serialize", "compute"),
+    ticks: fc.integer({ min: 0, max: 8 }),
+    inner: fc.constant([]),
+  }),
+  fc.record({
+    digest: fc.constantFrom("thread-cpu", "thread-noncpu", "executor", "seceded"),
+    ticks: fc.integer({ min: 0, max: 8 }),
+  }),
+  fc.record({
+    quantity: fc.constantFrom("disk-read", "disk-write", "deserialize"),
+    value: fc.integer({ min: 0, max: 1 << 20 }),
+    unit: fc.constantFrom("bytes" as const, "count" as const),
+  }),
 );
 const step: fc.Arbitrary<Step> = fc.oneof(
   leafStep,
-  fc.record({ meter: fc.constantFrom("unspill", "spill"), ticks: fc.integer({ min: 0, max: 8 }), inner: fc.array(leafStep, { maxLength: 3 }) }),
+  fc.record({
+    meter: fc.constantFrom("unspill", "spill"),
+    ticks: fc.integer({ min: 0, max: 8 }),
+    inner: fc.array(leafStep, { maxLength: 3 }),
+  }),
 );
 
 /** Dependencies fetched while a compute journey waits: one transfer each group, from one peer each. */
@@ -272,10 +316,14 @@ function runSteps(ledger: ActivityLedger, clock: FakeClock, steps: readonly Step
  */
 function threadDigestsLast(breakdown: Breakdown | undefined): Breakdown | undefined {
   if (breakdown === undefined) return undefined;
-  const rank = (node: BreakdownNode) => (node.name === "other" ? 3 : node.name === "thread-noncpu" ? 2 : node.name === "thread-cpu" ? 1 : 0);
+  const rank = (node: BreakdownNode) =>
+    node.name === "other" ? 3 : node.name === "thread-noncpu" ? 2 : node.name === "thread-cpu" ? 1 : 0;
   return {
     ...breakdown,
-    children: breakdown.children.map((state) => ({ ...state, children: [...state.children].sort((a, b) => rank(a) - rank(b)) })),
+    children: breakdown.children.map((state) => ({
+      ...state,
+      children: [...state.children].sort((a, b) => rank(a) - rank(b)),
+    })),
   };
 }
 
@@ -283,54 +331,69 @@ describe("breakdownFromSpans: the same as explain() for any journey (property)",
   it("compute journeys with fetched dependencies, nested activities, digests and quantities, long keys, failures; fetches queued for a reason", () => {
     let run = 0;
     fc.assert(
-      fc.property(fc.array(computeJourney, { minLength: 1, maxLength: 4 }), fc.array(fetchJourney, { maxLength: 3 }), (computes, fetches) => {
-        const clock = new FakeClock(100);
-        const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, maxAttributeLength: 64 });
-        const { journeys } = worker;
-        const keys: string[] = [];
-        fetches.forEach((fetch, index) => {
-          const key = `dep-${index}`;
-          keys.push(key);
-          journeys.transition(key, "released", "fetch");
-          if (fetch.reason !== undefined) journeys.queued(key, fetch.reason);
-          clock.advance(fetch.fetchTicks * TICK);
-          const transfer = journeys.gather(PEER_1, [key], 100);
-          transfer.meter("network", () => clock.advance(fetch.networkTicks * TICK));
-          transfer.end("ok");
-        });
-        computes.forEach((compute, index) => {
-          const key = compute.long ? `task-${index}-${"x".repeat(80)}` : `task-${index}`;
-          keys.push(key);
-          journeys.transition(key, "released", "waiting");
-          const groups = compute.fetched.groups.map((size, group) => Array.from({ length: size }, (_, k) => `in-${index}-${group}-${k}`));
-          journeys.dependencies(key, groups.flat());
-          for (const dependency of groups.flat()) journeys.transition(dependency, "released", "fetch");
-          groups.forEach((group, number) => {
-            const peer = number === 0 ? PEER_1 : PEER_2;
-            if (compute.fetched.busyFirst && number === 0) {
-              const busy = journeys.gather(peer, group, 10);
-              busy.meter("connect", () => clock.advance(compute.fetched.busyTicks * TICK));
-              busy.end("busy");
-            }
-            const transfer = journeys.gather(peer, group, 1000);
-            transfer.meter("connect", () => clock.advance(compute.fetched.connectTicks * TICK));
-            transfer.meter("network", () => clock.advance(compute.fetched.networkTicks * TICK));
-            transfer.meter("deserialize", () => clock.advance(compute.fetched.deserializeTicks * TICK));
+      fc.property(
+        fc.array(computeJourney, { minLength: 1, maxLength: 4 }),
+        fc.array(fetchJourney, { maxLength: 3 }),
+        (computes, fetches) => {
+          const clock = new FakeClock(100);
+          const worker = process_(clock, {
+            role: "worker",
+            instance: WORKER,
+            sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+            maxAttributeLength: 64,
+          });
+          const { journeys } = worker;
+          const keys: string[] = [];
+          fetches.forEach((fetch, index) => {
+            const key = `dep-${index}`;
+            keys.push(key);
+            journeys.transition(key, "released", "fetch");
+            if (fetch.reason !== undefined) journeys.queued(key, fetch.reason);
+            clock.advance(fetch.fetchTicks * TICK);
+            const transfer = journeys.gather(PEER_1, [key], 100);
+            transfer.meter("network", () => clock.advance(fetch.networkTicks * TICK));
             transfer.end("ok");
           });
-          keys.push(...groups.flat());
-          clock.advance(compute.waitTicks * TICK);
-          journeys.transition(key, "waiting", "ready");
-          clock.advance(compute.readyTicks * TICK);
-          journeys.transition(key, "ready", "executing");
-          const ledger = journeys.execute(key);
-          runSteps(ledger, clock, compute.steps);
-          clock.advance(compute.tailTicks * TICK);
-          ledger.end(compute.outcome);
-        });
-        const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]), `property run ${run++}`);
-        for (const key of keys) expectSameBreakdown(threadDigestsLast(breakdownFromSpans(spans, key)), threadDigestsLast(journeys.explain(key)));
-      }),
+          computes.forEach((compute, index) => {
+            const key = compute.long ? `task-${index}-${"x".repeat(80)}` : `task-${index}`;
+            keys.push(key);
+            journeys.transition(key, "released", "waiting");
+            const groups = compute.fetched.groups.map((size, group) =>
+              Array.from({ length: size }, (_, k) => `in-${index}-${group}-${k}`),
+            );
+            journeys.dependencies(key, groups.flat());
+            for (const dependency of groups.flat()) journeys.transition(dependency, "released", "fetch");
+            groups.forEach((group, number) => {
+              const peer = number === 0 ? PEER_1 : PEER_2;
+              if (compute.fetched.busyFirst && number === 0) {
+                const busy = journeys.gather(peer, group, 10);
+                busy.meter("connect", () => clock.advance(compute.fetched.busyTicks * TICK));
+                busy.end("busy");
+              }
+              const transfer = journeys.gather(peer, group, 1000);
+              transfer.meter("connect", () => clock.advance(compute.fetched.connectTicks * TICK));
+              transfer.meter("network", () => clock.advance(compute.fetched.networkTicks * TICK));
+              transfer.meter("deserialize", () => clock.advance(compute.fetched.deserializeTicks * TICK));
+              transfer.end("ok");
+            });
+            keys.push(...groups.flat());
+            clock.advance(compute.waitTicks * TICK);
+            journeys.transition(key, "waiting", "ready");
+            clock.advance(compute.readyTicks * TICK);
+            journeys.transition(key, "ready", "executing");
+            const ledger = journeys.execute(key);
+            runSteps(ledger, clock, compute.steps);
+            clock.advance(compute.tailTicks * TICK);
+            ledger.end(compute.outcome);
+          });
+          const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]), `property run ${run++}`);
+          for (const key of keys)
+            expectSameBreakdown(
+              threadDigestsLast(breakdownFromSpans(spans, key)),
+              threadDigestsLast(journeys.explain(key)),
+            );
+        },
+      ),
       { numRuns: 200, seed: 20261130 },
     );
     // 200 runs take 13-16 s on a loaded 2-core machine, close to the default 20 s limit.
@@ -349,11 +412,18 @@ const SCHEDULER_NEXT: Record<string, string[]> = {
 describe("breakdownFromSpans: the same as explain() for any scheduler journey (property)", () => {
   it("random walks through the scheduler's states, journeys ending and beginning again", () => {
     let run = 0;
-    const walk = fc.array(fc.record({ pick: fc.nat(), ticks: fc.integer({ min: 0, max: 8 }) }), { minLength: 1, maxLength: 10 });
+    const walk = fc.array(fc.record({ pick: fc.nat(), ticks: fc.integer({ min: 0, max: 8 }) }), {
+      minLength: 1,
+      maxLength: 10,
+    });
     fc.assert(
       fc.property(fc.array(walk, { minLength: 1, maxLength: 3 }), (walks) => {
         const clock = new FakeClock(100);
-        const scheduler = process_(clock, { role: "scheduler", instance: SCHEDULER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+        const scheduler = process_(clock, {
+          role: "scheduler",
+          instance: SCHEDULER,
+          sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+        });
         const { journeys } = scheduler;
         walks.forEach((steps, index) => {
           const key = `job-${index}`;
@@ -361,12 +431,17 @@ describe("breakdownFromSpans: the same as explain() for any scheduler journey (p
           for (const { pick, ticks } of steps) {
             const options = SCHEDULER_NEXT[state] ?? SCHEDULER_NEXT.released;
             const to = options[pick % options.length];
-            journeys.transition(key, (state === "memory" || state === "erred" ? "released" : state) as never, to as never);
+            journeys.transition(
+              key,
+              (state === "memory" || state === "erred" ? "released" : state) as never,
+              to as never,
+            );
             state = to;
             clock.advance(ticks * TICK);
           }
           // Ended, so that its spans are in the trace.
-          if (SCHEDULER_NEXT[state] !== undefined && state !== "released") journeys.transition(key, state as never, "released");
+          if (SCHEDULER_NEXT[state] !== undefined && state !== "released")
+            journeys.transition(key, state as never, "released");
         });
         const spans = decodeOtlpJson(jsonLines([scheduler.exporter.getFinishedSpans()]), `scheduler run ${run++}`);
         walks.forEach((_, index) => {
@@ -383,7 +458,12 @@ describe("breakdownFromSpans: the same as explain() for any scheduler journey (p
 
 describe("breakdownFromSpans: what else explain() shows, from the trace", () => {
   const clock = new FakeClock(100);
-  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true }, maxAttributeLength: 64 });
+  const worker = process_(clock, {
+    role: "worker",
+    instance: WORKER,
+    sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+    maxAttributeLength: 64,
+  });
   const { journeys } = worker;
   const longKey = `long-7-${"ab".repeat(60)}`;
   // A fetch that waited for a reason, then came in.
@@ -410,7 +490,10 @@ describe("breakdownFromSpans: what else explain() shows, from the trace", () => 
 
   it("a fetch journey's queued reason, under its fetch visit", () => {
     const expected = journeys.explain("a-1")!;
-    expect(expected.children[0]).toMatchObject({ name: "fetch", children: [{ name: "queued (local-saturated)", seconds: 0.25 }] });
+    expect(expected.children[0]).toMatchObject({
+      name: "fetch",
+      children: [{ name: "queued (local-saturated)", seconds: 0.25 }],
+    });
     expectSameBreakdown(breakdownFromSpans(spans, "a-1"), expected);
   });
 
@@ -418,16 +501,28 @@ describe("breakdownFromSpans: what else explain() shows, from the trace", () => 
     const expected = journeys.explain(longKey)!;
     const executing = expected.children.find((node) => node.name === "executing")!;
     expect(executing.children[0].children[0]).toMatchObject({ name: "disk-read", quantities: { bytes: 65536 } });
-    expect(executing.children.find((node) => node.name === "disk-write")).toMatchObject({ seconds: 0, quantities: { count: 2 } });
+    expect(executing.children.find((node) => node.name === "disk-write")).toMatchObject({
+      seconds: 0,
+      quantities: { count: 2 },
+    });
     const task = spans.find((span) => span.name === "task long")!;
-    expect(task.attributes).toMatchObject({ "task.key": longKey.slice(0, 64), "taskjourney.key_length": longKey.length });
-    expect(spans.find((span) => span.name === "executing")!.attributes).toMatchObject({ "task.quantity.bytes.disk-read": 65536, "task.quantity.count.disk-write": 2 });
+    expect(task.attributes).toMatchObject({
+      "task.key": longKey.slice(0, 64),
+      "taskjourney.key_length": longKey.length,
+    });
+    expect(spans.find((span) => span.name === "executing")!.attributes).toMatchObject({
+      "task.quantity.bytes.disk-read": 65536,
+      "task.quantity.count.disk-write": 2,
+    });
     expectSameBreakdown(breakdownFromSpans(spans, longKey), expected);
     expect(breakdownsFromSpans(spans, longKey)).toHaveLength(1);
     // Another key of the same beginning but not the same length is not this journey; the beginning
     // as the trace shows it (copied from there) is.
     expect(breakdownFromSpans(spans, `${longKey}x`)).toBeUndefined();
-    expect(breakdownFromSpans(spans, longKey.slice(0, 64))).toEqual({ ...breakdownFromSpans(spans, longKey), key: longKey.slice(0, 64) });
+    expect(breakdownFromSpans(spans, longKey.slice(0, 64))).toEqual({
+      ...breakdownFromSpans(spans, longKey),
+      key: longKey.slice(0, 64),
+    });
   });
 });
 
@@ -491,7 +586,10 @@ describe("breakdownFromSpans: explain() rebuilt from an OTLP/JSON trace file", (
 
   it("every journey of a key, in start order; unknown keys give nothing", () => {
     const all = breakdownsFromSpans(spans, "sum-1");
-    expect(all.map((breakdown) => `${breakdown.kind}@${breakdown.instance}`)).toEqual([`scheduler@${SCHEDULER}`, `compute@${WORKER}`]);
+    expect(all.map((breakdown) => `${breakdown.kind}@${breakdown.instance}`)).toEqual([
+      `scheduler@${SCHEDULER}`,
+      `compute@${WORKER}`,
+    ]);
     expect(breakdownFromSpans(spans, "nope-1")).toBeUndefined();
     expect(breakdownsFromSpans(spans, "nope-1")).toEqual([]);
     const { keys, total } = keysInSpans(new SpanIndex(spans), 3);
@@ -503,7 +601,9 @@ describe("breakdownFromSpans: explain() rebuilt from an OTLP/JSON trace file", (
     const tail = workerScenario({ sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: true } });
     const tailSpans = decodeOtlpJson(jsonLines([tail.exporter.getFinishedSpans()]));
     // Only the failed journey is kept.
-    expect(new Set(tailSpans.filter((span) => span.name.startsWith("task ")).map((span) => span.attributes["task.key"]))).toEqual(new Set(["bad-1"]));
+    expect(
+      new Set(tailSpans.filter((span) => span.name.startsWith("task ")).map((span) => span.attributes["task.key"])),
+    ).toEqual(new Set(["bad-1"]));
     expectSameBreakdown(breakdownFromSpans(tailSpans, "bad-1"), tail.journeys.explain("bad-1"));
   });
 });
@@ -515,7 +615,11 @@ describe("digests: what spans.ts must emit for explain() order and names", () =>
   // they were recorded at their end, not their start), and shows `thread-noncpu` only if the
   // `run` span carries `thread.noncpu_time` only when it was digested.
   const clock = new FakeClock(100);
-  const worker = process_(clock, { role: "worker", instance: WORKER, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } });
+  const worker = process_(clock, {
+    role: "worker",
+    instance: WORKER,
+    sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+  });
   const { journeys } = worker;
   journeys.transition("pool-1", "released", "waiting");
   journeys.transition("pool-1", "waiting", "ready");
@@ -534,7 +638,9 @@ describe("digests: what spans.ts must emit for explain() order and names", () =>
   cpuOnly.end("memory");
   const spans = decodeOtlpJson(jsonLines([worker.exporter.getFinishedSpans()]));
   const marksDigests = spans.some((span) => span.name === "executor" && span.attributes["taskjourney.digest"] === true);
-  const runOfCpuOnly = spans.find((span) => span.name === "run" && span.endNanos === BigInt(ORIGIN + 102) * 1_000_000_000n + 125_000_000n);
+  const runOfCpuOnly = spans.find(
+    (span) => span.name === "run" && span.endNanos === BigInt(ORIGIN + 102) * 1_000_000_000n + 125_000_000n,
+  );
   const digestsOnlyWhatWasDigested = runOfCpuOnly !== undefined && !("thread.noncpu_time" in runOfCpuOnly.attributes);
 
   it("digests in the order they were taken (digest spans carry taskjourney.digest = true)", () => {
@@ -549,14 +655,22 @@ describe("digests: what spans.ts must emit for explain() order and names", () =>
 
   it("the same digests, whatever their order", () => {
     const names = (breakdown: Breakdown | undefined) =>
-      breakdown!.children.map((state) => `${state.name}: ${state.children.map((node) => node.name).sort().join(", ")}`);
+      breakdown!.children.map(
+        (state) =>
+          `${state.name}: ${state.children
+            .map((node) => node.name)
+            .sort()
+            .join(", ")}`,
+      );
     expect(names(breakdownFromSpans(spans, "pool-1"))).toEqual(names(journeys.explain("pool-1")));
   });
 });
 
 describe("OTLP/JSON spellings", () => {
   const worker = workerScenario();
-  const request = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest(worker.exporter.getFinishedSpans()))) as {
+  const request = JSON.parse(
+    new TextDecoder().decode(JsonTraceSerializer.serializeRequest(worker.exporter.getFinishedSpans())),
+  ) as {
     resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<Record<string, unknown>> }> }>;
   };
 
@@ -566,9 +680,11 @@ describe("OTLP/JSON spellings", () => {
     if (value !== null && typeof value === "object") {
       return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, protobufStyle(item, name)]));
     }
-    if (typeof value === "string" && (key === "traceId" || key === "spanId" || key === "parentSpanId")) return Buffer.from(value, "hex").toString("base64");
+    if (typeof value === "string" && (key === "traceId" || key === "spanId" || key === "parentSpanId"))
+      return Buffer.from(value, "hex").toString("base64");
     if (key === "intValue" || key === "startTimeUnixNano" || key === "endTimeUnixNano") return String(value);
-    if (key === "kind" && typeof value === "number") return ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT"][value];
+    if (key === "kind" && typeof value === "number")
+      return ["SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT"][value];
     return value;
   }
 
@@ -589,13 +705,22 @@ describe("OTLP/JSON spellings", () => {
   it("ids: hex as is (lowercased), base64 to hex; text that is not JSON is an error naming the line", () => {
     expect(decodeId("0AF7651916CD43DD8448EB211C80319C", 16)).toBe("0af7651916cd43dd8448eb211c80319c");
     expect(decodeId(Buffer.from("b7ad6b7169203331", "hex").toString("base64"), 8)).toBe("b7ad6b7169203331");
-    expect(() => decodeOtlpJson('{"resourceSpans": []}\nnot json\n', "file.jsonl")).toThrow(/file\.jsonl: line 2 is not JSON/);
+    expect(() => decodeOtlpJson('{"resourceSpans": []}\nnot json\n', "file.jsonl")).toThrow(
+      /file\.jsonl: line 2 is not JSON/,
+    );
     expect(decodeOtlpJson("\n\n")).toEqual([]);
   });
 
   it("a waiting span without task.wait.* attributes falls back to one `dependencies` node", () => {
     const spans: DecodedSpan[] = decodeOtlpJson(JSON.stringify(request)).map((span) =>
-      span.name === "waiting" ? { ...span, attributes: Object.fromEntries(Object.entries(span.attributes).filter(([name]) => !name.startsWith("task.wait."))) } : span,
+      span.name === "waiting"
+        ? {
+            ...span,
+            attributes: Object.fromEntries(
+              Object.entries(span.attributes).filter(([name]) => !name.startsWith("task.wait.")),
+            ),
+          }
+        : span,
     );
     const breakdown = breakdownFromSpans(spans, "sum-1")!;
     const waiting = breakdown.children.find((node) => node.name === "waiting")!;
@@ -608,7 +733,14 @@ describe("traces of a state machine of one's own", () => {
     const clock = new FakeClock(10);
     const machine = {
       states: ["new", "waiting-deps", "fetching", "downloading", "ready", "running", "done", "failed"],
-      transitions: { new: ["waiting-deps", "fetching"], "waiting-deps": ["ready"], fetching: ["downloading"], downloading: ["done", "fetching"], ready: ["running"], running: ["done", "failed"] },
+      transitions: {
+        new: ["waiting-deps", "fetching"],
+        "waiting-deps": ["ready"],
+        fetching: ["downloading"],
+        downloading: ["done", "fetching"],
+        ready: ["running"],
+        running: ["done", "failed"],
+      },
       terminal: { success: "done", failure: "failed" },
       initial: "new",
       waiting: "waiting-deps",
@@ -641,6 +773,8 @@ describe("traces of a state machine of one's own", () => {
     // A transfer state of one's own is not known from the trace alone: the journey reads back as a
     // compute journey, with its states and seconds.
     const data = breakdownFromSpans(spans, "data-1")!;
-    expect(data.children.map((node) => [node.name, node.seconds])).toEqual(expected.data!.children.map((node) => [node.name, node.seconds]));
+    expect(data.children.map((node) => [node.name, node.seconds])).toEqual(
+      expected.data!.children.map((node) => [node.name, node.seconds]),
+    );
   });
 });

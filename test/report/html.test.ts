@@ -35,8 +35,22 @@ function sample(): ReportData {
     generatedAt: "2026-11-30T09:00:00.000Z",
     workload: "reduction",
     prefixes: [
-      { prefix: "square", count: 858, p50: 0.0041, p90: 0.006, p99: 0.0099, stateSeconds: { waiting: 1.2, ready: 0.8, executing: 3.6 } },
-      { prefix: EVIL_PREFIX, count: 3, p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, stateSeconds: { waiting: 2, executing: 0.25, flight: 0.5 } },
+      {
+        prefix: "square",
+        count: 858,
+        p50: 0.0041,
+        p90: 0.006,
+        p99: 0.0099,
+        stateSeconds: { waiting: 1.2, ready: 0.8, executing: 3.6 },
+      },
+      {
+        prefix: EVIL_PREFIX,
+        count: 3,
+        p50: Number.NaN,
+        p90: Number.NaN,
+        p99: Number.NaN,
+        stateSeconds: { waiting: 2, executing: 0.25, flight: 0.5 },
+      },
     ],
     execute: { "thread-cpu": 3, "thread-noncpu": 0.5, other: 0.1, [EVIL_ACTIVITY]: 0.2 },
     gather: { network: 2, connect: 1, other: 0.25 },
@@ -74,7 +88,12 @@ describe("renderHtmlReport", () => {
   it("carries the chart data as valid JSON, with the raw names intact", () => {
     const data = embeddedData(page);
     expect(data.states.prefixes).toEqual(["square", EVIL_PREFIX]);
-    expect(data.states.series.map((series: { name: string }) => series.name)).toEqual(["waiting", "flight", "ready", "executing"]);
+    expect(data.states.series.map((series: { name: string }) => series.name)).toEqual([
+      "waiting",
+      "flight",
+      "ready",
+      "executing",
+    ]);
     expect(data.states.series[0].data).toEqual([1.2, 2]);
     // Largest first, `other` last.
     expect(data.execute).toEqual([
@@ -85,7 +104,11 @@ describe("renderHtmlReport", () => {
     ]);
     expect(data.gather.map(([name]: [string]) => name)).toEqual(["network", "connect", "other"]);
     expect(data.wait.prefixes).toEqual([EVIL_PREFIX, "square"]);
-    expect(data.wait.series.map((series: { name: string }) => series.name)).toEqual(["network", EVIL_ACTIVITY, "dependencies"]);
+    expect(data.wait.series.map((series: { name: string }) => series.name)).toEqual([
+      "network",
+      EVIL_ACTIVITY,
+      "dependencies",
+    ]);
     expect(data.slowest.name).toBe(EVIL_KEY);
     expect(data.slowest.children.map((node: { name: string }) => node.name)).toEqual(["waiting", "ready", "executing"]);
   });
@@ -94,19 +117,26 @@ describe("renderHtmlReport", () => {
     expect(page).toContain(
       '<tr><td class="name">square</td><td>858</td><td>4.1 ms</td><td>6.0 ms</td><td>9.9 ms</td><td>1.2 s</td><td>0 s</td><td>800.0 ms</td><td>3.6 s</td></tr>',
     );
-    expect(page).toContain('<tr><td class="name">&lt;script&gt;alert(1)&lt;/script&gt;</td><td>3</td><td>-</td><td>-</td><td>-</td><td>2.0 s</td><td>500.0 ms</td>');
+    expect(page).toContain(
+      '<tr><td class="name">&lt;script&gt;alert(1)&lt;/script&gt;</td><td>3</td><td>-</td><td>-</td><td>-</td><td>2.0 s</td><td>500.0 ms</td>',
+    );
     expect(page).toContain('<tr class="total"><td class="name">total</td><td>861</td>');
     expect(page).toMatch(/<th>waiting<\/th><th>flight<\/th><th>ready<\/th><th>executing<\/th>/);
   });
 
   it("shows the slowest task's explain tree, escaped", () => {
-    expect(page).toContain("&lt;img src=x onerror=&quot;alert(2)&quot;&gt;-1 spent 10.0 s on worker tcp://10.0.0.7:40001");
+    expect(page).toContain(
+      "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;-1 spent 10.0 s on worker tcp://10.0.0.7:40001",
+    );
     expect(page).toContain("gather: &quot;quoted&quot; &amp; &lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;");
     expect(page).toContain("<summary>second-1 — 4.0 s</summary>");
   });
 
   it("the page script parses", () => {
-    const own = scripts(page).at(-1)!.replace(/^<script>/, "").replace(/<\/script>$/, "");
+    const own = scripts(page)
+      .at(-1)!
+      .replace(/^<script>/, "")
+      .replace(/<\/script>$/, "");
     expect(() => new Function(own)).not.toThrow();
   });
 
@@ -132,7 +162,12 @@ describe("renderHtmlReport", () => {
 
   it("adds the scheduler's table when there is one", () => {
     const withScheduler = renderHtmlReport(
-      { ...sample(), schedulerPrefixes: [{ prefix: "square", count: 858, p50: 0.01, p90: 0.02, p99: 0.03, stateSeconds: { queued: 4, processing: 9 } }] },
+      {
+        ...sample(),
+        schedulerPrefixes: [
+          { prefix: "square", count: 858, p50: 0.01, p90: 0.02, p99: 0.03, stateSeconds: { queued: 4, processing: 9 } },
+        ],
+      },
       { inlineEcharts: false },
     );
     expect(withScheduler).toContain("<h3>On the scheduler</h3>");
@@ -141,7 +176,10 @@ describe("renderHtmlReport", () => {
   });
 
   it("renders empty data without failing", () => {
-    const empty = renderHtmlReport({ title: "empty", generatedAt: "now", prefixes: [], execute: {}, gather: {}, wait: {} }, { inlineEcharts: false });
+    const empty = renderHtmlReport(
+      { title: "empty", generatedAt: "now", prefixes: [], execute: {}, gather: {}, wait: {} },
+      { inlineEcharts: false },
+    );
     expect(empty).toContain("(no prefixes recorded)");
     expect(empty).toContain("(no journey breakdowns in the data)");
     expect(embeddedData(empty).slowest).toBeNull();
@@ -180,7 +218,10 @@ describe("reportDataFrom", () => {
         gather: { network: 2 },
         wait: { network: 2 },
         waitByPrefix: { x: { network: 2 } },
-        slowest: [{ key: "x-1", seconds: 1, breakdown: slowest }, { key: "x-2", seconds: 1, breakdown: null }],
+        slowest: [
+          { key: "x-1", seconds: 1, breakdown: slowest },
+          { key: "x-2", seconds: 1, breakdown: null },
+        ],
       },
     });
     expect(read.title).toBe("taskjourney: shuffle");

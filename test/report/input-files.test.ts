@@ -40,21 +40,29 @@ describe("readInputFile", () => {
     const bad = path.join(directory, "bad.jsonl");
     fs.writeFileSync(bad, '{"a":1}\n{"b":\n');
     expect(() => documentsOf(bad)).toThrow(/bad\.jsonl: line 2 \(.*\) is not JSON/);
-    expect(() => documentsOf("/dev/zero")).toThrow(new OtlpJsonError('/dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line'));
+    expect(() => documentsOf("/dev/zero")).toThrow(
+      new OtlpJsonError(
+        '/dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line',
+      ),
+    );
   });
 
   it("a file above the limit is refused before it is read, naming the option", () => {
     const big = path.join(directory, "big.jsonl");
     fs.writeFileSync(big, `${'{"a":1}\n'.repeat(1000)}`);
     expect(documentsOf(big, 8000)).toHaveLength(1000);
-    expect(() => documentsOf(big, 7999)).toThrow(`${big} holds 8000 bytes, more than 7999 bytes, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)`);
+    expect(() => documentsOf(big, 7999)).toThrow(
+      `${big} holds 8000 bytes, more than 7999 bytes, the size limit (raise it with --max-bytes <bytes>, the maxBytes option)`,
+    );
   });
 
   it("a pipe, whose size is unknown, is refused once it has given more than the limit", async () => {
     const fifo = path.join(directory, "fifo");
     execFileSync("mkfifo", [fifo]);
     // A writer that would send 64 MiB of one never-ending JSON line.
-    const writer = spawn("sh", ["-c", `{ printf '['; head -c 67108864 /dev/zero | tr '\\000' ' '; } > '${fifo}'`], { stdio: "ignore" });
+    const writer = spawn("sh", ["-c", `{ printf '['; head -c 67108864 /dev/zero | tr '\\000' ' '; } > '${fifo}'`], {
+      stdio: "ignore",
+    });
     const closed = new Promise((resolve) => writer.on("close", resolve));
     expect(() => documentsOf(fifo, 4 * 1024 * 1024)).toThrow(`${fifo} holds more than 4 MiB, the size limit`);
     writer.kill();
@@ -66,11 +74,25 @@ describe("expandInputs", () => {
   it("a directory stands for its .json/.jsonl/.ndjson files by name; a file named twice is read once; a missing one is named", () => {
     const dir = path.join(directory, "telemetry");
     fs.mkdirSync(path.join(dir, "nested"), { recursive: true });
-    for (const name of ["traces-b.jsonl", "metrics-a.jsonl", "summary.json", "report.html", "notes.txt", "nested/traces-c.jsonl"]) fs.writeFileSync(path.join(dir, name), "{}\n");
-    expect(expandInputs([dir, path.join(dir, "summary.json")]).map((file) => path.relative(dir, file))).toEqual(["metrics-a.jsonl", "summary.json", "traces-b.jsonl"]);
+    for (const name of [
+      "traces-b.jsonl",
+      "metrics-a.jsonl",
+      "summary.json",
+      "report.html",
+      "notes.txt",
+      "nested/traces-c.jsonl",
+    ])
+      fs.writeFileSync(path.join(dir, name), "{}\n");
+    expect(expandInputs([dir, path.join(dir, "summary.json")]).map((file) => path.relative(dir, file))).toEqual([
+      "metrics-a.jsonl",
+      "summary.json",
+      "traces-b.jsonl",
+    ]);
     expect(() => expandInputs([path.join(dir, "nope.jsonl")])).toThrow(/input .*nope\.jsonl does not exist/);
     expect(() => expandInputs([path.join(dir, "nested", "..", "nested")])).not.toThrow();
     fs.mkdirSync(path.join(directory, "empty"));
-    expect(() => expandInputs([path.join(directory, "empty")])).toThrow(/directory .*empty holds no \.json or \.jsonl file/);
+    expect(() => expandInputs([path.join(directory, "empty")])).toThrow(
+      /directory .*empty holds no \.json or \.jsonl file/,
+    );
   });
 });

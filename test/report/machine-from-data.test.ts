@@ -3,12 +3,20 @@
  * (executing) state of each role, and the state columns' order as the journeys lived them.
  */
 import { describe, expect, it } from "vitest";
-import { measuredState, stateOfExecuteTime, stateOrder, type JourneyShapes } from "../../src/report/machine-from-data.js";
+import {
+  measuredState,
+  stateOfExecuteTime,
+  stateOrder,
+  type JourneyShapes,
+} from "../../src/report/machine-from-data.js";
 
 function shapes(lastStates: { worker?: Record<string, number>; scheduler?: Record<string, number> }): JourneyShapes {
   return {
     sequences: { worker: [], scheduler: [] },
-    lastStates: { worker: new Map(Object.entries(lastStates.worker ?? {})), scheduler: new Map(Object.entries(lastStates.scheduler ?? {})) },
+    lastStates: {
+      worker: new Map(Object.entries(lastStates.worker ?? {})),
+      scheduler: new Map(Object.entries(lastStates.scheduler ?? {})),
+    },
   };
 }
 
@@ -17,7 +25,9 @@ describe("measuredState", () => {
 
   it("Dask's executing / processing whenever the data has them, before any inference", () => {
     const dask = shapes({ worker: { "long-running": 9, executing: 1 }, scheduler: { waiting: 5 } });
-    expect(measuredState(new Set(["waiting", "ready", "executing", "long-running"]), "worker", { shapes: dask })).toBe("executing");
+    expect(measuredState(new Set(["waiting", "ready", "executing", "long-running"]), "worker", { shapes: dask })).toBe(
+      "executing",
+    );
     expect(measuredState(new Set(["waiting", "processing"]), "scheduler", { shapes: dask })).toBe("processing");
   });
 
@@ -26,7 +36,9 @@ describe("measuredState", () => {
     const lived = shapes({ scheduler: { active: 5, waiting: 2, gone: 9 } });
     expect(measuredState(queue, "scheduler", { shapes: lived })).toBe("active");
     // Ties go to the state met first.
-    expect(measuredState(queue, "scheduler", { shapes: shapes({ scheduler: { waiting: 2, active: 2 } }) })).toBe("waiting");
+    expect(measuredState(queue, "scheduler", { shapes: shapes({ scheduler: { waiting: 2, active: 2 } }) })).toBe(
+      "waiting",
+    );
   });
 
   it("else the other role's measured state, else none; an explicit state of the role's wins over all", () => {
@@ -48,13 +60,24 @@ describe("stateOfExecuteTime (metrics only)", () => {
     ]);
     expect(stateOfExecuteTime({ executeSeconds: 8, stateSeconds })).toBe("running");
     // 8.2 is 2.5% off: not an execution's state.
-    expect(stateOfExecuteTime({ executeSeconds: 8.2 * 1.025, stateSeconds: new Map([["paused", 8.2]]) })).toBeUndefined();
+    expect(
+      stateOfExecuteTime({ executeSeconds: 8.2 * 1.025, stateSeconds: new Map([["paused", 8.2]]) }),
+    ).toBeUndefined();
     expect(stateOfExecuteTime({ executeSeconds: 0, stateSeconds: new Map([["idle", 0]]) })).toBeUndefined();
     // Spans first: the state journeys end from wins over a time match.
-    expect(measuredState(new Set(stateSeconds.keys()), "worker", { executeTime: { executeSeconds: 8, stateSeconds }, shapes: shapes({ worker: { paused: 1 } }) })).toBe("paused");
-    expect(measuredState(new Set(stateSeconds.keys()), "worker", { executeTime: { executeSeconds: 8, stateSeconds } })).toBe("running");
+    expect(
+      measuredState(new Set(stateSeconds.keys()), "worker", {
+        executeTime: { executeSeconds: 8, stateSeconds },
+        shapes: shapes({ worker: { paused: 1 } }),
+      }),
+    ).toBe("paused");
+    expect(
+      measuredState(new Set(stateSeconds.keys()), "worker", { executeTime: { executeSeconds: 8, stateSeconds } }),
+    ).toBe("running");
     // The scheduler has no execute ledgers.
-    expect(measuredState(new Set(stateSeconds.keys()), "scheduler", { executeTime: { executeSeconds: 8, stateSeconds } })).toBeUndefined();
+    expect(
+      measuredState(new Set(stateSeconds.keys()), "scheduler", { executeTime: { executeSeconds: 8, stateSeconds } }),
+    ).toBeUndefined();
   });
 });
 
@@ -78,7 +101,12 @@ describe("stateOrder", () => {
       "stalled",
     ]);
     // Without the journey that waited for its children, that state follows by name, after the lived ones.
-    expect(stateOrder(["waiting-children", "delayed", "active", "waiting"], sequences.slice(0, 2))).toEqual(["waiting", "active", "delayed", "waiting-children"]);
+    expect(stateOrder(["waiting-children", "delayed", "active", "waiting"], sequences.slice(0, 2))).toEqual([
+      "waiting",
+      "active",
+      "delayed",
+      "waiting-children",
+    ]);
     // No spans at all: by name (Dask's states first, in their lifecycle order).
     expect(stateOrder(["waiting", "delayed", "active"], [])).toEqual(["waiting", "active", "delayed"]);
   });
@@ -88,6 +116,11 @@ describe("stateOrder", () => {
       ["queued", "running", "paused", "running"],
       ["queued", "prioritized", "running"],
     ];
-    expect(stateOrder(["running", "paused", "prioritized", "queued"], sequences)).toEqual(["queued", "prioritized", "running", "paused"]);
+    expect(stateOrder(["running", "paused", "prioritized", "queued"], sequences)).toEqual([
+      "queued",
+      "prioritized",
+      "running",
+      "paused",
+    ]);
   });
 });

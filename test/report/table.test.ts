@@ -2,8 +2,22 @@ import { describe, expect, it } from "vitest";
 import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report/table.js";
 
 const rows: PrefixRow[] = [
-  { prefix: "square", count: 858, p50: 0.0041, p90: 0.006, p99: 0.0099, stateSeconds: { executing: 3.6, waiting: 1.2, ready: 0.8 } },
-  { prefix: "sum", count: 286, p50: 0.0087, p90: 0.0514, p99: 0.1455, stateSeconds: { waiting: 7.3, fetch: 1, flight: 3.3, ready: 0.69, executing: 5.8 } },
+  {
+    prefix: "square",
+    count: 858,
+    p50: 0.0041,
+    p90: 0.006,
+    p99: 0.0099,
+    stateSeconds: { executing: 3.6, waiting: 1.2, ready: 0.8 },
+  },
+  {
+    prefix: "sum",
+    count: 286,
+    p50: 0.0087,
+    p90: 0.0514,
+    p99: 0.1455,
+    stateSeconds: { waiting: 7.3, fetch: 1, flight: 3.3, ready: 0.69, executing: 5.8 },
+  },
 ];
 
 /** The column start offsets of each cell in a laid-out line (cells are separated by 2+ spaces). */
@@ -18,10 +32,43 @@ describe("formatPrefixTable", () => {
     const text = formatPrefixTable(rows);
     const lines = text.split("\n");
     expect(lines[0]).toMatch(/^\s+executing duration\s+time by state$/);
-    expect(lines[1].split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", "waiting", "fetch", "flight", "ready", "executing"]);
+    expect(lines[1].split(/\s+/)).toEqual([
+      "prefix",
+      "count",
+      "p50",
+      "p90",
+      "p99",
+      "waiting",
+      "fetch",
+      "flight",
+      "ready",
+      "executing",
+    ]);
     expect(lines[2]).toMatch(/^─+( {2}─+)+$/);
-    expect(lines[3].split(/\s{2,}/)).toEqual(["square", "858", "4.1 ms", "6.0 ms", "9.9 ms", "1.2 s", "0 s", "0 s", "800.0 ms", "3.6 s"]);
-    expect(lines[4].split(/\s{2,}/)).toEqual(["sum", "286", "8.7 ms", "51.4 ms", "145.5 ms", "7.3 s", "1.0 s", "3.3 s", "690.0 ms", "5.8 s"]);
+    expect(lines[3].split(/\s{2,}/)).toEqual([
+      "square",
+      "858",
+      "4.1 ms",
+      "6.0 ms",
+      "9.9 ms",
+      "1.2 s",
+      "0 s",
+      "0 s",
+      "800.0 ms",
+      "3.6 s",
+    ]);
+    expect(lines[4].split(/\s{2,}/)).toEqual([
+      "sum",
+      "286",
+      "8.7 ms",
+      "51.4 ms",
+      "145.5 ms",
+      "7.3 s",
+      "1.0 s",
+      "3.3 s",
+      "690.0 ms",
+      "5.8 s",
+    ]);
     expect(lines[5]).toMatch(/^─+( {2}─+)+$/);
     expect(lines[6].split(/\s{2,}/)).toEqual(["total", "1144", "8.5 s", "1.0 s", "3.3 s", "1.5 s", "9.4 s"]);
     expect(lines).toHaveLength(7);
@@ -72,7 +119,13 @@ describe("formatPrefixTable", () => {
 
 describe("formatActivityTable", () => {
   it("lists activities largest first with their share, other last, then the total", () => {
-    const text = formatActivityTable("execute", { other: 0.5, "thread-cpu": 4, "disk-read": 0.25, "thread-noncpu": 1.25, nothing: 0 });
+    const text = formatActivityTable("execute", {
+      other: 0.5,
+      "thread-cpu": 4,
+      "disk-read": 0.25,
+      "thread-noncpu": 1.25,
+      nothing: 0,
+    });
     expect(text.split("\n").map((line) => line.split(/\s{2,}/))).toEqual([
       ["execute", "seconds", "share"],
       ["", "thread-cpu", "4.0 s", "66.7%"],
@@ -91,7 +144,10 @@ describe("formatActivityTable", () => {
   });
 
   it("says so when nothing was recorded, and can leave out the total", () => {
-    expect(formatActivityTable("wait", {}).split("\n")).toEqual([`${"wait".padEnd("  (nothing recorded)".length)}  seconds  share`, "  (nothing recorded)"]);
+    expect(formatActivityTable("wait", {}).split("\n")).toEqual([
+      `${"wait".padEnd("  (nothing recorded)".length)}  seconds  share`,
+      "  (nothing recorded)",
+    ]);
     expect(formatActivityTable("wait", { network: 1 }, { total: false }).split("\n")).toHaveLength(2);
   });
 });

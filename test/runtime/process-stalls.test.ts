@@ -47,14 +47,30 @@ describe("ProcessStalls", () => {
     const first = delta.produce([0, 0], [1, 0]).find((metric) => metric.descriptor.name === "v8js.gc.duration")!;
     expect(first.dataPointType).toBe(0);
     const byType = Object.fromEntries(first.dataPoints.map((point) => [point.attributes["v8js.gc.type"], point.value]));
-    expect(byType.major).toEqual({ buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [0, 1, 1, 0, 0] }, sum: 0.1875, count: 2 });
-    expect(byType.minor).toEqual({ buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [1, 0, 0, 0, 0] }, sum: 0.001, count: 1 });
+    expect(byType.major).toEqual({
+      buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [0, 1, 1, 0, 0] },
+      sum: 0.1875,
+      count: 2,
+    });
+    expect(byType.minor).toEqual({
+      buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [1, 0, 0, 0, 0] },
+      sum: 0.001,
+      count: 1,
+    });
     stalls.gc(MAJOR, 300, 12_000); // 12 s: the overflow bucket
     const second = delta.produce([1, 0], [2, 0]).find((metric) => metric.descriptor.name === "v8js.gc.duration")!;
     const major = second.dataPoints.find((point) => point.attributes["v8js.gc.type"] === "major")!;
-    expect(major.value).toEqual({ buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [0, 0, 0, 0, 1] }, sum: 12, count: 1 });
-    const cumulative = new RuntimeMetrics(stalls, false).produce([0, 0], [2, 0]).find((metric) => metric.descriptor.name === "v8js.gc.duration")!;
-    expect(cumulative.dataPoints.find((point) => point.attributes["v8js.gc.type"] === "major")!.value).toMatchObject({ count: 3 });
+    expect(major.value).toEqual({
+      buckets: { boundaries: [0.01, 0.1, 1, 10], counts: [0, 0, 0, 0, 1] },
+      sum: 12,
+      count: 1,
+    });
+    const cumulative = new RuntimeMetrics(stalls, false)
+      .produce([0, 0], [2, 0])
+      .find((metric) => metric.descriptor.name === "v8js.gc.duration")!;
+    expect(cumulative.dataPoints.find((point) => point.attributes["v8js.gc.type"] === "major")!.value).toMatchObject({
+      count: 3,
+    });
   });
 
   it("gives the nodejs.eventloop.delay gauges of a started watcher", async () => {
@@ -65,7 +81,9 @@ describe("ProcessStalls", () => {
       .produce([0, 0], [1, 0])
       .map((metric) => metric.descriptor.name)
       .filter((name) => name.startsWith("nodejs."));
-    expect(names).toEqual(["min", "max", "mean", "stddev", "p50", "p90", "p99"].map((statistic) => `nodejs.eventloop.delay.${statistic}`));
+    expect(names).toEqual(
+      ["min", "max", "mean", "stddev", "p50", "p90", "p99"].map((statistic) => `nodejs.eventloop.delay.${statistic}`),
+    );
   });
 });
 
@@ -89,7 +107,9 @@ describe("a real garbage collection", () => {
     ledger.end("memory");
     const executing = journeys.explain("big-1")!.children.find((node) => node.name === "executing")!;
     // Within the time no activity claimed (deserialize took little of it).
-    const node = executing.children.find((child) => child.name === "other")?.children.find((child) => child.name === "gc");
+    const node = executing.children
+      .find((child) => child.name === "other")
+      ?.children.find((child) => child.name === "gc");
     expect(node, JSON.stringify(executing)).toBeDefined();
     expect(node!.seconds).toBeGreaterThan(0);
     expect(node!.children.map((child) => child.name)).toContain("major");
@@ -101,7 +121,12 @@ describe("a real garbage collection", () => {
   it("is not watched with a custom clock unless asked for", async () => {
     const journeys = new TaskJourneys({ clock: () => 0 });
     stopping.push(journeys);
-    expect(journeys.metricProducer.produce([0, 0], [1, 0]).map((metric) => metric.descriptor.name).filter((name) => name.startsWith("v8js"))).toEqual([]);
+    expect(
+      journeys.metricProducer
+        .produce([0, 0], [1, 0])
+        .map((metric) => metric.descriptor.name)
+        .filter((name) => name.startsWith("v8js")),
+    ).toEqual([]);
     expect(() => new TaskJourneys({ processStalls: "yes" as never })).toThrow(/processStalls/);
   });
 });

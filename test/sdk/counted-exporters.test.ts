@@ -25,7 +25,11 @@ describe("CountedSpanExporter and CountedMetricExporter", () => {
     const inner: SpanExporter = {
       export(_spans, done) {
         if (mode === "throw") throw new Error("boom");
-        done(mode === "ok" ? { code: ExportResultCode.SUCCESS } : { code: ExportResultCode.FAILED, error: new OTLPExporterError("Service Unavailable", 503) });
+        done(
+          mode === "ok"
+            ? { code: ExportResultCode.SUCCESS }
+            : { code: ExportResultCode.FAILED, error: new OTLPExporterError("Service Unavailable", 503) },
+        );
       },
       shutdown: () => Promise.resolve(),
     };
@@ -53,7 +57,13 @@ describe("CountedSpanExporter and CountedMetricExporter", () => {
     };
     const exporter = new CountedMetricExporter(inner, "http://x/v1/metrics", failures);
     const points = (count: number) => ({ dataPoints: new Array(count).fill({}) });
-    const metrics = { resource: {}, scopeMetrics: [{ scope: { name: "a" }, metrics: [points(3), points(2)] }, { scope: { name: "b" }, metrics: [points(4)] }] } as unknown as ResourceMetrics;
+    const metrics = {
+      resource: {},
+      scopeMetrics: [
+        { scope: { name: "a" }, metrics: [points(3), points(2)] },
+        { scope: { name: "b" }, metrics: [points(4)] },
+      ],
+    } as unknown as ResourceMetrics;
     let code: number | undefined;
     exporter.export(metrics, (result) => (code = result.code));
     expect(code).toBe(ExportResultCode.SUCCESS);

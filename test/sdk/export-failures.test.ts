@@ -36,7 +36,11 @@ describe("ExportFailures", () => {
   it("counts items and exports per kind, tells the first of each kind at once and repeats at most once per interval", () => {
     let now = 0;
     const told: string[] = [];
-    const failures = new ExportFailures({ tell: (message) => told.push(message), now: () => now, repeatMillis: 60_000 });
+    const failures = new ExportFailures({
+      tell: (message) => told.push(message),
+      now: () => now,
+      repeatMillis: 60_000,
+    });
     const refused = networkError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9");
     failures.record("traces", "http://127.0.0.1:9/v1/traces", 512, refused);
     expect(told).toHaveLength(1);
@@ -56,10 +60,24 @@ describe("ExportFailures", () => {
     now = 60_000;
     failures.record("traces", "http://127.0.0.1:9/v1/traces", 10, refused);
     expect(told).toHaveLength(3);
-    expect(told[2]).toBe("taskjourney: exporting traces to http://127.0.0.1:9/v1/traces still fails (ECONNREFUSED): 60 more failed exports, 600 spans lost in the last 60 s.");
+    expect(told[2]).toBe(
+      "taskjourney: exporting traces to http://127.0.0.1:9/v1/traces still fails (ECONNREFUSED): 60 more failed exports, 600 spans lost in the last 60 s.",
+    );
     expect(failures.failures()).toEqual([
-      { signal: "traces", destination: "http://127.0.0.1:9/v1/traces", errorType: "ECONNREFUSED", items: 512 + 60 * 10, exports: 61 },
-      { signal: "metrics", destination: "http://127.0.0.1:9/v1/metrics", errorType: "ECONNREFUSED", items: 40, exports: 1 },
+      {
+        signal: "traces",
+        destination: "http://127.0.0.1:9/v1/traces",
+        errorType: "ECONNREFUSED",
+        items: 512 + 60 * 10,
+        exports: 61,
+      },
+      {
+        signal: "metrics",
+        destination: "http://127.0.0.1:9/v1/metrics",
+        errorType: "ECONNREFUSED",
+        items: 40,
+        exports: 1,
+      },
     ]);
   });
 
@@ -88,7 +106,9 @@ describe("ExportFailures", () => {
       { signal: "traces", destination: "http://x/v1/traces", errorType: "shutdown_deadline", items: 5, exports: 1 },
       { signal: "metrics", destination: "http://x/v1/metrics", errorType: "shutdown_deadline", items: 30, exports: 1 },
     ]);
-    expect(told[0]).toContain("exporting traces to http://x/v1/traces failed (still under way when shutdown stopped waiting): ShutdownDeadline: not finished when shutdown stopped waiting after 3000 ms; 5 spans lost");
+    expect(told[0]).toContain(
+      "exporting traces to http://x/v1/traces failed (still under way when shutdown stopped waiting): ShutdownDeadline: not finished when shutdown stopped waiting after 3000 ms; 5 spans lost",
+    );
     failures.abandonPending(3000);
     expect(failures.failures()).toHaveLength(2);
   });
@@ -111,4 +131,3 @@ describe("ExportFailures", () => {
     expect(() => failures.record("traces", "x", 1, new Error("again"))).not.toThrow();
   });
 });
-

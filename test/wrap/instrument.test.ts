@@ -4,7 +4,13 @@ import { InvalidTransition, TaskJourneys, instrument, wrap, type Breakdown, type
 import { FakeClock } from "../helpers/clock.js";
 
 function worker(clock: FakeClock, extra: object = {}) {
-  return new TaskJourneys({ role: "worker", instance: "tcp://10.0.0.7:40001", clock: clock.now, sampling: { ratio: 0 }, ...extra });
+  return new TaskJourneys({
+    role: "worker",
+    instance: "tcp://10.0.0.7:40001",
+    clock: clock.now,
+    sampling: { ratio: 0 },
+    ...extra,
+  });
 }
 
 /** [name, seconds] pairs of a breakdown's states, or of one state's activities. */
@@ -32,7 +38,11 @@ class Worker {
     if (seconds < 0) throw new RangeError(`bad ${key}`);
     return { key, value: seconds };
   }
-  async runAsync(key: string, seconds: number, status: "ok" | "cancelled" = "ok"): Promise<{ key: string; status: string }> {
+  async runAsync(
+    key: string,
+    seconds: number,
+    status: "ok" | "cancelled" = "ok",
+  ): Promise<{ key: string; status: string }> {
     await tick();
     this.clock.advance(seconds);
     if (seconds < 0) throw new RangeError(`bad ${key}`);
@@ -60,7 +70,10 @@ const silent: DiagLogger = { error() {}, warn() {}, info() {}, debug() {}, verbo
 let warnings: string[] = [];
 beforeEach(() => {
   warnings = [];
-  diag.setLogger({ ...silent, warn: (message: string) => warnings.push(message) }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  diag.setLogger(
+    { ...silent, warn: (message: string) => warnings.push(message) },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
 });
 afterEach(() => diag.disable());
 
@@ -88,8 +101,18 @@ describe("transition methods", () => {
     w.transition("inc-1", "ready", "executing");
     clock.advance(1);
     w.transition("inc-1", "executing", "memory");
-    expect(w.log).toEqual(["inc-1:released>waiting", "inc-1 ready", "skip-1 ready", "inc-1:ready>executing", "inc-1:executing>memory"]);
-    expect(states(journeys.explain("inc-1"))).toEqual([["waiting", 2], ["ready", 3], ["executing", 1]]);
+    expect(w.log).toEqual([
+      "inc-1:released>waiting",
+      "inc-1 ready",
+      "skip-1 ready",
+      "inc-1:ready>executing",
+      "inc-1:executing>memory",
+    ]);
+    expect(states(journeys.explain("inc-1"))).toEqual([
+      ["waiting", 2],
+      ["ready", 3],
+      ["executing", 1],
+    ]);
     expect(journeys.explain("skip-1")).toBeUndefined();
     expect(journeys.dropped()).toEqual({});
     unwrap();
@@ -108,13 +131,21 @@ describe("transition methods", () => {
     }
     const w = new Handler(clock);
     instrument(w, journeys, {
-      transition: { method: "addTask", key: (key) => key, from: "released", to: "waiting", dependencies: (_key, deps) => deps },
+      transition: {
+        method: "addTask",
+        key: (key) => key,
+        from: "released",
+        to: "waiting",
+        dependencies: (_key, deps) => deps,
+      },
       dependencies: { method: "handleComputeTask", key: (task) => task.key, dependencies: (task) => task.deps },
     });
     w.addTask("add-1", ["x-1"]);
     w.handleComputeTask({ key: "add-2", deps: new Set(["x-1", "y-1"]) });
     // The recorder knows the dependencies: their transfer is apportioned to both dependents' waiting.
-    instrument(w, journeys, { transition: { method: "transition", key: (k) => k, from: (_k, f) => f, to: (_k, _f, t) => t } });
+    instrument(w, journeys, {
+      transition: { method: "transition", key: (k) => k, from: (_k, f) => f, to: (_k, _f, t) => t },
+    });
     w.transition("add-2", "released", "waiting");
     w.transition("x-1", "released", "fetch");
     const transfer = journeys.gather("tcp://peer", ["x-1"], 10);
@@ -151,7 +182,10 @@ describe("execute methods", () => {
     const breakdown = journeys.explain("inc-1");
     expect(breakdown!.outcome).toBe("memory");
     expect(states(breakdown)).toEqual([["executing", 1.25]]);
-    expect(activities(breakdown, "executing")).toEqual([["disk-read", 0.25], ["other", 1]]);
+    expect(activities(breakdown, "executing")).toEqual([
+      ["disk-read", 0.25],
+      ["other", 1],
+    ]);
   });
 
   it("ends with error when the method throws, and rethrows the very same error", () => {
@@ -175,7 +209,11 @@ describe("execute methods", () => {
     const journeys = worker(clock);
     const w = new Worker(clock);
     instrument(w, journeys, {
-      execute: { method: "runAsync", key: (key) => key, outcome: (result) => (result?.status === "cancelled" ? "cancelled" : undefined) },
+      execute: {
+        method: "runAsync",
+        key: (key) => key,
+        outcome: (result) => (result?.status === "cancelled" ? "cancelled" : undefined),
+      },
     });
     const pending = w.runAsync("ok-1", 2);
     expect(pending).toBeInstanceOf(Promise);
@@ -212,10 +250,17 @@ describe("execute methods", () => {
     instrument(pool, journeys, { execute: { method: "execute", key: (key) => key } });
     const results = await Promise.all([pool.execute("a-1", 0.5), pool.execute("b-1", 1), pool.execute("c-1", 1.5)]);
     expect(results).toEqual(["a-1", "b-1", "c-1"]);
-    for (const [key, seconds] of [["a-1", 0.5], ["b-1", 1], ["c-1", 1.5]] as const) {
+    for (const [key, seconds] of [
+      ["a-1", 0.5],
+      ["b-1", 1],
+      ["c-1", 1.5],
+    ] as const) {
       const executing = journeys.explain(key)!.children[0];
       const own = executing.children.filter((node) => node.name !== "other").map((node) => [node.name, node.seconds]);
-      expect(own).toEqual([["deserialize", seconds], ["thread-cpu", seconds * 2]]);
+      expect(own).toEqual([
+        ["deserialize", seconds],
+        ["thread-cpu", seconds * 2],
+      ]);
     }
     // Outside any wrapped execution, meter() just runs the work and records nothing.
     expect(journeys.meter("deserialize", () => 42)).toBe(42);
@@ -239,7 +284,10 @@ describe("execute methods", () => {
     expect(executing.children.map((node) => node.name)).toEqual(["unspill"]);
     const unspill = executing.children[0];
     expect(unspill.seconds).toBeCloseTo(0.4, 12);
-    expect(unspill.children.map((node) => [node.name, +node.seconds.toFixed(9)])).toEqual([["disk-read", 0.3], ["other", 0.1]]);
+    expect(unspill.children.map((node) => [node.name, +node.seconds.toFixed(9)])).toEqual([
+      ["disk-read", 0.3],
+      ["other", 0.1],
+    ]);
   });
 });
 
@@ -264,7 +312,10 @@ describe("gather methods", () => {
     await expect(w.gatherDep("tcp://a", new Set(["x-1", "y-1"]), 100)).resolves.toEqual({ status: "ok" });
     const x = journeys.explain("x-1")!;
     expect(x.outcome).toBe("memory");
-    expect(states(x)).toEqual([["fetch", 1], ["flight", 0.75]]);
+    expect(states(x)).toEqual([
+      ["fetch", 1],
+      ["flight", 0.75],
+    ]);
     // x-1's share of the transfer: half of the 0.5 s metered as network by the wrapped read().
     const flight = activities(x, "flight");
     expect(flight[0]).toEqual(["network", 0.25]);
@@ -301,7 +352,10 @@ describe("wrapped functions look and behave like the originals", () => {
       transition: { method: "transition", key: (k) => k, from: (_k, f) => f, to: (_k, _f, t) => t },
       execute: { method: "run", key: (k) => k },
       gather: { method: "gatherDep", peer: (p) => p, keys: (_p, k) => k },
-      activities: [{ method: "read", activity: "disk-read" }, { method: "unspill", activity: "unspill" }],
+      activities: [
+        { method: "read", activity: "disk-read" },
+        { method: "unspill", activity: "unspill" },
+      ],
     });
     for (const name of ["transition", "run", "gatherDep", "read", "unspill", "runAsync"] as const) {
       const original = Worker.prototype[name];
@@ -326,14 +380,24 @@ describe("wrapped functions look and behave like the originals", () => {
     const value = { big: new Array(3).fill(0) };
     const failure = new TypeError("nope");
     const target = {
-      sync: (key: string) => (key === "bad" ? (() => { throw failure; })() : value),
+      sync: (key: string) =>
+        key === "bad"
+          ? (() => {
+              throw failure;
+            })()
+          : value,
       async later(key: string) {
         await tick();
         if (key === "bad") throw failure;
         return value;
       },
     };
-    instrument(target, journeys, { execute: [{ method: "sync", key: (k) => k }, { method: "later", key: (k) => k + "-async" }] });
+    instrument(target, journeys, {
+      execute: [
+        { method: "sync", key: (k) => k },
+        { method: "later", key: (k) => k + "-async" },
+      ],
+    });
     expect(target.sync("a")).toBe(value);
     expect(() => target.sync("bad")).toThrow(failure);
     expect(await target.later("b")).toBe(value);
@@ -406,11 +470,17 @@ describe("configuration errors throw at instrument() time", () => {
     const journeys = worker(clock);
     const w = new Worker(clock);
     const unwrap = instrument(w, journeys, { execute: { method: "run", key: (k) => k } });
-    expect(() => instrument(w, journeys, { execute: { method: "run", key: (k) => k } })).toThrow(/"run" is already wrapped by taskjourney/);
+    expect(() => instrument(w, journeys, { execute: { method: "run", key: (k) => k } })).toThrow(
+      /"run" is already wrapped by taskjourney/,
+    );
     unwrap();
-    const unwrapClass = instrument(Worker.prototype, journeys, { activities: { method: "read", activity: "disk-read" } });
+    const unwrapClass = instrument(Worker.prototype, journeys, {
+      activities: { method: "read", activity: "disk-read" },
+    });
     try {
-      expect(() => instrument(new Worker(clock), journeys, { activities: { method: "read", activity: "disk-read" } })).toThrow(/already wrapped/);
+      expect(() =>
+        instrument(new Worker(clock), journeys, { activities: { method: "read", activity: "disk-read" } }),
+      ).toThrow(/already wrapped/);
     } finally {
       unwrapClass();
     }
@@ -424,16 +494,32 @@ describe("configuration errors throw at instrument() time", () => {
     const w = new Worker(clock);
     const bad = (spec: unknown) => () => instrument(w, journeys, spec as never);
     expect(bad({})).toThrow(/names no method/);
-    expect(bad({ execute: { method: "nope", key: () => "k" } })).toThrow(/spec.execute.method "nope" is not a method of the target/);
+    expect(bad({ execute: { method: "nope", key: () => "k" } })).toThrow(
+      /spec.execute.method "nope" is not a method of the target/,
+    );
     expect(bad({ execute: { method: "clock", key: () => "k" } })).toThrow(/"clock" is not a method/);
     expect(bad({ execute: { method: "run" } })).toThrow(/spec.execute.key must be a function/);
-    expect(bad({ transition: [{ method: "transition", key: (k: string) => k, from: 3, to: "x" }] })).toThrow(/spec.transition\[0\].from must be a state name or a function/);
-    expect(bad({ activities: [{ method: "read" }] })).toThrow(/spec.activities\[0\].activity must be a non-empty string/);
-    expect(bad({ execute: { method: "run", key: () => "k" }, activities: { method: "run", activity: "x" } })).toThrow(/"run" is named twice, by spec.execute and spec.activities/);
+    expect(bad({ transition: [{ method: "transition", key: (k: string) => k, from: 3, to: "x" }] })).toThrow(
+      /spec.transition\[0\].from must be a state name or a function/,
+    );
+    expect(bad({ activities: [{ method: "read" }] })).toThrow(
+      /spec.activities\[0\].activity must be a non-empty string/,
+    );
+    expect(bad({ execute: { method: "run", key: () => "k" }, activities: { method: "run", activity: "x" } })).toThrow(
+      /"run" is named twice, by spec.execute and spec.activities/,
+    );
     expect(bad({ executes: {} })).toThrow(/unknown spec option "executes"/);
-    expect(() => instrument(Object.freeze({ run: () => 1 }), journeys, { execute: { method: "run", key: () => "k" } })).toThrow(/cannot be replaced/);
-    const accessor = { get run() { return () => 1; } };
-    expect(() => instrument(accessor, journeys, { execute: { method: "run", key: () => "k" } })).toThrow(/accessor property/);
+    expect(() =>
+      instrument(Object.freeze({ run: () => 1 }), journeys, { execute: { method: "run", key: () => "k" } }),
+    ).toThrow(/cannot be replaced/);
+    const accessor = {
+      get run() {
+        return () => 1;
+      },
+    };
+    expect(() => instrument(accessor, journeys, { execute: { method: "run", key: () => "k" } })).toThrow(
+      /accessor property/,
+    );
     expect(() => wrap(undefined as never, "x")).toThrow(/must be a function/);
     expect(() => wrap(() => 1, "")).toThrow(/activity must be a non-empty string/);
     // Nothing was installed by any failed call.
@@ -445,7 +531,10 @@ describe("configuration errors throw at instrument() time", () => {
     const journeys = worker(clock);
     const w = new Worker(clock);
     expect(() =>
-      instrument(w, journeys, { execute: { method: "run", key: (k) => k }, activities: { method: "missing" as never, activity: "x" } }),
+      instrument(w, journeys, {
+        execute: { method: "run", key: (k) => k },
+        activities: { method: "missing" as never, activity: "x" },
+      }),
     ).toThrow(/not a method/);
     expect(Object.getOwnPropertyNames(w)).toEqual(["clock", "log"]);
   });
@@ -459,12 +548,31 @@ describe("failures of extractors and mappers never reach the host", () => {
       const journeys = worker(clock, { strict });
       const w = new Worker(clock);
       instrument(w, journeys, {
-        transition: { method: "transition", key: () => { throw new Error("key bug"); }, from: "released", to: "waiting" },
+        transition: {
+          method: "transition",
+          key: () => {
+            throw new Error("key bug");
+          },
+          from: "released",
+          to: "waiting",
+        },
         execute: [
-          { method: "run", key: (k) => k, outcome: () => { throw new Error("mapper bug"); } },
+          {
+            method: "run",
+            key: (k) => k,
+            outcome: () => {
+              throw new Error("mapper bug");
+            },
+          },
           { method: "runAsync", key: (k) => k, outcome: () => "done" as never },
         ],
-        gather: { method: "gatherDep", peer: () => { throw new Error("peer bug"); }, keys: (_p, k) => k },
+        gather: {
+          method: "gatherDep",
+          peer: () => {
+            throw new Error("peer bug");
+          },
+          keys: (_p, k) => k,
+        },
       });
       expect(w.transition("t-1", "released", "waiting")).toBe("waiting");
       expect(w.transition("t-2", "released", "waiting")).toBe("waiting");
@@ -477,8 +585,16 @@ describe("failures of extractors and mappers never reach the host", () => {
       expect(journeys.explain("g-1")).toBeUndefined();
       expect(journeys.dropped()).toEqual({ "wrap-extractor-error": 6 });
       expect(warnings).toHaveLength(4);
-      expect(warnings[0]).toMatch(/transition method "transition": the key extractor failed \(Error: key bug\); the call proceeds unrecorded/);
-      expect(warnings.some((w) => w.includes('execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled)'))).toBe(true);
+      expect(warnings[0]).toMatch(
+        /transition method "transition": the key extractor failed \(Error: key bug\); the call proceeds unrecorded/,
+      );
+      expect(
+        warnings.some((w) =>
+          w.includes(
+            'execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled)',
+          ),
+        ),
+      ).toBe(true);
       expect(warnings.every((w) => w.includes('taskjourney.dropped{reason="wrap-extractor-error"}'))).toBe(true);
     }
   });
@@ -514,7 +630,9 @@ describe("failures of extractors and mappers never reach the host", () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock, { strict: true });
     const w = new Worker(clock);
-    instrument(w, journeys, { transition: { method: "transition", key: (k) => k, from: (_k, f) => f, to: (_k, _f, t) => t } });
+    instrument(w, journeys, {
+      transition: { method: "transition", key: (k) => k, from: (_k, f) => f, to: (_k, _f, t) => t },
+    });
     w.transition("x-1", "released", "waiting");
     expect(() => w.transition("x-1", "waiting", "flight")).toThrow(InvalidTransition);
   });
@@ -546,7 +664,10 @@ describe("wrap() of plain functions", () => {
     };
     instrument(task, journeys, { execute: { method: "execute", key: (k) => k } });
     expect(await task.execute("inc-1")).toBe("inc-1:data");
-    expect(activities(journeys.explain("inc-1"), "executing")).toEqual([["disk-read", 0.5], ["deserialize", 0.25]]);
+    expect(activities(journeys.explain("inc-1"), "executing")).toEqual([
+      ["disk-read", 0.5],
+      ["deserialize", 0.25],
+    ]);
   });
 });
 
@@ -585,7 +706,9 @@ describe("types", () => {
       // @ts-expect-error gather keys must be keys
       instrument(w, journeys, { gather: { method: "gatherDep", peer: (p) => p, keys: () => [{}] } });
       const key: Key = "k";
-      instrument(w, journeys, { transition: { method: "transition", key: () => key, from: "released", to: (_k, _f, to) => to } });
+      instrument(w, journeys, {
+        transition: { method: "transition", key: () => key, from: "released", to: (_k, _f, to) => to },
+      });
     };
     expect(check).toBeTypeOf("function");
   });

@@ -33,7 +33,14 @@ describe("instrument() prefix and at extractors", () => {
     const queue = new Queue(clock);
     instrument(queue, journeys, {
       transition: [
-        { method: "added", key: (job) => job.id, from: "released", to: "waiting", prefix: (job) => job.name, at: (job) => job.createdAt },
+        {
+          method: "added",
+          key: (job) => job.id,
+          from: "released",
+          to: "waiting",
+          prefix: (job) => job.name,
+          at: (job) => job.createdAt,
+        },
         { method: "ready", key: (job) => job.id, from: "waiting", to: "processing", at: (job) => job.readyAt },
       ],
     });
@@ -57,7 +64,9 @@ describe("instrument() prefix and at extractors", () => {
     const clock = new FakeClock(10);
     const journeys = new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0 } });
     const queue = new Queue(clock);
-    instrument(queue, journeys, { execute: { method: "process", key: (job) => job.id, prefix: (job) => job.name, at: (job: Job) => job.readyAt } });
+    instrument(queue, journeys, {
+      execute: { method: "process", key: (job) => job.id, prefix: (job) => job.name, at: (job: Job) => job.readyAt },
+    });
     queue.process({ id: "7", name: "resize", createdAt: 0, readyAt: 8 }, 3);
     expect(journeys.stats("resize", "executing").mean).toBe(5);
     expect(queue.runs).toEqual(["7"]);
@@ -68,7 +77,12 @@ describe("instrument() prefix and at extractors", () => {
     const journeys = new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0 } });
     const queue = new Queue(clock);
     instrument(queue, journeys, {
-      execute: { method: "process", key: (job) => job.id, prefix: () => 5 as unknown as string, at: () => "soon" as unknown as number },
+      execute: {
+        method: "process",
+        key: (job) => job.id,
+        prefix: () => 5 as unknown as string,
+        at: () => "soon" as unknown as number,
+      },
     });
     expect(queue.process({ id: "7", name: "resize", createdAt: 0, readyAt: 8 }, 3)).toBe("7");
     expect(journeys.dropped()).toEqual({ "wrap-extractor-error": 2 });

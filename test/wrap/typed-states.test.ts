@@ -4,12 +4,24 @@
  * fails it); at run time the same calls are counted drops.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { defineMachine, instrument, TaskJourneys, type SchedulerState, type StateOf, type WorkerState } from "../../src/index.js";
+import {
+  defineMachine,
+  instrument,
+  TaskJourneys,
+  type SchedulerState,
+  type StateOf,
+  type WorkerState,
+} from "../../src/index.js";
 
 /** A job queue's own machine; `defineMachine` gives its states as a type. */
 const JOBS = defineMachine({
   states: ["added", "waiting", "active", "delayed", "completed", "failed"],
-  transitions: { added: ["waiting"], waiting: ["active"], active: ["completed", "failed", "delayed"], delayed: ["waiting"] },
+  transitions: {
+    added: ["waiting"],
+    waiting: ["active"],
+    active: ["completed", "failed", "delayed"],
+    delayed: ["waiting"],
+  },
   terminal: { success: "completed", failure: "failed" },
   initial: "added",
   executing: "active",
@@ -43,7 +55,9 @@ describe("transition() typed by the role", () => {
 
   it("with a machine, takes that machine's states only", () => {
     const journeys = new TaskJourneys({ role: "scheduler", machine: JOBS, sampling: { ratio: 0 } });
-    expectTypeOf<Parameters<typeof journeys.transition>[1]>().toEqualTypeOf<"added" | "waiting" | "active" | "delayed" | "completed" | "failed">();
+    expectTypeOf<Parameters<typeof journeys.transition>[1]>().toEqualTypeOf<
+      "added" | "waiting" | "active" | "delayed" | "completed" | "failed"
+    >();
     journeys.transition(1, "added", "waiting");
     // @ts-expect-error a misspelt state of the machine
     journeys.transition(1, "waiting", "actve");
@@ -58,7 +72,12 @@ describe("transition() typed by the role", () => {
 
   it("a machine declared inline is typed too, and a name that is not one of its states does not compile", () => {
     const journeys = new TaskJourneys({
-      machine: { states: ["queued", "running", "done", "lost"], transitions: { queued: ["running"], running: ["done", "lost"] }, terminal: { success: "done", failure: "lost" }, initial: "queued" },
+      machine: {
+        states: ["queued", "running", "done", "lost"],
+        transitions: { queued: ["running"], running: ["done", "lost"] },
+        terminal: { success: "done", failure: "lost" },
+        initial: "queued",
+      },
     });
     expectTypeOf<Parameters<typeof journeys.transition>[2]>().toEqualTypeOf<"queued" | "running" | "done" | "lost">();
     journeys.transition("a-1", "queued", "running");

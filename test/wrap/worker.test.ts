@@ -3,7 +3,11 @@ import { Piscina } from "piscina";
 import { TaskJourneys, instrument, wrap, type Breakdown, type BreakdownNode } from "../../src/index.js";
 import { FakeNetwork, MiniWorker, type PoolTask } from "./fixtures/mini-worker.js";
 
-const pool = new Piscina({ filename: new URL("./fixtures/pool-task.mjs", import.meta.url).href, minThreads: 2, maxThreads: 2 });
+const pool = new Piscina({
+  filename: new URL("./fixtures/pool-task.mjs", import.meta.url).href,
+  minThreads: 2,
+  maxThreads: 2,
+});
 afterAll(() => pool.destroy());
 
 const EPSILON = 1e-9;
@@ -29,9 +33,18 @@ describe("a worker written like a real one, instrumented from outside", () => {
     const runOnThread = wrap((task: PoolTask) => pool.run(task), "run");
     const worker = new MiniWorker("tcp://127.0.0.1:40001", network, runOnThread, 2, 2);
     const unwrap = instrument(worker, journeys, {
-      transition: { method: "transition", key: (key) => key, from: (_key, start) => start, to: (_key, _start, finish) => finish },
+      transition: {
+        method: "transition",
+        key: (key) => key,
+        from: (_key, start) => start,
+        to: (_key, _start, finish) => finish,
+      },
       dependencies: { method: "handleComputeTask", key: (task) => task.key, dependencies: (task) => task.deps },
-      execute: { method: "execute", key: (key) => key, outcome: (result) => (result?.status === "error" ? "error" : undefined) },
+      execute: {
+        method: "execute",
+        key: (key) => key,
+        outcome: (result) => (result?.status === "error" ? "error" : undefined),
+      },
       gather: {
         method: "gatherDep",
         peer: (peer) => peer,
@@ -60,7 +73,14 @@ describe("a worker written like a real one, instrumented from outside", () => {
     ]);
     expect(states).toEqual(["memory", "memory", "memory", "error"]);
     // Computed locally from local results: their dependencies waited on local tasks, not on fetches.
-    const final = await worker.handleComputeTask({ key: "add-2", fn: "add", ms: 5, deps: ["inc-1", "add-1", "inc-2"], whoHas: {}, nbytes: {} });
+    const final = await worker.handleComputeTask({
+      key: "add-2",
+      fn: "add",
+      ms: 5,
+      deps: ["inc-1", "add-1", "inc-2"],
+      whoHas: {},
+      nbytes: {},
+    });
     expect(final).toBe("memory");
     expect(worker.states.get("add-2")).toBe("memory");
 
@@ -106,16 +126,29 @@ describe("a worker written like a real one, instrumented from outside", () => {
     expect(Object.getOwnPropertyNames(worker)).not.toContain("execute");
     expect(worker.execute).toBe(MiniWorker.prototype.execute);
     // Still a working worker, no longer recorded.
-    expect(await worker.handleComputeTask({ key: "inc-9", fn: "inc", deps: ["add-2"], whoHas: {}, nbytes: {} })).toBe("memory");
+    expect(await worker.handleComputeTask({ key: "inc-9", fn: "inc", deps: ["add-2"], whoHas: {}, nbytes: {} })).toBe(
+      "memory",
+    );
     expect(journeys.explain("inc-9")).toBeUndefined();
     await journeys.shutdown();
   });
 
   it("keeps the activities of tasks running side by side on the pool's threads on their own keys", async () => {
     const journeys = new TaskJourneys({ role: "worker", instance: "tcp://127.0.0.1:40002" });
-    const worker = new MiniWorker("tcp://127.0.0.1:40002", new FakeNetwork({}), wrap((task: PoolTask) => pool.run(task), "run"), 2, 100);
+    const worker = new MiniWorker(
+      "tcp://127.0.0.1:40002",
+      new FakeNetwork({}),
+      wrap((task: PoolTask) => pool.run(task), "run"),
+      2,
+      100,
+    );
     instrument(worker, journeys, {
-      transition: { method: "transition", key: (key) => key, from: (_key, start) => start, to: (_key, _start, finish) => finish },
+      transition: {
+        method: "transition",
+        key: (key) => key,
+        from: (_key, start) => start,
+        to: (_key, _start, finish) => finish,
+      },
       execute: { method: "execute", key: (key) => key },
     });
     await Promise.all([

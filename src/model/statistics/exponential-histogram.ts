@@ -90,8 +90,9 @@ const BOUNDARY_TOLERANCE = 2 ** -16;
 const SPLITTER = 134217729;
 
 /** 2^scale for every scale, looked up because `2 ** scale` with a variable exponent calls pow. */
-const SCALE_FACTORS = Float64Array.from({ length: MAXIMUM_SCALE - MINIMUM_SCALE + 1 }, (_, position) =>
-  2 ** (position + MINIMUM_SCALE),
+const SCALE_FACTORS = Float64Array.from(
+  { length: MAXIMUM_SCALE - MINIMUM_SCALE + 1 },
+  (_, position) => 2 ** (position + MINIMUM_SCALE),
 );
 
 /** Shared scratch for reading a double's bits: synchronous use only, never retained. */

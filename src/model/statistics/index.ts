@@ -5,7 +5,4 @@ export {
   type ReadonlyExponentialHistogram,
 } from "./exponential-histogram.js";
 export { WelfordAccumulator } from "./welford.js";
-export {
-  DurationStatistics,
-  type DurationStats,
-} from "./duration-statistics.js";
+export { DurationStatistics, type DurationStats } from "./duration-statistics.js";

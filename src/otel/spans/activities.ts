@@ -1,6 +1,13 @@
 import { SpanKind, type Span } from "@opentelemetry/api";
 import { THREAD_CPU_ACTIVITY as THREAD_CPU, THREAD_NONCPU_ACTIVITY as THREAD_NONCPU } from "../../model/activities.js";
-import { ACTIVITY_END, ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_PARENT, ACTIVITY_START, ACTIVITY_VISIT } from "../../recorder/journey.js";
+import {
+  ACTIVITY_END,
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_PARENT,
+  ACTIVITY_START,
+  ACTIVITY_VISIT,
+} from "../../recorder/journey.js";
 import { ATTR_DIGEST, SPAN_RUN } from "../semconv.js";
 import { ParentContext, type OpenSpan } from "./context.js";
 import type { SpanWriter } from "./writer.js";
@@ -85,7 +92,14 @@ export class ActivitySpans {
   ) {}
 
   /** Activity spans of the records of `visit` (-1: a transfer's), under `owner` (of that interval), ended here. */
-  emit(records: readonly number[], visit: number, owner: OpenSpan, ownerStart: number, ownerEnd: number, digests: number[] | undefined): void {
+  emit(
+    records: readonly number[],
+    visit: number,
+    owner: OpenSpan,
+    ownerStart: number,
+    ownerEnd: number,
+    digests: number[] | undefined,
+  ): void {
     const slots = this.slots.busy ? new ActivitySlots() : this.slots;
     slots.reserve(records.length / ACTIVITY_FIELDS);
     slots.busy = true;
@@ -121,7 +135,8 @@ export class ActivitySpans {
       // Nested under its parent activity's span; at top level when that activity belongs to an
       // earlier visit (metered across executing → long-running). A child of an activity capped
       // away goes with it (counted on that activity's parent).
-      const parentSlot = parentRecord === -1 || records[parentRecord + ACTIVITY_VISIT] !== visit ? -1 : parentRecord / ACTIVITY_FIELDS;
+      const parentSlot =
+        parentRecord === -1 || records[parentRecord + ACTIVITY_VISIT] !== visit ? -1 : parentRecord / ACTIVITY_FIELDS;
       if (parentSlot !== -1 && slots.spans[parentSlot] === undefined) continue;
       const parentStart = parentSlot === -1 ? ownerStart : slots.start[parentSlot];
       const parentEnd = parentSlot === -1 ? ownerEnd : slots.end[parentSlot];
@@ -155,11 +170,25 @@ export class ActivitySpans {
         parent = slots.parent(parentSlot);
       }
       const attributes = digests !== undefined && digests.includes(record) ? DIGEST_ATTRIBUTES : undefined;
-      slots.open(slot, writer.startSpan(name, parent, writer.hr(start), SpanKind.INTERNAL, attributes, undefined), start, end);
+      slots.open(
+        slot,
+        writer.startSpan(name, parent, writer.hr(start), SpanKind.INTERNAL, attributes, undefined),
+        start,
+        end,
+      );
     }
     if (runEnd !== Number.NEGATIVE_INFINITY && writer.admitChild(owner)) {
       const start = Math.max(ownerStart, runEnd - Math.max(runCpu, 0) - Math.max(runNoncpu, 0));
-      writer.endSpan(writer.startSpan(SPAN_RUN, owner, writer.hr(start), SpanKind.INTERNAL, undefined, undefined), start, runEnd, undefined, 0, 0, runCpu, runNoncpu);
+      writer.endSpan(
+        writer.startSpan(SPAN_RUN, owner, writer.hr(start), SpanKind.INTERNAL, undefined, undefined),
+        start,
+        runEnd,
+        undefined,
+        0,
+        0,
+        runCpu,
+        runNoncpu,
+      );
     }
     // Children end before their parents, which come earlier: reversed record order.
     for (let slot = lastSlot; slot >= 0; slot--) {
@@ -167,7 +196,16 @@ export class ActivitySpans {
       const span = slots.spans[slot];
       if (span === undefined) continue;
       slots.release(slot);
-      writer.endSpan(span, slots.start[slot], slots.end[slot], undefined, slots.childrenDropped[slot], 0, slots.cpu[slot], slots.noncpu[slot]);
+      writer.endSpan(
+        span,
+        slots.start[slot],
+        slots.end[slot],
+        undefined,
+        slots.childrenDropped[slot],
+        0,
+        slots.cpu[slot],
+        slots.noncpu[slot],
+      );
     }
   }
 }

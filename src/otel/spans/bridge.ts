@@ -1,4 +1,14 @@
-import { context as contextApi, isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags, type Link, type SpanContext, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import {
+  context as contextApi,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  trace,
+  TraceFlags,
+  type Link,
+  type SpanContext,
+  type Tracer,
+  type TracerProvider,
+} from "@opentelemetry/api";
 import type { Key } from "../../model/keys.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
@@ -156,7 +166,8 @@ export class SpanBridge implements RecorderListener {
       const spans = live.spanState;
       if (spans instanceof TaskSpan && isSampled(spanContext)) this.writer.link(spans, spanContext);
       else if (spans instanceof HandedOutIds && isSampled(spanContext)) {
-        if ((spans.links?.length ?? 0) < this.options.maxLinksPerSpan) (spans.links ??= []).push({ context: spanContext });
+        if ((spans.links?.length ?? 0) < this.options.maxLinksPerSpan)
+          (spans.links ??= []).push({ context: spanContext });
         else spans.linksDropped++;
       }
       return false;
@@ -184,7 +195,12 @@ export class SpanBridge implements RecorderListener {
   /** A journey's task span started by `inject()` before the journey is kept: its ids are handed out now. */
   private startDeferred(journey: Journey): TaskSpan {
     const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
-    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), stateLink(parent), false);
+    const spans = this.tasks.start(
+      journey,
+      parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
+      stateLink(parent),
+      false,
+    );
     spans.deferred = true;
     journey.spanState = spans;
     return spans;
@@ -198,7 +214,12 @@ export class SpanBridge implements RecorderListener {
     const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
     // As the deferred task span would carry them: the parent's trace and tracestate (without our member).
     const traceState = parent === undefined ? undefined : sampledParent(parent).traceState;
-    const ids = new HandedOutIds({ traceId: parent?.traceId ?? randomTraceId(), spanId: randomSpanId(), traceFlags: TraceFlags.NONE, traceState });
+    const ids = new HandedOutIds({
+      traceId: parent?.traceId ?? randomTraceId(),
+      spanId: randomSpanId(),
+      traceFlags: TraceFlags.NONE,
+      traceState,
+    });
     journey.spanState = ids;
     return ids;
   }
@@ -211,7 +232,12 @@ export class SpanBridge implements RecorderListener {
     let spans: TaskSpan;
     generator.preset(ids.spanContext.traceId, ids.spanContext.spanId);
     try {
-      spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), links, true);
+      spans = this.tasks.start(
+        journey,
+        parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
+        links,
+        true,
+      );
     } finally {
       generator.clear();
     }
@@ -275,7 +301,12 @@ export class SpanBridge implements RecorderListener {
       const client = trace.getSpanContext(contextApi.active());
       if (client !== undefined && isSpanContextValid(client)) (links ??= []).push({ context: client });
     }
-    const spans = this.tasks.start(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), links, false);
+    const spans = this.tasks.start(
+      journey,
+      parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
+      links,
+      false,
+    );
     journey.spanState = spans;
     this.open.add(journey);
     this.tasks.openVisit(journey, spans, journey.visitIndex);
@@ -289,7 +320,11 @@ export class SpanBridge implements RecorderListener {
   journeyEnded(journey: Journey): void {
     if (this.closed) return;
     const outcome = journey.outcomeState;
-    let keep = this.tail.observe(journey.prefixId * KINDS + journey.kind, journey.end - journey.start, this.recorder.machine.failed[outcome] === 1);
+    let keep = this.tail.observe(
+      journey.prefixId * KINDS + journey.kind,
+      journey.end - journey.start,
+      this.recorder.machine.failed[outcome] === 1,
+    );
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.
     const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
@@ -308,7 +343,11 @@ export class SpanBridge implements RecorderListener {
       this.tasks.finishVisits(journey, spans, journey.visitCount - 1);
       this.tasks.finish(journey, spans);
     } else if (keep) {
-      this.tasks.emitRetroactively(journey, parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)), stateLink(parent));
+      this.tasks.emitRetroactively(
+        journey,
+        parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
+        stateLink(parent),
+      );
     }
   }
 
@@ -368,6 +407,7 @@ async function flush(provider: TracerProvider | undefined): Promise<void> {
   if (provider === undefined) return;
   type Flushable = { forceFlush?: () => Promise<unknown>; getDelegate?: () => unknown };
   let target = provider as Flushable;
-  if (typeof target.forceFlush !== "function" && typeof target.getDelegate === "function") target = target.getDelegate() as Flushable;
+  if (typeof target.forceFlush !== "function" && typeof target.getDelegate === "function")
+    target = target.getDelegate() as Flushable;
   if (typeof target?.forceFlush === "function") await target.forceFlush();
 }

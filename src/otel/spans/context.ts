@@ -1,4 +1,12 @@
-import { ROOT_CONTEXT, trace, type Context, type HrTime, type Link, type Span, type SpanContext } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  trace,
+  type Context,
+  type HrTime,
+  type Link,
+  type Span,
+  type SpanContext,
+} from "@opentelemetry/api";
 
 /**
  * The key under which the API keeps a context's span, learnt from the API itself: it is not

@@ -1,6 +1,14 @@
 import { SpanKind, type Attributes, type Context, type SpanContext } from "@opentelemetry/api";
 import type { Serve } from "../../recorder/serve-ledger.js";
-import { ATTR_TRANSFER_BYTES, ATTR_TRANSFER_KEY_COUNT, ATTR_TRANSFER_KEYS, ATTR_TRANSFER_OUTCOME, ATTR_TRANSFER_PEER, ATTR_UNFINISHED, SPAN_GET_DATA } from "../semconv.js";
+import {
+  ATTR_TRANSFER_BYTES,
+  ATTR_TRANSFER_KEY_COUNT,
+  ATTR_TRANSFER_KEYS,
+  ATTR_TRANSFER_OUTCOME,
+  ATTR_TRANSFER_PEER,
+  ATTR_UNFINISHED,
+  SPAN_GET_DATA,
+} from "../semconv.js";
 import { remoteContext } from "../propagation.js";
 import type { ActivitySpans } from "./activities.js";
 import { OpenSpan } from "./context.js";
@@ -30,7 +38,14 @@ export class ServeSpans {
     const parent: Context = remoteContext(requester);
     // A child of the gather_dep, not also linked to it: Jaeger turns a parent that is also a link
     // into a FOLLOWS_FROM reference, and the get_data would stand as a root of the trace.
-    const span = this.writer.startSpan(SPAN_GET_DATA, parent, this.writer.hr(serve.start), SpanKind.SERVER, this.attributes(serve), undefined);
+    const span = this.writer.startSpan(
+      SPAN_GET_DATA,
+      parent,
+      this.writer.hr(serve.start),
+      SpanKind.SERVER,
+      this.attributes(serve),
+      undefined,
+    );
     const open = new OpenSpan(span, this.writer.hr(serve.start));
     serve.spanState = open;
     this.open.add(serve);
@@ -69,7 +84,8 @@ export class ServeSpans {
       [ATTR_TRANSFER_KEY_COUNT]: serve.keyIds.length,
     };
     const listed = Math.min(serve.keyIds.length, this.options.maxKeysPerTransfer);
-    if (listed > 0) attributes[ATTR_TRANSFER_KEYS] = serve.keyIds.slice(0, listed).map((id) => truncate(String(id), limit));
+    if (listed > 0)
+      attributes[ATTR_TRANSFER_KEYS] = serve.keyIds.slice(0, listed).map((id) => truncate(String(id), limit));
     return attributes;
   }
 }

@@ -1,4 +1,12 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Link, type SpanContext } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type Link,
+  type SpanContext,
+} from "@opentelemetry/api";
 import { DEPENDENCIES_ACTIVITY } from "../../model/activities.js";
 import { keySplit, keySplitGroup } from "../../model/keys.js";
 import { STALL_ATTRIBUTE_NAMES, type StallOverlap } from "../../model/stalls.js";
@@ -48,7 +56,6 @@ import { truncate, type SpanWriter } from "./writer.js";
 /** A waiting visit's attribute when no fetched dependency explains its time. */
 const WAIT_DEPENDENCIES = ATTR_TASK_WAIT_PREFIX + DEPENDENCIES_ACTIVITY;
 
-
 export class TaskSpans {
   private readonly taskNames: string[] = [];
   private readonly waitNames: string[] = [];
@@ -97,7 +104,10 @@ export class TaskSpans {
       this.taskNames[journey.prefixId] = name;
     }
     const startTime = this.writer.hr(journey.start);
-    const task = new TaskSpan(this.writer.startSpan(name, parent, startTime, SpanKind.INTERNAL, attributes, links), startTime);
+    const task = new TaskSpan(
+      this.writer.startSpan(name, parent, startTime, SpanKind.INTERNAL, attributes, links),
+      startTime,
+    );
     task.links = links?.length ?? 0;
     return task;
   }
@@ -107,7 +117,11 @@ export class TaskSpans {
       spans.visits[visit] = undefined;
       return;
     }
-    spans.visits[visit] = this.writer.startChild(this.recorder.machine.names[journey.visitState(visit)], spans, journey.visitStart(visit));
+    spans.visits[visit] = this.writer.startChild(
+      this.recorder.machine.names[journey.visitState(visit)],
+      spans,
+      journey.visitStart(visit),
+    );
   }
 
   /** Gives visits [0, count) their children and links and ends them; `now` ends a journey cut short. */
@@ -131,7 +145,8 @@ export class TaskSpans {
         if (state === machine.transfer) this.transfers.linkFlight(journey, span, visit);
         // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
         // of a fetch visit (the transfer's own activities are on its gather_dep span).
-        else if (state === machine.retry) this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+        else if (state === machine.retry)
+          this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       const stalls = this.recorder.stalls;
@@ -151,7 +166,11 @@ export class TaskSpans {
     if (journey.dependencyIds !== undefined) span.setAttribute(ATTR_TASK_DEPENDENCIES, journey.dependencyIds.length);
     if (machine.failed[outcome] === 1) {
       const failure = journey.failure;
-      span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? `task ended in ${machine.names[outcome]}` : failure.message });
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message:
+          failure === undefined || failure.message === "" ? `task ended in ${machine.names[outcome]}` : failure.message,
+      });
     }
     if (this.producers.size !== 0) {
       // The journeys that produced this key's data, and its dependencies' data, elsewhere.
@@ -181,7 +200,13 @@ export class TaskSpans {
     span.span.setAttribute(ATTR_TASK_OUTCOME, attempt.outcome);
     const failure = attempt.failure;
     if (failure !== undefined) span.span.setAttribute(ATTR_TASK_ERROR, failureText(failure.type, failure.message));
-    if (attempt.outcome === "error" || attempt.outcome === "failed") this.writer.fail(span.span, failure, `${this.recorder.machine.names[journey.visitState(visit)]} ${attempt.outcome}`, end);
+    if (attempt.outcome === "error" || attempt.outcome === "failed")
+      this.writer.fail(
+        span.span,
+        failure,
+        `${this.recorder.machine.names[journey.visitState(visit)]} ${attempt.outcome}`,
+        end,
+      );
   }
 
   /** A visit's digested quantities as `task.quantity.<unit>.<activity>` = their total, so a trace alone can rebuild explain(). */

@@ -71,11 +71,19 @@ export class TransferSpans {
     if (others !== undefined) {
       links = [];
       for (const other of others) {
-        if (links.length < this.options.maxLinksPerSpan) links.push({ context: (other.spanState as TaskSpan).span.spanContext() });
+        if (links.length < this.options.maxLinksPerSpan)
+          links.push({ context: (other.spanState as TaskSpan).span.spanContext() });
         else linksDropped++;
       }
     }
-    const gather = this.writer.startChild(SPAN_GATHER_DEP, parent, transfer.start, SpanKind.CLIENT, this.attributes(transfer), links);
+    const gather = this.writer.startChild(
+      SPAN_GATHER_DEP,
+      parent,
+      transfer.start,
+      SpanKind.CLIENT,
+      this.attributes(transfer),
+      links,
+    );
     gather.links = links?.length ?? 0;
     gather.linksDropped = linksDropped;
     transfer.spanState = gather;
@@ -149,7 +157,13 @@ export class TransferSpans {
       transfer.spanState = TRANSFER_DROPPED;
       return;
     }
-    const gather = this.writer.startChild(SPAN_GATHER_DEP, parent, transfer.start, SpanKind.CLIENT, this.attributes(transfer));
+    const gather = this.writer.startChild(
+      SPAN_GATHER_DEP,
+      parent,
+      transfer.start,
+      SpanKind.CLIENT,
+      this.attributes(transfer),
+    );
     this.finish(transfer, gather, transfer.end);
   }
 

@@ -1,4 +1,14 @@
-import { SpanKind, SpanStatusCode, type Attributes, type Context, type HrTime, type Link, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
+import {
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type Context,
+  type HrTime,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from "@opentelemetry/api";
 import {
   ATTR_CHILDREN_DROPPED,
   ATTR_EXCEPTION_MESSAGE,
@@ -42,7 +52,10 @@ export class SpanWriter {
    * and stack trace, capped when the ledger ended).
    */
   fail(span: Span, failure: FailureDetail | undefined, fallback: string, at: number): void {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: failure === undefined || failure.message === "" ? fallback : failure.message });
+    span.setStatus({
+      code: SpanStatusCode.ERROR,
+      message: failure === undefined || failure.message === "" ? fallback : failure.message,
+    });
     if (failure === undefined) return;
     const attributes: Attributes = { [ATTR_EXCEPTION_TYPE]: failure.type, [ATTR_EXCEPTION_MESSAGE]: failure.message };
     if (failure.stack !== "") attributes[ATTR_EXCEPTION_STACKTRACE] = failure.stack;
@@ -59,12 +72,26 @@ export class SpanWriter {
     return true;
   }
 
-  startChild(name: string, parent: OpenSpan, start: number, kind: SpanKind = SpanKind.INTERNAL, attributes?: Attributes, links?: Link[]): OpenSpan {
+  startChild(
+    name: string,
+    parent: OpenSpan,
+    start: number,
+    kind: SpanKind = SpanKind.INTERNAL,
+    attributes?: Attributes,
+    links?: Link[],
+  ): OpenSpan {
     const startTime = this.hr(start);
     return new OpenSpan(this.startSpan(name, parent, startTime, kind, attributes, links), startTime);
   }
 
-  startSpan(name: string, parent: Context, startTime: HrTime, kind: SpanKind, attributes: Attributes | undefined, links: Link[] | undefined): Span {
+  startSpan(
+    name: string,
+    parent: Context,
+    startTime: HrTime,
+    kind: SpanKind,
+    attributes: Attributes | undefined,
+    links: Link[] | undefined,
+  ): Span {
     // A fresh options object each time, though the SDK keeps none of it: a tracer of the user's
     // (a test double recording its calls) may, and must not see it change afterwards.
     return this.tracer.startSpan(name, { kind, startTime, attributes, links: links ?? NO_LINKS }, parent);

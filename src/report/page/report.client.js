@@ -8,7 +8,11 @@
   "use strict";
   var data = JSON.parse(document.getElementById("taskjourney-data").textContent);
   var ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-  function esc(text) { return String(text).replace(/[&<>"']/g, function (c) { return ESC[c]; }); }
+  function esc(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return ESC[c];
+    });
+  }
   function seconds(s) {
     if (s === null || !isFinite(s)) return "-";
     if (s === 0) return "0 s";
@@ -18,14 +22,28 @@
   }
   if (typeof echarts === "undefined") {
     var charts = document.querySelectorAll(".chart");
-    for (var i = 0; i < charts.length; i++) charts[i].textContent = "(chart left out: this page was written without ECharts)";
+    for (var i = 0; i < charts.length; i++)
+      charts[i].textContent = "(chart left out: this page was written without ECharts)";
     return;
   }
   var STATE_COLORS = {
-    waiting: "#f2a93b", fetch: "#c9a0dc", flight: "#9b6fc3", missing: "#e377c2", ready: "#6fa8dc",
-    constrained: "#3d85c6", executing: "#6aa84f", "long-running": "#38761d", resumed: "#b6d7a8",
-    cancelled: "#999999", rescheduled: "#bbbbbb", memory: "#76a5af", error: "#cc0000",
-    queued: "#a4c2f4", "no-worker": "#e06666", processing: "#93c47d", released: "#cccccc"
+    waiting: "#f2a93b",
+    fetch: "#c9a0dc",
+    flight: "#9b6fc3",
+    missing: "#e377c2",
+    ready: "#6fa8dc",
+    constrained: "#3d85c6",
+    executing: "#6aa84f",
+    "long-running": "#38761d",
+    resumed: "#b6d7a8",
+    cancelled: "#999999",
+    rescheduled: "#bbbbbb",
+    memory: "#76a5af",
+    error: "#cc0000",
+    queued: "#a4c2f4",
+    "no-worker": "#e06666",
+    processing: "#93c47d",
+    released: "#cccccc",
   };
   var all = [];
   function chart(id, option, height) {
@@ -39,10 +57,20 @@
   function axisTooltip(params) {
     var lines = [esc(params[0].axisValue)];
     var total = 0;
-    params.forEach(function (p) { total += p.value || 0; });
+    params.forEach(function (p) {
+      total += p.value || 0;
+    });
     params.forEach(function (p) {
       if (!p.value) return;
-      lines.push(p.marker + esc(p.seriesName) + ": " + esc(seconds(p.value)) + " (" + (total > 0 ? (100 * p.value / total).toFixed(1) : "-") + "%)");
+      lines.push(
+        p.marker +
+          esc(p.seriesName) +
+          ": " +
+          esc(seconds(p.value)) +
+          " (" +
+          (total > 0 ? ((100 * p.value) / total).toFixed(1) : "-") +
+          "%)",
+      );
     });
     lines.push("total: " + esc(seconds(total)));
     return lines.join("<br>");
@@ -54,19 +82,28 @@
       return;
     }
     var height = Math.max(260, 34 * block.prefixes.length + 110);
-    chart(id, {
-      animation: false,
-      tooltip: { trigger: "axis", axisPointer: { type: "shadow" }, formatter: axisTooltip },
-      legend: { type: "scroll", top: 0 },
-      grid: { left: 8, right: 24, top: 40, bottom: 8, containLabel: true },
-      xAxis: { type: "value", axisLabel: { formatter: seconds } },
-      yAxis: { type: "category", inverse: true, data: block.prefixes, axisLabel: { width: 220, overflow: "truncate" } },
-      series: block.series.map(function (s) {
-        var series = { name: s.name, type: "bar", stack: "total", data: s.data, emphasis: { focus: "series" } };
-        if (colors && colors[s.name]) series.itemStyle = { color: colors[s.name] };
-        return series;
-      })
-    }, height);
+    chart(
+      id,
+      {
+        animation: false,
+        tooltip: { trigger: "axis", axisPointer: { type: "shadow" }, formatter: axisTooltip },
+        legend: { type: "scroll", top: 0 },
+        grid: { left: 8, right: 24, top: 40, bottom: 8, containLabel: true },
+        xAxis: { type: "value", axisLabel: { formatter: seconds } },
+        yAxis: {
+          type: "category",
+          inverse: true,
+          data: block.prefixes,
+          axisLabel: { width: 220, overflow: "truncate" },
+        },
+        series: block.series.map(function (s) {
+          var series = { name: s.name, type: "bar", stack: "total", data: s.data, emphasis: { focus: "series" } };
+          if (colors && colors[s.name]) series.itemStyle = { color: colors[s.name] };
+          return series;
+        }),
+      },
+      height,
+    );
   }
   function bars(id, entries, color) {
     if (entries.length === 0) {
@@ -75,18 +112,48 @@
       return;
     }
     var total = 0;
-    entries.forEach(function (e) { total += e[1]; });
-    chart(id, {
-      animation: false,
-      tooltip: { trigger: "item", formatter: function (p) { return esc(p.name) + ": " + esc(seconds(p.value)) + " (" + (100 * p.value / total).toFixed(1) + "%)"; } },
-      grid: { left: 8, right: 90, top: 8, bottom: 8, containLabel: true },
-      xAxis: { type: "value", axisLabel: { formatter: seconds } },
-      yAxis: { type: "category", inverse: true, data: entries.map(function (e) { return e[0]; }), axisLabel: { width: 160, overflow: "truncate" } },
-      series: [{
-        type: "bar", data: entries.map(function (e) { return e[1]; }), itemStyle: { color: color },
-        label: { show: true, position: "right", formatter: function (p) { return seconds(p.value) + "  " + (100 * p.value / total).toFixed(1) + "%"; } }
-      }]
-    }, Math.max(200, 30 * entries.length + 40));
+    entries.forEach(function (e) {
+      total += e[1];
+    });
+    chart(
+      id,
+      {
+        animation: false,
+        tooltip: {
+          trigger: "item",
+          formatter: function (p) {
+            return esc(p.name) + ": " + esc(seconds(p.value)) + " (" + ((100 * p.value) / total).toFixed(1) + "%)";
+          },
+        },
+        grid: { left: 8, right: 90, top: 8, bottom: 8, containLabel: true },
+        xAxis: { type: "value", axisLabel: { formatter: seconds } },
+        yAxis: {
+          type: "category",
+          inverse: true,
+          data: entries.map(function (e) {
+            return e[0];
+          }),
+          axisLabel: { width: 160, overflow: "truncate" },
+        },
+        series: [
+          {
+            type: "bar",
+            data: entries.map(function (e) {
+              return e[1];
+            }),
+            itemStyle: { color: color },
+            label: {
+              show: true,
+              position: "right",
+              formatter: function (p) {
+                return seconds(p.value) + "  " + ((100 * p.value) / total).toFixed(1) + "%";
+              },
+            },
+          },
+        ],
+      },
+      Math.max(200, 30 * entries.length + 40),
+    );
   }
   stacked("chart-states", data.states, STATE_COLORS);
   bars("chart-execute", data.execute, "#6aa84f");
@@ -94,19 +161,43 @@
   stacked("chart-wait", data.wait, null);
   if (data.slowest) {
     var root = data.slowest;
-    root.children.forEach(function (state) { if (STATE_COLORS[state.name]) state.itemStyle = { color: STATE_COLORS[state.name] }; });
+    root.children.forEach(function (state) {
+      if (STATE_COLORS[state.name]) state.itemStyle = { color: STATE_COLORS[state.name] };
+    });
     chart("chart-slowest", {
       animation: false,
-      tooltip: { formatter: function (p) {
-        var path = (p.treePathInfo || []).slice(1).map(function (n) { return esc(n.name); }).join(" / ");
-        return (path || esc(p.name)) + ": " + esc(seconds(p.value));
-      } },
-      series: [{
-        type: "sunburst", data: root.children, radius: ["12%", "92%"], sort: null, nodeClick: "rootToNode",
-        label: { rotate: "radial", minAngle: 8, overflow: "truncate", width: 90 },
-        levels: [{}, { r0: "12%", r: "52%", label: { rotate: "tangential" } }, { r0: "52%", r: "90%", label: { align: "right" } }, { r0: "90%", r: "96%", label: { show: false } }]
-      }]
+      tooltip: {
+        formatter: function (p) {
+          var path = (p.treePathInfo || [])
+            .slice(1)
+            .map(function (n) {
+              return esc(n.name);
+            })
+            .join(" / ");
+          return (path || esc(p.name)) + ": " + esc(seconds(p.value));
+        },
+      },
+      series: [
+        {
+          type: "sunburst",
+          data: root.children,
+          radius: ["12%", "92%"],
+          sort: null,
+          nodeClick: "rootToNode",
+          label: { rotate: "radial", minAngle: 8, overflow: "truncate", width: 90 },
+          levels: [
+            {},
+            { r0: "12%", r: "52%", label: { rotate: "tangential" } },
+            { r0: "52%", r: "90%", label: { align: "right" } },
+            { r0: "90%", r: "96%", label: { show: false } },
+          ],
+        },
+      ],
     });
   }
-  window.addEventListener("resize", function () { all.forEach(function (c) { c.resize(); }); });
+  window.addEventListener("resize", function () {
+    all.forEach(function (c) {
+      c.resize();
+    });
+  });
 })();

@@ -8,7 +8,10 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { ExponentialHistogram, bucketIndex } from "../../../src/model/statistics/index.js";
 
-function histogramOf(values: readonly number[], options?: { maxSize?: number; maxScale?: number }): ExponentialHistogram {
+function histogramOf(
+  values: readonly number[],
+  options?: { maxSize?: number; maxScale?: number },
+): ExponentialHistogram {
   const histogram = new ExponentialHistogram(options);
   for (const value of values) histogram.record(value);
   return histogram;

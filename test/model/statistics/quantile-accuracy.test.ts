@@ -98,15 +98,18 @@ describe("quantile accuracy on 100,000 samples", () => {
   it.each([
     ["lognormal(0, 1)", LOGNORMAL],
     ["Pareto(1.5, 0.001)", PARETO],
-  ] as const)("%s through DurationStatistics with default settings: within 2 %% at p50, p90 and p99", (_name, samples) => {
-    expect(DEFAULT_OPTIONS.histogramMaxSize).toBe(512);
-    const statistics = new DurationStatistics();
-    for (const sample of samples) statistics.record(sample);
-    const snapshot = statistics.snapshot();
-    const sorted = [...samples].sort((a, b) => a - b);
-    for (const q of [0.5, 0.9, 0.99]) {
-      const exact = exactQuantile(sorted, q);
-      expect(Math.abs(snapshot.quantile(q) - exact) / exact).toBeLessThanOrEqual(0.02);
-    }
-  });
+  ] as const)(
+    "%s through DurationStatistics with default settings: within 2 %% at p50, p90 and p99",
+    (_name, samples) => {
+      expect(DEFAULT_OPTIONS.histogramMaxSize).toBe(512);
+      const statistics = new DurationStatistics();
+      for (const sample of samples) statistics.record(sample);
+      const snapshot = statistics.snapshot();
+      const sorted = [...samples].sort((a, b) => a - b);
+      for (const q of [0.5, 0.9, 0.99]) {
+        const exact = exactQuantile(sorted, q);
+        expect(Math.abs(snapshot.quantile(q) - exact) / exact).toBeLessThanOrEqual(0.02);
+      }
+    },
+  );
 });

@@ -53,15 +53,18 @@ describe("WelfordAccumulator", () => {
 
   it("matches a two-pass computation", () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 1e4, noNaN: true }), { minLength: 1, maxLength: 400 }), (values) => {
-        const accumulator = accumulatorOf(values);
-        const reference = twoPass(values);
-        const magnitude = Math.max(...values.map(Math.abs));
-        expectRelativelyClose(accumulator.mean, reference.mean, 1e-12, magnitude);
-        expectRelativelyClose(accumulator.variance, reference.variance, 1e-9, magnitude * magnitude);
-        expect(accumulator.min).toBe(Math.min(...values));
-        expect(accumulator.max).toBe(Math.max(...values));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e4, noNaN: true }), { minLength: 1, maxLength: 400 }),
+        (values) => {
+          const accumulator = accumulatorOf(values);
+          const reference = twoPass(values);
+          const magnitude = Math.max(...values.map(Math.abs));
+          expectRelativelyClose(accumulator.mean, reference.mean, 1e-12, magnitude);
+          expectRelativelyClose(accumulator.variance, reference.variance, 1e-9, magnitude * magnitude);
+          expect(accumulator.min).toBe(Math.min(...values));
+          expect(accumulator.max).toBe(Math.max(...values));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -103,7 +106,9 @@ describe("WelfordAccumulator", () => {
     const fromEmpty = new WelfordAccumulator();
     fromEmpty.merge(accumulatorOf([1, 3]));
     fromEmpty.merge(new WelfordAccumulator());
-    expect([fromEmpty.count, fromEmpty.mean, fromEmpty.variance, fromEmpty.min, fromEmpty.max]).toEqual([2, 2, 1, 1, 3]);
+    expect([fromEmpty.count, fromEmpty.mean, fromEmpty.variance, fromEmpty.min, fromEmpty.max]).toEqual([
+      2, 2, 1, 1, 3,
+    ]);
   });
 
   it("reset and clone", () => {

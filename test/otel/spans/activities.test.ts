@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ROOT_CONTEXT, trace, type Context } from "@opentelemetry/api";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type Span,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/clock.js";
 import { childOf, find, harness, ORIGIN, render, taskSpan } from "./helpers.js";
@@ -87,8 +94,16 @@ describe("activity spans", () => {
       forceFlush: async () => {},
       shutdown: async () => {},
     };
-    const provider = new BasicTracerProvider({ spanProcessors: [meddler, new SimpleSpanProcessor({ exporter: exporter })] });
-    const journeys = new TaskJourneys({ role: "worker", clock: clock.now, timeOrigin: ORIGIN, tracerProvider: provider, sampling: { ratio: 1 } });
+    const provider = new BasicTracerProvider({
+      spanProcessors: [meddler, new SimpleSpanProcessor({ exporter: exporter })],
+    });
+    const journeys = new TaskJourneys({
+      role: "worker",
+      clock: clock.now,
+      timeOrigin: ORIGIN,
+      tracerProvider: provider,
+      sampling: { ratio: 1 },
+    });
     for (const key of ["inc-1", "sum-1"]) {
       journeys.transition(key, "released", "waiting");
       journeys.transition(key, "waiting", "ready");
@@ -105,7 +120,8 @@ describe("activity spans", () => {
     ledger.end("memory");
 
     const spans = exporter.getFinishedSpans();
-    const tree = (key: string) => render(spans.filter((span) => span.spanContext().traceId === find(spans, taskSpan(key)).spanContext().traceId));
+    const tree = (key: string) =>
+      render(spans.filter((span) => span.spanContext().traceId === find(spans, taskSpan(key)).spanContext().traceId));
     expect(tree("inc-1")).toEqual([
       "task inc [inc-1@worker] 100-102",
       "  ready 100-100",
@@ -134,15 +150,22 @@ describe("activity spans", () => {
       onStart(span: Span, parent: Context) {
         if (span.name !== "executing") return;
         const context = parent.setValue(key, "value");
-        written.push(context.getValue(key) as string, (trace.getSpan(context) as unknown as ReadableSpan | undefined)?.name);
+        written.push(
+          context.getValue(key) as string,
+          (trace.getSpan(context) as unknown as ReadableSpan | undefined)?.name,
+        );
         written.push(trace.getSpan(parent.deleteValue(key)) === trace.getSpan(parent) ? "same span" : "other span");
-        written.push(parent.getValue(key) === undefined && ROOT_CONTEXT.getValue(key) === undefined ? "unchanged" : "changed");
+        written.push(
+          parent.getValue(key) === undefined && ROOT_CONTEXT.getValue(key) === undefined ? "unchanged" : "changed",
+        );
       },
       onEnd: (_span: ReadableSpan) => {},
       forceFlush: async () => {},
       shutdown: async () => {},
     };
-    const provider = new BasicTracerProvider({ spanProcessors: [writer, new SimpleSpanProcessor({ exporter: exporter })] });
+    const provider = new BasicTracerProvider({
+      spanProcessors: [writer, new SimpleSpanProcessor({ exporter: exporter })],
+    });
     const journeys = new TaskJourneys({ role: "worker", tracerProvider: provider, sampling: { ratio: 1 } });
     journeys.transition("inc-1", "released", "waiting");
     journeys.transition("inc-1", "waiting", "ready");

@@ -111,7 +111,10 @@ describe("span trees of worker journeys", () => {
       "  ready 104.5-105",
       "  executing 105-106",
     ]);
-    const gather = find(spans, (span) => span.name === "gather_dep" && span.attributes["transfer.peer"] === "tcp://peer:1");
+    const gather = find(
+      spans,
+      (span) => span.name === "gather_dep" && span.attributes["transfer.peer"] === "tcp://peer:1",
+    );
     expect(gather.attributes).toEqual({
       "transfer.peer": "tcp://peer:1",
       "transfer.keys": ["a-1", "a-2"],
@@ -125,10 +128,16 @@ describe("span trees of worker journeys", () => {
     const waiting = childOf(spans, task, "waiting");
     const explained = journeys.explain("sum-1")!.children[0];
     expect(explained.name).toBe("waiting");
-    const waitAttributes = Object.fromEntries(Object.entries(waiting.attributes).filter(([name]) => name.startsWith("task.wait.")));
-    expect(waitAttributes).toEqual(Object.fromEntries(explained.children.map((node) => [`task.wait.${node.name}`, node.seconds])));
+    const waitAttributes = Object.fromEntries(
+      Object.entries(waiting.attributes).filter(([name]) => name.startsWith("task.wait.")),
+    );
+    expect(waitAttributes).toEqual(
+      Object.fromEntries(explained.children.map((node) => [`task.wait.${node.name}`, node.seconds])),
+    );
     expect(Object.values(waitAttributes).reduce<number>((sum, value) => sum + Number(value), 0)).toBeCloseTo(4.5, 9);
-    expect(Object.keys(waitAttributes)).toEqual(expect.arrayContaining(["task.wait.network", "task.wait.connect", "task.wait.deserialize"]));
+    expect(Object.keys(waitAttributes)).toEqual(
+      expect.arrayContaining(["task.wait.network", "task.wait.connect", "task.wait.deserialize"]),
+    );
     // The gather_deps are in the reducer's trace; the fetch journeys are traces of their own.
     expect(gather.spanContext().traceId).toBe(task.spanContext().traceId);
     expect(find(spans, taskSpan("a-1")).spanContext().traceId).not.toBe(task.spanContext().traceId);

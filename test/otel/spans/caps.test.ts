@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ExportResultCode } from "@opentelemetry/core";
-import { TracerProvider as BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../../src/index.js";
 import { FakeClock } from "../../helpers/clock.js";
 import { find, harness, ORIGIN, render, taskSpan, type Harness } from "./helpers.js";
@@ -20,7 +25,8 @@ function reducer({ journeys, clock }: Harness, key: string, dependencies: string
   journeys.transition(key, "waiting", "ready");
   journeys.transition(key, "ready", "executing");
   const ledger = journeys.execute(key);
-  for (const activity of ["deserialize", "disk-read", "serialize", "disk-write"]) ledger.meter(activity, () => clock.advance(0.25));
+  for (const activity of ["deserialize", "disk-read", "serialize", "disk-write"])
+    ledger.meter(activity, () => clock.advance(0.25));
   ledger.end("memory");
 }
 
@@ -28,7 +34,12 @@ describe("caps", () => {
   it("maxChildrenPerSpan: children beyond it are left out and counted on their parent", () => {
     const h = harness({ maxChildrenPerSpan: 2, sampling: { ratio: 1 } });
     reducer(h, "sum-1", ["a-1", "a-2", "a-3"]);
-    const spans = h.exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === find(h.exporter.getFinishedSpans(), taskSpan("sum-1")).spanContext().traceId);
+    const spans = h.exporter
+      .getFinishedSpans()
+      .filter(
+        (span) =>
+          span.spanContext().traceId === find(h.exporter.getFinishedSpans(), taskSpan("sum-1")).spanContext().traceId,
+      );
     expect(render(spans)).toEqual([
       "task sum [sum-1@worker] 100-103.25",
       "  waiting 100-102.25 → gather_dep [tcp://peer:0 ok], gather_dep [tcp://peer:1 ok]",
@@ -52,7 +63,10 @@ describe("caps", () => {
   it("maxLinksPerSpan: links beyond it are counted in taskjourney.links_dropped", () => {
     const h = harness({ maxLinksPerSpan: 2 });
     reducer(h, "sum-1", ["a-1", "a-2", "a-3"]);
-    const waiting = find(h.exporter.getFinishedSpans(), (span) => span.name === "waiting" && span.attributes["taskjourney.links_dropped"] !== undefined);
+    const waiting = find(
+      h.exporter.getFinishedSpans(),
+      (span) => span.name === "waiting" && span.attributes["taskjourney.links_dropped"] !== undefined,
+    );
     expect(waiting.links).toHaveLength(2);
     expect(waiting.attributes["taskjourney.links_dropped"]).toBe(1);
 
@@ -85,7 +99,9 @@ describe("caps", () => {
       "transfer.bytes": 30,
       "transfer.outcome": "ok",
     });
-    expect(find(spans, (span) => span.attributes["task.key"] === "abcdefgh").attributes["task.prefix"]).toBe("abcdefgh");
+    expect(find(spans, (span) => span.attributes["task.key"] === "abcdefgh").attributes["task.prefix"]).toBe(
+      "abcdefgh",
+    );
     expect(find(spans, (span) => span.attributes["task.key"] === "('c-3', ").attributes["task.group"]).toBe("c-3");
 
     const none = harness({ maxKeysPerTransfer: 0 });
@@ -148,7 +164,9 @@ describe("shutdown and batching", () => {
     const task = find(exporter.getFinishedSpans(), taskSpan("inc-1"));
     expect(task.attributes["taskjourney.unfinished"]).toBe(true);
     expect(task.attributes["task.outcome"]).toBeUndefined();
-    expect(find(exporter.getFinishedSpans(), (span) => span.name === "gather_dep").attributes["taskjourney.unfinished"]).toBe(true);
+    expect(
+      find(exporter.getFinishedSpans(), (span) => span.name === "gather_dep").attributes["taskjourney.unfinished"],
+    ).toBe(true);
 
     exporter.reset();
     journeys.transition("inc-2", "released", "waiting");
@@ -168,10 +186,21 @@ describe("shutdown and batching", () => {
       shutdown: async () => {},
     };
     const provider = new BasicTracerProvider({
-      spanProcessors: [new BatchSpanProcessor({ exporter: noopExporter, scheduledDelayMillis: 60_000, maxExportBatchSize: 64, maxQueueSize: 4096 })],
+      spanProcessors: [
+        new BatchSpanProcessor({
+          exporter: noopExporter,
+          scheduledDelayMillis: 60_000,
+          maxExportBatchSize: 64,
+          maxQueueSize: 4096,
+        }),
+      ],
     });
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ clock: clock.now, tracerProvider: provider, sampling: { ratio: 1, keepSlowerThan: 0 } });
+    const journeys = new TaskJourneys({
+      clock: clock.now,
+      tracerProvider: provider,
+      sampling: { ratio: 1, keepSlowerThan: 0 },
+    });
     for (let index = 0; index < 200; index++) {
       journeys.transition(`inc-${index}`, "released", "waiting");
       journeys.transition(`inc-${index}`, "waiting", "ready");

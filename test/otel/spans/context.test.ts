@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { createContextKey, ROOT_CONTEXT, trace, type Span } from "@opentelemetry/api";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { ParentContext, SPAN_KEY } from "../../../src/otel/spans/context.js";
 
 function sdk() {

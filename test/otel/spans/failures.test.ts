@@ -59,7 +59,10 @@ describe("failures with their reason", () => {
     expect(text).toMatch(/└─ executing +1\.0 s {2}error: TypeError: no such file: bad-1\.parquet$/m);
 
     const rebuilt = breakdownFromSpans(decoded(spans), "bad-1")!;
-    expect(rebuilt.children.find((child) => child.name === "executing")).toMatchObject({ outcome: "error", error: "TypeError: no such file: bad-1.parquet" });
+    expect(rebuilt.children.find((child) => child.name === "executing")).toMatchObject({
+      outcome: "error",
+      error: "TypeError: no such file: bad-1.parquet",
+    });
     expect(formatBreakdown(rebuilt)).toBe(text);
   });
 
@@ -76,9 +79,13 @@ describe("failures with their reason", () => {
     const spans = exporter.getFinishedSpans();
     const gather = find(spans, (span) => span.name === "gather_dep");
     expect(gather.status).toEqual({ code: SpanStatusCode.ERROR, message: "connection reset by peer" });
-    expect(gather.events.map((event) => [event.name, event.attributes?.["exception.type"], event.attributes?.["exception.message"]])).toEqual([
-      ["exception", "Error", "connection reset by peer"],
-    ]);
+    expect(
+      gather.events.map((event) => [
+        event.name,
+        event.attributes?.["exception.type"],
+        event.attributes?.["exception.message"],
+      ]),
+    ).toEqual([["exception", "Error", "connection reset by peer"]]);
     const flight = find(spans, (span) => span.name === "flight");
     expect(flight.attributes["task.outcome"]).toBe("failed");
     expect(flight.attributes["task.error"]).toBe("Error: connection reset by peer");
@@ -86,7 +93,10 @@ describe("failures with their reason", () => {
     const node = journeys.explain("lost-1")!.children.find((child) => child.name === "flight")!;
     expect([node.outcome, node.error]).toEqual(["failed", "Error: connection reset by peer"]);
     const rebuilt = breakdownFromSpans(decoded(spans), "lost-1")!;
-    expect(rebuilt.children.find((child) => child.name === "flight")).toMatchObject({ outcome: "failed", error: "Error: connection reset by peer" });
+    expect(rebuilt.children.find((child) => child.name === "flight")).toMatchObject({
+      outcome: "failed",
+      error: "Error: connection reset by peer",
+    });
   });
 
   it("ledger end(outcome, error): a busy transfer is marked without a reason; a huge or hostile error is capped, never thrown", () => {
@@ -99,7 +109,11 @@ describe("failures with their reason", () => {
     expect([flight.outcome, flight.error]).toEqual(["busy", undefined]);
 
     const ledger = journeys.execute("e-1");
-    const hostile = new Proxy(new Error("x"), { get: () => { throw new Error("trap"); } });
+    const hostile = new Proxy(new Error("x"), {
+      get: () => {
+        throw new Error("trap");
+      },
+    });
     expect(() => ledger.end("error", hostile)).not.toThrow();
     const long = journeys.execute("e-2");
     long.end("error", new RangeError("m".repeat(100_000)));

@@ -37,7 +37,11 @@ export interface Harness {
   journeys: TaskJourneys;
 }
 
-export function harness(options: TaskJourneysOptions = {}, exporter = new InMemorySpanExporter(), clock = new FakeClock(100)): Harness {
+export function harness(
+  options: TaskJourneysOptions = {},
+  exporter = new InMemorySpanExporter(),
+  clock = new FakeClock(100),
+): Harness {
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: exporter })] });
   const counting = new CountingTracerProvider(provider);
   const journeys = new TaskJourneys({
@@ -66,8 +70,10 @@ export function seconds(time: readonly [number, number]): number {
 }
 
 export function label(span: ReadableSpan): string {
-  if (span.name.startsWith("task ")) return `${span.name} [${String(span.attributes["task.key"])}@${String(span.attributes["task.role"])}]`;
-  if (span.name === "gather_dep") return `gather_dep [${String(span.attributes["transfer.peer"])} ${String(span.attributes["transfer.outcome"])}]`;
+  if (span.name.startsWith("task "))
+    return `${span.name} [${String(span.attributes["task.key"])}@${String(span.attributes["task.role"])}]`;
+  if (span.name === "gather_dep")
+    return `gather_dep [${String(span.attributes["transfer.peer"])} ${String(span.attributes["transfer.outcome"])}]`;
   return span.name;
 }
 
@@ -90,7 +96,9 @@ export function render(spans: readonly ReadableSpan[]): string[] {
     }
   }
   const order = (a: ReadableSpan, b: ReadableSpan) =>
-    seconds(a.startTime) - seconds(b.startTime) || seconds(a.endTime) - seconds(b.endTime) || label(a).localeCompare(label(b));
+    seconds(a.startTime) - seconds(b.startTime) ||
+    seconds(a.endTime) - seconds(b.endTime) ||
+    label(a).localeCompare(label(b));
   const lines: string[] = [];
   const walk = (span: ReadableSpan, depth: number) => {
     let line = `${"  ".repeat(depth)}${label(span)}`;
@@ -117,8 +125,10 @@ export function find(spans: readonly ReadableSpan[], predicate: (span: ReadableS
   return found[0];
 }
 
-export const taskSpan = (key: string, role = "worker") => (span: ReadableSpan) =>
-  span.name.startsWith("task ") && span.attributes["task.key"] === key && span.attributes["task.role"] === role;
+export const taskSpan =
+  (key: string, role = "worker") =>
+  (span: ReadableSpan) =>
+    span.name.startsWith("task ") && span.attributes["task.key"] === key && span.attributes["task.role"] === role;
 
 /** The span of `name` whose parent is `parent`. */
 export function childOf(spans: readonly ReadableSpan[], parent: ReadableSpan, name: string): ReadableSpan {

@@ -67,7 +67,11 @@ describe("maxLiveJourneys", () => {
     ledger.meter("deserialize", () => clock.advance(0.5));
     clock.set(102);
     journeys.transition("y-1", "released", "waiting");
-    expect(render(exporter.getFinishedSpans())).toEqual(["task x [x-1@worker] 100-102", "  executing 100-102", "    deserialize 100-100.5"]);
+    expect(render(exporter.getFinishedSpans())).toEqual([
+      "task x [x-1@worker] 100-102",
+      "  executing 100-102",
+      "    deserialize 100-100.5",
+    ]);
     clock.set(103);
     ledger.end("memory");
     expect(journeys.dropped()).toEqual({ "live-journeys-limit": 1 });
@@ -97,7 +101,12 @@ describe("maxLiveJourneys", () => {
 
   it("stays at the cap under a steady stream of keys that never end, every eviction counted", () => {
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0 }, maxLiveJourneys: 1000 });
+    const journeys = new TaskJourneys({
+      role: "worker",
+      clock: clock.now,
+      sampling: { ratio: 0 },
+      maxLiveJourneys: 1000,
+    });
     for (let i = 0; i < 50_000; i++) {
       journeys.transition(`leak-${i}`, "released", "waiting");
       // Every other key also ends, from the middle of the list.

@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ProxyTracerProvider, trace } from "@opentelemetry/api";
-import { TracerProvider as BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys, type TaskJourneysOptions } from "../../../src/index.js";
 import { internalsOf } from "../../../src/internal.js";
 import { FakeClock } from "../../helpers/clock.js";
@@ -11,7 +15,11 @@ const SAMPLED = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920
 /** Journeys every one of which would be a span tree (ratio 1, failures kept): compute, fetch, failed. */
 function record(options: TaskJourneysOptions): TaskJourneys {
   const clock = new FakeClock(1);
-  const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 1, keepSlowerThan: 0.5, keepErrors: true }, ...options });
+  const journeys = new TaskJourneys({
+    clock: clock.now,
+    sampling: { ratio: 1, keepSlowerThan: 0.5, keepErrors: true },
+    ...options,
+  });
   for (let i = 0; i < 20; i++) {
     journeys.transition(`f-${i}`, "released", "fetch");
     journeys.gather("tcp://peer", [`f-${i}`]).end("ok");
@@ -30,7 +38,9 @@ afterEach(() => trace.disable());
 describe("no work for nothing: no spans when they would go nowhere", () => {
   it("traces: false starts no span, samples no journey, and propagates nothing", async () => {
     const exporter = new InMemorySpanExporter();
-    const counting = new CountingTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
+    const counting = new CountingTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+    );
     const journeys = record({ tracerProvider: counting, traces: false });
     expect(journeys.parent("y-1", SAMPLED)).toBe(false);
     journeys.transition("y-1", "released", "waiting");
@@ -48,7 +58,11 @@ describe("no work for nothing: no spans when they would go nowhere", () => {
 
   it("the global provider with no SDK registered, or the API's no-op provider, is detected at construction", async () => {
     trace.disable();
-    for (const options of [{}, { tracerProvider: new ProxyTracerProvider() }, { tracerProvider: new ProxyTracerProvider().getDelegate() }]) {
+    for (const options of [
+      {},
+      { tracerProvider: new ProxyTracerProvider() },
+      { tracerProvider: new ProxyTracerProvider().getDelegate() },
+    ]) {
       const journeys = record(options);
       expect(journeys.parent("y-1", SAMPLED)).toBe(false);
       journeys.transition("y-1", "released", "waiting");

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { SpanStatusCode } from "@opentelemetry/api";
-import { BatchSpanProcessor, InMemorySpanExporter, TracerProvider as BasicTracerProvider } from "@opentelemetry/sdk-trace";
+import {
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  TracerProvider as BasicTracerProvider,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../../src/index.js";
 import { internalsOf } from "../../../src/internal.js";
 import { keyHashUnit } from "../../../src/model/sampling.js";
@@ -11,7 +15,9 @@ import { childOf, find, harness, ORIGIN, render, taskSpan, type Harness } from "
 function executeSeconds({ journeys }: Harness, prefix: string, activity: string): number {
   const recorder = internalsOf(journeys)!.recorder;
   const accumulators = recorder.accumulators;
-  return accumulators.executeSeconds[accumulators.activityCell(recorder.prefixes.find(prefix), recorder.activityId(activity))];
+  return accumulators.executeSeconds[
+    accumulators.activityCell(recorder.prefixes.find(prefix), recorder.activityId(activity))
+  ];
 }
 
 describe("a journey that ends with a ledger still open closes it", () => {
@@ -132,7 +138,9 @@ describe("a journey that ends with a ledger still open closes it", () => {
   it("10,000 journeys whose execute() is never ended, at ratio 0.1: every sampled one's spans reach a BatchSpanProcessor's exporter", async () => {
     const clock = new FakeClock(100);
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 100_000, maxExportBatchSize: 512 })] });
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: 100_000, maxExportBatchSize: 512 })],
+    });
     const journeys = new TaskJourneys({
       role: "worker",
       clock: clock.now,

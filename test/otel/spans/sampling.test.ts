@@ -6,7 +6,13 @@ import { find, harness, keyWith, render, taskSpan, type Harness } from "./helper
 import { internalsOf } from "../../../src/internal.js";
 
 /** A compute journey of `seconds` from `start`: waiting, ready, executing (half of it), memory or error. */
-function compute({ journeys, clock }: Harness, key: string, start: number, seconds: number, outcome: "memory" | "error" = "memory") {
+function compute(
+  { journeys, clock }: Harness,
+  key: string,
+  start: number,
+  seconds: number,
+  outcome: "memory" | "error" = "memory",
+) {
   clock.set(start);
   journeys.transition(key, "released", "waiting");
   clock.set(start + seconds / 4);
@@ -19,7 +25,12 @@ function compute({ journeys, clock }: Harness, key: string, start: number, secon
 }
 
 function sampledKeys(h: Harness): Set<string> {
-  return new Set(h.exporter.getFinishedSpans().filter((span) => span.name.startsWith("task ")).map((span) => String(span.attributes["task.key"])));
+  return new Set(
+    h.exporter
+      .getFinishedSpans()
+      .filter((span) => span.name.startsWith("task "))
+      .map((span) => String(span.attributes["task.key"])),
+  );
 }
 
 describe("head sampling", () => {

@@ -48,7 +48,8 @@ describe("process stalls in a task's breakdown", () => {
     const breakdown = journeys.explain("inc-1")!;
     const executing = breakdown.children.find((node) => node.name === "executing")!;
     expect(executing.seconds).toBeCloseTo(0.04, 9);
-    const rounded = (nodes: typeof breakdown.children) => nodes.map((node) => [node.name, Number(node.seconds.toFixed(9))]);
+    const rounded = (nodes: typeof breakdown.children) =>
+      nodes.map((node) => [node.name, Number(node.seconds.toFixed(9))]);
     // 40 ms = deserialize 10 + thread-cpu 2 + other 28, as task.execute.time adds it; the 28 ms
     // no activity claimed hold the 19 ms of GC.
     expect(rounded(executing.children)).toEqual([
@@ -73,7 +74,9 @@ describe("process stalls in a task's breakdown", () => {
     ]);
     // The waiting of a compute journey is its dependencies' (task.wait.time): the 2 ms GC in it is
     // not placed there.
-    expect(rounded(breakdown.children.find((node) => node.name === "waiting")!.children)).toEqual([["dependencies", 0.5]]);
+    expect(rounded(breakdown.children.find((node) => node.name === "waiting")!.children)).toEqual([
+      ["dependencies", 0.5],
+    ]);
     expect(formatBreakdown(breakdown)).toMatch(/major\s+18(\.0)? ?ms/);
   });
 
@@ -91,7 +94,8 @@ describe("process stalls in a task's breakdown", () => {
     const rebuilt = breakdownFromSpans(decoded, "inc-1")!;
     const explained = journeys.explain("inc-1")!;
     expect(formatBreakdown(rebuilt)).toBe(formatBreakdown(explained));
-    const names = (nodes: typeof explained.children): unknown[] => nodes.map((node) => [node.name, names(node.children)]);
+    const names = (nodes: typeof explained.children): unknown[] =>
+      nodes.map((node) => [node.name, names(node.children)]);
     expect(names(rebuilt.children)).toEqual(names(explained.children));
   });
 });
