@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
+import { expect } from "vitest";
 import { Chromium, type CdpEvent } from "./chromium.js";
 
 /**
@@ -148,4 +149,26 @@ export async function openReportOffline(
   } finally {
     await browser.close();
   }
+}
+
+/** Every chart of a full report drawn (a canvas or SVG with ink) and every table filled, of the classes given in order. */
+export function expectChartsDrawnAndTablesFilled(state: PageState, tableClasses: string[]): void {
+  expect(state.charts.map((chart) => chart.id)).toEqual([
+    "chart-states",
+    "chart-execute",
+    "chart-gather",
+    "chart-wait",
+    "chart-slowest",
+  ]);
+  for (const chart of state.charts) {
+    expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
+    expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);
+  }
+  expect(state.tables.map((table) => table.className)).toEqual(tableClasses);
+  for (const table of state.tables) {
+    expect(table.rows).toBeGreaterThan(1);
+    expect(table.emptyRows).toBe(0);
+    expect(table.placeholders).toBe(0);
+  }
+  expect(state.empty).toEqual([]);
 }

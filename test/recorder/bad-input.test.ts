@@ -1,17 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
+import { diag } from "@opentelemetry/api";
 import { InvalidTransition, TaskJourneys } from "../../src/index.js";
 import { TracerProvider as BasicTracerProvider } from "@opentelemetry/sdk-trace";
 import { FakeClock } from "../helpers/clock.js";
 import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
-
-function captureDiag(): string[] {
-  const messages: string[] = [];
-  const record = (message: string) => messages.push(message);
-  const logger: DiagLogger = { error: record, warn: record, info: record, debug: () => {}, verbose: () => {} };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  return messages;
-}
+import { captureDiag } from "../helpers/diag.js";
 
 afterEach(() => diag.disable());
 

@@ -1,17 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
+import { diag } from "@opentelemetry/api";
 import { TaskJourneys } from "../../src/index.js";
 import { looksLikeId } from "../../src/model/prefix-check.js";
 import { FakeClock } from "../helpers/clock.js";
 import { harness } from "../otel/spans/helpers.js";
-
-function captureDiag(): string[] {
-  const messages: string[] = [];
-  const record = (message: string) => messages.push(message);
-  const logger: DiagLogger = { error: record, warn: record, info: record, debug: () => {}, verbose: () => {} };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  return messages;
-}
+import { captureDiag } from "../helpers/diag.js";
 
 afterEach(() => diag.disable());
 

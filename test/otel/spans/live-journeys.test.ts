@@ -1,17 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
+import { diag } from "@opentelemetry/api";
 import { TaskJourneys } from "../../../src/index.js";
 import { internalsOf } from "../../../src/internal.js";
 import { FakeClock } from "../../helpers/clock.js";
 import { find, harness, render, taskSpan } from "./helpers.js";
-
-function captureDiag(): string[] {
-  const messages: string[] = [];
-  const record = (message: string) => messages.push(message);
-  const logger: DiagLogger = { error: record, warn: record, info: record, debug: () => {}, verbose: () => {} };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-  return messages;
-}
+import { captureDiag } from "../../helpers/diag.js";
 
 afterEach(() => diag.disable());
 
