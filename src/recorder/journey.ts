@@ -80,15 +80,52 @@ function emptyNumbers(): number[] {
 /** The activity records of a journey that has none; frozen, so a write that skipped activityRecords() throws. */
 const NO_ACTIVITIES: readonly number[] = Object.freeze([]);
 
+/** Journey.flags: the kind in its low two bits, then one bit each. */
+const KIND_MASK = 3;
+const FLAG_SAMPLED = 4;
+const FLAG_MOVED_BY_LEDGER = 8;
+const FLAG_ENDED = 16;
+
+/**
+ * The fields of a journey that few journeys use (the scheduler's and most fetches' never do), kept
+ * apart and made on the first write to any of them: 16 fields a journey would otherwise carry, 128
+ * B on every live one (Node.js has no pointer compression: 8 B a field). Journey reads and writes
+ * them through accessors of the same names.
+ */
+export class JourneyDetail {
+  /** The key's map id, when it is not the key itself (a tuple's canonical text). */
+  id: string | number | undefined = undefined;
+  digestRecords: number[] | undefined = undefined;
+  quantities: number[] | undefined = undefined;
+  waitBreakdown: number[] | undefined = undefined;
+  dependencyIds: Array<string | number> | undefined = undefined;
+  notedDependents: Set<Journey> | undefined = undefined;
+  waitSources: Journey[] | undefined = undefined;
+  waitIntervals: WaitInterval[] | undefined = undefined;
+  fetchedBy: Journey[] | undefined = undefined;
+  transfers: Transfer[] | undefined = undefined;
+  transferVisits: number[] | undefined = undefined;
+  queueReason = -1;
+  failureVisit = -1;
+  failureOutcome = "";
+  failure: FailureDetail | undefined = undefined;
+  spanState: unknown = undefined;
+  group: string | undefined = undefined;
+  /** When an evicted journey was let go (it has no terminal visit to end at). */
+  abandonedAt = Number.NaN;
+}
+
 /**
  * One key's life on one process, from its first non-released state to a terminal one. Plain
- * data: visits and activities are flat number arrays so a transition appends two numbers.
+ * data: visits and activities are flat number arrays so a transition appends two numbers. Its
+ * fields are what every journey uses; the rest is in `detail` (JourneyDetail), made on first use.
  */
 export class Journey {
   /**
    * [stateId, startSeconds] per visit; a visit ends where the next begins or at `end`. Made with
    * its first visit as a two-number literal: a push into `[]` reserves 19 numbers (200 B a
    * journey, most of a live one's memory), while the literal grows only at the second visit.
+   * An ended journey's last visit is its terminal state's, of no length: its start is the end.
    */
   readonly visits: number[];
   /**
@@ -97,32 +134,6 @@ export class Journey {
    * never have one. Write through `activityRecords()`.
    */
   activities: readonly number[] = NO_ACTIVITIES;
-  /** Offsets of activity records made by digest() (intervals inferred, not metered). */
-  digestRecords: number[] | undefined = undefined;
-  /** Non-time digests, QUANTITY_FIELDS numbers each. */
-  quantities: number[] | undefined = undefined;
-  /** [visitIndex, activityId, seconds] per apportioned activity of a waiting visit. */
-  waitBreakdown: number[] | undefined = undefined;
-  /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
-  dependencyIds: Array<string | number> | undefined = undefined;
-  /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
-  notedDependents: Set<Journey> | undefined = undefined;
-  /** For a dependent: finished fetch journeys of its dependencies (their weights are in their `waitIntervals`). */
-  waitSources: Journey[] | undefined = undefined;
-  /** For an ended fetch journey: what it did while dependents waited, made at its end once for all of them (dependencies.ts). */
-  waitIntervals: WaitInterval[] | undefined = undefined;
-  /**
-   * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
-   * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
-   * end to the gather_dep transfers that fetched its dependencies.
-   */
-  fetchedBy: Journey[] | undefined = undefined;
-  /** Transfers that carried this key (fetch journeys), in order, for span links. */
-  transfers: Transfer[] | undefined = undefined;
-  /** The visit (a flight) each of `transfers` began in: by index, not by time, which two transfers may share. */
-  transferVisits: number[] | undefined = undefined;
-  /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
-  queueReason = -1;
   /** Ledgers still open on this journey (executions and transfers carrying its key). */
   openLedgers = 0;
   /**
@@ -130,45 +141,90 @@ export class Journey {
    * `previous`: what the journey's end closes when the caller never ended them.
    */
   execution: ExecutionLedger | undefined = undefined;
-  /** The last move was made by a ledger, so the caller repeating it is not an error. */
-  movedByLedger = false;
-  end = Number.NaN;
+  /** The terminal state it ended in, or -1 (live, or evicted: see `ended`). */
   outcomeState = -1;
   /**
-   * An execution that did not succeed: the visit it ended (-1: none), its outcome ("error",
-   * "cancelled") and, when `end("error", error)` said, why.
+   * The kind (JourneyKindId, two bits) and the FLAG_* bits in one small integer: four fields of
+   * their own would be 24 B more on every live journey.
    */
-  failureVisit = -1;
-  failureOutcome = "";
-  failure: FailureDetail | undefined = undefined;
+  private flags: number;
   /** Neighbours in the recorder's list of live journeys, oldest first: what maxLiveJourneys evicts from. */
   older: Journey | undefined = undefined;
   newer: Journey | undefined = undefined;
-  /** Owned by the span bridge: the live spans of a sampled journey. */
-  spanState: unknown = undefined;
   /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
   prefixName = "";
-  /** The task group given by describe(), or undefined for the default. */
-  group: string | undefined = undefined;
+  /** The fields few journeys use, once one of them is written. */
+  detail: JourneyDetail | undefined = undefined;
 
   constructor(
     /** The key as the caller gave it. */
     readonly key: Key,
     /** The key's identity in maps: the string or number itself, or the canonical text of a tuple. */
-    readonly id: string | number,
+    id: string | number,
     readonly prefixId: number,
-    readonly kind: JourneyKindId,
+    kind: JourneyKindId,
     start: number,
-    /** Whether head sampling chose this journey for a span tree. */
-    readonly sampled: boolean,
+    sampled: boolean,
     public state: number,
   ) {
+    this.flags = kind | (sampled ? FLAG_SAMPLED : 0);
     this.visits = [state, start];
+    if (id !== key) this.more().id = id;
+  }
+
+  /** What the journey is: compute, fetch or the scheduler's (JourneyKindId). */
+  get kind(): JourneyKindId {
+    return (this.flags & KIND_MASK) as JourneyKindId;
+  }
+
+  /** Whether head sampling chose this journey for a span tree. */
+  get sampled(): boolean {
+    return (this.flags & FLAG_SAMPLED) !== 0;
+  }
+
+  /** The last move was made by a ledger, so the caller repeating it is not an error. */
+  get movedByLedger(): boolean {
+    return (this.flags & FLAG_MOVED_BY_LEDGER) !== 0;
+  }
+  set movedByLedger(value: boolean) {
+    this.flags = value ? this.flags | FLAG_MOVED_BY_LEDGER : this.flags & ~FLAG_MOVED_BY_LEDGER;
+  }
+
+  /**
+   * Ended: in a terminal state (outcomeState), or evicted past maxLiveJourneys. Not a time: a
+   * double field is a boxed number made with each journey (16 B); `end` reads the time from the
+   * terminal visit (or the detail, when evicted).
+   */
+  get ended(): boolean {
+    return (this.flags & FLAG_ENDED) !== 0;
+  }
+  set ended(value: boolean) {
+    this.flags = value ? this.flags | FLAG_ENDED : this.flags & ~FLAG_ENDED;
+  }
+
+  /** The detail, made on first use. */
+  more(): JourneyDetail {
+    let detail = this.detail;
+    if (detail === undefined) this.detail = detail = new JourneyDetail();
+    return detail;
+  }
+
+  /** The key's identity in maps: the key itself when it is a string or a number. */
+  get id(): string | number {
+    const key = this.key;
+    return typeof key === "string" || typeof key === "number" ? key : this.detail!.id!;
   }
 
   /** When the journey began: its first visit's start (not a field of its own: a double field is a boxed number). */
   get start(): number {
     return this.visits[1];
+  }
+
+  /** When it ended (its terminal visit's start, or when it was evicted), NaN while live. */
+  get end(): number {
+    if (this.outcomeState !== -1) return this.visits[this.visits.length - 1];
+    // Ended and not in a terminal state: evicted, or (within Recorder.finish) not there yet.
+    return this.ended && this.detail !== undefined ? this.detail.abandonedAt : Number.NaN;
   }
 
   /** The activity records, made writable (allocated) on first use. */
@@ -184,10 +240,6 @@ export class Journey {
 
   get stateStart(): number {
     return this.visits[this.visits.length - 1];
-  }
-
-  get ended(): boolean {
-    return this.end === this.end;
   }
 
   /** Seconds from the first non-released state to the terminal one (or NaN while live). */
@@ -211,6 +263,126 @@ export class Journey {
   /** Number of visits, the terminal state's zero-length marker included once ended. */
   get visitCount(): number {
     return this.visits.length >> 1;
+  }
+
+  // ---- the detail's fields, read as undefined (or their default) until it exists --------------
+
+  /** Offsets of activity records made by digest() (intervals inferred, not metered). */
+  get digestRecords(): number[] | undefined {
+    return this.detail?.digestRecords;
+  }
+  set digestRecords(value: number[] | undefined) {
+    this.more().digestRecords = value;
+  }
+  /** Non-time digests, QUANTITY_FIELDS numbers each. */
+  get quantities(): number[] | undefined {
+    return this.detail?.quantities;
+  }
+  set quantities(value: number[] | undefined) {
+    this.more().quantities = value;
+  }
+  /** [visitIndex, activityId, seconds] per apportioned activity of a waiting visit. */
+  get waitBreakdown(): number[] | undefined {
+    return this.detail?.waitBreakdown;
+  }
+  set waitBreakdown(value: number[] | undefined) {
+    this.more().waitBreakdown = value;
+  }
+  /** Keys (as map ids) this journey depends on, when told by `dependencies()`. */
+  get dependencyIds(): Array<string | number> | undefined {
+    return this.detail?.dependencyIds;
+  }
+  set dependencyIds(value: Array<string | number> | undefined) {
+    this.more().dependencyIds = value;
+  }
+  /** For a fetch journey: the dependents that were waiting for it while it was fetched. */
+  get notedDependents(): Set<Journey> | undefined {
+    return this.detail?.notedDependents;
+  }
+  set notedDependents(value: Set<Journey> | undefined) {
+    this.more().notedDependents = value;
+  }
+  /** For a dependent: finished fetch journeys of its dependencies (their weights are in their `waitIntervals`). */
+  get waitSources(): Journey[] | undefined {
+    return this.detail?.waitSources;
+  }
+  set waitSources(value: Journey[] | undefined) {
+    this.more().waitSources = value;
+  }
+  /** For an ended fetch journey: what it did while dependents waited, made at its end once for all of them (dependencies.ts). */
+  get waitIntervals(): WaitInterval[] | undefined {
+    return this.detail?.waitIntervals;
+  }
+  set waitIntervals(value: WaitInterval[] | undefined) {
+    this.more().waitIntervals = value;
+  }
+  /**
+   * For a dependent: the fetch journeys that served its waiting visits (its `waitSources`, kept
+   * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
+   * end to the gather_dep transfers that fetched its dependencies.
+   */
+  get fetchedBy(): Journey[] | undefined {
+    return this.detail?.fetchedBy;
+  }
+  set fetchedBy(value: Journey[] | undefined) {
+    this.more().fetchedBy = value;
+  }
+  /** Transfers that carried this key (fetch journeys), in order, for span links. */
+  get transfers(): Transfer[] | undefined {
+    return this.detail?.transfers;
+  }
+  set transfers(value: Transfer[] | undefined) {
+    this.more().transfers = value;
+  }
+  /** The visit (a flight) each of `transfers` began in: by index, not by time, which two transfers may share. */
+  get transferVisits(): number[] | undefined {
+    return this.detail?.transferVisits;
+  }
+  set transferVisits(value: number[] | undefined) {
+    this.more().transferVisits = value;
+  }
+  /** The reason the caller gave for the current stay in `fetch`, as an activity id, or -1. */
+  get queueReason(): number {
+    return this.detail?.queueReason ?? -1;
+  }
+  set queueReason(value: number) {
+    if (value !== -1 || this.detail !== undefined) this.more().queueReason = value;
+  }
+  /**
+   * An execution that did not succeed: the visit it ended (-1: none), its outcome ("error",
+   * "cancelled") and, when `end("error", error)` said, why.
+   */
+  get failureVisit(): number {
+    return this.detail?.failureVisit ?? -1;
+  }
+  set failureVisit(value: number) {
+    this.more().failureVisit = value;
+  }
+  get failureOutcome(): string {
+    return this.detail?.failureOutcome ?? "";
+  }
+  set failureOutcome(value: string) {
+    this.more().failureOutcome = value;
+  }
+  get failure(): FailureDetail | undefined {
+    return this.detail?.failure;
+  }
+  set failure(value: FailureDetail | undefined) {
+    this.more().failure = value;
+  }
+  /** Owned by the span bridge: the live spans of a sampled journey, or the ids it handed out. */
+  get spanState(): unknown {
+    return this.detail?.spanState;
+  }
+  set spanState(value: unknown) {
+    if (value !== undefined || this.detail !== undefined) this.more().spanState = value;
+  }
+  /** The task group given by describe(), or undefined for the default. */
+  get group(): string | undefined {
+    return this.detail?.group;
+  }
+  set group(value: string | undefined) {
+    this.more().group = value;
   }
 }
 

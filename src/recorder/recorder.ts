@@ -71,8 +71,8 @@ export interface RecorderConfig {
 }
 
 /**
- * The default of `maxLiveJourneys`. A live journey holds about 420 B (a key left in waiting; 580 B
- * executing; bench/live-memory.bench.ts), so a million hold some 0.4–0.6 GB: a ceiling no worker
+ * The default of `maxLiveJourneys`. A live journey holds about 250 B (a key left in waiting; 410 B
+ * executing; bench/live-memory.bench.ts), so a million hold some 0.25–0.4 GB: a ceiling no worker
  * reaches (its tasks in flight are thousands), and for a scheduler given a million-task graph at
  * once a tenth of what Dask's own task states take. Reached, in practice, only by keys that never
  * reach a terminal state: the leak it bounds.
@@ -421,8 +421,10 @@ export class Recorder implements LedgerHost {
         "Keys that never reach a terminal state (memory, released, forgotten, …) hold their journeys until they do; else raise maxLiveJourneys.",
     );
     const start = journey.stateStart;
-    journey.end = time > start ? time : start;
-    if (journey.openLedgers !== 0) this.closeLedgers(journey, journey.end, -1);
+    const end = time > start ? time : start;
+    journey.more().abandonedAt = end;
+    journey.ended = true;
+    if (journey.openLedgers !== 0) this.closeLedgers(journey, end, -1);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
     const listener = this.listener;
@@ -633,7 +635,7 @@ export class Recorder implements LedgerHost {
 
   private finish(journey: Journey, toId: number, time: number): void {
     // Ended first, so a transfer closed here (its last key) does not move this key on.
-    journey.end = time;
+    journey.ended = true;
     if (journey.openLedgers !== 0) this.closeLedgers(journey, time, toId);
     journey.visits.push(toId, time);
     journey.state = toId;
