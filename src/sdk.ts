@@ -23,8 +23,9 @@
  *
  * The OTEL_* variables are read from process.env through @opentelemetry/core's env helpers and
  * the resource's through @opentelemetry/resources' envDetector, as the SDK components read them
- * (the OTLP exporters read OTEL_EXPORTER_OTLP_HEADERS there, the span processor OTEL_BSP_*), so
- * one environment configures everything. That is why the former `env` option is gone: it could
+ * (the OTLP exporters read OTEL_EXPORTER_OTLP_HEADERS there; the OTEL_BSP_* variables, which
+ * @opentelemetry/sdk-trace's BatchSpanProcessor no longer reads, are read here), so one
+ * environment configures everything. That is why the former `env` option is gone: it could
  * only ever feed the variables read here, never those the SDK reads, and every setting it could
  * carry has an explicit option (`exporters`, `serviceName`, `resourceAttributes`), which wins
  * over the environment. Tests set process.env instead (vitest's `vi.stubEnv`).
@@ -97,6 +98,7 @@ import { internalsOf } from "./internal.js";
 import type { Role } from "./model/states.js";
 import type { TaskJourneysOptions } from "./types.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
+import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from "./sdk/queue-counted-processor.js";
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -221,11 +223,29 @@ function read(name: string): string | undefined {
   return getStringFromEnv(name)?.trim();
 }
 
-function positiveInteger(name: string, value: unknown): number {
+function positiveInteger(name: string, value: unknown, unit = "milliseconds"): number {
   const number = typeof value === "string" ? Number(value) : value;
   if (typeof number !== "number" || !Number.isInteger(number) || number <= 0)
-    fail(name, "a positive integer (milliseconds)", value);
+    fail(name, `a positive integer (${unit})`, value);
   return number;
+}
+
+/**
+ * The batch span processor's settings from OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT,
+ * OTEL_BSP_MAX_QUEUE_SIZE and OTEL_BSP_MAX_EXPORT_BATCH_SIZE, as the specification names them:
+ * @opentelemetry/sdk-trace's BatchSpanProcessor reads none of them itself (sdk-trace-base's did).
+ */
+function batchSettings(): BatchSettings {
+  const setting = (name: string, fallback: number, unit: string) => {
+    const text = read(name);
+    return text === undefined ? fallback : positiveInteger(name, text, unit);
+  };
+  return {
+    scheduledDelayMillis: setting("OTEL_BSP_SCHEDULE_DELAY", BATCH_DEFAULTS.scheduledDelayMillis, "milliseconds"),
+    exportTimeoutMillis: setting("OTEL_BSP_EXPORT_TIMEOUT", BATCH_DEFAULTS.exportTimeoutMillis, "milliseconds"),
+    maxQueueSize: setting("OTEL_BSP_MAX_QUEUE_SIZE", BATCH_DEFAULTS.maxQueueSize, "spans"),
+    maxExportBatchSize: setting("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", BATCH_DEFAULTS.maxExportBatchSize, "spans"),
+  };
 }
 
 function exporterNames<T extends string>(name: string, value: unknown, allowed: readonly T[]): T[] {
@@ -747,25 +767,26 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
 
   // Every exporter made here is wrapped: a failed export is counted and told, rate-limited.
   const exportFailures = new ExportFailures({ tell: (message) => diag.warn(message) });
+  const batch = batchSettings();
+  // A span dropped on the processor's full queue is counted and told as well (queue_full).
+  const batched = (exporter: SpanExporter, destination: string): SpanProcessor =>
+    new QueueCountedSpanProcessor(
+      new CountedSpanExporter(exporter, destination, exportFailures),
+      batch,
+      destination,
+      exportFailures,
+    );
 
   // Spans.
   const traceDestinations: Destination[] = [];
   const spanProcessors: SpanProcessor[] = [];
   for (const name of exporters.traces) {
     if (name === "console") {
-      spanProcessors.push(new BatchSpanProcessor({ exporter: new ConsoleSpanExporter() }));
+      spanProcessors.push(new BatchSpanProcessor({ ...batch, exporter: new ConsoleSpanExporter() }));
       traceDestinations.push({ kind: "console" });
     } else if (useFileForTraces) {
       const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
-      spanProcessors.push(
-        new BatchSpanProcessor({
-          exporter: new CountedSpanExporter(
-            new FileSpanExporter(new JsonLinesFile(path), serializers!.traces),
-            path,
-            exportFailures,
-          ),
-        }),
-      );
+      spanProcessors.push(batched(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces), path));
       traceDestinations.push({ kind: "file", path });
     } else {
       const url = exporters.tracesUrl ?? joinUrl(DEFAULT_OTLP_BASE, "v1/traces");
@@ -775,7 +796,7 @@ export async function startTelemetry(options: StartTelemetryOptions): Promise<Te
         exporters.headers,
         exporters.tracesExportTimeout,
       );
-      spanProcessors.push(new BatchSpanProcessor({ exporter: new CountedSpanExporter(exporter, url, exportFailures) }));
+      spanProcessors.push(batched(exporter, url));
       traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
   }

@@ -42,6 +42,9 @@ function exportCounted(
 }
 
 export class CountedSpanExporter implements SpanExporter {
+  /** Spans handed to export() so far: what left the batch span processor's queue (QueueCountedSpanProcessor). */
+  handed = 0;
+
   constructor(
     private readonly inner: SpanExporter,
     private readonly destination: string,
@@ -49,6 +52,7 @@ export class CountedSpanExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    this.handed += spans.length;
     exportCounted(
       this.failures,
       "traces",

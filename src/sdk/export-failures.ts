@@ -16,7 +16,7 @@ export interface ExportFailure {
   readonly errorType: string;
   /** Spans or metric data points that did not reach the destination. */
   readonly items: number;
-  /** Export requests that failed. */
+  /** Export requests that failed (0 for spans dropped before any export: `queue_full`). */
   readonly exports: number;
 }
 
@@ -26,7 +26,8 @@ interface Kind {
   errorType: string;
   items: number;
   exports: number;
-  /** When the kind was last told (`now()` milliseconds), and what it lost up to then. */
+  /** Whether it was told yet; when last (`now()` milliseconds), and what it lost up to then. */
+  told: boolean;
   toldAt: number;
   itemsTold: number;
   exportsTold: number;
@@ -38,6 +39,8 @@ const MEANING: Record<string, string> = {
   retryable: "answered 429, 502, 503 or 504 (or not at all) on every attempt until the export timeout",
   concurrency_limit: "too many exports to it still pending",
   shutdown_deadline: "still under way when shutdown stopped waiting",
+  queue_full:
+    "the batch span processor's queue was full (maxQueueSize, OTEL_BSP_MAX_QUEUE_SIZE): spans ended faster than they were exported",
   ECONNREFUSED: "nothing listening",
   ECONNRESET: "connection reset",
 };
@@ -54,6 +57,7 @@ export function errorTypeOf(error: unknown): string {
   if (typeof code === "string" && /^E[A-Z0-9_]+$/.test(code)) return code;
   const text = typeof message === "string" ? message : "";
   if (error instanceof ShutdownDeadline) return "shutdown_deadline";
+  if (error instanceof QueueFull) return "queue_full";
   if (/timed? ?out/i.test(text)) return "timeout";
   if (/retryable status/i.test(text)) return "retryable";
   if (/concurren(t|cy) (export )?limit/i.test(text)) return "concurrency_limit";
@@ -65,6 +69,14 @@ export class ShutdownDeadline extends Error {
   override name = "ShutdownDeadline";
   constructor(milliseconds: number) {
     super(`not finished when shutdown stopped waiting after ${milliseconds} ms`);
+  }
+}
+
+/** What a span dropped on the batch span processor's full queue is counted as (error.type `queue_full`). */
+export class QueueFull extends Error {
+  override name = "QueueFull";
+  constructor(maxQueueSize: number) {
+    super(`its queue held maxQueueSize (${maxQueueSize}) spans not yet exported`);
   }
 }
 
@@ -131,20 +143,33 @@ export class ExportFailures {
     for (const pending of [...this.pending]) this.settle(pending, error, true);
   }
 
-  /** One failed export of `items` spans or data points to `destination`. Never throws. */
-  record(signal: Signal, destination: string, items: number, error: unknown): void {
+  /**
+   * One failed export of `items` spans or data points to `destination` (`exports` 0: items lost
+   * before any export, a full queue's). Never throws.
+   */
+  record(signal: Signal, destination: string, items: number, error: unknown, exports = 1): void {
     try {
       const errorType = errorTypeOf(error);
       const id = `${signal}\u0000${destination}\u0000${errorType}`;
       let kind = this.kinds.get(id);
       if (kind === undefined) {
-        kind = { signal, destination, errorType, items: 0, exports: 0, toldAt: 0, itemsTold: 0, exportsTold: 0 };
+        kind = {
+          signal,
+          destination,
+          errorType,
+          items: 0,
+          exports: 0,
+          told: false,
+          toldAt: 0,
+          itemsTold: 0,
+          exportsTold: 0,
+        };
         this.kinds.set(id, kind);
       }
       kind.items += items;
-      kind.exports += 1;
+      kind.exports += exports;
       const now = this.now();
-      if (kind.exportsTold === 0) {
+      if (!kind.told) {
         this.told(kind, now);
         const meaning = MEANING[errorType] === undefined ? "" : ` (${MEANING[errorType]})`;
         this.tell(
@@ -152,12 +177,13 @@ export class ExportFailures {
             `Counted in taskjourney.export.failures{signal="${signal}",error.type="${errorType}"}; further failures of this kind are told at most once every ${Math.round(this.repeatMillis / 1000)} s.`,
         );
       } else if (now - kind.toldAt >= this.repeatMillis) {
-        const exports = kind.exports - kind.exportsTold;
+        const failedExports = kind.exports - kind.exportsTold;
         const lost = kind.items - kind.itemsTold;
         const seconds = Math.round((now - kind.toldAt) / 1000);
         this.told(kind, now);
+        const failed = failedExports === 0 ? "" : `${failedExports} more failed exports, `;
         this.tell(
-          `taskjourney: exporting ${signal} to ${destination} still fails (${errorType}): ${exports} more failed exports, ${lost} ${unit(signal, lost)} lost in the last ${seconds} s.`,
+          `taskjourney: exporting ${signal} to ${destination} still fails (${errorType}): ${failed}${lost} ${unit(signal, lost)} lost in the last ${seconds} s.`,
         );
       }
     } catch {
@@ -189,6 +215,7 @@ export class ExportFailures {
   }
 
   private told(kind: Kind, now: number): void {
+    kind.told = true;
     kind.toldAt = now;
     kind.itemsTold = kind.items;
     kind.exportsTold = kind.exports;

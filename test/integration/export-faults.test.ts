@@ -377,3 +377,60 @@ describe("exporting to an endpoint that fails", () => {
     await expect(telemetry.shutdown()).resolves.toEqual({ completed: false });
   });
 });
+
+describe("a full span queue", () => {
+  it("spans the batch span processor drops on its full queue (OTEL_BSP_MAX_QUEUE_SIZE) are counted as queue_full, told once, and in the metrics", async () => {
+    const logged = captureDiag();
+    const server = await startFaultServer("ok");
+    cleanups.push(() => server.close());
+    // A queue of 100 spans, exported in batches of 100 and never on the timer: the first 100 spans
+    // go out in one export, the next 100 wait in the queue, and the rest find it full.
+    const variables = {
+      OTEL_BSP_MAX_QUEUE_SIZE: "100",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "100",
+      OTEL_BSP_SCHEDULE_DELAY: "3600000",
+    };
+    for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
+    cleanups.push(() => {
+      vi.unstubAllEnvs();
+    });
+    const clock = new FakeClock(0);
+    const telemetry = await telemetryTo(server.url, clock);
+    // Two rounds of 200 spans in one go: the first export cannot have answered in between.
+    const transitions = round(telemetry.journeys, clock, 1) + round(telemetry.journeys, clock, 2);
+    expect(transitions).toBe(400);
+    expect((await telemetry.forceFlush()).completed).toBe(true);
+
+    const exported = server.accepted
+      .filter((request) => request.path === "/v1/traces")
+      .reduce((sum, request) => sum + spanCount(request.body), 0);
+    expect(exported).toBe(200);
+    expect(telemetry.exportFailures()).toEqual([
+      { signal: "traces", destination: `${server.url}/v1/traces`, errorType: "queue_full", items: 200, exports: 0 },
+    ]);
+    const queueWarnings = logged.warn.filter((line) => line.startsWith("taskjourney:"));
+    expect(queueWarnings).toHaveLength(1);
+    expect(queueWarnings[0]).toContain("queue was full (maxQueueSize, OTEL_BSP_MAX_QUEUE_SIZE)");
+    expect(queueWarnings[0]).toContain('error.type="queue_full"');
+    // And in the metrics, beside the spans' transitions, every one of which was recorded.
+    const metrics = server.accepted.filter((request) => request.path === "/v1/metrics");
+    const last = metrics[metrics.length - 1].body;
+    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "queue_full" })).toBe(200);
+    expect(sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" })).toBe(100);
+  });
+
+  it("an OTEL_BSP_* variable that is not a positive integer is a configuration error naming it", async () => {
+    vi.stubEnv("OTEL_BSP_MAX_QUEUE_SIZE", "lots");
+    cleanups.push(() => {
+      vi.unstubAllEnvs();
+    });
+    await expect(
+      startTelemetry({
+        role: "worker",
+        instance: "w",
+        registerGlobal: false,
+        exporters: { traces: "none", metrics: "none" },
+      }),
+    ).rejects.toThrow(/OTEL_BSP_MAX_QUEUE_SIZE.*positive integer \(spans\)/);
+  });
+});

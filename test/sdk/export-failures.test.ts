@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { errorTypeOf, ExportFailures } from "../../src/sdk/export-failures.js";
+import { errorTypeOf, ExportFailures, QueueFull } from "../../src/sdk/export-failures.js";
 
 /** Errors as the OTLP/HTTP exporters of OpenTelemetry JS report them. */
 function networkError(code: string, message: string): Error {
@@ -23,6 +23,7 @@ describe("errorTypeOf", () => {
     expect(errorTypeOf(new Error("Request timed out"))).toBe("timeout");
     expect(errorTypeOf(new OTLPExporterError("Export failed with retryable status"))).toBe("retryable");
     expect(errorTypeOf(new Error("Concurrent export limit reached"))).toBe("concurrency_limit");
+    expect(errorTypeOf(new QueueFull(2048))).toBe("queue_full");
     expect(errorTypeOf(new RangeError("whatever"))).toBe("RangeError");
     expect(errorTypeOf(new Error("whatever"))).toBe("_OTHER");
     expect(errorTypeOf(undefined)).toBe("_OTHER");
@@ -129,5 +130,25 @@ describe("ExportFailures", () => {
     );
     expect(() => failures.record("traces", "x", 1, hostile)).not.toThrow();
     expect(() => failures.record("traces", "x", 1, new Error("again"))).not.toThrow();
+  });
+
+  it("spans dropped before any export (a full queue) count items, no exports, and are told once, then as spans lost", () => {
+    let now = 0;
+    const told: string[] = [];
+    const failures = new ExportFailures({ tell: (message) => told.push(message), now: () => now, repeatMillis: 1000 });
+    const full = new QueueFull(2048);
+    for (let span = 0; span < 5; span++) failures.record("traces", "traces.jsonl", 1, full, 0);
+    expect(failures.failures()).toEqual([
+      { signal: "traces", destination: "traces.jsonl", errorType: "queue_full", items: 5, exports: 0 },
+    ]);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain("exporting traces to traces.jsonl failed (the batch span processor's queue was full");
+    expect(told[0]).toContain("maxQueueSize (2048)");
+    expect(told[0]).toContain("1 span lost");
+    now = 1000;
+    failures.record("traces", "traces.jsonl", 1, full, 0);
+    expect(told[1]).toBe(
+      "taskjourney: exporting traces to traces.jsonl still fails (queue_full): 5 spans lost in the last 1 s.",
+    );
   });
 });
