@@ -204,21 +204,46 @@ function explainMany(n: number): Scenario {
 
 const runs: Array<(n: number) => Scenario> = [fanIn, shared, retried, explainMany];
 const sizes = [16_000, 2_000, 32_000, 16_000];
-const scenarios = runs.map((run, index) => {
+/** Measured runs of each scenario at full size: one run is at the mercy of where a GC lands. */
+const REPEATS = Math.max(1, Number(process.env.TASKJOURNEY_BENCH_SCALE_RUNS ?? 5));
+const measuredRuns = runs.map((run, index) => {
   for (let round = 0; round < 3; round++) run(size(sizes[index] / 16));
-  return run(size(sizes[index]));
+  return Array.from({ length: REPEATS }, () => {
+    // The garbage of the run before (a whole recorder of it) is collected first, outside any timed
+    // call: otherwise a run's longest call is whichever one a collection of the last run lands in.
+    globalThis.gc?.();
+    return run(size(sizes[index]));
+  });
 });
+const scenarios = measuredRuns.map((list) => list[list.length - 1]);
+
+function spread(values: number[]): Omit<CaseResult, "name"> {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.round((sorted.length - 1) * q))];
+  const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
+  // "p99" is the worst run: with five runs, the longest block the event loop saw.
+  return {
+    p25: at(0.25),
+    median: at(0.5),
+    p75: at(0.75),
+    p99: sorted[sorted.length - 1],
+    mean,
+    samples: sorted.length,
+  };
+}
 
 const cases: CaseResult[] = [];
-for (const scenario of scenarios) {
-  const { measured, target, timer } = scenario;
-  const point = (ns: number) => ({ p25: ns, median: ns, p75: ns, p99: ns, mean: ns, samples: 1 });
-  cases.push({ name: scenario.name, ...point(measured), maxNs: target, met: measured <= target });
+for (const list of measuredRuns) {
+  const measured = spread(list.map((scenario) => scenario.measured));
+  const longest = spread(list.map((scenario) => scenario.timer.longest));
+  const what = [...new Set(list.map((scenario) => scenario.timer.longestWhat))].join(" / ");
+  cases.push({ name: list[0].name, ...measured, maxNs: list[0].target, met: measured.median <= list[0].target });
+  // The event loop must never be blocked longer: judged on the worst run.
   cases.push({
-    name: `  its longest single call (${timer.longestWhat})`,
-    ...point(timer.longest),
+    name: `  its longest single call (${what})`,
+    ...longest,
     maxNs: LONGEST_CALL_NS,
-    met: timer.longest <= LONGEST_CALL_NS,
+    met: longest.p99 <= LONGEST_CALL_NS,
   });
 }
 
@@ -228,7 +253,7 @@ const result: SuiteResult = {
   cases,
   ratios: [],
   notes: [
-    "One measured run of each scenario on a fake clock, after three at 1/16 of its size (single measurements).",
+    `${REPEATS} measured runs of each scenario on a fake clock, after three at 1/16 of its size: the scenario's target is on the median run, the longest single call's on the worst ("p99" column: the worst of the runs).`,
     ...scenarios.map(
       (scenario) => `${scenario.name.split(":")[0]}: ${formatNs(scenario.cpu)} of CPU; ${scenario.check}`,
     ),

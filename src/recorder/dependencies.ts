@@ -1,6 +1,7 @@
 import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
 import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
+import { ChunkList } from "./chunk-list.js";
 import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
 import {
   ACTIVITY_FIELDS,
@@ -31,9 +32,9 @@ export class Dependencies {
    * drops it. Each call's share of the sweep is bounded; the ended ones left are bounded by the
    * entries made since the sweep last passed.
    */
-  readonly dependentsOf = new Map<string | number, Journey[]>();
+  readonly dependentsOf = new Map<string | number, ChunkList<Journey>>();
   /** Where the sweep of `dependentsOf` stands (a Map iterator survives deletions). */
-  private sweep: Iterator<[string | number, Journey[]]> | undefined = undefined;
+  private sweep: Iterator<[string | number, ChunkList<Journey>]> | undefined = undefined;
   /** `dependencies()` told before the key's journey began, consumed when it begins. */
   readonly pending = new Map<string | number, Array<string | number>>();
   /** The last waiting time apportioned, with its inputs, for the dependents that follow with the same. */
@@ -78,7 +79,10 @@ export class Dependencies {
   enteredFlight(journey: Journey): void {
     const dependents = this.dependentsOf.get(journey.id);
     if (dependents !== undefined) {
-      for (const dependent of dependents) if (dependent.state === this.machine.waiting) this.note(journey, dependent);
+      for (let index = 0; index < dependents.length; index++) {
+        const dependent = dependents.at(index);
+        if (dependent.state === this.machine.waiting) this.note(journey, dependent);
+      }
     }
   }
 
@@ -94,7 +98,9 @@ export class Dependencies {
         // weight), rather than per dependent at each one's apportioning: n dependents of the same
         // n fetches made n² of them, and one of a thousand fetches paid for all of them.
         journey.waitIntervals ??= collectIntervals(journey, weight, this.machine);
-        (dependent.waitSources ??= []).push(journey);
+        const sources = dependent.waitSources;
+        if (sources === undefined) dependent.waitSources = new ChunkList(journey);
+        else sources.push(journey);
       }
       journey.notedDependents = undefined;
     }
@@ -120,10 +126,10 @@ export class Dependencies {
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
     journey.waitSources = undefined;
-    // Kept (not copied) for span links; a second waiting visit appends to the first's array.
+    // Kept (not copied) for span links; a second waiting visit appends to the first's list.
     const served = journey.fetchedBy;
     if (served === undefined) journey.fetchedBy = sources;
-    else for (const source of sources) served.push(source);
+    else for (let index = 0; index < sources.length; index++) served.push(sources.at(index));
   }
 
   /**
@@ -133,17 +139,17 @@ export class Dependencies {
    * and a dependent whose inputs are the same takes its shares without sweeping again (n sweeps
    * of n fetches were most of those dependents' cost).
    */
-  private sharesOf(sources: readonly Journey[], waitStart: number, time: number): readonly number[] {
+  private sharesOf(sources: ChunkList<Journey>, waitStart: number, time: number): readonly number[] {
     const last = this.lastSweep;
     if (last !== undefined && last.start === waitStart && last.end === time && last.count === sources.length) {
       let same = true;
-      for (let s = 0; s < sources.length && same; s++) same = last.sources[s] === sources[s];
+      for (let s = 0; s < sources.length && same; s++) same = last.sources.at(s) === sources.at(s);
       if (same) return last.shares;
     }
     const intervals = this.intervals;
     let count = 0;
     for (let s = 0; s < sources.length; s++) {
-      const own = sources[s].waitIntervals!;
+      const own = sources.at(s).waitIntervals!;
       for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
     }
     const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
@@ -161,7 +167,7 @@ export class Dependencies {
     journey.dependencyIds = ids;
     for (const dependencyId of ids) {
       const dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) this.dependentsOf.set(dependencyId, [journey]);
+      if (dependents === undefined) this.dependentsOf.set(dependencyId, new ChunkList(journey));
       else dependents.push(journey);
       // A dependency already being fetched serves this dependent too.
       const dependency = this.live.get(dependencyId);
@@ -175,10 +181,7 @@ export class Dependencies {
   private detach(journey: Journey): void {
     for (const dependencyId of journey.dependencyIds!) {
       const dependents = this.dependentsOf.get(dependencyId);
-      if (dependents === undefined) continue;
-      const index = dependents.indexOf(journey);
-      if (index === -1) continue;
-      dependents.splice(index, 1);
+      if (dependents === undefined || !dependents.remove(journey)) continue;
       if (dependents.length === 0) this.dependentsOf.delete(dependencyId);
     }
   }
@@ -196,11 +199,9 @@ export class Dependencies {
         if (next.done === true) return;
       }
       const [dependencyId, dependents] = next.value;
-      let kept = 0;
-      for (let i = 0; i < dependents.length; i++) if (!dependents[i].ended) dependents[kept++] = dependents[i];
       budget -= dependents.length;
-      dependents.length = kept;
-      if (kept === 0) lists.delete(dependencyId);
+      dependents.retain(isLive);
+      if (dependents.length === 0) lists.delete(dependencyId);
     }
   }
 
@@ -210,12 +211,14 @@ export class Dependencies {
   }
 }
 
+const isLive = (journey: Journey): boolean => !journey.ended;
+
 /** One apportioning's inputs and result (Dependencies.sharesOf). */
 interface SweepInputs {
   start: number;
   end: number;
   count: number;
-  sources: readonly Journey[];
+  sources: ChunkList<Journey>;
   shares: readonly number[];
 }
 

@@ -3,6 +3,7 @@ import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
 import type { ExecutionLedger } from "./execution-ledger.js";
 import type { TransferLedger } from "./transfer-ledger.js";
+import type { ChunkList } from "./chunk-list.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -100,9 +101,9 @@ export class JourneyDetail {
   waitBreakdown: number[] | undefined = undefined;
   dependencyIds: Array<string | number> | undefined = undefined;
   notedDependents: Set<Journey> | undefined = undefined;
-  waitSources: Journey[] | undefined = undefined;
+  waitSources: ChunkList<Journey> | undefined = undefined;
   waitIntervals: WaitInterval[] | undefined = undefined;
-  fetchedBy: Journey[] | undefined = undefined;
+  fetchedBy: ChunkList<Journey> | undefined = undefined;
   transfers: Transfer[] | undefined = undefined;
   transferVisits: number[] | undefined = undefined;
   queueReason = -1;
@@ -303,10 +304,10 @@ export class Journey {
     this.more().notedDependents = value;
   }
   /** For a dependent: finished fetch journeys of its dependencies (their weights are in their `waitIntervals`). */
-  get waitSources(): Journey[] | undefined {
+  get waitSources(): ChunkList<Journey> | undefined {
     return this.detail?.waitSources;
   }
-  set waitSources(value: Journey[] | undefined) {
+  set waitSources(value: ChunkList<Journey> | undefined) {
     this.more().waitSources = value;
   }
   /** For an ended fetch journey: what it did while dependents waited, made at its end once for all of them (dependencies.ts). */
@@ -321,10 +322,10 @@ export class Journey {
    * once apportioned instead of dropped), so the span bridge can link a journey kept only at its
    * end to the gather_dep transfers that fetched its dependencies.
    */
-  get fetchedBy(): Journey[] | undefined {
+  get fetchedBy(): ChunkList<Journey> | undefined {
     return this.detail?.fetchedBy;
   }
-  set fetchedBy(value: Journey[] | undefined) {
+  set fetchedBy(value: ChunkList<Journey> | undefined) {
     this.more().fetchedBy = value;
   }
   /** Transfers that carried this key (fetch journeys), in order, for span links. */

@@ -1,5 +1,6 @@
 import { SpanKind, type Attributes, type Link, type SpanContext } from "@opentelemetry/api";
 import type { Journey, Transfer } from "../../recorder/journey.js";
+import type { ChunkList } from "../../recorder/chunk-list.js";
 import {
   ATTR_TRANSFER_BYTES,
   ATTR_TRANSFER_KEY_COUNT,
@@ -113,11 +114,11 @@ export class TransferSpans {
    * `sources` during it (any transfer that overlapped it), emitting the transfers no journey
    * emitted yet under it.
    */
-  linkOverlapping(sources: Journey[] | undefined, span: OpenSpan, start: number, end: number): void {
+  linkOverlapping(sources: ChunkList<Journey> | undefined, span: OpenSpan, start: number, end: number): void {
     if (sources === undefined) return;
     let seen: Transfer[] | undefined;
-    for (const source of sources) {
-      const transfers = source.transfers;
+    for (let index = 0; index < sources.length; index++) {
+      const transfers = sources.at(index).transfers;
       if (transfers === undefined) continue;
       for (const transfer of transfers) {
         if (transfer.start > end || transfer.end < start) continue;
