@@ -581,7 +581,9 @@ export class Recorder implements LedgerHost {
   private move(journey: Journey, fromId: number, toId: number, time: number): void {
     const current = journey.state;
     const movedByLedger = journey.movedByLedger;
-    journey.movedByLedger = false;
+    // Written only when set: the flag's setter (a read-modify-write of the journey's flags) was
+    // not inlined here, ~25 instructions a move for nothing most of the time.
+    if (movedByLedger) journey.movedByLedger = false;
     if (current !== fromId) {
       // Already there because a ledger moved it (execute() to executing, gather() to flight,
       // end() onwards) before the caller reported the same transition itself.
