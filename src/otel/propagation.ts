@@ -73,8 +73,47 @@ export function parseTraceparent(traceparent: string, tracestate?: string): Span
 
 /** The `traceparent` header of a span context (version 00). */
 export function formatTraceparent(spanContext: SpanContext): string {
-  const flags = (spanContext.traceFlags & 0xff).toString(16).padStart(2, "0");
+  const bits = spanContext.traceFlags & 0xff;
+  // The two flag values there are, without formatting a number for each carrier.
+  const flags = bits === 0 ? "00" : bits === 1 ? "01" : bits.toString(16).padStart(2, "0");
   return `00-${spanContext.traceId}-${spanContext.spanId}-${flags}`;
+}
+
+/**
+ * The `traceparent` of a carrier that says "not sampled" and nothing more: a plain object whose
+ * header is exactly a version-00 one (55 characters, lower-case hex, non-zero ids, flags 00) and
+ * that has no `tracestate`. Checked in place, character by character, without making a span
+ * context: it is what the carriers of every task not sampled carry, so `parent()` keeps it as it
+ * is (parsed only if the journey is kept) and `returned()` drops it. Undefined for anything else,
+ * which parseTraceparent then decides.
+ */
+export function unsampledTraceparent(source: unknown): string | undefined {
+  if (source === null || typeof source !== "object") return undefined;
+  const headers = source as Record<string, unknown>;
+  if (typeof headers.getValue === "function" || headers[TRACESTATE] !== undefined) return undefined;
+  const header = headers[TRACEPARENT];
+  if (typeof header !== "string" || header.length !== 55) return undefined;
+  if (header.charCodeAt(0) !== 48 || header.charCodeAt(1) !== 48 || header.charCodeAt(53) !== 48) return undefined;
+  if (header.charCodeAt(54) !== 48) return undefined;
+  if (header.charCodeAt(2) !== 45 || header.charCodeAt(35) !== 45 || header.charCodeAt(52) !== 45) return undefined;
+  return lowerHex(header, 3, 35) && lowerHex(header, 36, 52) ? header : undefined;
+}
+
+/** Whether `text` from `start` to `end` is lower-case hex digits, not all zeros. */
+function lowerHex(text: string, start: number, end: number): boolean {
+  let nonZero = false;
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 48) continue;
+    if (!((code > 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+    nonZero = true;
+  }
+  return nonZero;
+}
+
+/** The trace id of a header unsampledTraceparent() accepted. */
+export function traceIdOfHeader(header: string): string {
+  return header.slice(3, 35);
 }
 
 /** The span context in `carrier`'s traceparent/tracestate, or undefined. Never throws. */

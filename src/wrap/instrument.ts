@@ -293,7 +293,10 @@ function transitionWrapper(
     const a = extractTime(journeys, at, self, args, atSite);
     if (a === FAILED) return undefined;
     try {
-      withPrefix(journeys, p, () => journeys.transition(k as Key, f as string, t as string, a as number | undefined));
+      // No closure for the usual call, with no prefix to hint.
+      if (p === undefined) journeys.transition(k as Key, f as string, t as string, a as number | undefined);
+      else
+        withPrefix(journeys, p, () => journeys.transition(k as Key, f as string, t as string, a as number | undefined));
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {
       return internalFailure(journeys, site.name, error);
@@ -442,7 +445,11 @@ function executeWrapper(
       if (p === FAILED || a === FAILED) return Reflect.apply(original, this, args);
       let ledger: OpenLedger;
       try {
-        ledger = withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined)) as OpenLedger;
+        ledger = (
+          p === undefined
+            ? journeys.execute(k as Key, a as number | undefined)
+            : withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined))
+        ) as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
         if (thrown !== undefined) throw thrown;

@@ -17,12 +17,18 @@ import { keyId } from "../../recorder/key-id.js";
 import { ATTR_ABANDONED, ATTR_UNFINISHED } from "../semconv.js";
 import {
   carrierContext,
+  formatTraceparent,
   injectSpanContext,
   isSampled,
+  parseTraceparent,
   remoteContext,
   sampledParent,
   spanContextFrom,
   stateSpanOf,
+  traceIdOfHeader,
+  unsampledTraceparent,
+  TRACEPARENT,
+  TRACESTATE,
   type TraceCarrier,
 } from "../propagation.js";
 import { TailSampler } from "../tail-sampling.js";
@@ -65,7 +71,12 @@ const KINDS = 3;
  */
 export class SpanBridge implements RecorderListener {
   private readonly open = new Set<Journey>();
-  private readonly parents = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
+  /**
+   * Contexts received for the key's next journey: a span context, or the raw `traceparent` of a
+   * carrier that said "not sampled" and nothing more (unsampledTraceparent()), which is what
+   * nearly every task's carrier is: kept as it came, parsed only for a journey that is kept.
+   */
+  private readonly parents = new BoundedMap<SpanContext | string>(PENDING_CONTEXTS_LIMIT);
   private readonly producers = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
   private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
   /** Keys whose live journey is to be kept at its end because the other side kept its own (`returned()`). */
@@ -120,7 +131,7 @@ export class SpanBridge implements RecorderListener {
   hasParent(id: string | number): boolean {
     if (this.parents.size === 0) return false;
     const parent = this.parents.get(id);
-    return parent !== undefined && isSampled(parent);
+    return parent !== undefined && typeof parent !== "string" && isSampled(parent);
   }
 
   /** See TaskJourneys.inject. */
@@ -131,14 +142,17 @@ export class SpanBridge implements RecorderListener {
     const journey = this.recorder.live.get(id);
     if (journey !== undefined) {
       let spans = journey.spanState;
-      if (spans instanceof HandedOutIds) spanContext = spans.spanContext;
-      else {
+      if (spans === undefined && this.ids !== undefined && !this.closed) spans = this.handOutIds(journey);
+      if (spans instanceof HandedOutIds) {
+        // Every carrier of the journey names the same ids: the header is made once.
+        carrier[TRACEPARENT] = spans.header ??= formatTraceparent(spans.spanContext);
+        const traceState = spans.spanContext.traceState?.serialize();
+        if (traceState !== undefined && traceState.length > 0) carrier[TRACESTATE] = traceState;
+        return true;
+      } else {
         if (!(spans instanceof TaskSpan)) {
           if (this.closed) return false;
-          if (this.ids !== undefined) {
-            spans = this.handOutIds(journey);
-            spanContext = (spans as HandedOutIds).spanContext;
-          } else spans = this.startDeferred(journey);
+          spans = this.startDeferred(journey);
         }
         if (spans instanceof TaskSpan) {
           const state = spans.visits[journey.visitIndex];
@@ -156,12 +170,16 @@ export class SpanBridge implements RecorderListener {
   /** See TaskJourneys.parent. */
   parent(key: Key, source: unknown): boolean {
     if (this.closed) return false;
-    const spanContext = spanContextFrom(source);
+    // The usual carrier (not sampled, nothing more) is kept as it came; anything else is parsed.
+    const header = unsampledTraceparent(source);
+    const spanContext = header ?? spanContextFrom(source);
     if (spanContext === undefined) return false;
     const id = keyId(key);
     if (id === undefined) return false;
     const live = this.recorder.live.get(id);
     if (live !== undefined) {
+      // Too late to parent, and nothing to link to: a context not sampled names no span kept.
+      if (typeof spanContext === "string") return false;
       // Too late to parent: the journey's spans exist already. Keep the relation as a link.
       const spans = live.spanState;
       if (spans instanceof TaskSpan && isSampled(spanContext)) this.writer.link(spans, spanContext);
@@ -179,6 +197,8 @@ export class SpanBridge implements RecorderListener {
   /** See TaskJourneys.returned. */
   returned(key: Key, source: unknown): boolean {
     if (this.closed) return false;
+    // Nearly every result carrier says "not sampled": nothing to do, nothing to parse.
+    if (unsampledTraceparent(source) !== undefined) return false;
     const spanContext = spanContextFrom(source);
     if (spanContext === undefined || !isSampled(spanContext)) return false;
     const id = keyId(key);
@@ -192,9 +212,19 @@ export class SpanBridge implements RecorderListener {
     return true;
   }
 
+  /**
+   * The context received for `journey`'s key, if any, as a span context (a raw header kept by
+   * parent() is parsed now: the journey is being kept or sampled); `take` removes it.
+   */
+  private parentOf(journey: Journey, take: boolean): SpanContext | undefined {
+    if (this.parents.size === 0) return undefined;
+    const parent = take ? this.parents.take(journey.id) : this.parents.get(journey.id);
+    return typeof parent === "string" ? parseTraceparent(parent) : parent;
+  }
+
   /** A journey's task span started by `inject()` before the journey is kept: its ids are handed out now. */
   private startDeferred(journey: Journey): TaskSpan {
-    const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
+    const parent = this.parentOf(journey, false);
     const spans = this.tasks.start(
       journey,
       parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
@@ -213,9 +243,11 @@ export class SpanBridge implements RecorderListener {
   private handOutIds(journey: Journey): HandedOutIds {
     const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
     // As the deferred task span would carry them: the parent's trace and tracestate (without our member).
-    const traceState = parent === undefined ? undefined : sampledParent(parent).traceState;
+    const traceState =
+      parent === undefined || typeof parent === "string" ? undefined : sampledParent(parent).traceState;
     const ids = new HandedOutIds({
-      traceId: parent?.traceId ?? randomTraceId(),
+      traceId:
+        parent === undefined ? randomTraceId() : typeof parent === "string" ? traceIdOfHeader(parent) : parent.traceId,
       spanId: randomSpanId(),
       traceFlags: TraceFlags.NONE,
       traceState,
@@ -293,7 +325,7 @@ export class SpanBridge implements RecorderListener {
 
   journeyStarted(journey: Journey): void {
     if (this.closed) return;
-    const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
+    const parent = this.parentOf(journey, true);
     let links: Link[] | undefined = stateLink(parent);
     if (this.options.role === "scheduler" && this.options.maxLinksPerSpan > 0) {
       // A submission made under a client span links to it (not parent: a 100k-task graph must
@@ -327,7 +359,9 @@ export class SpanBridge implements RecorderListener {
     );
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.
-    const parent = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
+    // Taken whatever happens, parsed only for a journey kept.
+    const received = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
+    const parent = typeof received !== "string" ? received : keep ? parseTraceparent(received) : undefined;
     const spans = journey.spanState;
     if (spans instanceof HandedOutIds) {
       journey.spanState = undefined;

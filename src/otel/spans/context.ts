@@ -93,6 +93,8 @@ export class HandedOutIds {
   /** Links to sampled contexts that arrived once the journey had begun (`parent()` too late), for its task span if kept. */
   links: Link[] | undefined = undefined;
   linksDropped = 0;
+  /** Its `traceparent`, made at the first inject() and written by every later one. */
+  header: string | undefined = undefined;
 
   constructor(
     /** What the carriers said: the task span's ids, not sampled, with the parent's tracestate. */
