@@ -529,7 +529,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * Duration statistics of visits to `state` by tasks of `prefix`; default the machine's
    * executing state (Dask: `executing` on a worker, `processing` on the scheduler).
    */
-  stats(prefix: string, state?: string): DurationStats {
+  stats(prefix: string, state?: S): DurationStats {
     const machine = this.#recorder.machine;
     return this.#recorder.stats(prefix, state ?? machine.names[machine.executing] ?? "executing");
   }

@@ -82,7 +82,8 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace";
-import { resolveOptions, TaskJourneys } from "./journeys.js";
+import { resolveOptions, TaskJourneys, type StateOf } from "./journeys.js";
+import type { StateMachine } from "./model/machine.js";
 import { configurationError, defined } from "./configuration.js";
 import {
   ATTR_ERROR_TYPE,
@@ -143,9 +144,13 @@ export interface ExporterOptions {
   prometheus?: boolean | PrometheusOptions;
 }
 
-export interface StartTelemetryOptions {
+/**
+ * `R` and `S` as TaskJourneys takes them: the role, and the state names of `journeys.machine`
+ * (else the role's Dask preset's), so that the journeys handed back type `transition()` by them.
+ */
+export interface StartTelemetryOptions<R extends Role = Role, S extends string = StateOf<R>> {
   /** Whose journeys: a worker's or the scheduler's. Becomes the resource attribute taskjourney.role. */
-  role: Role;
+  role: R;
   /** This process among its peers, e.g. "tcp://10.0.0.7:40001". Becomes service.instance.id. */
   instance: string;
   /** service.name; default OTEL_SERVICE_NAME, else service.name of OTEL_RESOURCE_ATTRIBUTES, else "taskjourney-<role>". */
@@ -153,7 +158,10 @@ export interface StartTelemetryOptions {
   /** More resource attributes, over those of OTEL_RESOURCE_ATTRIBUTES. */
   resourceAttributes?: Attributes;
   /** Options of the TaskJourneys made here (its providers are the ones made here). */
-  journeys?: Omit<TaskJourneysOptions, "role" | "instance" | "tracerProvider" | "meterProvider">;
+  journeys?: Omit<TaskJourneysOptions, "role" | "instance" | "tracerProvider" | "meterProvider" | "machine"> & {
+    /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
+    machine?: StateMachine<S>;
+  };
   exporters?: ExporterOptions;
   /**
    * When set and no OTLP endpoint is configured for a signal, its OTLP export goes to OTLP JSON
@@ -184,8 +192,8 @@ export interface FlushOptions {
   timeoutMillis?: number;
 }
 
-export interface Telemetry {
-  readonly journeys: TaskJourneys;
+export interface Telemetry<R extends Role = Role, S extends string = StateOf<R>> {
+  readonly journeys: TaskJourneys<R, S>;
   readonly tracerProvider: TracerProvider;
   readonly meterProvider: MeterProvider;
   readonly resource: Resource;
@@ -688,7 +696,9 @@ function closeServer(server: Server): Promise<void> {
  * the standard OTEL_* environment variables, and returns a TaskJourneys wired to them.
  * Throws a TypeError naming the option or variable when the configuration is bad.
  */
-export async function startTelemetry(options: StartTelemetryOptions): Promise<Telemetry> {
+export async function startTelemetry<R extends Role, S extends string = StateOf<R>>(
+  options: StartTelemetryOptions<R, S>,
+): Promise<Telemetry<R, S>> {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
   if ("env" in options) {
     // Removed (see the top of this file); a JavaScript caller still passing it learns why.

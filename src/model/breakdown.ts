@@ -11,6 +11,12 @@ export interface Breakdown {
   kind: string;
   /** The terminal state, or undefined while the journey is live. */
   outcome: string | undefined;
+  /**
+   * True when that terminal state is a failure state of the journey's state machine (Dask: error,
+   * erred; a machine of your own: its `terminal.failure` states); from a trace file, a task span
+   * with status ERROR. Absent otherwise.
+   */
+  failed?: true;
   children: BreakdownNode[];
   /**
    * On a worker, the get_data requests of peers it served this key's data to (`journeys.serve`),

@@ -76,6 +76,8 @@ export function explainJourney(
     seconds: Math.max(0, (ended ? journey.end : now) - journey.start),
     kind: JOURNEY_KINDS[journey.kind] ?? "compute",
     outcome: ended ? machine.names[journey.outcomeState] : undefined,
+    // As the task span's ERROR status says it (model/breakdown.ts): a failure state, not a cancelled one.
+    ...(ended && machine.failed[journey.outcomeState] === 1 ? { failed: true } : {}),
     children,
   };
 }

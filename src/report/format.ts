@@ -32,7 +32,10 @@ function formatQuantities(quantities: Readonly<Record<string, number>> | undefin
     .join(", ");
 }
 
-/** Terminal states of a journey that did not succeed: the tree's first line says so. */
+/**
+ * Dask's terminal states that are not a success, for a breakdown that does not say (`failed`
+ * absent: one made by an earlier version, or by hand). The tree's first line says so.
+ */
 const FAILED_OUTCOMES = new Set(["error", "erred", "cancelled"]);
 
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
@@ -56,7 +59,7 @@ export function formatBreakdown(breakdown: Breakdown): string {
   const ending =
     breakdown.outcome === undefined
       ? " (still running)"
-      : FAILED_OUTCOMES.has(breakdown.outcome)
+      : (breakdown.failed ?? FAILED_OUTCOMES.has(breakdown.outcome))
         ? ` (ended in ${terminalSafe(breakdown.outcome)})`
         : "";
   const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];

@@ -407,6 +407,9 @@ export function breakdownOfTask(
     seconds: seconds(task),
     kind,
     outcome,
+    // A failure state marks its task span ERROR; a cancelled one leaves it unset, so only the
+    // former is known from a trace (format.ts falls back to Dask's names for the rest).
+    ...(outcome !== undefined && task.statusCode === 2 ? { failed: true } : {}),
     children,
   };
 }

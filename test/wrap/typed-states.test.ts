@@ -12,6 +12,7 @@ import {
   type StateOf,
   type WorkerState,
 } from "../../src/index.js";
+import { startTelemetry } from "../../src/sdk.js";
 
 /** A job queue's own machine; `defineMachine` gives its states as a type. */
 const JOBS = defineMachine({
@@ -90,5 +91,27 @@ describe("transition() typed by the role", () => {
       transitions: { queued: ["runing"] },
       terminal: { success: "done", failure: "done" },
     });
+  });
+
+  it("startTelemetry's journeys are typed by its role and journeys.machine, and so is stats()", async () => {
+    const quiet = { registerGlobal: false, exporters: { traces: "none", metrics: "none" } } as const;
+    const jobs = await startTelemetry({
+      role: "scheduler",
+      instance: "queue",
+      ...quiet,
+      journeys: { machine: JOBS, sampling: { ratio: 0 } },
+    });
+    expectTypeOf<Parameters<typeof jobs.journeys.transition>[1]>().toEqualTypeOf<
+      "added" | "waiting" | "active" | "delayed" | "completed" | "failed"
+    >();
+    jobs.journeys.transition(1, "added", "waiting");
+    // @ts-expect-error a misspelt state of the machine
+    jobs.journeys.transition(1, "waiting", "actve");
+    // @ts-expect-error stats() of a misspelt state
+    expect(jobs.journeys.stats("fetch", "actve").count).toBe(0);
+    expect(jobs.journeys.dropped()).toEqual({ "unknown-state": 2 });
+    const dask = await startTelemetry({ role: "worker", instance: "w", ...quiet });
+    expectTypeOf<Parameters<typeof dask.journeys.transition>[1]>().toEqualTypeOf<WorkerState>();
+    await Promise.all([jobs.shutdown(), dask.shutdown()]);
   });
 });
