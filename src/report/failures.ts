@@ -9,7 +9,7 @@ import type { DecodedSpan } from "./otlp-json.js";
  * (see failedOutcome), with why when the spans say so — the
  * failed attempt's `task.error`, else its `exception` event, else the task span's, else a status
  * message of the user's. A key that failed on a worker and erred on the scheduler in one trace is
- * listed once, by the worker's journey, which knows why.
+ * listed once, by the worker's journey, which knows why; a key retried to success, not at all.
  */
 
 /** Terminal states of a task that failed: a worker's `error`, the scheduler's `erred`. */
@@ -28,47 +28,67 @@ export function failedOutcome(task: DecodedSpan): string | undefined {
 
 /**
  * The failed tasks, earliest end first (the first failure is most often the cause of the others;
- * at one end time, those with a reason first), at most `limit`; and how many in all.
+ * at one end time, those with a reason first), at most `limit`; and how many in all. A task is
+ * failed when its last word in the trace is a failure: the scheduler's journey of the key when
+ * the trace has one (it outlives the attempts), else the key's journey that ended last. A key
+ * whose attempt failed and was retried to success (a job queue's retry, a worker that died) is
+ * not a failed task. The failure shown is the key's failed worker journey that ended last (it
+ * knows why), else the verdict itself.
  */
 export function failedTasks(index: SpanIndex, limit: number): { failures: ReportFailure[]; total: number } {
-  const byTraceAndKey = new Map<string, { failure: ReportFailure; end: bigint }>();
+  const byTraceAndKey = new Map<string, DecodedSpan[]>();
   for (const task of index.tasks) {
-    const outcome = failedOutcome(task);
-    if (outcome === undefined) continue;
-    const key = stringAttribute(task, ATTR_TASK_KEY) ?? "";
-    const kind = journeyKind(index, task);
-    // The attempt that failed: the last state span marked with the outcome (explain()'s "executing … error: …").
-    const attempt = index
-      .visitsOf(task)
-      .filter((visit) => visit.scope === task.scope && stringAttribute(visit, ATTR_TASK_OUTCOME) === "error")
-      .at(-1);
-    const failure: ReportFailure = {
-      key,
-      prefix: task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : "",
-      instance: journeyInstance(task),
-      kind,
-      outcome,
-      seconds: Number(task.endNanos - task.startNanos) / 1e9,
-    };
-    if (attempt !== undefined) failure.state = attempt.name;
-    const error =
-      (attempt === undefined ? undefined : failureReason(attempt)) ??
-      failureReason(task) ??
-      statusReason(task, outcome) ??
-      (attempt === undefined ? undefined : statusReason(attempt, outcome));
-    if (error !== undefined) failure.error = error;
-    const id = `${task.traceId}\u0000${key}`;
-    const seen = byTraceAndKey.get(id);
-    // The worker's journey (it knows why) over the scheduler's; else the first.
-    if (seen === undefined || (seen.failure.kind === "scheduler" && kind !== "scheduler"))
-      byTraceAndKey.set(id, { failure, end: task.endNanos });
+    if (task.attributes[ATTR_UNFINISHED] === true || stringAttribute(task, ATTR_TASK_OUTCOME) === undefined) continue;
+    const id = `${task.traceId}\u0000${stringAttribute(task, ATTR_TASK_KEY) ?? ""}`;
+    const journeys = byTraceAndKey.get(id);
+    if (journeys === undefined) byTraceAndKey.set(id, [task]);
+    else journeys.push(task);
+  }
+  const all: Array<{ failure: ReportFailure; end: bigint }> = [];
+  for (const journeys of byTraceAndKey.values()) {
+    const kinds = journeys.map((task) => journeyKind(index, task));
+    const scheduler = journeys.filter((_, at) => kinds[at] === "scheduler");
+    const verdict = latest(scheduler.length > 0 ? scheduler : journeys);
+    if (failedOutcome(verdict) === undefined) continue;
+    const failedWorkers = journeys.filter((task, at) => kinds[at] !== "scheduler" && failedOutcome(task) !== undefined);
+    const shown = failedWorkers.length > 0 ? latest(failedWorkers) : verdict;
+    all.push({ failure: describeFailure(index, shown), end: shown.endNanos });
   }
   // At one time (a scheduler erring a task's dependents as it errs the task), those that say why first.
   const known = (entry: { failure: ReportFailure }) => (entry.failure.error === undefined ? 1 : 0);
-  const all = [...byTraceAndKey.values()].sort((a, b) =>
-    a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b),
-  );
+  all.sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b)));
   return { failures: all.slice(0, Math.max(0, limit)).map((entry) => entry.failure), total: all.length };
+}
+
+/** The journey of `journeys` that ended last. */
+function latest(journeys: readonly DecodedSpan[]): DecodedSpan {
+  return journeys.reduce((last, task) => (task.endNanos >= last.endNanos ? task : last));
+}
+
+/** A failed journey as the table lists it, with why when the spans say so. */
+function describeFailure(index: SpanIndex, task: DecodedSpan): ReportFailure {
+  const outcome = failedOutcome(task)!;
+  // The attempt that failed: the last state span marked with the outcome (explain()'s "executing … error: …").
+  const attempt = index
+    .visitsOf(task)
+    .filter((visit) => visit.scope === task.scope && stringAttribute(visit, ATTR_TASK_OUTCOME) === "error")
+    .at(-1);
+  const failure: ReportFailure = {
+    key: stringAttribute(task, ATTR_TASK_KEY) ?? "",
+    prefix: task.name.startsWith(SPAN_TASK_PREFIX) ? task.name.slice(SPAN_TASK_PREFIX.length) : "",
+    instance: journeyInstance(task),
+    kind: journeyKind(index, task),
+    outcome,
+    seconds: Number(task.endNanos - task.startNanos) / 1e9,
+  };
+  if (attempt !== undefined) failure.state = attempt.name;
+  const error =
+    (attempt === undefined ? undefined : failureReason(attempt)) ??
+    failureReason(task) ??
+    statusReason(task, outcome) ??
+    (attempt === undefined ? undefined : statusReason(attempt, outcome));
+  if (error !== undefined) failure.error = error;
+  return failure;
 }
 
 /**

@@ -200,7 +200,7 @@ interface Aggregates {
   gather: Record<string, number>;
   wait: Record<string, Record<string, number>>;
   dropped: Record<string, number>;
-  /** Transitions into a failed terminal state (error, erred), by state. */
+  /** Transitions into a failed terminal state, by role and state: "worker:error", "scheduler:erred", "worker:dead". */
   failed: Record<string, number>;
 }
 
@@ -245,7 +245,8 @@ function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<s
         if (role === "worker") add((aggregates.wait[prefix] ??= nullRecord()), activity, point.value);
         break;
       case METRIC_TRANSITIONS:
-        if (failedStates.has(state)) add(aggregates.failed, state, point.value);
+        // By role: a machine of your own may fail jobs under one name on both sides (attempts on workers, tasks on the scheduler).
+        if (failedStates.has(state)) add(aggregates.failed, `${role}:${state}`, point.value);
         break;
       case METRIC_DROPPED:
         add(aggregates.dropped, text(point.attributes[ATTR_DROPPED_REASON]), point.value);
@@ -381,7 +382,15 @@ export function reportDataFromTelemetry(
     (role) => measured[role] === undefined && aggregates[role].size > 0,
   );
   // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
-  const failureCounts = hasMetrics ? aggregates.failed : countBy(failedStates(index!));
+  const failureCounts = hasMetrics
+    ? aggregates.failed
+    : countBy(
+        index!.tasks
+          .filter((task) => failedOutcome(task) !== undefined)
+          .map(
+            (task) => `${journeyKind(index!, task) === "scheduler" ? "scheduler" : "worker"}:${failedOutcome(task)}`,
+          ),
+      );
   return {
     title: options.title ?? "taskjourney report",
     generatedAt: options.generatedAt ?? new Date().toISOString(),

@@ -255,22 +255,27 @@ function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states
   return `<table class="prefixes"><thead>${head}</thead><tbody>${lines.join("")}${total}</tbody></table>`;
 }
 
-/** How many a terminal state's count is, in words: "3 ended in error on workers". */
-function failureCount(state: string, count: number): string {
+/**
+ * How many a failure count is, in words: "3 ended in error on workers", "1 ended in dead on the
+ * scheduler". Its key is "<role>:<state>", or a state alone (Dask's error and erred say their role).
+ */
+function failureCount(key: string, count: number): string {
+  const colon = key.indexOf(":");
+  const role = colon === -1 ? undefined : key.slice(0, colon);
+  const state = colon === -1 ? key : key.slice(colon + 1);
   const where =
-    state === "error"
-      ? "ended in error on workers"
-      : state === "erred"
-        ? "erred on the scheduler"
-        : `ended in ${state}`;
+    state === "erred" && role !== "worker"
+      ? "erred on the scheduler"
+      : `ended in ${state}${role === "scheduler" ? " on the scheduler" : role === "worker" || state === "error" ? " on workers" : ""}`;
   return `${count} ${where}`;
 }
 
 /** The failed tasks and why, first on the page; nothing when no task failed. */
 function failuresSection(data: ReportData): string {
   const failures = data.failures ?? [];
-  // The workers' errors first, then the scheduler's erred: the order the failures happen in.
-  const order = (state: string) => ["error", "erred"].indexOf(state) >>> 0;
+  // The workers' errors first, then the scheduler's: the order the failures happen in.
+  const order = (key: string) =>
+    key.startsWith("scheduler:") || key === "erred" ? 1 : key.startsWith("worker:") || key === "error" ? 0 : 2;
   const counts = Object.entries(data.failureCounts ?? {})
     .filter(([, count]) => finite(count) > 0)
     .sort(([a], [b]) => order(a) - order(b) || a.localeCompare(b));

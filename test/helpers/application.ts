@@ -4,7 +4,7 @@
  * metrics and one traces file per process), as a user's application would export them.
  */
 import { startTelemetry, type Telemetry } from "../../src/sdk.js";
-import { instrument, type Breakdown } from "../../src/index.js";
+import { defineMachine, instrument, type Breakdown } from "../../src/index.js";
 import { FakeClock } from "./clock.js";
 
 async function process_(
@@ -117,4 +117,77 @@ export async function runFailingApplication(directory: string): Promise<void> {
   s.transition("load-1", "processing", "erred");
   s.transition("sum-1", "waiting", "erred");
   await Promise.all([w1.shutdown(), scheduler.shutdown()]);
+}
+
+/** A job queue's machine, the same on both sides: a failed attempt is `dead`, and the scheduler retries it after a backoff. */
+const QUEUE = defineMachine({
+  states: ["new", "queued", "running", "backoff", "done", "dead"],
+  transitions: { new: ["queued"], queued: ["running"], running: ["done", "dead", "backoff"], backoff: ["queued"] },
+  terminal: { success: "done", failure: "dead" },
+  initial: "new",
+  executing: "running",
+});
+
+/**
+ * A job queue (not Dask) whose scheduler retries: job 2 fails its first attempt on the worker and
+ * succeeds on the second; job 6 fails both and is dead for good. The worker's journey of each
+ * attempt nests under the scheduler's (the carrier out), and its end tells the scheduler (the
+ * carrier back). Every journey is sampled.
+ */
+export async function runRetryingQueue(directory: string): Promise<void> {
+  const clockW = new FakeClock(10);
+  const clockS = new FakeClock(10);
+  const start = (role: "worker" | "scheduler", instance: string, clock: FakeClock) =>
+    startTelemetry({
+      role,
+      instance,
+      fileDirectory: directory,
+      registerGlobal: false,
+      exporters: { traces: "otlp", metrics: "otlp" },
+      journeys: { clock: clock.now, machine: QUEUE, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
+    });
+  const worker = await start("worker", "queue-worker", clockW);
+  const scheduler = await start("scheduler", "queue", clockS);
+  const s = scheduler.journeys;
+  const w = worker.journeys;
+  const attempt = (job: string, fails: boolean, number: number): boolean => {
+    const out: Record<string, string> = {};
+    s.inject(job, out);
+    w.parent(job, out);
+    w.transition(job, "new", "queued");
+    const ledger = w.execute(job);
+    clockW.advance(0.5);
+    if (fails) ledger.end("error", new Error(`upstream said 503 (attempt ${number})`));
+    else ledger.end("memory");
+    const back: Record<string, string> = {};
+    w.inject(job, back);
+    s.returned(job, back);
+    return !fails;
+  };
+  for (const [job, failures] of [
+    ["2", 1],
+    ["6", 2],
+  ] as const) {
+    s.describe(job, { prefix: "fetch" });
+    w.describe(job, { prefix: "fetch" });
+    s.transition(job, "new", "queued");
+    s.transition(job, "queued", "running");
+    for (let number = 1; ; number++) {
+      const ok = attempt(job, number <= failures, number);
+      clockS.advance(1);
+      if (ok) {
+        s.transition(job, "running", "done");
+        break;
+      }
+      if (number === 2) {
+        s.transition(job, "running", "dead");
+        break;
+      }
+      s.transition(job, "running", "backoff");
+      clockS.advance(0.1);
+      s.transition(job, "backoff", "queued");
+      s.transition(job, "queued", "running");
+    }
+  }
+  await Promise.all([worker.shutdown(), scheduler.shutdown()]);
 }

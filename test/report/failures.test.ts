@@ -16,7 +16,7 @@ import { breakdownFromSpans, SpanIndex } from "../../src/report/from-trace.js";
 import { renderHtmlReport, reportDataFrom } from "../../src/report/html.js";
 import { readTelemetryFiles } from "../../src/report/inputs.js";
 import type { DecodedSpan } from "../../src/report/otlp-json.js";
-import { runFailingApplication } from "../helpers/application.js";
+import { runFailingApplication, runRetryingQueue } from "../helpers/application.js";
 
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-failures-"));
 afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
@@ -41,7 +41,7 @@ describe("failed tasks in the report", () => {
     // load-1 failed on the worker and erred on the scheduler, in one trace: listed once, by the
     // worker's journey, which knows why. sum-1 erred on the scheduler only: no reason is known.
     expect(data.failures).toEqual([LOAD_1, SUM_1]);
-    expect({ ...data.failureCounts }).toEqual({ error: 1, erred: 2 });
+    expect({ ...data.failureCounts }).toEqual({ "worker:error": 1, "scheduler:erred": 2 });
     // The failed execution's time is the `failed` lump, not useful work.
     expect(data.execute).toEqual({ failed: 1.5 });
   });
@@ -53,7 +53,7 @@ describe("failed tasks in the report", () => {
       .map((name) => path.join(directory, name));
     const data = reportDataFromTelemetry(readTelemetryFiles(traces));
     expect(data.failures).toEqual([LOAD_1, SUM_1]);
-    expect({ ...data.failureCounts }).toEqual({ error: 1, erred: 2 });
+    expect({ ...data.failureCounts }).toEqual({ "worker:error": 1, "scheduler:erred": 2 });
   });
 
   it("why, from the exception event or the status message when the trace has no task.error", () => {
@@ -126,7 +126,7 @@ describe("failed tasks in the report", () => {
     const data = reportDataFromTelemetry(readTelemetryFiles([directory]));
     const read = reportDataFrom(JSON.parse(JSON.stringify(data)));
     expect(read.failures).toEqual(data.failures);
-    expect(read.failureCounts).toEqual({ error: 1, erred: 2 });
+    expect(read.failureCounts).toEqual({ "worker:error": 1, "scheduler:erred": 2 });
     // A failed attempt in a tree keeps its outcome and reason through JSON.
     expect(read.slowest![0].children.at(-1)).toEqual({
       name: "executing",
@@ -167,5 +167,23 @@ describe("failed tasks in the report", () => {
     expect(() => reportDataFrom({ prefixes: [], failures: [{ key: 1 }] })).toThrow(
       /failures\[0\] must be a failure with a string key/,
     );
+  });
+});
+
+describe("failed tasks of a job queue that retries", () => {
+  const queue = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-retries-"));
+  afterAll(() => fs.rmSync(queue, { recursive: true, force: true }));
+  beforeAll(() => runRetryingQueue(queue), 60_000);
+
+  it("lists only the job whose last word is a failure; a failed attempt retried to success is no failed task", () => {
+    const data = reportDataFromTelemetry(readTelemetryFiles([queue]));
+    // Job 2 failed on its first attempt and was retried to success; job 6 failed twice and for good.
+    expect(data.failures?.map((failure) => [failure.key, failure.kind, failure.outcome, failure.error])).toEqual([
+      ["6", "compute", "dead", "Error: upstream said 503 (attempt 2)"],
+    ]);
+    // Counted by role: the worker's failed attempts apart from the scheduler's failed job.
+    expect({ ...data.failureCounts }).toEqual({ "worker:dead": 3, "scheduler:dead": 1 });
+    const page = renderHtmlReport(data, { inlineEcharts: false });
+    expect(page).toContain("3 ended in dead on workers, 1 ended in dead on the scheduler.");
   });
 });
