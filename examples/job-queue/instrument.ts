@@ -7,9 +7,6 @@
 import { defineMachine, instrument, type TaskJourneys, type TraceCarrier } from "taskjourney";
 import type { JobQueue, QueueWorker } from "./queue.js";
 
-/** The job queue's states, as JOB_MACHINE declares them. */
-export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
-
 /** Epoch seconds of an epoch-milliseconds time the queue stored. */
 const seconds = (ms: number): number => ms / 1000;
 
@@ -36,6 +33,9 @@ export const JOB_MACHINE = defineMachine({
   executing: "active",
   forgotten: ["completed", "failed"],
 });
+
+/** Its states as a type, for code that takes the journeys: `TaskJourneys<"scheduler", JobJourneyState>`. */
+export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
 // [/machine]
 
 // [queue]
