@@ -270,6 +270,19 @@ function failureCount(key: string, count: number): string {
   return `${count} ${where}`;
 }
 
+/**
+ * Under the waiting chart when it is empty: why (the workers' waits for fetched dependencies are
+ * what it shows; a scheduler's own waiting, all of a job queue's, is in the scheduler's table).
+ */
+function waitNote(data: ReportData): string {
+  const recorded = Object.values(data.wait).some((activities) =>
+    Object.values(activities).some((seconds) => finite(seconds) > 0),
+  );
+  if (recorded) return "";
+  const scheduler = data.schedulerPrefixes !== undefined && data.schedulerPrefixes.length > 0;
+  return `<p class="empty">(nothing recorded: no worker waited for dependencies${scheduler ? "; the scheduler's own waiting is in its table above" : ""})</p>`;
+}
+
 /** The failed tasks and why, first on the page; nothing when no task failed. */
 function failuresSection(data: ReportData): string {
   const failures = data.failures ?? [];
@@ -416,6 +429,7 @@ ${activityTable(data.gather)}
 <section id="wait">
 <h2>Waiting: what dependents waited for, by dependent prefix</h2>
 <div class="chart" id="chart-wait"></div>
+${waitNote(data)}
 </section>
 <section id="slowest">
 <h2>Slowest task${data.slowest !== undefined && data.slowest.length > 0 ? `: ${escapeHtml(data.slowest[0].key)}` : ""}</h2>

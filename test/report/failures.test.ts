@@ -185,5 +185,9 @@ describe("failed tasks of a job queue that retries", () => {
     expect({ ...data.failureCounts }).toEqual({ "worker:dead": 3, "scheduler:dead": 1 });
     const page = renderHtmlReport(data, { inlineEcharts: false });
     expect(page).toContain("3 ended in dead on workers, 1 ended in dead on the scheduler.");
+    // No worker waited for dependencies here: the empty chart says so rather than nothing.
+    expect(page).toContain(
+      "(nothing recorded: no worker waited for dependencies; the scheduler's own waiting is in its table above)",
+    );
   });
 });
