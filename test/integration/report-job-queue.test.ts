@@ -122,9 +122,7 @@ describe("the report of a job queue with its own state machine", () => {
         failure.state,
         failure.error,
       ]);
-      expect(failures.sort()).toEqual([
-        ["broken", "compute", "failed", "active", "Error: always"],
-      ]);
+      expect(failures.sort()).toEqual([["broken", "compute", "failed", "active", "Error: always"]]);
     });
   }
 
