@@ -10,12 +10,15 @@
  *   fan-in         a task leaving `waiting` after 16,000 dependencies fetched one by one
  *   shared         2,000 dependents each waiting for the same 2,000 fetched dependencies (all calls)
  *   retried        a dependency answered "busy" 32,000 times, then fetched: its dependent leaves `waiting`
+ *   retried, kept  the same with every journey a span tree (ratio 1, a real SDK, an exporter that
+ *                  counts), and the dependency's explain() among the calls timed
  *   explain        explain() of an execution metering 16,000 activities (a quarter nested, some digests)
  *
  * Run: node --expose-gc --import tsx bench/scale.bench.ts   (TASKJOURNEY_BENCH_SCALE=0.25 for smaller sizes)
  */
 import { formatNs, printSuite, report, type CaseResult, type SuiteResult } from "./harness.js";
 import { library, source } from "./lib.js";
+import { SimpleSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
 
 const { TaskJourneys } = library;
 type Journeys = InstanceType<typeof TaskJourneys>;
@@ -48,8 +51,12 @@ class Timer {
   }
 }
 
-function journeys(clock: { now: number }): Journeys {
-  return new TaskJourneys({ role: "worker", clock: () => clock.now, sampling: { ratio: 0 } });
+function journeys(clock: { now: number }, kept = false): Journeys {
+  if (!kept) return new TaskJourneys({ role: "worker", clock: () => clock.now, sampling: { ratio: 0 } });
+  // Every journey kept as a span tree, into a real SDK whose exporter drops them.
+  const exporter: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  return new TaskJourneys({ role: "worker", clock: () => clock.now, sampling: { ratio: 1 }, tracerProvider });
 }
 
 /** One dependency fetched alone: fetch → flight (a gather of 1 s of network) → memory. */
@@ -131,9 +138,9 @@ function shared(n: number): Scenario {
   };
 }
 
-function retried(n: number): Scenario {
+function retried(n: number, kept = false): Scenario {
   const clock = { now: 0 };
-  const j = journeys(clock);
+  const j = journeys(clock, kept);
   const t = new Timer();
   t.timed("dependencies()", () => j.dependencies("sum-0", ["dep-0"]));
   t.timed("transition released → waiting", () => j.transition("sum-0", "released", "waiting"));
@@ -152,6 +159,19 @@ function retried(n: number): Scenario {
   const [measured, cpu] = [t.total - before, t.cpu - cpuBefore];
   const waiting = j.explain("sum-0")!.children[0];
   const busy = waiting.children.find((node) => node.name === "busy")?.seconds ?? 0;
+  if (kept) {
+    // Its explain() too: a visit's attempt was found by scanning every transfer (1.1 s at 16,000).
+    const flights = t.timed("explain() of the dependency", () => j.explain("dep-0")!.children.length);
+    t.timed("the dependent's end", () => j.execute("sum-0").end("memory"));
+    return {
+      name: `retried, kept: the same with every journey a span tree, its dependent leaving waiting`,
+      measured,
+      cpu,
+      target: 50 * MS,
+      timer: t,
+      check: `its waiting: ${busy} s busy of ${waiting.seconds} s; the dependency's explain(): ${flights} visits`,
+    };
+  }
   return {
     name: `retried: a dependency answered busy ${n.toLocaleString("en-US")} times, its dependent leaving waiting`,
     measured,
@@ -202,8 +222,9 @@ function explainMany(n: number): Scenario {
   };
 }
 
-const runs: Array<(n: number) => Scenario> = [fanIn, shared, retried, explainMany];
-const sizes = [16_000, 2_000, 32_000, 16_000];
+const retriedKept = (n: number): Scenario => retried(n, true);
+const runs: Array<(n: number) => Scenario> = [fanIn, shared, retried, retriedKept, explainMany];
+const sizes = [16_000, 2_000, 32_000, 32_000, 16_000];
 /** Measured runs of each scenario at full size: one run is at the mercy of where a GC lands. */
 const REPEATS = Math.max(1, Number(process.env.TASKJOURNEY_BENCH_SCALE_RUNS ?? 5));
 const measuredRuns = runs.map((run, index) => {

@@ -70,6 +70,11 @@ describe("dependencies at scale", () => {
     ledger.end("ok");
     journeys.transition("sum-0", "waiting", "ready");
     expect(waitingOf(journeys, "sum-0")).toEqual({ busy: 8000, "queued (remote-saturated)": 8000, network: 1 });
+    // The dependency's own explain(): every flight its own attempt, busy, and the last one ok.
+    const flights = journeys.explain("dep-0")!.children.filter((node) => node.name === "flight");
+    expect(flights).toHaveLength(8001);
+    expect(flights.filter((node) => node.outcome === "busy")).toHaveLength(8000);
+    expect(flights.at(-1)!.outcome).toBeUndefined();
   });
 
   it("ended dependents leave the lists of dependencies: none is left once every journey ended", () => {

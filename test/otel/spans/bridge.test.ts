@@ -337,4 +337,43 @@ describe("span trees of scheduler journeys", () => {
       "task.outcome": "erred",
     });
   });
+  it("a dependency answered busy twice, then fetched in a gather listing it twice: each flight linked to its own transfer, once", () => {
+    const h = harness();
+    const { journeys, clock, exporter } = h;
+    journeys.transition("sum-1", "released", "waiting");
+    journeys.dependencies("sum-1", ["a-1"]);
+    journeys.transition("a-1", "released", "fetch");
+    for (const peer of ["tcp://peer:1", "tcp://peer:2"]) {
+      clock.set(peer.endsWith("1") ? 101 : 103);
+      const busy = journeys.gather(peer, ["a-1"]);
+      clock.advance(1);
+      busy.end("busy");
+    }
+    clock.set(105);
+    const ledger = journeys.gather("tcp://peer:3", ["a-1", "a-1"], 10);
+    ledger.meter("network", () => clock.advance(1));
+    ledger.end("ok");
+    journeys.transition("sum-1", "waiting", "ready");
+    computeTail(h, "sum-1", 107, 1);
+
+    expect(render(exporter.getFinishedSpans())).toEqual([
+      "task a [a-1@worker] 100-106",
+      "  fetch 100-101",
+      "  flight 101-102 → gather_dep [tcp://peer:1 busy]",
+      "  fetch 102-103",
+      "  flight 103-104 → gather_dep [tcp://peer:2 busy]",
+      "  fetch 104-105",
+      "  flight 105-106 → gather_dep [tcp://peer:3 ok]",
+      "task sum [sum-1@worker] 100-108",
+      "  waiting 100-106 → gather_dep [tcp://peer:1 busy], gather_dep [tcp://peer:2 busy], gather_dep [tcp://peer:3 ok]",
+      "    gather_dep [tcp://peer:1 busy] CLIENT 101-102",
+      "    gather_dep [tcp://peer:2 busy] CLIENT 103-104",
+      "    gather_dep [tcp://peer:3 ok] CLIENT 105-106",
+      "      network 105-106",
+      "  ready 106-107",
+      "  executing 107-108",
+    ]);
+    const flights = journeys.explain("a-1")!.children.filter((child) => child.name === "flight");
+    expect(flights.map((flight) => flight.outcome)).toEqual(["busy", "busy", undefined]);
+  });
 });
