@@ -23,7 +23,7 @@ export interface TaskJourneysOptions {
   instance?: string;
   /** Current time in seconds; injectable so tests are exact. */
   clock?: () => number;
-  /** Seconds since the Unix epoch at which `clock()` read 0; spans are stamped with it. */
+  /** Seconds since the Unix epoch at which `clock()` read 0; spans are stamped with it. Default: `performance.timeOrigin` with the default clock, else from `Date.now()` at construction. */
   timeOrigin?: number;
   /** Where span trees go; default: the global tracer provider. */
   tracerProvider?: TracerProvider;
