@@ -7,6 +7,7 @@ import {
   ACTIVITY_PARENT,
   ACTIVITY_START,
   ACTIVITY_VISIT,
+  firstRecordOf,
 } from "../../recorder/journey.js";
 import { ATTR_DIGEST, SPAN_RUN } from "../semconv.js";
 import { ParentContext, type OpenSpan } from "./context.js";
@@ -124,8 +125,13 @@ export class ActivitySpans {
     let runCpu = -1;
     let runNoncpu = -1;
     let runEnd = Number.NEGATIVE_INFINITY;
-    for (let record = 0, slot = 0; record < records.length; record += ACTIVITY_FIELDS, slot++) {
-      if (records[record + ACTIVITY_VISIT] !== visit) continue;
+    const first = firstRecordOf(records, visit);
+    for (
+      let record = first, slot = first / ACTIVITY_FIELDS;
+      record < records.length;
+      record += ACTIVITY_FIELDS, slot++
+    ) {
+      if (records[record + ACTIVITY_VISIT] !== visit) break;
       // Cleared before anything can skip it: a nested record reads its parent's slot, which comes
       // earlier and so was written in this call, never left over from another (one a span
       // processor's exception cut short).
@@ -169,7 +175,7 @@ export class ActivitySpans {
         slots.children[parentSlot]++;
         parent = slots.parent(parentSlot);
       }
-      const attributes = digests !== undefined && digests.includes(record) ? DIGEST_ATTRIBUTES : undefined;
+      const attributes = digests !== undefined && sortedIncludes(digests, record) ? DIGEST_ATTRIBUTES : undefined;
       slots.open(
         slot,
         writer.startSpan(name, parent, writer.hr(start), SpanKind.INTERNAL, attributes, undefined),
@@ -191,8 +197,7 @@ export class ActivitySpans {
       );
     }
     // Children end before their parents, which come earlier: reversed record order.
-    for (let slot = lastSlot; slot >= 0; slot--) {
-      if (records[slot * ACTIVITY_FIELDS + ACTIVITY_VISIT] !== visit) continue;
+    for (let slot = lastSlot; slot >= first / ACTIVITY_FIELDS; slot--) {
       const span = slots.spans[slot];
       if (span === undefined) continue;
       slots.release(slot);
@@ -208,6 +213,18 @@ export class ActivitySpans {
       );
     }
   }
+}
+
+/** Whether ascending `values` (a journey's digest records, appended in record order) hold `value`. */
+function sortedIncludes(values: readonly number[], value: number): boolean {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (values[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low < values.length && values[low] === value;
 }
 
 function clamp(value: number, low: number, high: number): number {
