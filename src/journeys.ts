@@ -333,11 +333,13 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * states are typed by the machine (the `machine` option's states, else the role's:
    * `new TaskJourneys({ role: "scheduler" })` takes scheduler states), so a misspelt state does
    * not compile; names from elsewhere are still checked at run time (`unknown-state`,
-   * `wrong-role-state`).
+   * `wrong-role-state`). `error`, when `to` is one of the machine's failure states, says why
+   * (an Error or a message): the task span's status, the failed visit's `task.error`, explain()
+   * and the report carry it, as they carry an execution's error.
    */
-  transition(key: Key, from: S, to: S, at?: number): void {
+  transition(key: Key, from: S, to: S, at?: number, error?: unknown): void {
     if (this.#closed) return;
-    this.#recorder.transition(key, from, to, at);
+    this.#recorder.transition(key, from, to, at, error);
   }
 
   /**

@@ -144,6 +144,43 @@ describe("a job queue's own machine, end to end", () => {
     expect(stateMetrics(journeys).time).toEqual({ "a/prioritized": 1, "a/active": 1, "b/waiting-children": 3 });
   });
 
+  it("a move into the failure state can say why: the failed visit, the task span, explain() and the tree carry it", async () => {
+    const { exporter, journeys } = setup();
+    journeys.transition("a-1", "added", "waiting", 100);
+    journeys.transition("a-1", "waiting", "active", 101);
+    journeys.transition("a-1", "active", "failed", 103, "timeout after 2 s");
+    journeys.transition("a-2", "added", "waiting", 100);
+    journeys.transition("a-2", "waiting", "active", 101);
+    journeys.transition("a-2", "active", "failed", 104, new RangeError("no such shard"));
+    // Why is only for a failure state: a reason given with a success is ignored.
+    journeys.transition("a-3", "added", "active", 100);
+    journeys.transition("a-3", "active", "completed", 101, "not a failure");
+
+    const explained = journeys.explain("a-1")!;
+    expect(explained.children.map((node) => [node.name, node.seconds, node.outcome, node.error])).toEqual([
+      ["waiting", 1, undefined, undefined],
+      ["active", 2, "error", "Error: timeout after 2 s"],
+    ]);
+    expect(formatBreakdown(journeys.explain("a-2")!)).toContain("RangeError: no such shard");
+    expect(journeys.explain("a-3")!.children.map((node) => node.error)).toEqual([undefined]);
+    await journeys.shutdown();
+
+    const spans = exporter.getFinishedSpans();
+    const task = (key: string) => spans.find((span) => span.name === "task a" && span.attributes["task.key"] === key)!;
+    expect([task("a-1").status, task("a-2").status]).toEqual([
+      { code: SpanStatusCode.ERROR, message: "timeout after 2 s" },
+      { code: SpanStatusCode.ERROR, message: "no such shard" },
+    ]);
+    const active = spans.find(
+      (span) => span.name === "active" && span.parentSpanContext?.spanId === task("a-2").spanContext().spanId,
+    )!;
+    expect(active.attributes).toMatchObject({ "task.outcome": "error", "task.error": "RangeError: no such shard" });
+    expect(active.status.code).toBe(SpanStatusCode.ERROR);
+    expect(active.events.map((event) => event.name)).toEqual(["exception"]);
+    expect(task("a-3").status.code).toBe(SpanStatusCode.UNSET);
+    expect(journeys.dropped()).toEqual({});
+  });
+
   it("the execute ledger moves to the executing state and ends in success, failure or the cancelled state", () => {
     const { clock, journeys } = setup("worker");
     const ledger = journeys.execute("a-1");

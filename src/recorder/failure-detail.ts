@@ -19,6 +19,8 @@ export interface FailureDetail {
  * described by its type and, when it is a primitive, its text.
  */
 export function failureDetail(error: unknown): FailureDetail {
+  // A reason given as text (a job queue's failedReason) reads as an Error's message.
+  if (typeof error === "string") return { type: "Error", message: cap(error, MAX_FAILURE_MESSAGE), stack: "" };
   if (error === null || (typeof error !== "object" && typeof error !== "function")) {
     const text = typeof error === "symbol" ? "a symbol" : String(error);
     return { type: error === null ? "null" : typeof error, message: cap(text, MAX_FAILURE_MESSAGE), stack: "" };

@@ -26,6 +26,7 @@ import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
 import { show } from "./show.js";
+import { failureDetail } from "./failure-detail.js";
 import type { StallRing } from "../model/stalls.js";
 import { Serve, ServeLedger, ServeTotals } from "./serve-ledger.js";
 
@@ -340,7 +341,7 @@ export class Recorder implements LedgerHost {
 
   // ---- transitions --------------------------------------------------------------------------
 
-  transition(key: Key, from: string, to: string, at?: number): void {
+  transition(key: Key, from: string, to: string, at?: number, error?: unknown): void {
     // A time passed in is checked first; the clock is read only once the call records something
     // (a key ending without a journey here, the most common call after a journey, records nothing).
     const given = at === undefined ? Number.NaN : this.now(at);
@@ -363,6 +364,7 @@ export class Recorder implements LedgerHost {
       this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
+    if (error !== undefined && this.machine.failed[toId] === 1) failedWith(journey, error);
     this.move(journey, fromId, toId, given !== given ? this.clock() : given);
   }
 
@@ -973,4 +975,16 @@ function safeKeySplit(key: Key, id: string | number): string {
   } catch {
     return keySplitUncached(typeof id === "string" ? id : String(id));
   }
+}
+
+/**
+ * Why a journey moved into one of its machine's failure states, as the scheduler knows it (a
+ * job's failedReason): the visit it leaves is the attempt that failed, as an execution's error
+ * marks its own visit. An execution's own failure, recorded first, is kept.
+ */
+function failedWith(journey: Journey, error: unknown): void {
+  if (journey.failure !== undefined) return;
+  journey.failureVisit = journey.visitIndex;
+  journey.failureOutcome = "error";
+  journey.failure = failureDetail(error);
 }

@@ -46,6 +46,8 @@ export type TransitionSpec<T> = {
     prefix?: Extractor<T, K, string | undefined>;
     /** When the transition happened, in the journeys' clock (see `clock` / `timeOrigin`); default now. */
     at?: Extractor<T, K, number | undefined>;
+    /** Why, when the key enters a failure state (the job's error or failedReason); see `transition()`. */
+    error?: Extractor<T, K, unknown>;
   };
 }[MethodName<T>];
 
@@ -267,10 +269,12 @@ function transitionWrapper(
     dependencies?: Extract;
     prefix?: Extract;
     at?: Extract;
+    error?: Extract;
   },
 ): AnyFunction {
   const journeys = site.journeys;
-  const { key, from, to, dependencies, prefix, at } = spec;
+  const { key, from, to, dependencies, prefix, at, error } = spec;
+  const errorSite = `${site.name}: the error extractor`;
   const prefixSite = `${site.name}: the prefix extractor`;
   const atSite = `${site.name}: the at extractor`;
   const keySite = `${site.name}: the key extractor`;
@@ -292,11 +296,15 @@ function transitionWrapper(
     if (p === FAILED) return undefined;
     const a = extractTime(journeys, at, self, args, atSite);
     if (a === FAILED) return undefined;
+    const e = error === undefined ? undefined : extract(journeys, error, self, args, errorSite);
+    if (e === FAILED) return undefined;
     try {
       // No closure for the usual call, with no prefix to hint.
-      if (p === undefined) journeys.transition(k as Key, f as string, t as string, a as number | undefined);
+      if (p === undefined) journeys.transition(k as Key, f as string, t as string, a as number | undefined, e);
       else
-        withPrefix(journeys, p, () => journeys.transition(k as Key, f as string, t as string, a as number | undefined));
+        withPrefix(journeys, p, () =>
+          journeys.transition(k as Key, f as string, t as string, a as number | undefined, e),
+        );
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {
       return internalFailure(journeys, site.name, error);
@@ -543,7 +551,7 @@ const KINDS: readonly Kind[] = ["transition", "dependencies", "execute", "gather
 
 /** Each kind's extractors: required ones, optional ones, and ones that may also be a fixed string. */
 const FIELDS: Record<Kind, { required: string[]; optional: string[]; orString: string[] }> = {
-  transition: { required: ["key"], optional: ["dependencies", "prefix", "at"], orString: ["from", "to"] },
+  transition: { required: ["key"], optional: ["dependencies", "prefix", "at", "error"], orString: ["from", "to"] },
   dependencies: { required: ["key", "dependencies"], optional: [], orString: [] },
   execute: { required: ["key"], optional: ["prefix", "at", "outcome"], orString: [] },
   gather: { required: ["peer", "keys"], optional: ["nbytes", "at", "outcome"], orString: [] },

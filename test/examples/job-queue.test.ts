@@ -2,6 +2,7 @@
  * The job queue of docs/instrumenting.md, instrumented by examples/job-queue/instrument.ts (the
  * code the guide quotes) and run for real: two workers, parent/child jobs, retries with backoff.
  */
+import { SpanStatusCode } from "@opentelemetry/api";
 import { describe, expect, it } from "vitest";
 import {
   TracerProvider as BasicTracerProvider,
@@ -113,6 +114,14 @@ describe("a job queue instrumented from the guide", () => {
         expect(states).toEqual(
           span.name === "task broken" ? ["waiting", "active"] : ["waiting", "active", "delayed", "waiting", "active"],
         );
+        // The queue's side says why the job failed for good (the reason it was given), the worker's why
+        // its attempt did.
+        if (span.name === "task broken")
+          expect(parent.status).toEqual({ code: SpanStatusCode.ERROR, message: "always" });
+        expect(span.status).toEqual({
+          code: SpanStatusCode.ERROR,
+          message: span.name === "task broken" ? "always" : "transient",
+        });
       }
       if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
       if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);

@@ -88,4 +88,41 @@ describe("instrument() prefix and at extractors", () => {
     expect(journeys.dropped()).toEqual({ "wrap-extractor-error": 2 });
     expect(journeys.stats("7", "executing").count).toBe(0);
   });
+  it("an error extractor says why a job failed (Dask's scheduler: processing → erred); a throwing one is counted and skips the call", () => {
+    const clock = new FakeClock(100);
+    const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, sampling: { ratio: 0 } });
+    const queue = {
+      start(id: string): void {
+        void id;
+      },
+      failed(id: string, reason: string): void {
+        void [id, reason];
+      },
+    };
+    instrument(queue, journeys, {
+      transition: [
+        { method: "start", key: (id) => id, from: "released", to: "processing" },
+        {
+          method: "failed",
+          key: (id) => id,
+          from: "processing",
+          to: "erred",
+          error: (id, reason) => {
+            if (id === "x-9") throw new Error("extractor bug");
+            return reason;
+          },
+        },
+      ],
+    });
+    queue.start("x-1");
+    clock.advance(2);
+    queue.failed("x-1", "worker died");
+    const processing = journeys.explain("x-1")!.children.find((node) => node.name === "processing")!;
+    expect([processing.seconds, processing.outcome, processing.error]).toEqual([2, "error", "Error: worker died"]);
+    expect(journeys.explain("x-1")!.outcome).toBe("erred");
+    queue.start("x-9");
+    queue.failed("x-9", "whatever");
+    expect(journeys.dropped()).toEqual({ "wrap-extractor-error": 1 });
+    expect(journeys.explain("x-9")!.outcome).toBeUndefined();
+  });
 });
