@@ -13,7 +13,8 @@
  * The stimulus is replayed `repetitions` times under fresh keys (prefixes kept, as the cluster's
  * warm-up rounds do). bench/cluster-instructions.bench.ts runs this under valgrind with two
  * repetition counts: the difference cancels start-up, warm-up and the final export, which leaves
- * what the worker does per task, warm. Without valgrind it prints its own CPU time per task.
+ * what the worker does per task, warm. Without valgrind it prints its own CPU time per task, and
+ * with TASKJOURNEY_REPLAY_EACH=1 that of each repetition (on stderr): how long V8 takes to settle.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -158,13 +159,21 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
   process.env.OTEL_BSP_SCHEDULE_DELAY = "86400000";
   try {
     const worker = await replayWorker(mode, directory);
+    const each = process.env.TASKJOURNEY_REPLAY_EACH !== undefined;
+    const tasks = computeTasks(stimulus);
     for (let repetition = 0; repetition < repetitions; repetition++) {
       const suffix = `-${2_000_000 + repetition}`;
+      const before = each ? process.cpuUsage() : undefined;
       for (const line of stimulus) {
         worker.deliver({ from: line.from, message: renamed(line.message, suffix) });
         await settle();
       }
       await settle();
+      if (before !== undefined) {
+        // The process's CPU (every thread: V8's compiler and GC helpers too) per task of this repetition.
+        const used = process.cpuUsage(before);
+        console.error(`repetition ${repetition + 1}: ${((used.user + used.system) / tasks).toFixed(1)} µs per task`);
+      }
     }
     const counters = worker.counters();
     await worker.close();
