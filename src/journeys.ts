@@ -1,5 +1,4 @@
 import {
-  diag,
   metrics as metricsApi,
   ProxyTracerProvider,
   trace as traceApi,
@@ -35,6 +34,7 @@ import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./o
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
+import { tell } from "./otel/warn.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
@@ -275,7 +275,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       keyPrefix: resolved.keyPrefix,
       sampler: traces ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
-      tell: (message) => diag.warn(message),
+      tell: (message) => tell("warn", message),
     });
     this.#recorder = recorder;
     if (resolved.processStalls) {
@@ -581,7 +581,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
           try {
             await flushable.shutdown();
           } catch (error) {
-            diag.error("taskjourney: flushing spans at shutdown failed", error);
+            tell("error", "taskjourney: flushing spans at shutdown failed", error);
           }
         }
       }

@@ -101,6 +101,7 @@ import type { TaskJourneysOptions } from "./types.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
 import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from "./sdk/queue-counted-processor.js";
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
+import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
 
@@ -628,16 +629,6 @@ async function otlpMetricExporter(
     "OTLP http/json metrics",
   );
   return new OTLPMetricExporter(config);
-}
-
-/**
- * Where @opentelemetry/api 1.x keeps its globals, shared by every copy of the API in the process.
- * The API has no getter for the diag logger, and this key is the contract between those copies.
- */
-const API_GLOBALS = Symbol.for("opentelemetry.js.api.1");
-
-function registeredDiagLogger(): unknown {
-  return (globalThis as { [API_GLOBALS]?: { diag?: unknown } })[API_GLOBALS]?.diag;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { diag } from "@opentelemetry/api";
+import { tell } from "../otel/warn.js";
 import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import { internalsOf } from "../internal.js";
 import type { DropReason } from "../recorder/drop-reasons.js";
@@ -11,7 +11,7 @@ export const EXTRACTOR_ERROR = "wrap-extractor-error" satisfies DropReason;
 export const INTERNAL_ERROR = "wrap-internal-error" satisfies DropReason;
 
 /** Failures outside any journeys (a plain `wrap()`ped function): told once each, not counted. */
-const unattached = new Failures({ tell: (message) => diag.warn(message), strict: false, counts: undefined });
+const unattached = new Failures({ tell: (message) => tell("warn", message), strict: false, counts: undefined });
 
 function describe(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
