@@ -1,5 +1,6 @@
-import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
+import type { AnyTaskJourneys as TaskJourneys, TaskJourneys as TaskJourneysOf } from "../journeys.js";
 import type { Key } from "../model/keys.js";
+import type { Role } from "../model/states.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
 import type { InvalidTransition } from "../recorder/errors.js";
 import { isAsyncFunction, isThenable } from "../recorder/functions.js";
@@ -30,16 +31,18 @@ export type Extractor<T, K extends keyof T, V> = (this: T, ...args: MethodArgs<T
 /**
  * A method called per state change: `transition(ts, "ready")`. Recorded when the method is
  * called, before it runs, so that transitions it makes in turn are recorded after it, in call order.
- * `key`, `from` or `to` returning undefined leaves that call unrecorded.
+ * `key`, `from` or `to` returning undefined leaves that call unrecorded. A fixed state name is typed
+ * by the journeys' machine (`S`), so a misspelt one does not compile; a name an extractor reads
+ * from the arguments is checked at run time (`unknown-state`).
  */
-export type TransitionSpec<T> = {
+export type TransitionSpec<T, S extends string = string> = {
   [K in MethodName<T>]: {
     method: K;
     key: Extractor<T, K, Key | undefined>;
     /** The state the key leaves: a fixed name or read from the arguments. */
-    from: string | Extractor<T, K, string | undefined>;
+    from: S | Extractor<T, K, string | undefined>;
     /** The state the key enters: a fixed name or read from the arguments. */
-    to: string | Extractor<T, K, string | undefined>;
+    to: S | Extractor<T, K, string | undefined>;
     /** The keys this key depends on, told after the transition is recorded. */
     dependencies?: Extractor<T, K, Iterable<Key> | undefined>;
     /** The key's prefix, for a journey this call begins (e.g. the job's name); default as `describe()` / `keyPrefix` / key_split say. */
@@ -108,9 +111,9 @@ export type ActivitySpec<T> = {
 
 type OneOrMany<S> = S | readonly S[];
 
-/** Which methods of the target to wrap, and how to read their arguments. */
-export interface InstrumentSpec<T> {
-  transition?: OneOrMany<TransitionSpec<T>>;
+/** Which methods of the target to wrap, and how to read their arguments; `S`: the journeys' states. */
+export interface InstrumentSpec<T, S extends string = string> {
+  transition?: OneOrMany<TransitionSpec<T, S>>;
   dependencies?: OneOrMany<DependenciesSpec<T>>;
   execute?: OneOrMany<ExecuteSpec<T>>;
   gather?: OneOrMany<GatherSpec<T>>;
@@ -697,7 +700,13 @@ function makeWrapper(site: Site, plan: Plan): AnyFunction {
  * a named module as it loads, while a scheduler is the user's own objects, wrapped by instance or
  * prototype with extractors; and the core depends on @opentelemetry/api only.
  */
-export function instrument<T extends object>(target: T, journeys: TaskJourneys, spec: InstrumentSpec<T>): Unwrap {
+export function instrument<T extends object, S extends string = string>(
+  target: T,
+  journeys: TaskJourneysOf<Role, S>,
+  // S from `journeys` only, never from the spec's literals (TypeScript's NoInfer, written so that
+  // TypeScript before 5.4 reads it too).
+  spec: InstrumentSpec<T, [S][S extends unknown ? 0 : never]>,
+): Unwrap {
   if (target === null || (typeof target !== "object" && typeof target !== "function")) {
     throw new TypeError(`instrument(): target must be an object, got ${show(target)}`);
   }

@@ -71,6 +71,29 @@ describe("transition() typed by the role", () => {
     unwrap();
   });
 
+  it("instrument()'s fixed state names are typed by the journeys' machine; names read by an extractor are checked at run time", () => {
+    const journeys = new TaskJourneys({ role: "scheduler", machine: JOBS, sampling: { ratio: 0 } });
+    const queue = { start(id: number) {}, run(id: number) {}, finish(id: number, state: string) {} };
+    instrument(queue, journeys, {
+      transition: [
+        { method: "start", key: (id) => id, from: "added", to: "waiting" },
+        // @ts-expect-error a misspelt state of the machine
+        { method: "run", key: (id) => id, from: "waiting", to: "actve" },
+        { method: "finish", key: (id) => id, from: "active", to: (_id, state) => state },
+      ],
+    });
+    queue.start(1);
+    queue.run(1);
+    queue.finish(1, "competed");
+    expect(journeys.dropped()).toEqual({ "unknown-state": 2 });
+    // Dask's states on Dask's journeys, as before.
+    const worker = new TaskJourneys({ role: "worker", sampling: { ratio: 0 } });
+    instrument({ start(id: number) {} }, worker, {
+      // @ts-expect-error a scheduler state on a worker's journeys
+      transition: { method: "start", key: (id) => id, from: "waiting", to: "processing" },
+    });
+  });
+
   it("a machine declared inline is typed too, and a name that is not one of its states does not compile", () => {
     const journeys = new TaskJourneys({
       machine: {
