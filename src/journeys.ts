@@ -333,9 +333,11 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * states are typed by the machine (the `machine` option's states, else the role's:
    * `new TaskJourneys({ role: "scheduler" })` takes scheduler states), so a misspelt state does
    * not compile; names from elsewhere are still checked at run time (`unknown-state`,
-   * `wrong-role-state`). `error`, when `to` is one of the machine's failure states, says why
-   * (an Error or a message): the task span's status, the failed visit's `task.error`, explain()
-   * and the report carry it, as they carry an execution's error.
+   * `wrong-role-state`). `error` says why the attempt being left failed (an Error or a message),
+   * as a scheduler knows it: into a failure state, or a retry (active → delayed). The visit left
+   * carries it (`task.outcome` error, `task.error`, explain(), the report) as an execution's error
+   * does, and a failure state's task span its status; with a success state it is counted
+   * (`invalid-outcome`), not recorded.
    */
   transition(key: Key, from: S, to: S, at?: number, error?: unknown): void {
     if (this.#closed) return;

@@ -152,9 +152,12 @@ describe("a job queue's own machine, end to end", () => {
     journeys.transition("a-2", "added", "waiting", 100);
     journeys.transition("a-2", "waiting", "active", 101);
     journeys.transition("a-2", "active", "failed", 104, new RangeError("no such shard"));
-    // Why is only for a failure state: a reason given with a success is ignored.
+    // A retried attempt says why too (active → delayed); a reason given with a success is counted, not recorded.
     journeys.transition("a-3", "added", "active", 100);
-    journeys.transition("a-3", "active", "completed", 101, "not a failure");
+    journeys.transition("a-3", "active", "delayed", 101, "connection reset");
+    journeys.transition("a-3", "delayed", "waiting", 102);
+    journeys.transition("a-3", "waiting", "active", 103);
+    journeys.transition("a-3", "active", "completed", 104, "not a failure");
 
     const explained = journeys.explain("a-1")!;
     expect(explained.children.map((node) => [node.name, node.seconds, node.outcome, node.error])).toEqual([
@@ -162,7 +165,13 @@ describe("a job queue's own machine, end to end", () => {
       ["active", 2, "error", "Error: timeout after 2 s"],
     ]);
     expect(formatBreakdown(journeys.explain("a-2")!)).toContain("RangeError: no such shard");
-    expect(journeys.explain("a-3")!.children.map((node) => node.error)).toEqual([undefined]);
+    expect(journeys.explain("a-3")!.children.map((node) => [node.name, node.outcome, node.error])).toEqual([
+      ["active", "error", "Error: connection reset"],
+      ["delayed", undefined, undefined],
+      ["waiting", undefined, undefined],
+      ["active", undefined, undefined],
+    ]);
+    expect(journeys.explain("a-3")!.outcome).toBe("completed");
     await journeys.shutdown();
 
     const spans = exporter.getFinishedSpans();
@@ -178,7 +187,14 @@ describe("a job queue's own machine, end to end", () => {
     expect(active.status.code).toBe(SpanStatusCode.ERROR);
     expect(active.events.map((event) => event.name)).toEqual(["exception"]);
     expect(task("a-3").status.code).toBe(SpanStatusCode.UNSET);
-    expect(journeys.dropped()).toEqual({});
+    const attempts = spans.filter(
+      (span) => span.name === "active" && span.parentSpanContext?.spanId === task("a-3").spanContext().spanId,
+    );
+    expect(attempts.map((span) => [span.status.code, span.attributes["task.error"]])).toEqual([
+      [SpanStatusCode.ERROR, "Error: connection reset"],
+      [SpanStatusCode.UNSET, undefined],
+    ]);
+    expect(journeys.dropped()).toEqual({ "invalid-outcome": 1 });
   });
 
   it("the execute ledger moves to the executing state and ends in success, failure or the cancelled state", () => {

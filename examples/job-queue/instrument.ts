@@ -73,9 +73,8 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
   queue.hooks.failed = (job, retry) => {
     journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
     // A retried attempt's backoff is `delayed`, recorded as such; the last attempt's failure ends
-    // the journey, with the queue's reason (on the task span's status, explain() and the report).
-    if (retry) journeys.transition(job.id, "active", "delayed");
-    else journeys.transition(job.id, "active", "failed", undefined, job.error);
+    // the journey. Each failed attempt carries the queue's reason (explain(), its span, the report).
+    journeys.transition(job.id, "active", retry ? "delayed" : "failed", undefined, job.error);
   };
   queue.hooks.retrying = (job) => journeys.transition(job.id, "delayed", "waiting");
 }

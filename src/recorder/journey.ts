@@ -128,6 +128,8 @@ export class JourneyDetail {
   failureVisit = -1;
   failureOutcome = "";
   failure: FailureDetail | undefined = undefined;
+  reasonVisits: number[] | undefined = undefined;
+  reasons: FailureDetail[] | undefined = undefined;
   spanState: unknown = undefined;
   group: string | undefined = undefined;
   /** When an evicted journey was let go (it has no terminal visit to end at). */
@@ -389,6 +391,22 @@ export class Journey {
   set failure(value: FailureDetail | undefined) {
     this.more().failure = value;
   }
+  /**
+   * Attempts the caller said failed, by moving out of them with a reason (`transition(…, error)`:
+   * a scheduler's view, e.g. active → delayed for a retry): the visits left, in visit order, and why.
+   */
+  get reasonVisits(): number[] | undefined {
+    return this.detail?.reasonVisits;
+  }
+  get reasons(): FailureDetail[] | undefined {
+    return this.detail?.reasons;
+  }
+  /** Marks the current visit, which the journey is leaving, as an attempt that failed for `reason`. */
+  addReason(reason: FailureDetail): void {
+    const detail = this.more();
+    (detail.reasonVisits ??= []).push(this.visitIndex);
+    (detail.reasons ??= []).push(reason);
+  }
   /** Owned by the span bridge: the live spans of a sampled journey, or the ids it handed out. */
   get spanState(): unknown {
     return this.detail?.spanState;
@@ -449,6 +467,11 @@ export interface Attempt {
  */
 export function failedAttempt(journey: Journey, visit: number): Attempt | undefined {
   if (visit === journey.failureVisit) return { outcome: journey.failureOutcome, failure: journey.failure };
+  const reasonVisits = journey.reasonVisits;
+  if (reasonVisits !== undefined) {
+    const index = firstTransferOf(reasonVisits, visit);
+    if (reasonVisits[index] === visit) return { outcome: "error", failure: journey.reasons![index] };
+  }
   const transfers = journey.transfers;
   const visits = journey.transferVisits;
   if (transfers === undefined || visits === undefined) return undefined;
@@ -461,7 +484,7 @@ export function failedAttempt(journey: Journey, visit: number): Attempt | undefi
 }
 
 /**
- * The first index of a journey's `transferVisits` at or after `visit`, by binary search: the list
+ * The first index of a journey's `transferVisits` (or `reasonVisits`) at or after `visit`, by binary search: the list
  * is appended in visit order and never reordered. A scan of it per visit made a dependency answered
  * busy 16,000 times cost its explain() 1.1 s (two visits a retry, each scanning 16,000 transfers).
  */

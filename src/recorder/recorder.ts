@@ -364,7 +364,7 @@ export class Recorder implements LedgerHost {
       this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
-    if (error !== undefined && this.machine.failed[toId] === 1) failedWith(journey, error);
+    if (error !== undefined) this.attemptFailed(journey, fromId, toId, error);
     this.move(journey, fromId, toId, given !== given ? this.clock() : given);
   }
 
@@ -464,6 +464,28 @@ export class Recorder implements LedgerHost {
       }
     }
     journey.openLedgers = 0;
+  }
+
+  /**
+   * Why the attempt the journey is leaving failed, as the scheduler knows it (a job's failedReason,
+   * on active → delayed for a retry or active → failed for good): the visit left is marked as a
+   * failed attempt, as an execution's error marks its own; a move into a failure state gives the
+   * journey its failure too, unless an execution recorded one. With a move into a success state
+   * the reason contradicts the move: counted, not recorded.
+   */
+  private attemptFailed(journey: Journey, fromId: number, toId: number, error: unknown): void {
+    if (this.machine.succeeded[toId] === 1) {
+      const names = this.machine.names;
+      this.drop(
+        "invalid-outcome",
+        `an error given with ${names[fromId]} → ${names[toId]}, a success; not recorded`,
+        journey,
+      );
+      return;
+    }
+    const reason = failureDetail(error);
+    journey.addReason(reason);
+    if (this.machine.failed[toId] === 1 && journey.failure === undefined) journey.failure = reason;
   }
 
   private ledgerClosed(ledger: string, terminal: number): void {
@@ -975,16 +997,4 @@ function safeKeySplit(key: Key, id: string | number): string {
   } catch {
     return keySplitUncached(typeof id === "string" ? id : String(id));
   }
-}
-
-/**
- * Why a journey moved into one of its machine's failure states, as the scheduler knows it (a
- * job's failedReason): the visit it leaves is the attempt that failed, as an execution's error
- * marks its own visit. An execution's own failure, recorded first, is kept.
- */
-function failedWith(journey: Journey, error: unknown): void {
-  if (journey.failure !== undefined) return;
-  journey.failureVisit = journey.visitIndex;
-  journey.failureOutcome = "error";
-  journey.failure = failureDetail(error);
 }

@@ -49,7 +49,7 @@ export type TransitionSpec<T, S extends string = string> = {
     prefix?: Extractor<T, K, string | undefined>;
     /** When the transition happened, in the journeys' clock (see `clock` / `timeOrigin`); default now. */
     at?: Extractor<T, K, number | undefined>;
-    /** Why, when the key enters a failure state (the job's error or failedReason); see `transition()`. */
+    /** Why the attempt the key leaves failed (the job's error or failedReason), for moves into a failure state or a retry; see `transition()`. */
     error?: Extractor<T, K, unknown>;
   };
 }[MethodName<T>];

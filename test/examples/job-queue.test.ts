@@ -122,6 +122,11 @@ describe("a job queue instrumented from the guide", () => {
           code: SpanStatusCode.ERROR,
           message: span.name === "task broken" ? "always" : "transient",
         });
+        // On the queue's side every failed attempt is marked with the reason, a retried one too.
+        const activeErrors = spans
+          .filter((other) => other.name === "active" && other.parentSpanContext?.spanId === parent.spanContext().spanId)
+          .map((active) => active.attributes["task.error"]);
+        expect(activeErrors).toEqual(span.name === "task broken" ? ["Error: always"] : ["Error: transient", undefined]);
       }
       if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
       if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);

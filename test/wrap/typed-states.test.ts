@@ -73,7 +73,7 @@ describe("transition() typed by the role", () => {
 
   it("instrument()'s fixed state names are typed by the journeys' machine; names read by an extractor are checked at run time", () => {
     const journeys = new TaskJourneys({ role: "scheduler", machine: JOBS, sampling: { ratio: 0 } });
-    const queue = { start(id: number) {}, run(id: number) {}, finish(id: number, state: string) {} };
+    const queue = { start(_id: number) {}, run(_id: number) {}, finish(_id: number, _state: string) {} };
     instrument(queue, journeys, {
       transition: [
         { method: "start", key: (id) => id, from: "added", to: "waiting" },
@@ -88,7 +88,7 @@ describe("transition() typed by the role", () => {
     expect(journeys.dropped()).toEqual({ "unknown-state": 2 });
     // Dask's states on Dask's journeys, as before.
     const worker = new TaskJourneys({ role: "worker", sampling: { ratio: 0 } });
-    instrument({ start(id: number) {} }, worker, {
+    instrument({ start(_id: number) {} }, worker, {
       // @ts-expect-error a scheduler state on a worker's journeys
       transition: { method: "start", key: (id) => id, from: "waiting", to: "processing" },
     });

@@ -194,7 +194,7 @@ export class TaskSpans {
    * so a trace alone can rebuild explain(); a failed one gets status ERROR and the exception event.
    */
   private attemptAttributes(journey: Journey, visit: number, span: OpenSpan, end: number): void {
-    if (journey.failureVisit === -1 && journey.transfers === undefined) return;
+    if (journey.failureVisit === -1 && journey.transfers === undefined && journey.reasonVisits === undefined) return;
     const attempt = failedAttempt(journey, visit);
     if (attempt === undefined) return;
     span.span.setAttribute(ATTR_TASK_OUTCOME, attempt.outcome);
