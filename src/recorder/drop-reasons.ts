@@ -30,7 +30,8 @@ export const DROP_REASONS = {
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
   "no-ledger-state":
     "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
-  "invalid-outcome": 'an outcome end() does not know; recorded as "error" (execute) or "failed" (gather)',
+  "invalid-outcome":
+    'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
   "invalid-carrier":
     "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
   "ledger-open-at-end":
