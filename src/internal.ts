@@ -1,6 +1,7 @@
 import type { AnyTaskJourneys as TaskJourneys, ResolvedOptions } from "./journeys.js";
 import type { Recorder } from "./recorder/recorder.js";
 import type { SpanBridge } from "./otel/spans/bridge.js";
+import type { ProcessStalls } from "./runtime/process-stalls.js";
 
 /**
  * What sdk.ts, wrap/ and the tests reach inside a TaskJourneys for. Kept off its public type, so
@@ -11,6 +12,8 @@ export interface JourneysInternals {
   readonly options: ResolvedOptions;
   /** The span-tree bridge (src/otel/spans). */
   readonly spans: SpanBridge;
+  /** The GC and event-loop watcher, when `processStalls` is on. */
+  readonly processStalls: ProcessStalls | undefined;
 }
 
 // A WeakMap, not a field: a field would be on the public type (or reachable by name at runtime).

@@ -279,7 +279,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     });
     this.#recorder = recorder;
     if (resolved.processStalls) {
-      this.#processStalls = new ProcessStalls({ clock: resolved.clock, capacity: STALLS_RETAINED }).start();
+      this.#processStalls = new ProcessStalls({
+        clock: resolved.clock,
+        capacity: STALLS_RETAINED,
+        // Ticks at the full rate only while journeys are live: an idle process's wakeups cost CPU.
+        busy: () => recorder.live.size > 0,
+      }).start();
       recorder.stalls = this.#processStalls.ring;
     }
     this.#producerOptions = {
@@ -308,7 +313,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       tracerProvider,
     );
     this.#spans = bridge;
-    registerInternals(this, { recorder, options: resolved, spans: bridge });
+    registerInternals(this, { recorder, options: resolved, spans: bridge, processStalls: this.#processStalls });
     if (traces) this.addListener(bridge);
   }
 

@@ -38,6 +38,10 @@ export interface ProcessStallsOptions {
   resolutionMs?: number;
   /** A tick later than this (milliseconds) records an event-loop stall. */
   thresholdMs?: number;
+  /** Whether any task is in flight here (live journeys); while none is, the probe ticks every `idleResolutionMs`. */
+  busy?: () => boolean;
+  /** How often the probe ticks while nothing is in flight, in milliseconds. */
+  idleResolutionMs?: number;
 }
 
 /**
@@ -62,12 +66,19 @@ export class ProcessStalls {
   private readonly delays: RecordableHistogram = createHistogram();
   private timer: ReturnType<typeof setInterval> | undefined;
   private lastTick = 0;
+  private readonly busy: () => boolean;
+  private readonly idleResolutionMs: number;
+  /** The probe's period now: resolutionMs while tasks are in flight, idleResolutionMs while none is. */
+  private periodMs: number;
 
   constructor(options: ProcessStallsOptions) {
     this.clock = options.clock;
     this.ring = new StallRing(options.capacity);
     this.resolutionMs = options.resolutionMs ?? 20;
     this.thresholdMs = options.thresholdMs ?? 10;
+    this.busy = options.busy ?? (() => true);
+    this.idleResolutionMs = options.idleResolutionMs ?? 1000;
+    this.periodMs = this.resolutionMs;
     this.gcBuckets = new Float64Array(GC_TYPES.length * (GC_DURATION_BUCKETS.length + 1));
   }
 
@@ -81,9 +92,21 @@ export class ProcessStalls {
     });
     this.observer.observe({ entryTypes: ["gc"] });
     this.lastTick = performance.now();
-    this.timer = setInterval(() => this.tick(performance.now()), this.resolutionMs);
-    this.timer.unref();
+    this.schedule(this.resolutionMs);
     return this;
+  }
+
+  /** The probe's period now, in milliseconds. */
+  get intervalMs(): number {
+    return this.periodMs;
+  }
+
+  private schedule(periodMs: number): void {
+    this.periodMs = periodMs;
+    if (this.observer === undefined) return; // not started (or stopped): the period is all there is to set
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = setInterval(() => this.tick(performance.now()), periodMs);
+    this.timer.unref();
   }
 
   stop(): void {
@@ -109,16 +132,25 @@ export class ProcessStalls {
     this.ring.push(kind, start, start + seconds);
   }
 
-  /** A probe tick at `nowMs`: later than the resolution plus the threshold, the loop was blocked since the tick was due. */
+  /**
+   * A probe tick at `nowMs`: later than the period plus the threshold, the loop was blocked since
+   * the tick was due. Then the period for what follows: a timer wakeup of an otherwise idle
+   * process costs ~250 µs of CPU on a VM (bench/README.md), 50 of them a second 13 ms/s, so with
+   * no task in flight (where a stall delays no one) the probe ticks every idleResolutionMs, and
+   * at the first tick that finds work again, every resolutionMs.
+   */
   tick(nowMs: number): void {
-    const due = this.lastTick + this.resolutionMs;
+    const due = this.lastTick + this.periodMs;
     this.lastTick = nowMs;
     const late = nowMs - due;
     // Nanoseconds, at least 1: the histogram records positive integers only.
     this.delays.record(late > 0 ? Math.max(1, Math.round(late * 1e6)) : 1);
-    if (late <= this.thresholdMs) return;
-    const offset = this.offset();
-    this.ring.push(EVENT_LOOP_KIND, offset + due / 1000, offset + nowMs / 1000);
+    if (late > this.thresholdMs) {
+      const offset = this.offset();
+      this.ring.push(EVENT_LOOP_KIND, offset + due / 1000, offset + nowMs / 1000);
+    }
+    const period = this.busy() ? this.resolutionMs : this.idleResolutionMs;
+    if (period !== this.periodMs) this.schedule(period);
   }
 
   /**

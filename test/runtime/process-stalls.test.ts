@@ -5,6 +5,7 @@ import { STALL_KINDS } from "../../src/model/stalls.js";
 import { ProcessStalls } from "../../src/runtime/process-stalls.js";
 import { RuntimeMetrics } from "../../src/otel/runtime-metrics.js";
 import { TaskJourneys } from "../../src/index.js";
+import { internalsOf } from "../../src/internal.js";
 
 const MAJOR = STALL_KINDS.indexOf("major");
 const MINOR = STALL_KINDS.indexOf("minor");
@@ -36,6 +37,43 @@ describe("ProcessStalls", () => {
     expect(delay.mean).toBeCloseTo(0.04 / 3, 4);
     // Read once per collection: the next interval starts empty.
     expect(stalls.eventLoopDelay()).toBeUndefined();
+  });
+
+  it("ticks every idleResolutionMs while nothing is in flight, at the full rate again once something is", () => {
+    let busy = false;
+    const stalls = new ProcessStalls({
+      clock: () => 0,
+      capacity: 8,
+      resolutionMs: 20,
+      thresholdMs: 10,
+      busy: () => busy,
+      idleResolutionMs: 1000,
+    });
+    expect(stalls.intervalMs).toBe(20);
+    stalls.tick(20); // on time; nothing in flight: the next tick is due a second later
+    expect(stalls.intervalMs).toBe(1000);
+    stalls.tick(1025); // due at 1020: 5 ms late, on time for the slow period
+    expect(stalls.ring.size).toBe(0);
+    busy = true;
+    stalls.tick(2080); // due at 2025: 55 ms late, a stall even while idle; work again: 20 ms
+    expect(stalls.ring.size).toBe(1);
+    expect(stalls.ring.overlap(-1e12, 1e12)[EVENT_LOOP]).toBeCloseTo(0.055, 6);
+    expect(stalls.intervalMs).toBe(20);
+    stalls.tick(2100); // on time at the full rate
+    expect(stalls.ring.size).toBe(1);
+    expect(stalls.eventLoopDelay()!.max).toBeCloseTo(0.055, 4);
+  });
+
+  it("a TaskJourneys' probe is at the full rate only while journeys are live", async () => {
+    const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 } });
+    stopping.push(journeys);
+    const stalls = internalsOf(journeys)!.processStalls!;
+    journeys.transition("x-1", "released", "waiting");
+    stalls.tick(performance.now());
+    expect(stalls.intervalMs).toBe(20);
+    journeys.transition("x-1", "waiting", "forgotten");
+    stalls.tick(performance.now());
+    expect(stalls.intervalMs).toBe(1000);
   });
 
   it("counts GC pauses per type into the v8js.gc.duration buckets, cumulative or delta", () => {
