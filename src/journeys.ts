@@ -285,6 +285,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
         // Ticks at the full rate only while journeys are live: an idle process's wakeups cost CPU.
         busy: () => recorder.live.size > 0,
       }).start();
+      const stalls = this.#processStalls;
+      recorder.onFirstLive = () => stalls.wake();
       recorder.stalls = this.#processStalls.ring;
     }
     this.#producerOptions = {

@@ -110,6 +110,8 @@ export class Recorder implements LedgerHost {
   listener: RecorderListener | undefined = undefined;
   /** Journeys in flight, by key id. Changed only through addLive() and removeLive(). */
   readonly live = new Map<string | number, Journey>();
+  /** Called when a journey becomes live while none was (journeys.ts: the stall probe's wake()). */
+  onFirstLive: (() => void) | undefined = undefined;
   /**
    * The same journeys as a list in the order they began (through Journey.older / newer): the
    * oldest is evicted past maxLiveJourneys in O(1). Not the Map's own order: a Map iterator made
@@ -388,8 +390,12 @@ export class Recorder implements LedgerHost {
     this.recentJourney = journey;
     const newest = this.newestLive;
     journey.older = newest;
-    if (newest === undefined) this.oldestLive = journey;
-    else newest.newer = journey;
+    if (newest === undefined) {
+      this.oldestLive = journey;
+      // The first live journey after none: the stall probe goes back to its full rate now, not at
+      // its next idle tick (up to a second later, missing the stalls of that second's tasks).
+      this.onFirstLive?.();
+    } else newest.newer = journey;
     this.newestLive = journey;
   }
 

@@ -96,6 +96,13 @@ export class ProcessStalls {
     return this;
   }
 
+  /** Work began while the probe ticked at its idle period: back to the full rate from now. */
+  wake(): void {
+    if (this.periodMs === this.resolutionMs) return;
+    this.lastTick = performance.now();
+    this.schedule(this.resolutionMs);
+  }
+
   /** The probe's period now, in milliseconds. */
   get intervalMs(): number {
     return this.periodMs;

@@ -74,6 +74,12 @@ describe("ProcessStalls", () => {
     journeys.transition("x-1", "waiting", "forgotten");
     stalls.tick(performance.now());
     expect(stalls.intervalMs).toBe(1000);
+    // Work again: the full rate at once, not at the next idle tick, and its clock restarts there
+    // (the idle period's lateness is not a stall).
+    journeys.transition("x-2", "released", "waiting");
+    expect(stalls.intervalMs).toBe(20);
+    stalls.tick(performance.now());
+    expect(stalls.ring.overlap(-1e12, 1e12)[EVENT_LOOP]).toBe(0);
   });
 
   it("counts GC pauses per type into the v8js.gc.duration buckets, cumulative or delta", () => {
