@@ -4,6 +4,7 @@ import type { FailureDetail } from "./failure-detail.js";
 import type { ExecutionLedger } from "./execution-ledger.js";
 import type { TransferLedger } from "./transfer-ledger.js";
 import type { ChunkList } from "./chunk-list.js";
+import { firstAtOrAfter } from "./sorted.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -56,21 +57,12 @@ export function addActivity(
 }
 
 /**
- * The offset of the first of `records` whose visit is at or after `visit`, by binary search:
- * records are appended with the visit current when written (a journey's visits only advance; a
- * transfer's and a serve's records are all visit -1), so they come in visit order. A span tree
- * that scanned every record per visit cost a dependency answered busy 32,000 times 50 ms in one
- * call.
+ * The offset of the first of `records` whose visit is at or after `visit`: records are appended
+ * with the visit current when written (a journey's visits only advance; a transfer's and a serve's
+ * records are all visit -1), so they come in visit order (sorted.ts).
  */
 export function firstRecordOf(records: readonly number[], visit: number): number {
-  let low = 0;
-  let high = records.length / ACTIVITY_FIELDS;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (records[middle * ACTIVITY_FIELDS + ACTIVITY_VISIT] < visit) low = middle + 1;
-    else high = middle;
-  }
-  return low * ACTIVITY_FIELDS;
+  return firstAtOrAfter(records, visit, ACTIVITY_FIELDS, ACTIVITY_VISIT) * ACTIVITY_FIELDS;
 }
 
 /** Fields of one non-time quantity digested into a ledger (bytes, counts). */
@@ -469,32 +461,16 @@ export function failedAttempt(journey: Journey, visit: number): Attempt | undefi
   if (visit === journey.failureVisit) return { outcome: journey.failureOutcome, failure: journey.failure };
   const reasonVisits = journey.reasonVisits;
   if (reasonVisits !== undefined) {
-    const index = firstTransferOf(reasonVisits, visit);
+    const index = firstAtOrAfter(reasonVisits, visit);
     if (reasonVisits[index] === visit) return { outcome: "error", failure: journey.reasons![index] };
   }
   const transfers = journey.transfers;
   const visits = journey.transferVisits;
   if (transfers === undefined || visits === undefined) return undefined;
-  for (let index = firstTransferOf(visits, visit); index < visits.length && visits[index] === visit; index++) {
+  for (let index = firstAtOrAfter(visits, visit); index < visits.length && visits[index] === visit; index++) {
     const transfer = transfers[index];
     if (transfer.outcome !== "" && transfer.outcome !== "ok")
       return { outcome: transfer.outcome, failure: transfer.failure };
   }
   return undefined;
-}
-
-/**
- * The first index of a journey's `transferVisits` (or `reasonVisits`) at or after `visit`, by binary search: the list
- * is appended in visit order and never reordered. A scan of it per visit made a dependency answered
- * busy 16,000 times cost its explain() 1.1 s (two visits a retry, each scanning 16,000 transfers).
- */
-export function firstTransferOf(visits: readonly number[], visit: number): number {
-  let low = 0;
-  let high = visits.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (visits[middle] < visit) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { ACTIVITY_FIELDS, firstRecordOf, firstTransferOf } from "../../src/recorder/journey.js";
+import { ACTIVITY_FIELDS, firstRecordOf } from "../../src/recorder/journey.js";
+import { firstAtOrAfter } from "../../src/recorder/sorted.js";
 
 // A journey's activity records and its transfers' visits are appended in visit order, so the
 // first of a visit is found by binary search (explain(), span trees): it must be what a scan finds.
@@ -9,11 +10,11 @@ const visitsInOrder = fc
   .map((steps) => steps.reduce<number[]>((visits, step) => [...visits, (visits.at(-1) ?? -1) + step], []));
 
 describe("the first record or transfer of a visit", () => {
-  it("firstTransferOf: the first index whose visit is at or after the one asked", () => {
+  it("firstAtOrAfter: the first index whose visit is at or after the one asked", () => {
     fc.assert(
       fc.property(visitsInOrder, fc.integer({ min: -2, max: 200 }), (visits, visit) => {
         const scanned = visits.findIndex((v) => v >= visit);
-        expect(firstTransferOf(visits, visit)).toBe(scanned === -1 ? visits.length : scanned);
+        expect(firstAtOrAfter(visits, visit)).toBe(scanned === -1 ? visits.length : scanned);
       }),
     );
   });

@@ -9,6 +9,7 @@ import {
   ACTIVITY_VISIT,
   firstRecordOf,
 } from "../../recorder/journey.js";
+import { sortedIncludes } from "../../recorder/sorted.js";
 import { ATTR_DIGEST, SPAN_RUN } from "../semconv.js";
 import { ParentContext, type OpenSpan } from "./context.js";
 import type { SpanWriter } from "./writer.js";
@@ -213,18 +214,6 @@ export class ActivitySpans {
       );
     }
   }
-}
-
-/** Whether ascending `values` (a journey's digest records, appended in record order) hold `value`. */
-function sortedIncludes(values: readonly number[], value: number): boolean {
-  let low = 0;
-  let high = values.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (values[middle] < value) low = middle + 1;
-    else high = middle;
-  }
-  return low < values.length && values[low] === value;
 }
 
 function clamp(value: number, low: number, high: number): number {

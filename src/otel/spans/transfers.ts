@@ -1,5 +1,6 @@
 import { SpanKind, type Attributes, type Link, type SpanContext } from "@opentelemetry/api";
-import { firstTransferOf, type Journey, type Transfer } from "../../recorder/journey.js";
+import type { Journey, Transfer } from "../../recorder/journey.js";
+import { firstAtOrAfter } from "../../recorder/sorted.js";
 import type { ChunkList } from "../../recorder/chunk-list.js";
 import {
   ATTR_TRANSFER_BYTES,
@@ -141,7 +142,7 @@ export class TransferSpans {
     const transfers = journey.transfers;
     const visits = journey.transferVisits;
     if (transfers === undefined || visits === undefined) return;
-    const first = firstTransferOf(visits, visit);
+    const first = firstAtOrAfter(visits, visit);
     for (let index = first; index < visits.length && visits[index] === visit; index++) {
       const transfer = transfers[index];
       if (index === first || transfers[index - 1] !== transfer) this.link(transfer, span);
