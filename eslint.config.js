@@ -23,6 +23,7 @@ export default tseslint.config(
         URL: "readonly",
         TextEncoder: "readonly",
         TextDecoder: "readonly",
+        WebAssembly: "readonly",
         queueMicrotask: "readonly",
         AbortController: "readonly",
         fetch: "readonly",

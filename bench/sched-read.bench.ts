@@ -1,60 +1,80 @@
 /**
- * What one thread CPU reading costs the cluster's worker threads (examples/cluster/tasks.mjs), in
- * CPU time of this process, user and system apart: reading /proc/thread-self/sched (the kernel
- * formats the whole file on every read: most of the cost, and invisible to valgrind's
- * instruction counts), parsing it the old way (a regular expression over a latin1 string and a
- * BigInt clock) and in place (tasks.mjs's schedField), and the cheaper but tick-granular
- * alternatives for comparison. Linux only; elsewhere it says so and exits.
+ * What one thread CPU reading costs the cluster's worker threads, in CPU time of this process,
+ * user and system apart: the reading examples/cluster/tasks.mjs takes (CLOCK_THREAD_CPUTIME_ID
+ * through WASI's clock_time_get, exact), against what it read before (/proc/thread-self/sched,
+ * parsed in place: exact too, but the kernel formats the whole file on every read, which is most
+ * of its cost and invisible to valgrind's instruction counts) and the cheaper-looking but
+ * tick-granular alternatives. The /proc rows are Linux only and left out elsewhere.
  *
  *   npx tsx bench/sched-read.bench.ts [--readings 100000]
  */
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { schedField } from "../examples/cluster/tasks.mjs";
+import { threadCpuMs } from "../examples/cluster/tasks.mjs";
 import { table } from "./harness.js";
 
 const { values } = parseArgs({ options: { readings: { type: "string", default: "100000" } } });
 const N = Number(values.readings);
-let sched: number;
-try {
-  sched = fs.openSync("/proc/thread-self/sched", "r");
-} catch {
-  console.log("sched-read: no /proc/thread-self/sched here; skipped");
-  process.exit(0);
-}
-const schedstat = fs.openSync("/proc/thread-self/schedstat", "r");
-const buffer = Buffer.alloc(1024);
-const OLD_PATTERN =
-  /se\.exec_start\s*:\s*([\d.]+)[\s\S]*?se\.sum_exec_runtime\s*:\s*([\d.]+)[\s\S]*?se\.nr_migrations\s*:\s*(\d+)/;
-const LABELS = ["se.exec_start", "se.sum_exec_runtime", "se.nr_migrations"].map((label) => Buffer.from(label));
-const origin = Number(process.hrtime.bigint()) / 1e6 - performance.now();
 let sink = 0;
 
+/** The number after `label` and its colon in the first `length` bytes (how tasks.mjs read the sched file). */
+function schedField(bytes: Buffer, length: number, label: Buffer): number {
+  let at = bytes.indexOf(label);
+  if (at === -1 || at >= length) return NaN;
+  at = bytes.indexOf(58 /* ":" */, at + label.length);
+  if (at === -1 || at >= length) return NaN;
+  at++;
+  while (at < length && bytes[at] === 32) at++;
+  let value = 0;
+  let scale = 0;
+  for (; at < length; at++) {
+    const byte = bytes[at];
+    if (byte === 46 /* "." */ && scale === 0) scale = 1;
+    else if (byte >= 48 && byte <= 57) {
+      value = value * 10 + (byte - 48);
+      if (scale !== 0) scale *= 10;
+    } else break;
+  }
+  return scale === 0 ? value : value / scale;
+}
+
 const CASES: Array<[string, () => void]> = [
-  ["read /proc/thread-self/sched", () => (sink += fs.readSync(sched, buffer, 0, buffer.length, 0))],
-  [
-    "read + parse, regular expression and BigInt clock (before)",
-    () => {
-      const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
-      const now = Number(process.hrtime.bigint()) / 1e6;
-      const match = OLD_PATTERN.exec(buffer.toString("latin1", 0, length))!;
-      sink += Number(match[2]) + now - Number(match[1]) + Number(match[3]);
-    },
-  ],
-  [
-    "read + parse in place (tasks.mjs now)",
-    () => {
-      const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
-      const now = origin + performance.now();
-      sink +=
-        schedField(buffer, length, LABELS[1]) +
-        now -
-        schedField(buffer, length, LABELS[0]) +
-        schedField(buffer, length, LABELS[2]);
-    },
-  ],
-  ["read /proc/thread-self/schedstat (tick-granular)", () => (sink += fs.readSync(schedstat, buffer, 0, 256, 0))],
+  ["WASI clock_time_get(THREAD_CPUTIME) (tasks.mjs now)", () => (sink += threadCpuMs() ?? 0)],
 ];
+const open = (file: string) => {
+  try {
+    return fs.openSync(file, "r");
+  } catch {
+    return undefined;
+  }
+};
+const sched = open("/proc/thread-self/sched");
+const schedstat = open("/proc/thread-self/schedstat");
+const buffer = Buffer.alloc(1024);
+if (sched !== undefined) {
+  const LABELS = ["se.exec_start", "se.sum_exec_runtime", "se.nr_migrations"].map((label) => Buffer.from(label));
+  const origin = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+  CASES.push(
+    ["read /proc/thread-self/sched", () => (sink += fs.readSync(sched, buffer, 0, buffer.length, 0))],
+    [
+      "read + parse /proc/thread-self/sched in place (tasks.mjs before)",
+      () => {
+        const length = fs.readSync(sched, buffer, 0, buffer.length, 0);
+        const now = origin + performance.now();
+        sink +=
+          schedField(buffer, length, LABELS[1]) +
+          now -
+          schedField(buffer, length, LABELS[0]) +
+          schedField(buffer, length, LABELS[2]);
+      },
+    ],
+  );
+}
+if (schedstat !== undefined)
+  CASES.push([
+    "read /proc/thread-self/schedstat (tick-granular)",
+    () => (sink += fs.readSync(schedstat, buffer, 0, 256, 0)),
+  ]);
 const threadCpuUsage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
 if (threadCpuUsage !== undefined)
   CASES.push(["process.threadCpuUsage() (tick-granular)", () => (sink += threadCpuUsage.call(process).user)]);

@@ -16,7 +16,7 @@ import type { Arg } from "./workloads.js";
 export interface ThreadTask {
   func: string;
   args: unknown[];
-  /** Measure the thread's CPU time (costs two reads of /proc/thread-self/sched). */
+  /** Measure the thread's CPU time (two readings of the thread's CPU clock, ~1 µs each; see tasks.mjs). */
   measure?: boolean;
   /** Present for functions that may secede: the thread says "secede" through it. */
   port?: MessagePort;

@@ -10,5 +10,5 @@ export default function runTask(task: {
   port?: MessagePort;
 }): ThreadResult;
 
-/** The number after `label` and its colon in the first `length` bytes of a sched file reading, or NaN. */
-export function schedField(bytes: Buffer, length: number, label: string | Buffer): number;
+/** This thread's CPU time in ms (CLOCK_THREAD_CPUTIME_ID through WASI), or undefined where it cannot be read. */
+export const threadCpuMs: () => number | undefined;
