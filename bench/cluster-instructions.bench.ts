@@ -34,6 +34,12 @@
  * between 8 MB. Instruction counts alone do not see that; misses do. Slower (about 2×).
  * The worker replay is warm only after a few repetitions of the whole stimulus (V8 is still
  * compiling taskjourney's less frequent paths after the first): `--lines 0 --few 4 --many 8`.
+ *
+ * --allocations (worker only) counts bytes allocated instead, without valgrind: each mode replays
+ * MANY repetitions natively with V8's sampling heap profiler on from repetition FEW + 1, and the
+ * bytes per task of those repetitions are reported, with the functions that allocate most of what
+ * telemetry adds (on − off, by function). Allocation is what garbage collection costs follow, and
+ * it is nearly the same from run to run (sampled every 512 bytes on average).
  */
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -43,7 +49,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
 import { table } from "./harness.js";
-import { MODES, computeTasks, readStimulus, type ReplayMode } from "./cluster-replay.js";
+import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -59,8 +65,10 @@ const { values } = parseArgs({
     modes: { type: "string", default: MODES.join(",") },
     role: { type: "string", default: "worker" },
     "cache-sim": { type: "boolean", default: false },
+    allocations: { type: "boolean", default: false },
   },
 });
+const countAllocations = values.allocations;
 const cacheSim = values["cache-sim"];
 /** callgrind's events with --cache-sim=yes, in the order of its "Collected" line. */
 const EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] as const;
@@ -72,7 +80,7 @@ function cycles(counts: Counts): number {
 const few = Number(values.few);
 const many = Number(values.many);
 
-if (spawnSync("valgrind", ["--version"]).status !== 0) {
+if (!countAllocations && spawnSync("valgrind", ["--version"]).status !== 0) {
   console.log("cluster-instructions: valgrind is not installed (Debian package valgrind); skipped");
   process.exit(0);
 }
@@ -100,6 +108,7 @@ function record(): string {
 
 const role = values.role;
 if (role !== "worker" && role !== "scheduler") throw new Error(`--role: worker or scheduler, not ${role}`);
+if (countAllocations && role !== "worker") throw new Error("--allocations: the worker replay only");
 const modes = values.modes.split(",") as ReplayMode[];
 if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off"))
   throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
@@ -171,6 +180,57 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<Counts> {
       done(Object.fromEntries(EVENTS.map((event, index) => [event, numbers[index] ?? 0])) as Counts);
     });
   });
+}
+
+if (countAllocations) {
+  await reportAllocations();
+  process.exit(0);
+}
+
+/** --allocations: bytes per task of repetitions FEW + 1 … MANY, per mode, and by function. */
+async function reportAllocations(): Promise<void> {
+  console.log(
+    `cluster worker replay, allocations: ${recorded} (${Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines"}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} sampled`,
+  );
+  const measured = new Map<ReplayMode, Allocations>();
+  for (const mode of modes) {
+    const run = spawnSync(process.execPath, [driver, stimulus, mode, String(many)], {
+      cwd: ROOT,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, TASKJOURNEY_REPLAY_ALLOCATIONS: String(few + 1) },
+    });
+    if (run.status !== 0) throw new Error(`replay ${mode} failed (exit ${run.status}):\n${run.stderr.slice(-2000)}`);
+    const { allocations } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { allocations: Allocations };
+    measured.set(mode, allocations);
+  }
+  const format = (value: number) => Math.round(value).toLocaleString("en-US");
+  const off = measured.get("off")!;
+  console.log("");
+  console.log(
+    table(
+      ["worker, per task (warm)", "bytes allocated", "added by telemetry"],
+      modes.map((mode) => {
+        const bytes = measured.get(mode)!.bytesPerTask;
+        return [mode, format(bytes), mode === "off" ? "" : format(bytes - off.bytesPerTask)];
+      }),
+    ),
+  );
+  for (const mode of modes.filter((mode) => mode !== "off")) {
+    const sites = measured.get(mode)!.sites;
+    const added = Object.keys({ ...sites, ...off.sites })
+      .map((site): [string, number] => [site, (sites[site] ?? 0) - (off.sites[site] ?? 0)])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20);
+    console.log("");
+    console.log(
+      table(
+        [`${mode} − off, by allocating function`, "bytes per task"],
+        added.map(([site, bytes]) => [site, format(bytes)]),
+      ),
+    );
+  }
+  console.log(`node ${process.version}, V8's sampling heap profiler (every 512 bytes on average)`);
 }
 
 console.log(

@@ -15,8 +15,12 @@
  * repetition counts: the difference cancels start-up, warm-up and the final export, which leaves
  * what the worker does per task, warm. Without valgrind it prints its own CPU time per task, and
  * with TASKJOURNEY_REPLAY_EACH=1 that of each repetition (on stderr): how long V8 takes to settle.
+ * With TASKJOURNEY_REPLAY_ALLOCATIONS=<n> it samples the heap from repetition n on (V8's sampling
+ * heap profiler, through the inspector, every 512 bytes allocated on average, collected objects
+ * included) and adds the bytes allocated per task, in all and by allocating function, to its output.
  */
 import fs from "node:fs";
+import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import v8 from "node:v8";
@@ -149,6 +153,54 @@ async function replayWorker(mode: ReplayMode, directory: string) {
   };
 }
 
+/** Bytes allocated per task, in all and by the function that allocated them ("name file:line"). */
+export interface Allocations {
+  bytesPerTask: number;
+  sites: Record<string, number>;
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** A sampled function's name: the package's files by their path under dist/ or src/, others by their base name. */
+function siteName(frame: SamplingNode["callFrame"]): string {
+  const url = frame.url;
+  const under = /\/(?:dist|src)\/(.*)$/.exec(url);
+  const file = under !== null ? under[1] : url === "" ? "(native)" : url.split("/").pop()!;
+  return `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`;
+}
+
+/** Starts V8's sampling heap profiler; the function returned stops it and sums what it saw per site. */
+async function sampleAllocations(): Promise<(tasks: number) => Promise<Allocations>> {
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async (tasks) => {
+    const { profile } = (await session.post("HeapProfiler.stopSampling")) as { profile: { head: SamplingNode } };
+    session.disconnect();
+    const sites: Record<string, number> = {};
+    let total = 0;
+    const walk = (node: SamplingNode) => {
+      if (node.selfSize > 0) {
+        const site = siteName(node.callFrame);
+        sites[site] = (sites[site] ?? 0) + node.selfSize / tasks;
+        total += node.selfSize;
+      }
+      node.children.forEach(walk);
+    };
+    walk(profile.head);
+    return { bytesPerTask: total / tasks, sites };
+  };
+}
+
 /** Every pending promise reaction and I/O callback run: the fakes answer at once. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -161,7 +213,10 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
     const worker = await replayWorker(mode, directory);
     const each = process.env.TASKJOURNEY_REPLAY_EACH !== undefined;
     const tasks = computeTasks(stimulus);
+    const sampleFrom = Number(process.env.TASKJOURNEY_REPLAY_ALLOCATIONS ?? 0);
+    let stopSampling: ((tasks: number) => Promise<Allocations>) | undefined;
     for (let repetition = 0; repetition < repetitions; repetition++) {
+      if (sampleFrom > 0 && repetition === sampleFrom - 1) stopSampling = await sampleAllocations();
       const suffix = `-${2_000_000 + repetition}`;
       const before = each ? process.cpuUsage() : undefined;
       for (const line of stimulus) {
@@ -175,9 +230,10 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
         console.error(`repetition ${repetition + 1}: ${((used.user + used.system) / tasks).toFixed(1)} µs per task`);
       }
     }
+    const allocations = await stopSampling?.(tasks * (repetitions - sampleFrom + 1));
     const counters = worker.counters();
     await worker.close();
-    return counters;
+    return { counters, allocations };
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
@@ -191,11 +247,13 @@ async function main(): Promise<void> {
   }
   const stimulus = readStimulus(file);
   const started = process.cpuUsage();
-  const counters = await replay(stimulus, mode as ReplayMode, Number(count));
+  const { counters, allocations } = await replay(stimulus, mode as ReplayMode, Number(count));
   const used = process.cpuUsage(started);
   if (process.env.TASKJOURNEY_REPLAY_QUIET === undefined) {
     const tasks = computeTasks(stimulus) * Number(count);
-    console.log(JSON.stringify({ mode, tasks, cpuMicrosPerTask: (used.user + used.system) / tasks, counters }));
+    console.log(
+      JSON.stringify({ mode, tasks, cpuMicrosPerTask: (used.user + used.system) / tasks, counters, allocations }),
+    );
   }
 }
 
