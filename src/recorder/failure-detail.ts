@@ -16,7 +16,9 @@ export interface FailureDetail {
 /**
  * The failure detail of whatever was thrown or rejected with. Never throws: every property is
  * read under guard (a getter may throw, a Proxy may trap), and a value that is no Error is
- * described by its type and, when it is a primitive, its text.
+ * described by its type and, when it is a primitive, its text. An object without a string
+ * `message` (a job queue's `{ code: 42, reason: "timeout" }`) gets a summary of its first own
+ * properties as its message: a few keys with their primitive values, never its whole content.
  */
 export function failureDetail(error: unknown): FailureDetail {
   // A reason given as text (a job queue's failedReason) reads as an Error's message.
@@ -38,9 +40,60 @@ export function failureDetail(error: unknown): FailureDetail {
   const stack = read(() => record.stack);
   return {
     type: cap(type, 256),
-    message: typeof message === "string" ? cap(message, MAX_FAILURE_MESSAGE) : "",
+    message: typeof message === "string" ? cap(message, MAX_FAILURE_MESSAGE) : summary(error),
     stack: typeof stack === "string" ? cap(stack, MAX_FAILURE_STACK) : "",
   };
+}
+
+/** Own properties a summary shows, and characters of each key and value. */
+const SUMMARY_KEYS = 8;
+const SUMMARY_TEXT = 64;
+
+/**
+ * `{ code: 42, reason: "timeout", … }`: the first SUMMARY_KEYS own enumerable properties, values
+ * shown only when primitive (nested objects as `{…}` / `[…]`), getters not called. Cost: for-in
+ * stops after SUMMARY_KEYS + 1 keys here, though V8 lists an object's keys up front, once per
+ * failure. Empty when the object has no such property or it cannot be read (a trapping Proxy).
+ */
+function summary(value: object): string {
+  try {
+    const parts: string[] = [];
+    let more = false;
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+      if (parts.length === SUMMARY_KEYS) {
+        more = true;
+        break;
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      parts.push(
+        `${cap(key, SUMMARY_TEXT)}: ${descriptor === undefined || !("value" in descriptor) ? "[getter]" : shown(descriptor.value)}`,
+      );
+    }
+    if (parts.length === 0) return "";
+    return `{ ${parts.join(", ")}${more ? ", …" : ""} }`;
+  } catch {
+    return "";
+  }
+}
+
+function shown(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(cap(value, SUMMARY_TEXT));
+    case "number":
+    case "boolean":
+    case "undefined":
+      return String(value);
+    case "bigint":
+      return `${cap(String(value), SUMMARY_TEXT)}n`;
+    case "symbol":
+      return "[symbol]";
+    case "function":
+      return "[function]";
+    default:
+      return value === null ? "null" : Array.isArray(value) ? "[…]" : "{…}";
+  }
 }
 
 function read(get: () => unknown): unknown {
