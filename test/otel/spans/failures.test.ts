@@ -121,4 +121,22 @@ describe("failures with their reason", () => {
     expect(error.length).toBe("RangeError: ".length + MAX_FAILURE_MESSAGE);
     expect(error.endsWith("…")).toBe(true);
   });
+
+  it("a job rejected with a plain object: its span says what the object held, not just 'Object'", () => {
+    const { clock, exporter, journeys } = harness();
+    journeys.transition("job-1", "released", "waiting");
+    journeys.transition("job-1", "waiting", "ready");
+    const ledger = journeys.execute("job-1");
+    clock.advance(1);
+    ledger.end("error", { code: 42, reason: "timeout" });
+    const spans = exporter.getFinishedSpans();
+    const executing = childOf(
+      spans,
+      find(spans, (span) => span.name === "task job"),
+      "executing",
+    );
+    expect(executing.attributes["task.error"]).toBe('Object: { code: 42, reason: "timeout" }');
+    expect(executing.status.message).toBe('{ code: 42, reason: "timeout" }');
+    expect(executing.events[0].attributes?.["exception.type"]).toBe("Object");
+  });
 });
