@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: unit, integration and end-to-end suites. The end-to-end suite installs
 # (cached) and starts the real backends itself, so a fresh machine needs nothing else.
-# TASKJOURNEY_E2E=skip leaves the end-to-end suite out (CI runs it once, on one runtime, since the
-# backends' ports are per machine).
+# TASKJOURNEY_E2E=skip leaves the end-to-end suite out. The backends' ports are per machine, so two
+# end-to-end runs must not overlap (CI runs them on each runtime, one after another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
