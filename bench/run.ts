@@ -11,7 +11,8 @@
  *   npm run bench -- core --repeat=5 five processes each; the summary gives the median of their
  *                                    medians and the range (a shared machine varies a lot from one
  *                                    process to the next, far less within one)
- *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (harness.ts)
+ *   npm run bench -- core --cpu-time --interleaved   options passed on to each benchmark (harness.ts);
+ *                                    names come first, options after (`--stimulus file` or `--stimulus=file`)
  *   npm run bench -- core --node=20,24.22.3   on each runtime in turn, then their figures side by side:
  *                                    a path to a node binary, "current" (this one), or an exact
  *                                    version installed from the npm registry (scripts/node-runtime.sh);
@@ -48,8 +49,11 @@ function discover(): string[] {
 }
 
 const args = process.argv.slice(2);
-const flags = args.filter((arg) => arg.startsWith("-"));
-const wanted = args.filter((arg) => !arg.startsWith("-"));
+// Names first, then options: everything from the first option on is an option or its value, so a
+// benchmark's `--stimulus file` reaches it as written (its own parseArgs takes `--x=v` and `--x v`).
+const firstFlag = args.findIndex((arg) => arg.startsWith("-"));
+const wanted = firstFlag === -1 ? args : args.slice(0, firstFlag);
+const flags = firstFlag === -1 ? [] : args.slice(firstFlag);
 const available = discover();
 
 if (flags.includes("--list") || flags.includes("-l")) {
