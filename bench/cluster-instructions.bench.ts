@@ -69,6 +69,7 @@ const { values } = parseArgs({
   },
 });
 const countAllocations = values.allocations;
+const linesReplayed = Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines";
 const cacheSim = values["cache-sim"];
 /** callgrind's events with --cache-sim=yes, in the order of its "Collected" line. */
 const EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] as const;
@@ -190,7 +191,7 @@ if (countAllocations) {
 /** --allocations: bytes per task of repetitions FEW + 1 … MANY, per mode, and by function. */
 async function reportAllocations(): Promise<void> {
   console.log(
-    `cluster worker replay, allocations: ${recorded} (${Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines"}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} sampled`,
+    `cluster worker replay, allocations: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} sampled`,
   );
   const measured = new Map<ReplayMode, Allocations>();
   for (const mode of modes) {
@@ -236,7 +237,7 @@ async function reportAllocations(): Promise<void> {
 console.log(
   recorded === undefined
     ? `cluster scheduler replay: the reduction of ${tasks} tasks, ${few} and ${many} rounds`
-    : `cluster worker replay: ${recorded} (first ${values.lines} lines), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`,
+    : `cluster worker replay: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`,
 );
 const perTask = new Map<ReplayMode, Counts>();
 const format = (value: number) => Math.round(value).toLocaleString("en-US");
