@@ -8,10 +8,10 @@
  * WASI does: `clock_time_get` with WASI's thread clock, which Node's WASI (uvwasi) answers with
  * clock_gettime(CLOCK_THREAD_CPUTIME_ID), a syscall that brings the thread's scheduler accounting up
  * to date first: exact to the nanosecond, migrations between CPUs included. A one-function
- * WebAssembly module (below) imports it; a reading costs 0.6–0.8 µs of CPU on Node 20, 24 and 26
+ * WebAssembly module (below) imports it; a reading costs 0.8–1.0 µs of CPU on Node 20, 24 and 26
  * (`npx tsx bench/sched-read.bench.ts`), where reading /proc/thread-self/sched, as this file did
- * before, cost 4–15 µs (the kernel formats the whole file on every read) and was the largest single
- * part of what telemetry added to a worker's task.
+ * before, cost 9.6–10 µs (the kernel formats the whole file on every read): ≈ 14 µs of a worker's
+ * task in the replay's profile, one of the larger parts of what telemetry added to it.
  *
  * The fallbacks, in order: `process.threadCpuUsage()` (Node 23.9 and later:
  * getrusage(RUSAGE_THREAD)), brought up to date only at scheduler ticks (tasks of 0.5–2 ms read 0

@@ -1,3 +1,5 @@
+import { show } from "./show.js";
+
 /** Characters kept of a failure's message, and of its stack trace (span events, explain()). */
 export const MAX_FAILURE_MESSAGE = 1024;
 export const MAX_FAILURE_STACK = 4096;
@@ -77,23 +79,11 @@ function summary(value: object): string {
   }
 }
 
+/** A property's value in a summary: text capped as keys are, objects by their kind, the rest as drops show them. */
 function shown(value: unknown): string {
-  switch (typeof value) {
-    case "string":
-      return JSON.stringify(cap(value, SUMMARY_TEXT));
-    case "number":
-    case "boolean":
-    case "undefined":
-      return String(value);
-    case "bigint":
-      return `${cap(String(value), SUMMARY_TEXT)}n`;
-    case "symbol":
-      return "[symbol]";
-    case "function":
-      return "[function]";
-    default:
-      return value === null ? "null" : Array.isArray(value) ? "[…]" : "{…}";
-  }
+  if (typeof value === "string") return JSON.stringify(cap(value, SUMMARY_TEXT));
+  if (typeof value === "object" && value !== null) return Array.isArray(value) ? "[…]" : "{…}";
+  return show(value);
 }
 
 function read(get: () => unknown): unknown {
