@@ -59,16 +59,24 @@ describe("backends.sh: one set of backends per checkout", () => {
   it("another checkout has its own run directory and ports, and its stop leaves ours running", async () => {
     const ours = backendsEnv();
     const cache = { TASKJOURNEY_CACHE: ours.TASKJOURNEY_CACHE };
-    const other = otherCheckout();
-    const answer = await backends(other, ["env", "--json"], plainEnv(cache));
-    expect(answer.code, answer.stderr).toBe(0);
-    const theirs = JSON.parse(answer.stdout) as Record<string, string>;
+    const ourPorts = new Set(PORTS.map((name) => ours[name]));
+    // Ports come from a hash of the checkout's path, one of 99 offsets: a random other path lands
+    // on ours once in 99 (backends.sh then says which port is taken; TJ_PORT_OFFSET moves it). Such
+    // a path is not the case under test, so another is drawn, a few times at most.
+    let other = "";
+    let theirs: Record<string, string> = {};
+    for (let attempt = 0; attempt < 5; attempt++) {
+      other = otherCheckout();
+      const answer = await backends(other, ["env", "--json"], plainEnv(cache));
+      expect(answer.code, answer.stderr).toBe(0);
+      theirs = JSON.parse(answer.stdout) as Record<string, string>;
+      if (!PORTS.some((name) => ourPorts.has(theirs[name]))) break;
+    }
     // Its run directory is made in the shared cache by its stop below: removed at the end.
     tempDirs.push(theirs.TASKJOURNEY_RUN_DIR);
     expect(theirs.TASKJOURNEY_CACHE).toBe(ours.TASKJOURNEY_CACHE);
     expect(theirs.TASKJOURNEY_RUN_DIR).not.toBe(ours.TASKJOURNEY_RUN_DIR);
     expect(path.basename(theirs.TASKJOURNEY_RUN_DIR)).toMatch(/^other-checkout-[0-9a-f]{8}$/);
-    const ourPorts = new Set(PORTS.map((name) => ours[name]));
     expect(
       PORTS.filter((name) => ourPorts.has(theirs[name])),
       "ports of ours the other checkout would use",
