@@ -35,6 +35,13 @@
  * The worker replay is warm only after a few repetitions of the whole stimulus (V8 is still
  * compiling taskjourney's less frequent paths after the first): `--lines 0 --few 4 --many 8`.
  *
+ * --parts also splits each mode's instructions per task into the parts of the runtime that spent
+ * them (callgrind-parts.ts: V8's optimizing compilers, parsing and bytecode, garbage collection,
+ * the write barrier, builtins, JIT-compiled JavaScript, the rest of V8, Node.js, malloc, other), by
+ * the symbol of each function's self instructions. With --few 1 --many 2 that is the second
+ * repetition, what the cluster bench measures after its warm-up round; with --few 12 --many 16,
+ * V8 has settled.
+ *
  * --allocations (worker only) counts bytes allocated instead, without valgrind: each mode replays
  * MANY repetitions natively with V8's sampling heap profiler on from repetition FEW + 1, and the
  * bytes per task of those repetitions are reported, with the functions that allocate most of what
@@ -49,6 +56,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
 import { table } from "./harness.js";
+import { PARTS, parts, type Part } from "./callgrind-parts.js";
 import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
@@ -66,11 +74,13 @@ const { values } = parseArgs({
     role: { type: "string", default: "worker" },
     "cache-sim": { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
+    parts: { type: "boolean", default: false },
   },
 });
 const countAllocations = values.allocations;
 const linesReplayed = Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines";
 const cacheSim = values["cache-sim"];
+const byPart = values.parts;
 /** callgrind's events with --cache-sim=yes, in the order of its "Collected" line. */
 const EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] as const;
 type Counts = Record<(typeof EVENTS)[number], number>;
@@ -147,11 +157,20 @@ buildSync({
 });
 process.on("exit", () => fs.rmSync(driver, { force: true }));
 
-function instructions(mode: ReplayMode, repetitions: number): Promise<Counts> {
+/** What one callgrind run counted: its totals, and with --parts its self instructions by part. */
+interface Counted {
+  counts: Counts;
+  parts?: Record<Part, number>;
+}
+
+function instructions(mode: ReplayMode, repetitions: number): Promise<Counted> {
+  const outFile = byPart
+    ? path.join(os.tmpdir(), `taskjourney-callgrind-${process.pid}-${mode}-${repetitions}.out`)
+    : "/dev/null";
   const args = [
     "--tool=callgrind",
     "--smc-check=all-non-file",
-    "--callgrind-out-file=/dev/null",
+    `--callgrind-out-file=${outFile}`,
     ...(cacheSim ? ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64"] : []),
     process.execPath,
     "--predictable",
@@ -178,7 +197,18 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<Counts> {
         return;
       }
       const numbers = collected[1].trim().split(/\s+/).map(Number);
-      done(Object.fromEntries(EVENTS.map((event, index) => [event, numbers[index] ?? 0])) as Counts);
+      const counts = Object.fromEntries(EVENTS.map((event, index) => [event, numbers[index] ?? 0])) as Counts;
+      if (!byPart) {
+        done({ counts });
+        return;
+      }
+      try {
+        done({ counts, parts: parts(outFile) });
+      } catch (error) {
+        fail(error);
+      } finally {
+        fs.rmSync(outFile, { force: true });
+      }
     });
   });
 }
@@ -240,14 +270,21 @@ console.log(
     : `cluster worker replay: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, ${few} and ${many} repetitions`,
 );
 const perTask = new Map<ReplayMode, Counts>();
+const partsPerTask = new Map<ReplayMode, Record<Part, number>>();
 const format = (value: number) => Math.round(value).toLocaleString("en-US");
 for (const mode of modes) {
   const started = performance.now();
   const [low, high] = await Promise.all([instructions(mode, few), instructions(mode, many)]);
+  const extraTasks = (many - few) * tasks;
   const counts = Object.fromEntries(
-    EVENTS.map((event) => [event, (high[event] - low[event]) / ((many - few) * tasks)]),
+    EVENTS.map((event) => [event, (high.counts[event] - low.counts[event]) / extraTasks]),
   ) as Counts;
   perTask.set(mode, counts);
+  const [highParts, lowParts] = [high.parts, low.parts];
+  if (highParts !== undefined && lowParts !== undefined) {
+    const split = PARTS.map((part) => [part, (highParts[part] - lowParts[part]) / extraTasks]);
+    partsPerTask.set(mode, Object.fromEntries(split) as Record<Part, number>);
+  }
   console.log(
     `  ${mode}: ${format(counts.Ir)} instructions per task` +
       (cacheSim ? `, ${format(cycles(counts))} estimated cycles` : "") +
@@ -281,6 +318,24 @@ console.log(
     }),
   ),
 );
+if (partsPerTask.size > 0) {
+  const offParts = partsPerTask.get("off")!;
+  console.log("");
+  console.log(
+    table(
+      [
+        `${role}, instructions per task by part`,
+        ...modes,
+        ...modes.filter((mode) => mode !== "off").map((mode) => `${mode} − off`),
+      ],
+      PARTS.map((part) => [
+        part,
+        ...modes.map((mode) => format(partsPerTask.get(mode)![part])),
+        ...modes.filter((mode) => mode !== "off").map((mode) => format(partsPerTask.get(mode)![part] - offParts[part])),
+      ]),
+    ),
+  );
+}
 console.log(
   `node ${process.version}, valgrind callgrind${cacheSim ? " --cache-sim (L1 32 KiB, L2 1 MiB as the last level)" : ""}, node --predictable`,
 );

@@ -188,15 +188,17 @@ async function sampleAllocations(): Promise<(tasks: number) => Promise<Allocatio
     session.disconnect();
     const sites: Record<string, number> = {};
     let total = 0;
-    const walk = (node: SamplingNode) => {
+    // A native function (Map's delete, an array's push) is named with its caller: which Map it was.
+    const walk = (node: SamplingNode, caller: string) => {
+      const name = siteName(node.callFrame);
       if (node.selfSize > 0) {
-        const site = siteName(node.callFrame);
+        const site = node.callFrame.url === "" ? `${name} in ${caller}` : name;
         sites[site] = (sites[site] ?? 0) + node.selfSize / tasks;
         total += node.selfSize;
       }
-      node.children.forEach(walk);
+      for (const child of node.children) walk(child, name);
     };
-    walk(profile.head);
+    walk(profile.head, "(root)");
     return { bytesPerTask: total / tasks, sites };
   };
 }
