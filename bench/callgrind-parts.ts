@@ -28,7 +28,7 @@ export type Part = (typeof PARTS)[number];
 const RULES: ReadonlyArray<[RegExp, Part]> = [
   [/v8::internal::(compiler|maglev|turboshaft)::|OptimizingCompileDispatcher|Turbofan|Maglev/, "optimizing compilers"],
   [
-    /v8::internal::(Parser|PreParser|ParserBase|Scanner|Utf8ExternalStreamingStream|interpreter::|baseline::|AstValueFactory|AstNodeFactory|Scope::|DeclarationScope|ClassScope|Compiler::|BackgroundCompileTask|UnoptimizedCompil|FuncNameInferrer|Zone)/,
+    /v8::internal::(Parser|PreParser|ParserBase|Scanner|Utf8ExternalStreamingStream|interpreter::|baseline::|AstValueFactory|AstNodeFactory|Scope::|DeclarationScope|ClassScope|Compiler::|BackgroundCompileTask|UnoptimizedCompil|FuncNameInferrer)/,
     "parsing and bytecode",
   ],
   [/Builtins_RecordWrite|Builtins_EphemeronKeyBarrier/, "write barrier"],
@@ -38,6 +38,7 @@ const RULES: ReadonlyArray<[RegExp, Part]> = [
   ],
   [/^Builtins_/, "V8 builtins"],
   [/^0x[0-9a-f]+$/, "JIT-compiled JavaScript"],
+  // Zones (v8::internal::Zone) serve the parser and the optimizing compilers alike: counted here.
   [/v8::|V8_Fatal|Runtime_/, "rest of V8"],
   [/node::|^uv_|^uv__|napi_/, "Node.js and libuv"],
   // The compilers' zones and V8's backing stores allocate through malloc too: not told apart here.
@@ -58,13 +59,18 @@ export function partOf(symbol: string): Part {
 
 /** Self instructions by part in one callgrind output file. */
 export function parts(outFile: string): Record<Part, number> {
-  const run = spawnSync("callgrind_annotate", ["--inclusive=no", "--threshold=100", outFile], {
-    encoding: "utf8",
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const run = spawnSync(
+    "callgrind_annotate",
+    ["--inclusive=no", "--threshold=100", "--show=Ir", "--sort=Ir", outFile],
+    {
+      encoding: "utf8",
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   if (run.status !== 0) throw new Error(`callgrind_annotate ${outFile} failed (exit ${run.status}): ${run.stderr}`);
   const totals = Object.fromEntries(PARTS.map((part) => [part, 0])) as Record<Part, number>;
   // "  48,263,823 ( 7.59%)  ???:0x000000000d04595b [???]": count, share, file:function [object]
+  // (--show=Ir: one count a line, whatever else --cache-sim collected)
   const line = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+([^:]*):(.*?)(?: \[[^\]]*\])?$/;
   for (const text of run.stdout.split("\n")) {
     const match = line.exec(text);

@@ -280,8 +280,8 @@ for (const mode of modes) {
     EVENTS.map((event) => [event, (high.counts[event] - low.counts[event]) / extraTasks]),
   ) as Counts;
   perTask.set(mode, counts);
-  const [highParts, lowParts] = [high.parts, low.parts];
-  if (highParts !== undefined && lowParts !== undefined) {
+  if (high.parts !== undefined && low.parts !== undefined) {
+    const [highParts, lowParts] = [high.parts, low.parts];
     const split = PARTS.map((part) => [part, (highParts[part] - lowParts[part]) / extraTasks]);
     partsPerTask.set(mode, Object.fromEntries(split) as Record<Part, number>);
   }

@@ -13,6 +13,7 @@ describe("callgrind parts", () => {
     ["Builtins_RecordWriteSaveFP", "write barrier"],
     ["Builtins_MapPrototypeSet", "V8 builtins"],
     ["0x000000000d04595b", "JIT-compiled JavaScript"],
+    ["v8::internal::Zone::NewExpand(unsigned long)", "rest of V8"],
     ["v8::internal::Runtime_AllocateInYoungGeneration(int, unsigned long*, v8::internal::Isolate*)", "rest of V8"],
     ["node::fs::Read(v8::FunctionCallbackInfo<v8::Value> const&)", "Node.js and libuv"],
     ["uv__io_poll", "Node.js and libuv"],
