@@ -8,6 +8,7 @@ import { DurationStatistics, type DurationStats } from "../model/statistics/inde
 import { Accumulators, stateCell } from "./accumulators.js";
 import { OTHER, SEED_ACTIVITIES } from "./activity-ids.js";
 import { Dependencies } from "./dependencies.js";
+import { RetainedJourneys } from "./retained.js";
 import { Interner } from "./interner.js";
 import {
   addActivity,
@@ -54,7 +55,7 @@ export interface RecorderConfig {
   retainedJourneys: number;
   /** Journeys live at once at most; the oldest is evicted for a new one past it. Default DEFAULT_MAX_LIVE_JOURNEYS. */
   maxLiveJourneys?: number;
-  /** Approximate bytes the retained journeys may hold (see journeyBytes()). */
+  /** Approximate bytes the retained journeys may hold: 8 a number of their records, 40 a journey (retained.ts). */
   retainedJourneyBytes?: number;
   maxKeyLength: number;
   strict: boolean;
@@ -126,18 +127,10 @@ export class Recorder implements LedgerHost {
   private recentJourney: Journey | undefined = undefined;
   /** Which journeys wait for which, and the apportioning of their waiting time. */
   private readonly deps: Dependencies;
-  /** Finished journeys for explain(): a ring grown as it fills, bounded by count and by size. */
-  private readonly retained: Array<Journey | undefined> = [];
-  private retainedStart = 0;
-  private retainedCount = 0;
-  private retainedBytes = 0;
+  /** Finished journeys for explain(), written into one typed array: bounded by count and by size. */
+  private readonly retained: RetainedJourneys;
   /** The state machine: every state name, role and allowed move, decided at construction. */
   readonly machine: Machine;
-  /**
-   * journeyBytes() of each slot's journey, taken at its retiring: evicting the oldest then touches
-   * no part of it, which lies cold in the old generation by then (a cache miss per array read).
-   */
-  private readonly retainedSizes: number[] = [];
   private readonly table: Uint8Array;
   private readonly member: Uint8Array;
   /** 1 for the machine's terminal states. */
@@ -227,6 +220,7 @@ export class Recorder implements LedgerHost {
     this.member = machine.member;
     this.isTerminal = machine.terminal;
     this.noLedger = new NoLedger();
+    this.retained = new RetainedJourneys(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
     this.serveTotals = new ServeTotals(this.activities.limit);
   }
 
@@ -681,34 +675,7 @@ export class Recorder implements LedgerHost {
   private retire(journey: Journey): void {
     const listener = this.listener;
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
-    const capacity = this.config.retainedJourneys;
-    if (capacity === 0) return;
-    const bytes = journeyBytes(journey);
-    const budget = this.config.retainedJourneyBytes ?? Infinity;
-    // A journey larger than the whole budget is not kept: its metrics and spans are, and keeping it
-    // would evict every other journey for one explain().
-    if (bytes > budget) return;
-    while (this.retainedCount > 0 && (this.retainedCount === capacity || this.retainedBytes + bytes > budget))
-      this.evictRetained();
-    // No index by key: explain() scans the ring, so retiring a journey stays one store.
-    const slot = (this.retainedStart + this.retainedCount) % capacity;
-    if (slot === this.retained.length) {
-      this.retained.push(journey);
-      this.retainedSizes.push(bytes);
-    } else {
-      this.retained[slot] = journey;
-      this.retainedSizes[slot] = bytes;
-    }
-    this.retainedCount++;
-    this.retainedBytes += bytes;
-  }
-
-  private evictRetained(): void {
-    const slot = this.retainedStart;
-    this.retained[slot] = undefined;
-    this.retainedBytes -= this.retainedSizes[slot];
-    this.retainedStart = (slot + 1) % this.config.retainedJourneys;
-    this.retainedCount--;
+    this.retained.add(journey);
   }
 
   /**
@@ -936,18 +903,7 @@ export class Recorder implements LedgerHost {
       id = undefined;
     }
     if (id === undefined) return undefined;
-    return this.live.get(id) ?? this.recentlyFinished(id);
-  }
-
-  /** The newest journey of `id` kept in the ring, scanned newest first. */
-  private recentlyFinished(id: string | number): Journey | undefined {
-    const retained = this.retained;
-    const capacity = this.config.retainedJourneys;
-    for (let back = 1; back <= this.retainedCount; back++) {
-      const journey = retained[(this.retainedStart + this.retainedCount - back) % capacity];
-      if (journey !== undefined && journey.id === id) return journey;
-    }
-    return undefined;
+    return this.live.get(id) ?? this.retained.find(id);
   }
 
   /** A cell's duration statistics; an unknown state is an `unknown-state` drop with empty statistics. */
@@ -958,22 +914,6 @@ export class Recorder implements LedgerHost {
     const statistics = prefixId === -1 || id === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
   }
-}
-
-/**
- * What a finished journey holds, roughly, in bytes: its flat number arrays at 8 bytes a number and
- * a fixed part for the object and its small fields (measured ~300 B for a journey with no records).
- */
-function journeyBytes(journey: Journey): number {
-  return (
-    300 +
-    8 *
-      (journey.visits.length +
-        journey.activities.length +
-        (journey.quantities?.length ?? 0) +
-        (journey.waitBreakdown?.length ?? 0) +
-        (journey.digestRecords?.length ?? 0))
-  );
 }
 
 /** An array's length, or -1 when reading it throws (a Proxy) or it is not a sane length. */

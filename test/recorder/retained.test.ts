@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
+import { internalsOf } from "../../src/internal.js";
+import { explainJourney } from "../../src/recorder/explain.js";
+import type { Breakdown } from "../../src/model/breakdown.js";
 
 /** A compute journey of `key` with `activities` metered activities of 1 s each while executing. */
 function compute(journeys: TaskJourneys, clock: FakeClock, key: string, activities = 0) {
@@ -66,5 +69,70 @@ describe("the journeys kept for explain()", () => {
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(4_000_000);
     compute(journeys, clock, "inc-1");
     expect(journeys.explain("inc-1")).toBeDefined();
+  });
+});
+
+describe("a kept journey, packed", () => {
+  it("explains as it did when it ended: waits, nested and digested activities, quantities, failures, tuple keys", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock, {});
+    const recorder = internalsOf(journeys)!.recorder;
+    const names = {
+      prefix: (id: number) => recorder.prefixes.name(id),
+      activity: (id: number) => recorder.activities.name(id),
+      unit: (id: number) => recorder.units.name(id),
+    };
+    // The breakdown of each journey as it ends, from the journey object itself, before it is packed.
+    const atEnd = new Map<string, Breakdown>();
+    journeys.addListener({
+      journeyEnded: (journey) => {
+        const breakdown = explainJourney(journey, names, journeys.instance, clock.now(), recorder.machine);
+        atEnd.set(breakdown.key, breakdown);
+      },
+    });
+    // A dependency fetched after a failed attempt and a busy one, a compute journey waiting for it.
+    journeys.transition("x-1", "released", "waiting");
+    journeys.dependencies("x-1", ["d-1"]);
+    journeys.transition("d-1", "released", "fetch");
+    clock.advance(0.5);
+    let gather = journeys.gather("tcp://peer:1", ["d-1"], 100);
+    gather.meter("connect", () => clock.advance(0.25));
+    gather.end("failed", new Error("connection reset") as never);
+    gather = journeys.gather("tcp://peer:2", ["d-1"], 100);
+    clock.advance(0.125);
+    gather.end("busy");
+    gather = journeys.gather("tcp://peer:3", ["d-1"], 100);
+    gather.meter("network", () => clock.advance(1));
+    gather.digest("network", 4096, "bytes");
+    gather.end("ok");
+    journeys.transition("x-1", "waiting", "ready");
+    journeys.transition("x-1", "ready", "executing");
+    let ledger = journeys.execute("x-1");
+    ledger.meter("deserialize", () => {
+      clock.advance(0.25);
+      ledger.meter("disk-read", () => clock.advance(0.125));
+    });
+    clock.advance(2);
+    ledger.digest("thread-cpu", 1.5);
+    ledger.digest("spill", 1 << 20, "bytes");
+    ledger.end("memory");
+    // An execution that fails with an error, and a key that is a tuple.
+    const tuple = ["sum-y", 3] as const;
+    journeys.transition(tuple, "released", "waiting");
+    journeys.transition(tuple, "waiting", "ready");
+    journeys.transition(tuple, "ready", "executing");
+    ledger = journeys.execute(tuple);
+    clock.advance(1);
+    ledger.end("error", new TypeError("bad input") as never);
+    expect([...atEnd.keys()]).toEqual(["d-1", "x-1", "('sum-y', 3)"]);
+    for (const [key, breakdown] of atEnd) {
+      const explained = key.startsWith("(") ? journeys.explain(tuple) : journeys.explain(key);
+      expect(explained, key).toEqual(breakdown);
+    }
+    // What was packed is what the breakdown shows.
+    const flight = journeys.explain("d-1")!.children.filter((node) => node.name === "flight");
+    expect(flight.map((node) => node.outcome)).toEqual(["failed", "busy", undefined]);
+    expect(flight[0].error).toBe("Error: connection reset");
+    expect(journeys.explain(tuple)!.failed).toBe(true);
   });
 });
