@@ -9,6 +9,7 @@ import { Accumulators, stateCell } from "./accumulators.js";
 import { OTHER, SEED_ACTIVITIES } from "./activity-ids.js";
 import { Dependencies } from "./dependencies.js";
 import { RetainedJourneys } from "./retained.js";
+import { RetainedServes } from "./retained-serves.js";
 import { Interner } from "./interner.js";
 import {
   addActivity,
@@ -159,9 +160,8 @@ export class Recorder implements LedgerHost {
   stalls: StallRing | undefined = undefined;
   /** What the get_data requests served to peers took (serve()), for task.serve.*. */
   readonly serveTotals: ServeTotals;
-  /** Recently ended serves, a ring like the retained journeys, for explain(). */
-  private readonly served: Serve[] = [];
-  private servedNext = 0;
+  /** Recently ended serves for explain(), kept as the finished journeys are. */
+  private readonly served: RetainedServes;
   private serveIds = 0;
   /** describe()d keys by id, until forgotten; at most DESCRIBED_LIMIT. */
   private readonly described = new Map<string | number, KeyDescription>();
@@ -221,6 +221,7 @@ export class Recorder implements LedgerHost {
     this.isTerminal = machine.terminal;
     this.noLedger = new NoLedger();
     this.retained = new RetainedJourneys(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
+    this.served = new RetainedServes(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
     this.serveTotals = new ServeTotals(this.activities.limit);
   }
 
@@ -865,13 +866,7 @@ export class Recorder implements LedgerHost {
   }
 
   private serveEnded(serve: Serve): void {
-    // Grown as serves end (as the retained journeys are), so a large retainedJourneys costs nothing up front.
-    const capacity = this.config.retainedJourneys;
-    if (capacity > 0) {
-      if (this.served.length < capacity) this.served.push(serve);
-      else this.served[this.servedNext] = serve;
-      this.servedNext = this.servedNext + 1 === capacity ? 0 : this.servedNext + 1;
-    }
+    this.served.add(serve);
     const listener = this.listener;
     if (listener?.serveEnded !== undefined) this.notify("serveEnded", listener.serveEnded, serve);
   }
@@ -879,17 +874,7 @@ export class Recorder implements LedgerHost {
   /** The recently ended serves of `key`, oldest first. */
   servesOf(key: Key): Serve[] {
     const id = keyId(key);
-    const found: Serve[] = [];
-    if (id === undefined) return found;
-    // Oldest first: until the ring is full, slots are in order from 0; after, from servedNext.
-    const served = this.served;
-    const count = served.length;
-    const first = count < this.config.retainedJourneys ? 0 : this.servedNext;
-    for (let back = 0; back < count; back++) {
-      const serve = served[(first + back) % count];
-      if (serve.keyIds.includes(id)) found.push(serve);
-    }
-    return found;
+    return id === undefined ? [] : this.served.of(id);
   }
 
   // ---- reading ------------------------------------------------------------------------------

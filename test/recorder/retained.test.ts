@@ -136,3 +136,46 @@ describe("a kept journey, packed", () => {
     expect(journeys.explain(tuple)!.failed).toBe(true);
   });
 });
+
+describe("the serves kept for explain()", () => {
+  it("explain the same after they are kept, oldest out first past retainedJourneys, a failed one as one lump", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock, { retainedJourneys: 3 });
+    compute(journeys, clock, "x-1");
+    const servedAt: unknown[] = [];
+    for (let i = 1; i <= 4; i++) {
+      const ledger = journeys.serve(`tcp://peer:${i}`, ["x-1", `other-${i}`]);
+      ledger.meter("serialize", () => {
+        clock.advance(0.25 * i);
+        ledger.meter("disk-read", () => clock.advance(0.125));
+      });
+      ledger.digest("network", 1000 * i, "bytes");
+      clock.advance(1);
+      if (i === 4) ledger.end("failed", new Error("peer gone") as never);
+      else ledger.end("ok");
+      servedAt.push(journeys.explain("x-1")!.served!.at(-1));
+    }
+    const served = journeys.explain("x-1")!.served!;
+    // Three kept, oldest first; each as explain() showed it when it had just ended.
+    expect(served.map((node) => node.name)).toEqual(["serve tcp://peer:2", "serve tcp://peer:3", "serve tcp://peer:4"]);
+    expect(served).toEqual(servedAt.slice(1));
+    expect(served[0]).toEqual({
+      name: "serve tcp://peer:2",
+      seconds: 0.8125,
+      quantities: { bytes: 1000 },
+      children: [
+        {
+          name: "serialize",
+          seconds: 0.3125,
+          children: [
+            { name: "disk-read", seconds: 0.0625, children: [] },
+            { name: "other", seconds: 0.25, children: [] },
+          ],
+        },
+        { name: "other", seconds: 0.5, children: [] },
+      ],
+    });
+    expect(served[2].children).toEqual([{ name: "failed", seconds: 1.0625, children: [] }]);
+    expect(journeys.explain("other-4")).toBeUndefined();
+  });
+});
