@@ -39,7 +39,7 @@ export interface TaskJourneysOptions {
   activityLimit?: number;
   /** Finished journeys kept for `explain()`. */
   retainedJourneys?: number;
-  /** Approximate bytes the finished journeys kept for `explain()` may hold; the oldest go first past it. */
+  /** Approximate bytes the finished journeys kept for `explain()` may hold (8 a number, 40 a journey), and the serves apart; the oldest go first past it. */
   retainedJourneyBytes?: number;
   /** Journeys live at once at most; past it the oldest is abandoned (counted, its spans ended) to make room. */
   maxLiveJourneys?: number;
