@@ -64,14 +64,10 @@ export class RecordRing {
     while (this.kept > 0 && (this.kept === this.capacity || this.bytes + bytes > this.budget)) this.evict();
     const offset = this.place(length);
     const slot = (this.first + this.kept) % this.capacity;
-    if (slot === this.offsets.length) {
-      // Grown as records come, so a large capacity costs nothing up front.
-      this.offsets.push(offset);
-      this.lengths.push(length);
-    } else {
-      this.offsets[slot] = offset;
-      this.lengths[slot] = length;
-    }
+    // Grown as records come (a slot is at most one past the end: storing there appends), so a
+    // large capacity costs nothing up front.
+    this.offsets[slot] = offset;
+    this.lengths[slot] = length;
     this.kept++;
     this.bytes += bytes;
     this.head = offset + length;
@@ -133,4 +129,11 @@ export class RecordRing {
     this.first = (slot + 1) % this.capacity;
     this.kept--;
   }
+}
+
+/** Writes `numbers` into `data` from `at`; returns where they end. */
+export function copy(data: Float64Array, at: number, numbers: readonly number[]): number {
+  const length = numbers.length;
+  for (let index = 0; index < length; index++) data[at + index] = numbers[index];
+  return at + length;
 }

@@ -1,5 +1,5 @@
 import { TRANSFER_OUTCOMES } from "../model/activities.js";
-import { RecordRing } from "./record-ring.js";
+import { copy, RecordRing } from "./record-ring.js";
 import { Serve } from "./serve-ledger.js";
 
 /**
@@ -44,14 +44,10 @@ export class RetainedServes {
     data[at + BYTES] = serve.bytes;
     data[at + OTHER] = serve.other;
     data[at + OUTCOME] = TRANSFER_OUTCOMES.indexOf(serve.outcome as (typeof TRANSFER_OUTCOMES)[number]);
-    for (let index = 0; index < records.length; index++) data[at + HEADER + index] = records[index];
-    if (slot === this.peers.length) {
-      this.peers.push(serve.peer);
-      this.keyIds.push(serve.keyIds);
-    } else {
-      this.peers[slot] = serve.peer;
-      this.keyIds[slot] = serve.keyIds;
-    }
+    copy(data, at + HEADER, records);
+    // A slot is at most one past the end: storing there appends, as a push would.
+    this.peers[slot] = serve.peer;
+    this.keyIds[slot] = serve.keyIds;
   }
 
   /** The kept serves that asked for `id`, oldest first, as ended Serves again. */

@@ -1,7 +1,7 @@
 import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
 import { Journey, Transfer, type JourneyKindId } from "./journey.js";
-import { RecordRing } from "./record-ring.js";
+import { copy, RecordRing } from "./record-ring.js";
 
 /**
  * The finished journeys kept for explain(): each one's numbers written into a RecordRing (one
@@ -86,15 +86,10 @@ export class RetainedJourneys {
     if (quantities !== undefined) at = copy(data, at, quantities);
     if (waitBreakdown !== undefined) at = copy(data, at, waitBreakdown);
     if (digestRecords !== undefined) copy(data, at, digestRecords);
-    if (slot === this.keys.length) {
-      this.keys.push(journey.key);
-      this.ids.push(journey.id);
-      this.failures.push(failuresOf(journey));
-    } else {
-      this.keys[slot] = journey.key;
-      this.ids[slot] = journey.id;
-      this.failures[slot] = failuresOf(journey);
-    }
+    // A slot is at most one past the end: storing there appends, as a push would.
+    this.keys[slot] = journey.key;
+    this.ids[slot] = journey.id;
+    this.failures[slot] = failuresOf(journey);
   }
 
   /** The newest kept journey of `id`, as a finished Journey again, or undefined. No index by key: the ring is scanned, newest first. */
@@ -160,13 +155,6 @@ export class RetainedJourneys {
     }
     return journey;
   }
-}
-
-/** Writes `numbers` into `data` from `at`; returns where they end. */
-function copy(data: Float64Array, at: number, numbers: readonly number[]): number {
-  const length = numbers.length;
-  for (let index = 0; index < length; index++) data[at + index] = numbers[index];
-  return at + length;
 }
 
 /** How the journey's failed attempts failed, or undefined (most journeys): an object only when there is something to tell. */
