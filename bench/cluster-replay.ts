@@ -18,6 +18,8 @@
  * With TASKJOURNEY_REPLAY_ALLOCATIONS=<n> it samples the heap from repetition n on (V8's sampling
  * heap profiler, through the inspector, every 512 bytes allocated on average, collected objects
  * included) and adds the bytes allocated per task, in all and by allocating function, to its output.
+ * With TASKJOURNEY_REPLAY_SNAPSHOT=<n> it writes a heap snapshot after repetition n (V8 collects
+ * garbage first) to the working directory, for bench/heap-kinds.ts: what the collector marks.
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -217,6 +219,7 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
     const tasks = computeTasks(stimulus);
     const sampleFrom = Number(process.env.TASKJOURNEY_REPLAY_ALLOCATIONS ?? 0);
     let stopSampling: ((tasks: number) => Promise<Allocations>) | undefined;
+    const snapshotAfter = Number(process.env.TASKJOURNEY_REPLAY_SNAPSHOT ?? 0);
     for (let repetition = 0; repetition < repetitions; repetition++) {
       if (sampleFrom > 0 && repetition === sampleFrom - 1) stopSampling = await sampleAllocations();
       const suffix = `-${2_000_000 + repetition}`;
@@ -231,6 +234,7 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
         const used = process.cpuUsage(before);
         console.error(`repetition ${repetition + 1}: ${((used.user + used.system) / tasks).toFixed(1)} µs per task`);
       }
+      if (repetition + 1 === snapshotAfter) console.error(`heap snapshot: ${v8.writeHeapSnapshot()}`);
     }
     const allocations = await stopSampling?.(tasks * (repetitions - sampleFrom + 1));
     const counters = worker.counters();
