@@ -57,8 +57,8 @@ export function partOf(symbol: string): Part {
   return "other (libc, zlib, OpenSSL)";
 }
 
-/** Self instructions by part in one callgrind output file. */
-export function parts(outFile: string): Record<Part, number> {
+/** Self instructions by function symbol in one callgrind output file; JIT code, having no symbols, as one. */
+export function selfBySymbol(outFile: string): Map<string, number> {
   const run = spawnSync(
     "callgrind_annotate",
     ["--inclusive=no", "--threshold=100", "--show=Ir", "--sort=Ir", outFile],
@@ -68,14 +68,29 @@ export function parts(outFile: string): Record<Part, number> {
     },
   );
   if (run.status !== 0) throw new Error(`callgrind_annotate ${outFile} failed (exit ${run.status}): ${run.stderr}`);
-  const totals = Object.fromEntries(PARTS.map((part) => [part, 0])) as Record<Part, number>;
+  const bySymbol = new Map<string, number>();
   // "  48,263,823 ( 7.59%)  ???:0x000000000d04595b [???]": count, share, file:function [object]
   // (--show=Ir: one count a line, whatever else --cache-sim collected)
   const line = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+([^:]*):(.*?)(?: \[[^\]]*\])?$/;
   for (const text of run.stdout.split("\n")) {
     const match = line.exec(text);
     if (match === null || match[2] === "PROGRAM TOTALS") continue;
-    totals[partOf(match[3].trim())] += Number(match[1].replaceAll(",", ""));
+    const found = match[3].trim();
+    // A JIT function's address differs from run to run: they are compared as one.
+    const symbol = partOf(found) === "JIT-compiled JavaScript" ? JIT_CODE : found;
+    bySymbol.set(symbol, (bySymbol.get(symbol) ?? 0) + Number(match[1].replaceAll(",", "")));
+  }
+  return bySymbol;
+}
+
+/** What selfBySymbol() calls all JIT-compiled code together. */
+export const JIT_CODE = "(JIT-compiled JavaScript, all addresses)";
+
+/** Self instructions by part, from selfBySymbol()'s counts. */
+export function partsOf(bySymbol: ReadonlyMap<string, number>): Record<Part, number> {
+  const totals = Object.fromEntries(PARTS.map((part) => [part, 0])) as Record<Part, number>;
+  for (const [symbol, count] of bySymbol) {
+    totals[symbol === JIT_CODE ? "JIT-compiled JavaScript" : partOf(symbol)] += count;
   }
   return totals;
 }

@@ -40,7 +40,9 @@
  * the write barrier, builtins, JIT-compiled JavaScript, the rest of V8, Node.js, malloc, other), by
  * the symbol of each function's self instructions. With --few 1 --many 2 that is the second
  * repetition, what the cluster bench measures after its warm-up round; with --few 12 --many 16,
- * V8 has settled.
+ * V8 has settled. --functions N (implies --parts) lists the N functions whose self instructions
+ * per task telemetry changes most (on − off, by symbol; all JIT-compiled code as one line, its
+ * addresses differing from run to run).
  *
  * --allocations (worker only) counts bytes allocated instead, without valgrind: each mode replays
  * MANY repetitions natively with V8's sampling heap profiler on from repetition FEW + 1, and the
@@ -56,7 +58,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
 import { table } from "./harness.js";
-import { PARTS, parts, type Part } from "./callgrind-parts.js";
+import { PARTS, partOf, partsOf, selfBySymbol, JIT_CODE, type Part } from "./callgrind-parts.js";
 import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
@@ -75,12 +77,19 @@ const { values } = parseArgs({
     "cache-sim": { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
     parts: { type: "boolean", default: false },
+    /** With a count N: the N functions whose self instructions per task telemetry changes most. */
+    functions: { type: "string", default: "0" },
   },
 });
 const countAllocations = values.allocations;
 const linesReplayed = Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines";
 const cacheSim = values["cache-sim"];
-const byPart = values.parts;
+const topFunctions = Number(values.functions);
+if (!Number.isInteger(topFunctions) || topFunctions < 0) {
+  console.error(`cluster-instructions: --functions must be a count, got ${values.functions}`);
+  process.exit(2);
+}
+const byPart = values.parts || topFunctions > 0;
 /** callgrind's events with --cache-sim=yes, in the order of its "Collected" line. */
 const EVENTS = ["Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw"] as const;
 type Counts = Record<(typeof EVENTS)[number], number>;
@@ -157,10 +166,10 @@ buildSync({
 });
 process.on("exit", () => fs.rmSync(driver, { force: true }));
 
-/** What one callgrind run counted: its totals, and with --parts its self instructions by part. */
+/** What one callgrind run counted: its totals, and with --parts its self instructions by function. */
 interface Counted {
   counts: Counts;
-  parts?: Record<Part, number>;
+  bySymbol?: Map<string, number>;
 }
 
 function instructions(mode: ReplayMode, repetitions: number): Promise<Counted> {
@@ -203,7 +212,7 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<Counted> {
         return;
       }
       try {
-        done({ counts, parts: parts(outFile) });
+        done({ counts, bySymbol: selfBySymbol(outFile) });
       } catch (error) {
         fail(error);
       } finally {
@@ -271,6 +280,7 @@ console.log(
 );
 const perTask = new Map<ReplayMode, Counts>();
 const partsPerTask = new Map<ReplayMode, Record<Part, number>>();
+const symbolsPerTask = new Map<ReplayMode, Map<string, number>>();
 const format = (value: number) => Math.round(value).toLocaleString("en-US");
 for (const mode of modes) {
   const started = performance.now();
@@ -280,10 +290,13 @@ for (const mode of modes) {
     EVENTS.map((event) => [event, (high.counts[event] - low.counts[event]) / extraTasks]),
   ) as Counts;
   perTask.set(mode, counts);
-  if (high.parts !== undefined && low.parts !== undefined) {
-    const [highParts, lowParts] = [high.parts, low.parts];
-    const split = PARTS.map((part) => [part, (highParts[part] - lowParts[part]) / extraTasks]);
-    partsPerTask.set(mode, Object.fromEntries(split) as Record<Part, number>);
+  if (high.bySymbol !== undefined && low.bySymbol !== undefined) {
+    const symbols = new Map<string, number>();
+    for (const symbol of new Set([...high.bySymbol.keys(), ...low.bySymbol.keys()])) {
+      symbols.set(symbol, ((high.bySymbol.get(symbol) ?? 0) - (low.bySymbol.get(symbol) ?? 0)) / extraTasks);
+    }
+    symbolsPerTask.set(mode, symbols);
+    partsPerTask.set(mode, partsOf(symbols));
   }
   console.log(
     `  ${mode}: ${format(counts.Ir)} instructions per task` +
@@ -335,6 +348,27 @@ if (partsPerTask.size > 0) {
       ]),
     ),
   );
+}
+if (topFunctions > 0) {
+  const offSymbols = symbolsPerTask.get("off") ?? new Map<string, number>();
+  for (const mode of modes.filter((mode) => mode !== "off")) {
+    const symbols = symbolsPerTask.get(mode)!;
+    const changed = [...new Set([...symbols.keys(), ...offSymbols.keys()])]
+      .map((symbol): [string, number] => [symbol, (symbols.get(symbol) ?? 0) - (offSymbols.get(symbol) ?? 0)])
+      .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]))
+      .slice(0, topFunctions);
+    console.log("");
+    console.log(
+      table(
+        [`${role}, ${mode} − off, by function (self)`, "part", "instructions per task"],
+        changed.map(([symbol, count]) => [
+          symbol.length > 100 ? `${symbol.slice(0, 99)}…` : symbol,
+          symbol === JIT_CODE ? "JIT-compiled JavaScript" : partOf(symbol),
+          format(count),
+        ]),
+      ),
+    );
+  }
 }
 console.log(
   `node ${process.version}, valgrind callgrind${cacheSim ? " --cache-sim (L1 32 KiB, L2 1 MiB as the last level)" : ""}, node --predictable`,
