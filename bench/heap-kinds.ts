@@ -20,6 +20,8 @@ interface Snapshot {
 }
 
 export interface Kind {
+  /** The snapshot's node type ("object", "object shape", "code"...). */
+  type: string;
   count: number;
   bytes: number;
 }
@@ -48,7 +50,7 @@ export function heapKinds(file: string): Map<string, Kind> {
     const type = types[data.nodes[i + typeAt]];
     const name = data.strings[data.nodes[i + nameAt]];
     const key = CONTENT_NAMED.has(type) ? type : `${type} ${name.length > 60 ? `${name.slice(0, 57)}...` : name}`;
-    const kind = kinds.get(key) ?? { count: 0, bytes: 0 };
+    const kind = kinds.get(key) ?? { type, count: 0, bytes: 0 };
     kind.count += 1;
     kind.bytes += data.nodes[i + sizeAt];
     kinds.set(key, kind);
@@ -56,14 +58,13 @@ export function heapKinds(file: string): Map<string, Kind> {
   return kinds;
 }
 
-/** Kinds summed by type alone ("object", "code", "closure"...). */
+/** Kinds summed by type alone ("object", "object shape", "code"...). */
 export function byType(kinds: Map<string, Kind>): Map<string, Kind> {
   const types = new Map<string, Kind>();
-  for (const [key, kind] of kinds) {
-    const type = CONTENT_NAMED.has(key) ? key : key.slice(0, key.indexOf(" "));
-    const sum = types.get(type) ?? { count: 0, bytes: 0 };
-    sum.count += kind.count;
-    sum.bytes += kind.bytes;
+  for (const { type, count, bytes } of kinds.values()) {
+    const sum = types.get(type) ?? { type, count: 0, bytes: 0 };
+    sum.count += count;
+    sum.bytes += bytes;
     types.set(type, sum);
   }
   return types;
@@ -76,17 +77,22 @@ function total(kinds: Map<string, Kind>): Kind {
     count += kind.count;
     bytes += kind.bytes;
   }
-  return { count, bytes };
+  return { type: "", count, bytes };
+}
+
+/** A value, or with a base its difference from it, signed. */
+function shown(value: number, base: number | undefined): string {
+  if (base === undefined) return `${value}`;
+  const difference = value - base;
+  return `${difference > 0 ? "+" : ""}${difference}`;
 }
 
 function table(title: string, rows: [string, Kind, Kind | undefined][], top: number): void {
   console.log(`\n${title}`);
   for (const [key, kind, base] of rows.slice(0, top)) {
-    const bytes =
-      base === undefined ? `${kind.bytes}` : `${kind.bytes - base.bytes > 0 ? "+" : ""}${kind.bytes - base.bytes}`;
-    const count =
-      base === undefined ? `${kind.count}` : `${kind.count - base.count > 0 ? "+" : ""}${kind.count - base.count}`;
-    console.log(`${bytes.padStart(11)} B ${count.padStart(8)}  ${key}`);
+    console.log(
+      `${shown(kind.bytes, base?.bytes).padStart(11)} B ${shown(kind.count, base?.count).padStart(8)}  ${key}`,
+    );
   }
 }
 
@@ -94,8 +100,8 @@ function ordered(kinds: Map<string, Kind>, base: Map<string, Kind> | undefined):
   const keys = new Set([...kinds.keys(), ...(base?.keys() ?? [])]);
   const rows: [string, Kind, Kind | undefined][] = [...keys].map((key) => [
     key,
-    kinds.get(key) ?? { count: 0, bytes: 0 },
-    base === undefined ? undefined : (base.get(key) ?? { count: 0, bytes: 0 }),
+    kinds.get(key) ?? { type: "", count: 0, bytes: 0 },
+    base === undefined ? undefined : (base.get(key) ?? { type: "", count: 0, bytes: 0 }),
   ]);
   const weight = ([, kind, from]: [string, Kind, Kind | undefined]) => kind.bytes - (from?.bytes ?? 0);
   return rows.sort((a, b) => weight(b) - weight(a));
@@ -113,17 +119,17 @@ function main(): void {
   }
   const base = heapKinds(positionals[0]);
   const other = positionals[1] === undefined ? undefined : heapKinds(positionals[1]);
-  const shown = other ?? base;
+  const heap = other ?? base;
   const against = other === undefined ? undefined : base;
-  const sum = total(shown);
+  const sum = total(heap);
   const from = against === undefined ? undefined : total(against);
   console.log(
     from === undefined
       ? `${sum.bytes} B in ${sum.count} objects`
       : `${sum.bytes} B in ${sum.count} objects, ${sum.bytes - from.bytes} B and ${sum.count - from.count} objects more than the first`,
   );
-  table("by type", ordered(byType(shown), against && byType(against)), top);
-  table("by kind", ordered(shown, against), top);
+  table("by type", ordered(byType(heap), against && byType(against)), top);
+  table("by kind", ordered(heap, against), top);
 }
 
 if (/heap-kinds\.ts$/.test(process.argv[1] ?? "")) main();
