@@ -29,12 +29,17 @@ let syncFrame: AmbientFrame | undefined = undefined;
 /** Whether a synchronous run is in progress (its frame may be undefined: "no ledger here"). */
 let syncDepth = 0;
 
-function runSync<T>(frame: AmbientFrame | undefined, work: () => T): T {
+/** Arguments of a call that has none: `Reflect.apply` of work that takes no arguments. */
+export const NO_ARGUMENTS: readonly unknown[] = Object.freeze([]);
+
+type Callable = (...args: any[]) => unknown;
+
+function applySync(frame: AmbientFrame | undefined, fn: Callable, self: unknown, args: ArrayLike<unknown>): unknown {
   const outerFrame = syncFrame;
   syncFrame = frame;
   syncDepth++;
   try {
-    return work();
+    return Reflect.apply(fn, self, args);
   } finally {
     syncDepth--;
     syncFrame = outerFrame;
@@ -48,20 +53,21 @@ export const ambientLedger = {
     return storageUsed ? storage.getStore() : undefined;
   },
   /**
-   * Runs `work` with `frame` ambient: across its awaits and timers when `async` (default), else
-   * only for its synchronous part.
+   * Calls `fn` with `self` and `args`, `frame` ambient: across its awaits and timers when `async`
+   * (default), else only for its synchronous part. A call rather than a closure to run, so that
+   * the wrappers make no closure per call (450 B a metered call in the worker, on Node 24).
    */
-  run<T>(frame: AmbientFrame, work: () => T, async = true): T {
-    if (!async) return runSync(frame, work);
+  apply(frame: AmbientFrame, fn: Callable, self: unknown, args: ArrayLike<unknown>, async = true): unknown {
+    if (!async) return applySync(frame, fn, self, args);
     storageUsed = true;
-    if (syncDepth === 0) return storage.run(frame, work);
-    // Inside a synchronous run: the asynchronous frame takes over for the duration of `work`.
+    if (syncDepth === 0) return storage.run(frame, Reflect.apply, fn, self, args);
+    // Inside a synchronous run: the asynchronous frame takes over for the duration of `fn`.
     const outerFrame = syncFrame;
     const outerDepth = syncDepth;
     syncFrame = undefined;
     syncDepth = 0;
     try {
-      return storage.run(frame, work);
+      return storage.run(frame, Reflect.apply, fn, self, args);
     } finally {
       syncFrame = outerFrame;
       syncDepth = outerDepth;

@@ -1,8 +1,11 @@
+/** Any function; the wrappers pass arguments, `this` and results through untouched. */
+export type AnyFunction = (...args: any[]) => any;
+
 /** The constructor of `async function`s, compared against to tell async work from sync work cheaply. */
 export const AsyncFunction = (async () => {}).constructor;
 
 /** True for `async function`s and async methods: they always return a promise and never throw. */
-export function isAsyncFunction(fn: (...args: any[]) => any): boolean {
+export function isAsyncFunction(fn: AnyFunction): boolean {
   return fn.constructor === AsyncFunction;
 }
 

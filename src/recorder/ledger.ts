@@ -9,12 +9,12 @@ import {
   type Journey,
   type Transfer,
 } from "./journey.js";
-import { ambientLedger, type AmbientFrame } from "./ambient.js";
+import { ambientLedger, NO_ARGUMENTS, type AmbientFrame } from "./ambient.js";
 import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
-import { AsyncFunction, isThenable } from "./functions.js";
+import { AsyncFunction, isThenable, type AnyFunction } from "./functions.js";
 import { show } from "./show.js";
 
 /**
@@ -68,6 +68,8 @@ export abstract class Ledger {
    * counted then. The caller's later meter(), digest() and end() are not counted again.
    */
   protected closedEarly = false;
+  /** The ambient frame of this ledger's top level (`run()`), made on first use. */
+  private topFrame: AmbientFrame | undefined = undefined;
 
   constructor(
     protected readonly host: LedgerHost,
@@ -94,18 +96,44 @@ export abstract class Ledger {
       if (!this.closedEarly) this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
       return work();
     }
-    const parent = this.parentRecord();
-    const record = this.open(this.host.activityId(activity), parent, this.host.now());
-    // The record is the ambient frame's, so `journeys.meter()` and `currentLedger()` inside the
-    // work find this ledger and nest under the record: synchronously, and (with asyncContext)
-    // in the continuations of whatever promise the work makes, async function or not.
-    const frame: AmbientFrame = { ledger: this, record };
+    return this.meterApply(activity, work, undefined, NO_ARGUMENTS, work.constructor === AsyncFunction) as T;
+  }
+
+  /**
+   * meter() of `fn` called with `self` and `args`: the wrappers' path, which makes no closure per
+   * call. `async`: `fn` is an async function, so activities after its first await nest under it.
+   * If recording fails before `fn` runs, `onFailure` is told (without it, the error is thrown)
+   * and `fn` runs untimed. On an ended ledger `fn` runs untimed, and nothing is counted.
+   */
+  meterApply(
+    activity: string,
+    fn: AnyFunction,
+    self: unknown,
+    args: ArrayLike<unknown>,
+    async: boolean,
+    onFailure?: (error: unknown) => void,
+  ): unknown {
+    if (this.ended) return Reflect.apply(fn, self, args);
+    let record: number;
+    let frame: AmbientFrame;
+    try {
+      record = this.open(this.host.activityId(activity), this.parentRecord(), this.host.now());
+      // The record is the ambient frame's, so `journeys.meter()` and `currentLedger()` inside the
+      // work find this ledger and nest under the record: synchronously, and (with asyncContext)
+      // in the continuations of whatever promise the work makes, async function or not.
+      frame = { ledger: this, record };
+    } catch (error) {
+      if (onFailure === undefined) throw error;
+      // taskjourney failed before the work ran: run it untouched.
+      onFailure(error);
+      return Reflect.apply(fn, self, args);
+    }
     const asyncContext = this.host.asyncContext !== false;
-    if (work.constructor === AsyncFunction) {
+    if (async) {
       this.asyncOpen++;
-      let pending: T;
+      let pending: unknown;
       try {
-        pending = ambientLedger.run(frame, work, asyncContext);
+        pending = ambientLedger.apply(frame, fn, self, args, asyncContext);
       } catch (error) {
         this.asyncOpen--;
         this.close(record, this.host.now());
@@ -116,9 +144,9 @@ export abstract class Ledger {
     // A plain function's synchronous nesting is tracked by `openRecord`, with no lookup.
     const outer = this.openRecord;
     this.openRecord = record;
-    let result: T;
+    let result: unknown;
     try {
-      result = ambientLedger.run(frame, work, asyncContext);
+      result = ambientLedger.apply(frame, fn, self, args, asyncContext);
     } catch (error) {
       this.openRecord = outer;
       this.close(record, this.host.now());
@@ -169,7 +197,14 @@ export abstract class Ledger {
       this.host.drop("invalid-work", `run() given ${show(work)}, not a function`);
       return undefined as T;
     }
-    return ambientLedger.run({ ledger: this, record: -1 }, work, this.host.asyncContext !== false);
+    return this.runApply(work, undefined, NO_ARGUMENTS) as T;
+  }
+
+  /** run() of `fn` called with `self` and `args`: the wrappers' path, which makes no closure per call. */
+  runApply(fn: AnyFunction, self: unknown, args: ArrayLike<unknown>): unknown {
+    // One frame per ledger, made on its first run: the worker's ledgers are entered ~3 times each.
+    const frame = (this.topFrame ??= { ledger: this, record: -1 });
+    return ambientLedger.apply(frame, fn, self, args, this.host.asyncContext !== false);
   }
 
   /** end() on an ended ledger: counted, unless the recorder closed it (counted then). */

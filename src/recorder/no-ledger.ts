@@ -1,3 +1,5 @@
+import type { AnyFunction } from "./functions.js";
+
 /**
  * Returned for a key that could not be recorded: runs the caller's work untouched, records nothing.
  * One shared instance, so an invalid key costs no allocation.
@@ -10,6 +12,10 @@ export class NoLedger {
   digest(_activity: string, _value: number, _unit?: string): void {}
   run<T>(work: () => T): T {
     return typeof work === "function" ? work() : (undefined as T);
+  }
+  /** Ledger.runApply(): the wrappers' call, made untouched. */
+  runApply(fn: AnyFunction, self: unknown, args: ArrayLike<unknown>): unknown {
+    return Reflect.apply(fn, self, args);
   }
   end(_outcome?: string, _error?: unknown, _at?: number): void {}
   get ended(): boolean {

@@ -1,7 +1,7 @@
 import { ambientLedger } from "../recorder/ambient.js";
+import type { AnyFunction } from "../recorder/functions.js";
 
-/** Any function; the wrappers pass arguments, `this` and results through untouched. */
-export type AnyFunction = (...args: any[]) => any;
+export type { AnyFunction } from "../recorder/functions.js";
 
 /**
  * Marks a taskjourney wrapper and holds the function it wraps. A registered symbol, so that two
@@ -40,6 +40,8 @@ export function disguise<F extends AnyFunction>(wrapper: AnyFunction, original: 
  * Calls `original` with `self` and `args` as activity `activity` of the ledger surrounding the call
  * (through AsyncLocalStorage), or just calls it when there is none or it has ended. An async
  * original is metered as async work, so activities metered after its first `await` nest under it.
+ * When taskjourney fails before the original runs, `onFailure` is told and the original runs
+ * untouched.
  */
 export function meterCall(
   activity: string,
@@ -50,23 +52,6 @@ export function meterCall(
   onFailure: (error: unknown) => void,
 ): unknown {
   const frame = ambientLedger.getStore();
-  if (frame === undefined || frame.ledger.ended) return Reflect.apply(original, self, args);
-  let started = false;
-  const work = isAsync
-    ? async () => {
-        started = true;
-        return Reflect.apply(original, self, args);
-      }
-    : () => {
-        started = true;
-        return Reflect.apply(original, self, args);
-      };
-  try {
-    return frame.ledger.meter(activity, work);
-  } catch (error) {
-    if (started) throw error;
-    // taskjourney failed before the original ran: run it untouched.
-    onFailure(error);
-    return Reflect.apply(original, self, args);
-  }
+  if (frame === undefined) return Reflect.apply(original, self, args);
+  return frame.ledger.meterApply(activity, original, self, args, isAsync, onFailure);
 }

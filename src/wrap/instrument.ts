@@ -380,8 +380,15 @@ function end(
   return undefined;
 }
 
-/** An execute or gather ledger, as the wrappers use it. */
-type OpenLedger = { run<R>(work: () => R): R; end(outcome?: never, error?: never): void };
+/**
+ * An execute or gather ledger, as the wrappers use it: every ledger the recorder hands out (a
+ * Ledger, or the NoLedger of a key it could not record) also has `runApply`, which the public
+ * interfaces leave out.
+ */
+type OpenLedger = {
+  runApply(fn: AnyFunction, self: unknown, args: ArrayLike<unknown>): unknown;
+  end(outcome?: never, error?: never): void;
+};
 
 /**
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
@@ -396,7 +403,7 @@ function runInLedger(
 ): unknown {
   let result: unknown;
   try {
-    result = ledger.run(() => Reflect.apply(original, self, args));
+    result = ledger.runApply(original, self, args);
   } catch (error) {
     // The host's error wins over a strict recorder's complaint; that one is counted already.
     end(ending, ledger, self, undefined, error, true);
@@ -460,7 +467,7 @@ function executeWrapper(
           p === undefined
             ? journeys.execute(k as Key, a as number | undefined)
             : withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined))
-        ) as OpenLedger;
+        ) as unknown as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
         if (thrown !== undefined) throw thrown;
@@ -509,7 +516,7 @@ function gatherWrapper(
       if (a === FAILED) return Reflect.apply(original, this, args);
       let ledger: OpenLedger;
       try {
-        ledger = journeys.gather(p, ks, n, a as number | undefined) as OpenLedger;
+        ledger = journeys.gather(p, ks, n, a as number | undefined) as unknown as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
         if (thrown !== undefined) throw thrown;

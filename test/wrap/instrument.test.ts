@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
 import { InvalidTransition, TaskJourneys, instrument, wrap, type Breakdown, type Key } from "../../src/index.js";
+import { internalsOf } from "../../src/internal.js";
 import { FakeClock } from "../helpers/clock.js";
 
 function worker(clock: FakeClock, extra: object = {}) {
@@ -623,6 +624,49 @@ describe("failures of extractors and mappers never reach the host", () => {
     expect(warnings.map((warning) => warning.split(";")[0])).toEqual([
       'taskjourney: transition method "transition": the from extractor failed (TypeError: returned 7, not a state name)',
       'taskjourney: gather method "gatherDep": the keys extractor failed (TypeError: returned 42, not an iterable of keys)',
+    ]);
+  });
+
+  it("runs a metered call untouched, once, when taskjourney fails before it, sync or async", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    const w = new Worker(clock);
+    let reads = 0;
+    const read = w.read.bind(w);
+    w.read = (seconds: number) => (reads++, read(seconds));
+    instrument(w, journeys, {
+      execute: { method: "runAsync", key: (k) => k },
+      activities: [
+        { method: "read", activity: "disk-read" },
+        { method: "unspill", activity: "unspill" },
+      ],
+    });
+    // A bug inside taskjourney, injected where a metered call begins.
+    const recorder = internalsOf(journeys)!.recorder;
+    const activityId = recorder.activityId.bind(recorder);
+    let broken = false;
+    recorder.activityId = (name: string) => {
+      if (broken) throw new Error("recorder bug");
+      return activityId(name);
+    };
+    const ledger = journeys.execute("x-1");
+    await ledger.run(async () => {
+      broken = true;
+      expect(w.read(0.5)).toBe(0.5);
+      await expect(w.unspill(0.25)).resolves.toBe(0.25);
+      broken = false;
+      expect(w.read(0.125)).toBe(0.125);
+    });
+    expect(reads).toBe(3); // unspill's own read, and the one after the bug
+    ledger.end();
+    expect(activities(journeys.explain("x-1"), "executing")).toEqual([
+      ["disk-read", 0.125],
+      ["other", 0.85],
+    ]);
+    expect(journeys.dropped()).toEqual({ "wrap-internal-error": 3 });
+    expect(warnings.map((warning) => warning.split(";")[0])).toEqual([
+      'taskjourney: activity method "read" failed (Error: recorder bug)',
+      'taskjourney: activity method "unspill" failed (Error: recorder bug)',
     ]);
   });
 
