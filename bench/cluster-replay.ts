@@ -8,7 +8,7 @@
  * once with arrays of the size the compute-task message announced, and the thread pool runs the
  * task function in this thread through tasks.mjs (so its thread CPU readings are counted too).
  *
- *   node bench/.cluster-replay.mjs <stimulus.jsonl> <off|on|metrics> <repetitions>
+ *   node bench/.cluster-replay.mjs <stimulus.jsonl> <off|on|metrics|loaded> <repetitions>
  *
  * The stimulus is replayed `repetitions` times under fresh keys (prefixes kept, as the cluster's
  * warm-up rounds do). bench/cluster-instructions.bench.ts runs this under valgrind with two
@@ -34,7 +34,12 @@ import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState } from "../examples/cluster/w
 import { Worker, instrumentWorker } from "../examples/cluster/worker.js";
 import runTask from "../examples/cluster/tasks.mjs";
 
-export const MODES = ["off", "on", "metrics"] as const;
+/**
+ * off: no telemetry. on: metrics and 1% traces, as the cluster runs. metrics: no traces at all.
+ * loaded: telemetry started as for on (the SDK loaded, its providers and TaskJourneys made) but
+ * nothing instrumented: what a worker pays for having it in the process, not per task.
+ */
+export const MODES = ["off", "on", "metrics", "loaded"] as const;
 export type ReplayMode = (typeof MODES)[number];
 
 export interface StimulusLine {
@@ -123,7 +128,7 @@ async function replayWorker(mode: ReplayMode, directory: string) {
       outDir: directory,
       traceRatio: mode === "metrics" ? "off" : 0.01,
     });
-    inside.journeys = inside.telemetry.journeys;
+    if (mode !== "loaded") inside.journeys = inside.telemetry.journeys;
   }
   inside.store = new SpillBuffer(512 * 1024, path.join(directory, "spill"));
   inside.state = new WorkerState(
