@@ -60,6 +60,7 @@ import { buildSync } from "esbuild";
 import { table } from "./harness.js";
 import { PARTS, partOf, partsOf, selfBySymbol, JIT_CODE, type Part } from "./callgrind-parts.js";
 import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
+import { median, replayGc, type ReplayGc } from "./replay-gc.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -72,16 +73,25 @@ const { values } = parseArgs({
     size: { type: "string", default: "2000" },
     /** The stimulus's first lines only; 0: all of it. */
     lines: { type: "string", default: "400" },
-    modes: { type: "string", default: MODES.join(",") },
+    modes: { type: "string", default: "off,on,metrics" },
     role: { type: "string", default: "worker" },
     "cache-sim": { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
+    gc: { type: "boolean", default: false },
+    /** --gc: alternating native runs per mode. */
+    runs: { type: "string", default: "3" },
     parts: { type: "boolean", default: false },
     /** With a count N: the N functions whose self instructions per task telemetry changes most. */
     functions: { type: "string", default: "0" },
   },
 });
 const countAllocations = values.allocations;
+const countGc = values.gc;
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) {
+  console.error(`cluster-instructions: --runs must be a count, got ${values.runs}`);
+  process.exit(2);
+}
 const linesReplayed = Number(values.lines) > 0 ? `first ${values.lines} lines` : "all lines";
 const cacheSim = values["cache-sim"];
 const topFunctions = Number(values.functions);
@@ -100,7 +110,7 @@ function cycles(counts: Counts): number {
 const few = Number(values.few);
 const many = Number(values.many);
 
-if (!countAllocations && spawnSync("valgrind", ["--version"]).status !== 0) {
+if (!countAllocations && !countGc && spawnSync("valgrind", ["--version"]).status !== 0) {
   console.log("cluster-instructions: valgrind is not installed (Debian package valgrind); skipped");
   process.exit(0);
 }
@@ -129,6 +139,7 @@ function record(): string {
 const role = values.role;
 if (role !== "worker" && role !== "scheduler") throw new Error(`--role: worker or scheduler, not ${role}`);
 if (countAllocations && role !== "worker") throw new Error("--allocations: the worker replay only");
+if (countGc && role !== "worker") throw new Error("--gc: the worker replay only");
 const modes = values.modes.split(",") as ReplayMode[];
 if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off"))
   throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
@@ -225,6 +236,76 @@ function instructions(mode: ReplayMode, repetitions: number): Promise<Counted> {
 if (countAllocations) {
   await reportAllocations();
   process.exit(0);
+}
+if (countGc) {
+  reportGc();
+  process.exit(0);
+}
+
+/**
+ * --gc: natively, RUNS alternating runs of each mode under --trace-gc, repetitions FEW + 1 … MANY
+ * counted: the CPU per task (the median repetition of each run; the median run and the range),
+ * full collections per 1,000 tasks, the main thread's GC pause per task, and the heap after a full
+ * collection. What the collector does with the heap telemetry adds, which callgrind's GC
+ * instructions show with a run-to-run spread as large as the difference (its helper threads).
+ */
+function reportGc(): void {
+  console.log(
+    `cluster worker replay, garbage collection: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} of ${runs} alternating runs per mode`,
+  );
+  const measured = new Map<ReplayMode, ReplayGc[]>(modes.map((mode) => [mode, []]));
+  const output = path.join(os.tmpdir(), `taskjourney-replay-gc-${process.pid}.txt`);
+  process.on("exit", () => fs.rmSync(output, { force: true }));
+  for (let run = 0; run < runs; run++) {
+    for (const mode of modes) {
+      // One file for both streams: V8's GC lines (stdout) and the repetition lines (stderr) in order.
+      const fd = fs.openSync(output, "w");
+      const replayed = spawnSync(process.execPath, ["--trace-gc", driver, stimulus, mode, String(many)], {
+        cwd: ROOT,
+        stdio: ["ignore", fd, fd],
+        env: { ...process.env, TASKJOURNEY_REPLAY_EACH: "1", TASKJOURNEY_REPLAY_QUIET: "1" },
+      });
+      fs.closeSync(fd);
+      const text = fs.readFileSync(output, "utf8");
+      if (replayed.status !== 0)
+        throw new Error(`replay ${mode} failed (exit ${replayed.status}):\n${text.slice(-2000)}`);
+      measured.get(mode)!.push(replayGc(text, few));
+    }
+  }
+  const counted = (many - few) * tasks;
+  const cpu = (mode: ReplayMode) => measured.get(mode)!.map((gc) => median(gc.cpuMicrosPerTask));
+  const fixed = (value: number, digits = 1) => value.toFixed(digits);
+  const offCpu = median(cpu("off"));
+  console.log("");
+  console.log(
+    table(
+      [
+        "worker, per task (warm)",
+        "CPU µs (median run)",
+        "runs' range",
+        "added by telemetry",
+        "full GCs per 1,000 tasks",
+        "GC pause µs",
+        "heap after full GC, MB",
+      ],
+      modes.map((mode) => {
+        const all = measured.get(mode)!;
+        const runsCpu = cpu(mode);
+        const full = all.reduce((sum, gc) => sum + gc.fullCollections, 0) / runs;
+        const pause = all.reduce((sum, gc) => sum + gc.pauseMillis, 0) / runs;
+        return [
+          mode,
+          fixed(median(runsCpu)),
+          `${fixed(Math.min(...runsCpu))}–${fixed(Math.max(...runsCpu))}`,
+          mode === "off" ? "" : fixed(median(runsCpu) - offCpu),
+          fixed((full * 1000) / counted),
+          fixed((pause * 1000) / counted),
+          fixed(median(all.flatMap((gc) => gc.heapAfterFull))),
+        ];
+      }),
+    ),
+  );
+  console.log(`node ${process.version}, --trace-gc; CPU is the process's, every thread (V8's GC helpers too)`);
 }
 
 /** --allocations: bytes per task of repetitions FEW + 1 … MANY, per mode, and by function. */

@@ -218,10 +218,7 @@ async function sampleAllocations(): Promise<(tasks: number) => Promise<Allocatio
  * repetitions, so that the mode's per-task figures do not include it.
  */
 function unsampled(line: StimulusLine): StimulusLine {
-  const text = JSON.stringify(line.message).replace(
-    /("traceparent":"00-[0-9a-f]{32}-[0-9a-f]{16}-)01"/g,
-    '$100"',
-  );
+  const text = JSON.stringify(line.message).replace(/("traceparent":"00-[0-9a-f]{32}-[0-9a-f]{16}-)01"/g, '$100"');
   return { ...line, message: JSON.parse(text) as Message };
 }
 

@@ -463,11 +463,11 @@ function executeWrapper(
       if (p === FAILED || a === FAILED) return Reflect.apply(original, this, args);
       let ledger: OpenLedger;
       try {
-        ledger = (
-          p === undefined
-            ? journeys.execute(k as Key, a as number | undefined)
-            : withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined))
-        ) as unknown as OpenLedger;
+        ledger = (p === undefined
+          ? journeys.execute(k as Key, a as number | undefined)
+          : withPrefix(journeys, p, () =>
+              journeys.execute(k as Key, a as number | undefined),
+            )) as unknown as OpenLedger;
       } catch (error) {
         const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
         if (thrown !== undefined) throw thrown;
