@@ -313,8 +313,16 @@ class JsonLinesFile {
   private pending: Promise<void> = Promise.resolve();
   constructor(readonly path: string) {}
 
-  append(text: string): Promise<void> {
-    const written = this.pending.then(() => appendFile(this.path, text.endsWith("\n") ? text : `${text}\n`));
+  /**
+   * Appends `bytes` (UTF-8, as the serializer encoded them) and a newline. Written as they are:
+   * decoding them to a string for appendFile to encode again cost a worker ≈ 420 B a task of
+   * allocation with 1% traces (bench cluster-instructions --allocations, Node 24).
+   */
+  append(bytes: Uint8Array): Promise<void> {
+    const line = Buffer.allocUnsafe(bytes.length + 1);
+    line.set(bytes);
+    line[bytes.length] = NEWLINE;
+    const written = this.pending.then(() => appendFile(this.path, line));
     this.pending = written.catch(() => undefined);
     return written;
   }
@@ -341,7 +349,7 @@ async function jsonSerializers(): Promise<{
   return { traces: transformer.JsonTraceSerializer, metrics: transformer.JsonMetricsSerializer };
 }
 
-const decoder = new TextDecoder();
+const NEWLINE = 0x0a;
 
 function writeRequest<T>(
   file: JsonLinesFile,
@@ -360,7 +368,7 @@ function writeRequest<T>(
     done({ code: ExportResultCode.FAILED, error: new Error("OTLP JSON serialization failed") });
     return;
   }
-  file.append(decoder.decode(bytes)).then(
+  file.append(bytes).then(
     () => done({ code: ExportResultCode.SUCCESS }),
     (error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }),
   );

@@ -237,7 +237,8 @@ describe("startTelemetry configuration", () => {
     workerDay(telemetry.journeys, clock);
     const span = telemetry.tracerProvider
       .getTracer("sdk-test")
-      .startSpan("probe", { attributes: { "task.key": "sum-1" } });
+      // Not ASCII: the file gets the serializer's UTF-8 bytes as they are.
+      .startSpan("probe", { attributes: { "task.key": "sum-ü-名-1" } });
     span.end();
     await telemetry.forceFlush();
     expect((await readdir(join(directory, "out"))).sort()).toEqual([
@@ -280,7 +281,10 @@ describe("startTelemetry configuration", () => {
       line.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)),
     );
     const probe = spans.find((span) => span.name === "probe")!;
-    expect(probe).toMatchObject({ name: "probe", attributes: [{ key: "task.key", value: { stringValue: "sum-1" } }] });
+    expect(probe).toMatchObject({
+      name: "probe",
+      attributes: [{ key: "task.key", value: { stringValue: "sum-ü-名-1" } }],
+    });
     expect(probe.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(probe.spanId).toMatch(/^[0-9a-f]{16}$/);
     expect(probe.startTimeUnixNano).toMatch(/^\d{19}$/);
