@@ -55,7 +55,7 @@ export const ambientLedger = {
   /**
    * Calls `fn` with `self` and `args`, `frame` ambient: across its awaits and timers when `async`
    * (default), else only for its synchronous part. A call rather than a closure to run, so that
-   * the wrappers make no closure per call (450 B a metered call in the worker, on Node 24).
+   * the wrappers make no closure per call (≈ 450 B a task in the cluster worker, on Node 24).
    */
   apply(frame: AmbientFrame, fn: Callable, self: unknown, args: ArrayLike<unknown>, async = true): unknown {
     if (!async) return applySync(frame, fn, self, args);
