@@ -57,10 +57,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
-import { table } from "./harness.js";
+import { median, table } from "./harness.js";
 import { PARTS, partOf, partsOf, selfBySymbol, JIT_CODE, type Part } from "./callgrind-parts.js";
 import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
-import { median, replayGc, type ReplayGc } from "./replay-gc.js";
+import { replayGc, type ReplayGc } from "./replay-gc.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));

@@ -316,3 +316,11 @@ export async function runSuite(suite: Suite): Promise<SuiteResult> {
   report(result);
   return result;
 }
+
+/** The median of `values`; NaN for none. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}

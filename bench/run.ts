@@ -27,7 +27,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { formatNs, ratioTarget, table, type SuiteResult } from "./harness.js";
+import { formatNs, median, ratioTarget, table, type SuiteResult } from "./harness.js";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = resolve(benchDir, "..");
@@ -166,12 +166,6 @@ for (const runtime of runtimes) {
   }
 }
 rmSync(scratch, { recursive: true, force: true });
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
 
 /** "1.23 µs", or with several runs "1.23 µs (1.10–1.40)". */
 function spread(values: number[], format: (value: number) => string): string {

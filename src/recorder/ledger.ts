@@ -14,7 +14,7 @@ import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
-import { AsyncFunction, isThenable, type AnyFunction } from "./functions.js";
+import { isAsyncFunction, isThenable, type AnyFunction } from "./functions.js";
 import { show } from "./show.js";
 
 /**
@@ -96,7 +96,7 @@ export abstract class Ledger {
       if (!this.closedEarly) this.host.drop("ledger-ended", `meter(${show(activity)}) after end()`);
       return work();
     }
-    return this.meterApply(activity, work, undefined, NO_ARGUMENTS, work.constructor === AsyncFunction) as T;
+    return this.meterApply(activity, work, undefined, NO_ARGUMENTS, isAsyncFunction(work)) as T;
   }
 
   /**

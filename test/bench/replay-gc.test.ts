@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { median, replayGc } from "../../bench/replay-gc.js";
+import { median } from "../../bench/harness.js";
+import { replayGc } from "../../bench/replay-gc.js";
 
 // Lines as node --trace-gc prints them (Node 24, then Node 20, which has no "pooled" part),
 // interleaved with the replay's repetition lines.
