@@ -14,7 +14,7 @@ import {
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
 import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
-import { breakdownOfTask, journeyKind, SpanIndex } from "./from-trace.js";
+import { breakdownOfTask, hasWaitAttributes, journeyKind, SpanIndex, stateVisitsOf } from "./from-trace.js";
 import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } from "./histograms.js";
 import { reportDataFrom, type ReportData } from "./html.js";
 import type { TelemetryFiles } from "./inputs.js";
@@ -266,25 +266,27 @@ function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates 
     const breakdown = breakdownOfTask(index, task);
     const role: Role = breakdown.kind === "scheduler" ? "scheduler" : "worker";
     const cells = cellsOf(aggregates[role], breakdown.prefix);
-    for (const visit of breakdown.children) {
+    const spans = breakdown.kind === "compute" ? stateVisitsOf(index, task) : undefined;
+    breakdown.children.forEach((visit, position) => {
       add(cells.stateSeconds, visit.name, visit.seconds);
       durationsOf(cells, visit.name).exact.push(visit.seconds);
-      if (role === "scheduler") continue;
+      if (role === "scheduler") return;
       const into =
         visit.name === executing && breakdown.kind === "compute"
           ? aggregates.execute
           : visit.name === "flight" && breakdown.kind === "fetch"
             ? aggregates.gather
             : undefined;
+      // The machine's waiting state, as breakdownOfTask() tells it (by its task.wait.* attributes, not its name).
       const wait =
-        visit.name === "waiting" && breakdown.kind === "compute"
+        spans !== undefined && hasWaitAttributes(spans[position])
           ? (aggregates.wait[breakdown.prefix] ??= nullRecord())
           : undefined;
       for (const activity of visit.children) {
         if (into !== undefined) add(into, activity.name, activity.seconds);
         if (wait !== undefined) add(wait, activity.name, activity.seconds);
       }
-    }
+    });
   }
   return aggregates;
 }

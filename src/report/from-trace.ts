@@ -303,7 +303,7 @@ export function stateVisitsOf(index: SpanIndex, task: DecodedSpan): DecodedSpan[
 }
 
 /** Whether a visit carries the apportioned wait of a state that waits for dependencies (`task.wait.*`), whatever its name. */
-function hasWaitAttributes(visit: DecodedSpan): boolean {
+export function hasWaitAttributes(visit: DecodedSpan): boolean {
   for (const name of Object.keys(visit.attributes)) if (name.startsWith(ATTR_TASK_WAIT_PREFIX)) return true;
   return false;
 }
@@ -380,7 +380,9 @@ export function breakdownOfTask(
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
     const isCurrent = unfinished && position === visits.length - 1;
-    const waits = visit.name === "waiting" || hasWaitAttributes(visit);
+    // The bridge marks the machine's waiting state with `task.wait.*` (whatever its name: a job
+    // queue's `waiting` may be its queue); a waiting visit without them lasted no time.
+    const waits = hasWaitAttributes(visit);
     if (kind === "compute" && waits) {
       if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
     } else if (visit.name === "flight" && kind === "fetch") {

@@ -27,6 +27,7 @@ import {
 import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from "../../src/report/from-trace.js";
 import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
 import { formatBreakdown } from "../../src/report/format.js";
+import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { FakeClock } from "../helpers/clock.js";
 
 const ORIGIN = 1_700_000_000;
@@ -711,7 +712,7 @@ describe("OTLP/JSON spellings", () => {
     expect(decodeOtlpJson("\n\n")).toEqual([]);
   });
 
-  it("a waiting span without task.wait.* attributes falls back to one `dependencies` node", () => {
+  it("a waiting span without task.wait.* attributes is read as a visit like any other: a state's name says nothing of its role", () => {
     const spans: DecodedSpan[] = decodeOtlpJson(JSON.stringify(request)).map((span) =>
       span.name === "waiting"
         ? {
@@ -724,7 +725,8 @@ describe("OTLP/JSON spellings", () => {
     );
     const breakdown = breakdownFromSpans(spans, "sum-1")!;
     const waiting = breakdown.children.find((node) => node.name === "waiting")!;
-    expect(waiting.children).toEqual([{ name: "dependencies", seconds: waiting.seconds, children: [] }]);
+    expect(waiting.seconds).toBeGreaterThan(0);
+    expect(waiting.children).toEqual([]);
   });
 });
 
@@ -777,4 +779,53 @@ describe("traces of a state machine of one's own", () => {
       expected.data!.children.map((node) => [node.name, node.seconds]),
     );
   });
+});
+
+describe("a job queue's machine, on either role", () => {
+  // No state waits for dependencies here: `waiting` is the queue, whatever its name suggests.
+  const jobs = {
+    states: ["added", "waiting", "active", "delayed", "completed", "failed"],
+    transitions: {
+      added: ["waiting"],
+      waiting: ["active"],
+      active: ["completed", "failed", "delayed"],
+      delayed: ["waiting"],
+    },
+    terminal: { success: "completed", failure: "failed" },
+    initial: "added",
+    queued: "waiting",
+    executing: "active",
+  } as const;
+  type JobState = (typeof jobs.states)[number];
+
+  for (const role of ["scheduler", "worker"] as const) {
+    it(`${role}: the execute ledger's activities and the queue's time rebuild as explain() shows them`, async () => {
+      const clock = new FakeClock(10);
+      const queue = process_(clock, { role, instance: "queue-1", machine: jobs, sampling: { ratio: 1 } });
+      const journeys = queue.journeys as unknown as TaskJourneys<typeof role, JobState>;
+      journeys.transition("job-1", "added", "waiting");
+      clock.advance(0.5);
+      journeys.transition("job-1", "waiting", "active");
+      const run = journeys.execute("job-1");
+      run.meter("fetch-input", () => {
+        clock.advance(0.25);
+        run.meter("decompress", () => clock.advance(0.125));
+      });
+      run.meter("compute", () => clock.advance(2));
+      clock.advance(0.0625);
+      run.end();
+      const expected = journeys.explain("job-1");
+      expect(expected!.children.map((node) => [node.name, node.children.map((child) => child.name)])).toEqual([
+        ["waiting", []],
+        ["active", ["fetch-input", "compute", "other"]],
+      ]);
+      await journeys.shutdown();
+      const spans = decodeOtlpJson(jsonLines([queue.exporter.getFinishedSpans()]));
+      expectSameBreakdown(breakdownFromSpans(spans, "job-1"), expected);
+      // And the report from these spans: the queue's time is no apportioned wait.
+      const data = reportDataFromTelemetry({ spans, metrics: [], summaries: [], files: ["traces.jsonl"] });
+      expect(data.wait).toEqual({});
+      if (role === "worker") expect(Object.keys(data.execute).sort()).toEqual(["compute", "fetch-input", "other"]);
+    });
+  }
 });

@@ -147,6 +147,10 @@ export class TaskSpans {
         // of a fetch visit (the transfer's own activities are on its gather_dep span).
         else if (state === machine.retry)
           this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+      } else {
+        // A scheduler's journey: a job queue's scheduler runs its jobs itself, with execute ledgers
+        // and meter() calls, and explain() shows their activities under every state.
+        this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       const stalls = this.recorder.stalls;
