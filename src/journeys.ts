@@ -370,7 +370,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   }
 
   /** Opens the ledger of one execution of `key`, moving it to executing if it is not there yet. */
-  execute(key: Key, at?: number): ExecuteLedger {
+  execute(key: Key, at?: number): ExecuteLedger<S> {
     if (this.#closed) return this.#recorder.noLedger;
     return this.#recorder.execute(key, at);
   }

@@ -9,9 +9,10 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace";
-import { SpanStatusCode } from "@opentelemetry/api";
+import { diag, SpanStatusCode } from "@opentelemetry/api";
 import { defineMachine, formatBreakdown, InvalidTransition, TaskJourneys } from "../src/index.js";
 import { FakeClock } from "./helpers/clock.js";
+import { captureDiag } from "./helpers/diag.js";
 
 const JOBS = defineMachine({
   states: [
@@ -218,6 +219,101 @@ describe("a job queue's own machine, end to end", () => {
     journeys.gather("peer", ["a-4"]).end();
     expect(journeys.dropped()).toEqual({ "no-ledger-state": 1 });
     expect(journeys.explain("a-4")).toBeUndefined();
+  });
+
+  it("end() takes the machine's own states: a success, a failure, the cancelled one, and a retry the journey goes on from", async () => {
+    const { clock, exporter, journeys } = setup("scheduler");
+    const executeSeconds = () => {
+      const seconds: Record<string, number> = {};
+      for (const metric of journeys.metricProducer.produce([0, 0], [0, 0]))
+        if (metric.descriptor.name === "task.execute.time")
+          for (const point of metric.dataPoints)
+            seconds[point.attributes["task.activity"] as string] = point.value as number;
+      return seconds;
+    };
+    journeys.execute("ok-1").end("completed");
+    journeys.execute("gone-1").end("removed");
+    journeys.execute("bad-1").end("failed", new Error("no"));
+    expect(["ok-1", "gone-1", "bad-1"].map((key) => journeys.explain(key)!.outcome)).toEqual([
+      "completed",
+      "removed",
+      "failed",
+    ]);
+    // Three attempts in one journey: two fail into the backoff, the third succeeds. The queue's own
+    // report of each move the ledger made is harmless, and its error gives a reason the ledger lacked.
+    journeys.transition("job-1", "added", "waiting");
+    for (const attempt of [1, 2, 3]) {
+      clock.advance(1);
+      journeys.transition("job-1", "waiting", "active");
+      const run = journeys.execute("job-1");
+      run.meter("compute", () => clock.advance(attempt));
+      if (attempt === 1) run.end("delayed", new Error("flaky 1"));
+      if (attempt === 2) run.end("delayed");
+      if (attempt === 3) run.end("completed");
+      journeys.transition(
+        "job-1",
+        "active",
+        attempt === 3 ? "completed" : "delayed",
+        undefined,
+        attempt === 2 ? "flaky 2" : undefined,
+      );
+      if (attempt < 3) {
+        clock.advance(0.5);
+        journeys.transition("job-1", "delayed", "waiting");
+      }
+    }
+    expect(journeys.dropped()).toEqual({});
+    const explained = journeys.explain("job-1")!;
+    expect(explained.outcome).toBe("completed");
+    expect(explained.children.map((node) => [node.name, node.seconds, node.outcome, node.error])).toEqual([
+      ["waiting", 1, undefined, undefined],
+      ["active", 1, "error", "Error: flaky 1"],
+      ["delayed", 0.5, undefined, undefined],
+      ["waiting", 1, undefined, undefined],
+      ["active", 2, "error", "Error: flaky 2"],
+      ["delayed", 0.5, undefined, undefined],
+      ["waiting", 1, undefined, undefined],
+      ["active", 3, undefined, undefined],
+    ]);
+    // Like Dask, an attempt that did not succeed counts its whole time under `failed`.
+    // (Of every execution here: the one-liners above took no time.)
+    expect(executeSeconds()).toEqual({ failed: 3, compute: 3 });
+    // Its span tree says the same: each failed attempt's state span is an ERROR with its reason.
+    await journeys.shutdown();
+    const spans = exporter.getFinishedSpans();
+    const trace = spans.find((span) => span.attributes["task.key"] === "job-1")!.spanContext().traceId;
+    const actives = spans.filter(
+      (span) =>
+        span.spanContext().traceId === trace && span.name === "active" && span.attributes["task.outcome"] === "error",
+    );
+    expect(actives.map((span) => [span.attributes["task.error"], span.status.code])).toEqual([
+      ["Error: flaky 1", SpanStatusCode.ERROR],
+      ["Error: flaky 2", SpanStatusCode.ERROR],
+    ]);
+  });
+
+  it("end() with a name that is no outcome, or a state the executing one does not move to, is counted as an error", () => {
+    const { journeys } = setup("scheduler");
+    journeys.execute("a-1").end("waiting" as never);
+    journeys.execute("a-2").end("active" as never);
+    journeys.execute("a-3").end("nonsense" as never);
+    expect(journeys.dropped()).toEqual({ "invalid-outcome": 3 });
+    expect(["a-1", "a-2", "a-3"].map((key) => journeys.explain(key)!.outcome)).toEqual(["failed", "failed", "failed"]);
+  });
+
+  it("a move out of the executing state after a ledger ended the journey says how to keep it going", () => {
+    const messages = captureDiag();
+    try {
+      const { journeys } = setup("scheduler");
+      journeys.execute("a-1").end("error", new Error("boom"));
+      journeys.transition("a-1", "active", "delayed");
+      expect(journeys.dropped()).toEqual({ "unknown-key": 1 });
+      expect(messages.join("\n")).toContain(
+        `end the ledger with the state the key goes to, end("delayed", error), or return "delayed" from instrument()'s outcome mapper`,
+      );
+    } finally {
+      diag.disable();
+    }
   });
 
   it("checks moves against its own table; Dask's names are unknown states here", () => {

@@ -1,9 +1,28 @@
 import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/activities.js";
+import { STATE_STRIDE, type Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
+
+/**
+ * The state an execute ledger's `end(state)` moves to, or -1: a state of the role that one of the
+ * executing states moves to (a success, a failure, a retry's `delayed`), not itself executing.
+ */
+export function outcomeState(machine: Machine, name: string): number {
+  const id = machine.id(name);
+  if (id === -1 || machine.member[id] !== 1 || machine.running[id] === 1) return -1;
+  for (let from = 0; from < STATE_STRIDE; from++)
+    if (machine.running[from] === 1 && machine.table[from * STATE_STRIDE + id] === 1) return id;
+  return -1;
+}
+
+/** The names an execute ledger's `end()` takes: its outcomes, then the machine's states it moves to. */
+export function executeEndNames(machine: Machine): string[] {
+  const states = machine.states.filter((name) => outcomeState(machine, name) !== -1);
+  return [...new Set<string>([...EXECUTE_OUTCOMES, ...states])];
+}
 
 /** Meters one execution of a key; `end(outcome)` ends the executing state. */
 export class ExecutionLedger extends Ledger {
@@ -39,29 +58,47 @@ export class ExecutionLedger extends Ledger {
   }
 
   /**
-   * Ends the execution: "memory" (success), "error" or "cancelled". `error` is what was thrown or
-   * rejected with: a failed execution keeps its type, message and stack (spans, explain()).
+   * Ends the execution: "memory" (success), "error" or "cancelled", or a state of the machine the
+   * key moves to (see ExecuteLedger). `error` is what was thrown or rejected with: a failed
+   * execution keeps its type, message and stack (spans, explain()).
    */
-  end(outcome: ExecuteOutcome = "memory", error?: unknown, at?: number): void {
+  end(outcome: string = "memory", error?: unknown, at?: number): void {
     const host = this.host;
     if (this.ended) {
       this.endedAgain();
       return;
     }
-    let checked = outcome;
-    if (!EXECUTE_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `execute outcome ${show(outcome)} reported as "error"`);
-      checked = "error";
+    const machine = host.machine;
+    let checked: ExecuteOutcome;
+    let next: number;
+    if (outcome === "memory" || outcome === "error" || outcome === "cancelled") {
+      checked = outcome;
+      // Into the machine's first success, failure or cancelled state (Dask: memory, error, cancelled).
+      next = checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled;
+    } else {
+      next = outcomeState(machine, outcome);
+      if (next === -1) {
+        host.drop(
+          "invalid-outcome",
+          `execute outcome ${show(outcome)} (not "memory", "error", "cancelled" or a state the executing state moves to) reported as "error"`,
+        );
+        checked = "error";
+        next = machine.failure;
+      } else {
+        // A terminal state that is neither success nor failure (cancelled; Dask's released) cancels.
+        checked =
+          machine.succeeded[next] === 1
+            ? "memory"
+            : machine.terminal[next] === 1 && machine.failed[next] !== 1
+              ? "cancelled"
+              : "error";
+      }
     }
     const time = this.endTime(at);
-    this.settle(checked, error, time);
-    // Into the machine's first success, failure or cancelled state (Dask: memory, error, cancelled).
-    const machine = host.machine;
-    host.executionEnded(
-      this.journey,
-      checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled,
-      time,
-    );
+    // An attempt the journey goes on from (a retry's delayed) keeps its failure on its own visit:
+    // the journey may fail several times before it ends.
+    this.settle(checked, error, time, machine.terminal[next] !== 1);
+    host.executionEnded(this.journey, next, time);
   }
 
   /**
@@ -82,13 +119,17 @@ export class ExecutionLedger extends Ledger {
   }
 
   /** Closes the records at `time` and adds the execution's seconds into the accumulators. */
-  private settle(checked: ExecuteOutcome, error: unknown, time: number): void {
+  private settle(checked: ExecuteOutcome, error: unknown, time: number, continues = false): void {
     const host = this.host;
     if (checked !== "memory") {
       const journey = this.journey;
-      journey.failureVisit = journey.visitIndex;
-      journey.failureOutcome = checked;
-      journey.failure = checked === "error" && error !== undefined ? failureDetail(error) : undefined;
+      const failure = checked === "error" && error !== undefined ? failureDetail(error) : undefined;
+      if (continues) journey.addReason(failure);
+      else {
+        journey.failureVisit = journey.visitIndex;
+        journey.failureOutcome = checked;
+        journey.failure = failure;
+      }
     }
     const other = this.closeAll(time);
     this.ended = true;

@@ -121,7 +121,7 @@ export class JourneyDetail {
   failureOutcome = "";
   failure: FailureDetail | undefined = undefined;
   reasonVisits: number[] | undefined = undefined;
-  reasons: FailureDetail[] | undefined = undefined;
+  reasons: Array<FailureDetail | undefined> | undefined = undefined;
   spanState: unknown = undefined;
   group: string | undefined = undefined;
   /** When an evicted journey was let go (it has no terminal visit to end at). */
@@ -390,14 +390,34 @@ export class Journey {
   get reasonVisits(): number[] | undefined {
     return this.detail?.reasonVisits;
   }
-  get reasons(): FailureDetail[] | undefined {
+  get reasons(): Array<FailureDetail | undefined> | undefined {
     return this.detail?.reasons;
   }
-  /** Marks the current visit, which the journey is leaving, as an attempt that failed for `reason`. */
-  addReason(reason: FailureDetail): void {
+  /**
+   * Marks `visit` (default the current one, which the journey is leaving) as an attempt that
+   * failed for `reason` (undefined: none was given). Visits are marked in order, each once.
+   */
+  addReason(reason: FailureDetail | undefined, visit = this.visitIndex): void {
     const detail = this.more();
-    (detail.reasonVisits ??= []).push(this.visitIndex);
+    const visits = (detail.reasonVisits ??= []);
+    if (visits.length > 0 && visits[visits.length - 1] >= visit) return;
+    visits.push(visit);
     (detail.reasons ??= []).push(reason);
+  }
+  /**
+   * Marks the last visit left, `visit`, as a failed attempt for `reason`, as addReason() does, or
+   * gives it that reason if it was marked without one (an execute ledger ended into a retry
+   * with no error, then the caller's own transition told why).
+   */
+  explainAttempt(reason: FailureDetail, visit: number): void {
+    if (visit === this.failureVisit) return;
+    const visits = this.reasonVisits;
+    const last = visits === undefined ? -1 : visits.length - 1;
+    if (last >= 0 && visits![last] === visit) {
+      if (this.reasons![last] === undefined) this.reasons![last] = reason;
+      return;
+    }
+    this.addReason(reason, visit);
   }
   /** Owned by the span bridge: the live spans of a sampled journey, or the ids it handed out. */
   get spanState(): unknown {

@@ -356,12 +356,25 @@ export class Recorder implements LedgerHost {
       if (isTerminal[toId] === 1) return;
       // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
       if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial) {
-        this.drop("unknown-key", `${from} → ${to} of a key with no journey; a journey starts at ${to}`);
+        this.drop(
+          "unknown-key",
+          `${from} → ${to} of a key with no journey; a journey starts at ${to}` +
+            (this.machine.running[fromId] === 1
+              ? ` (if an execute ledger's end() ended it: end the ledger with the state the key goes to, end("${to}", error), or return "${to}" from instrument()'s outcome mapper)`
+              : ""),
+        );
       }
       this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
-    if (error !== undefined) this.attemptFailed(journey, fromId, toId, error);
+    if (error !== undefined) {
+      // The caller's report of a move an execute ledger's end() made (active → delayed): the
+      // attempt is the visit before, and the ledger's own error, when it had one, stands.
+      if (journey.movedByLedger && journey.state === toId && fromId !== toId) {
+        const left = journey.visitIndex - 1;
+        if (left >= 0 && journey.visitState(left) === fromId) journey.explainAttempt(failureDetail(error), left);
+      } else this.attemptFailed(journey, fromId, toId, error);
+    }
     this.move(journey, fromId, toId, given !== given ? this.clock() : given);
   }
 

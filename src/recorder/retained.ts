@@ -35,7 +35,7 @@ interface Failures {
   failureOutcome: string;
   failure: FailureDetail | undefined;
   reasonVisits: number[] | undefined;
-  reasons: FailureDetail[] | undefined;
+  reasons: Array<FailureDetail | undefined> | undefined;
   /** Visits of transfers that were not ok, with how they ended. */
   transferVisits: number[] | undefined;
   transfers: Array<{ outcome: string; failure: FailureDetail | undefined }> | undefined;

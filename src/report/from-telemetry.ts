@@ -1,3 +1,4 @@
+import { EXECUTE_LUMP, type ExecuteOutcome } from "../model/activities.js";
 import type { Breakdown } from "../model/breakdown.js";
 import {
   ATTR_DROPPED_REASON,
@@ -282,8 +283,14 @@ function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates 
         spans !== undefined && hasWaitAttributes(spans[position])
           ? (aggregates.wait[breakdown.prefix] ??= nullRecord())
           : undefined;
+      // As the metrics count it: an execution that did not succeed is its whole time under one lump.
+      const lump =
+        into === aggregates.execute && visit.outcome !== undefined
+          ? (EXECUTE_LUMP[visit.outcome as ExecuteOutcome] ?? EXECUTE_LUMP.error)
+          : undefined;
+      if (lump !== undefined) add(into!, lump, visit.seconds);
       for (const activity of visit.children) {
-        if (into !== undefined) add(into, activity.name, activity.seconds);
+        if (into !== undefined && lump === undefined) add(into, activity.name, activity.seconds);
         if (wait !== undefined) add(wait, activity.name, activity.seconds);
       }
     });

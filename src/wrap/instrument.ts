@@ -4,6 +4,7 @@ import type { Role } from "../model/states.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
 import type { InvalidTransition } from "../recorder/errors.js";
 import { isAsyncFunction, isThenable } from "../recorder/functions.js";
+import { executeEndNames } from "../recorder/execution-ledger.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 import { internalsOf } from "../internal.js";
@@ -68,7 +69,7 @@ export type DependenciesSpec<T> = {
  * ledger ambient (so `journeys.meter()` deep inside finds it) and ends the ledger when the method
  * returns, throws, or its promise settles.
  */
-export type ExecuteSpec<T> = {
+export type ExecuteSpec<T, S extends string = never> = {
   [K in MethodName<T>]: {
     method: K;
     key: Extractor<T, K, Key | undefined>;
@@ -77,10 +78,17 @@ export type ExecuteSpec<T> = {
     /** When the execution began, in the journeys' clock; default now. */
     at?: Extractor<T, K, number | undefined>;
     /**
-     * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
-     * this returns undefined: "memory" on success, "error" on failure.
+     * The outcome of a call: `result` on success, `error` on a throw or rejection, `args` the call's
+     * arguments. Default, and when this returns undefined: "memory" on success, "error" on failure.
+     * A state of the machine moves the key there (`ExecuteLedger.end`): a job queue's retry returns
+     * `"delayed"` for an attempt that will be retried, `"failed"` for the last.
      */
-    outcome?: (this: T, result: MethodResult<T, K> | undefined, error: unknown) => ExecuteOutcome | undefined;
+    outcome?: (
+      this: T,
+      result: MethodResult<T, K> | undefined,
+      error: unknown,
+      args: MethodArgs<T, K>,
+    ) => ExecuteOutcome | S | undefined;
   };
 }[MethodName<T>];
 
@@ -97,10 +105,15 @@ export type GatherSpec<T> = {
     /** When the transfer began, in the journeys' clock; default now. */
     at?: Extractor<T, K, number | undefined>;
     /**
-     * The outcome of a call: `result` on success, `error` on a throw or rejection. Default, and when
-     * this returns undefined: "ok" on success, "failed" on failure.
+     * The outcome of a call: `result` on success, `error` on a throw or rejection, `args` the call's
+     * arguments. Default, and when this returns undefined: "ok" on success, "failed" on failure.
      */
-    outcome?: (this: T, result: MethodResult<T, K> | undefined, error: unknown) => TransferOutcome | undefined;
+    outcome?: (
+      this: T,
+      result: MethodResult<T, K> | undefined,
+      error: unknown,
+      args: MethodArgs<T, K>,
+    ) => TransferOutcome | undefined;
   };
 }[MethodName<T>];
 
@@ -115,7 +128,7 @@ type OneOrMany<S> = S | readonly S[];
 export interface InstrumentSpec<T, S extends string = string> {
   transition?: OneOrMany<TransitionSpec<T, S>>;
   dependencies?: OneOrMany<DependenciesSpec<T>>;
-  execute?: OneOrMany<ExecuteSpec<T>>;
+  execute?: OneOrMany<ExecuteSpec<T, S>>;
   gather?: OneOrMany<GatherSpec<T>>;
   activities?: OneOrMany<ActivitySpec<T>>;
 }
@@ -338,7 +351,8 @@ function dependenciesWrapper(site: Site, spec: { key: Extract; dependencies: Ext
 /** What ends an execute or gather ledger, fixed at instrument() time. */
 interface Ending {
   readonly journeys: TaskJourneys;
-  readonly outcome: ((this: unknown, result: unknown, error: unknown) => unknown) | undefined;
+  readonly outcome: ((this: unknown, result: unknown, error: unknown, args: unknown[]) => unknown) | undefined;
+  /** What the outcome mapper may return (an execute ledger's: also the machine's states). */
   readonly outcomes: readonly string[];
   readonly succeeded: string;
   readonly failed: string;
@@ -354,6 +368,7 @@ function end(
   ending: Ending,
   ledger: { end(outcome?: never, error?: never): void },
   self: unknown,
+  args: unknown[],
   result: unknown,
   error: unknown,
   failed: boolean,
@@ -362,7 +377,7 @@ function end(
   const map = ending.outcome;
   if (map !== undefined) {
     try {
-      const mapped = map.call(self, result, error);
+      const mapped = map.call(self, result, error, args);
       if (mapped !== undefined) {
         if (ending.outcomes.includes(mapped as string)) outcome = mapped as string;
         else throw new TypeError(`returned ${show(mapped)}, not one of ${ending.outcomes.join(", ")}`);
@@ -406,7 +421,7 @@ function runInLedger(
     result = ledger.runApply(original, self, args);
   } catch (error) {
     // The host's error wins over a strict recorder's complaint; that one is counted already.
-    end(ending, ledger, self, undefined, error, true);
+    end(ending, ledger, self, args, undefined, error, true);
     throw error;
   }
   if (isThenable(result)) {
@@ -414,25 +429,31 @@ function runInLedger(
     try {
       settled = result.then(
         (value) => {
-          const thrown = end(ending, ledger, self, value, undefined, false);
+          const thrown = end(ending, ledger, self, args, value, undefined, false);
           if (thrown !== undefined) throw thrown;
           return value;
         },
         (error: unknown) => {
-          end(ending, ledger, self, undefined, error, true);
+          end(ending, ledger, self, args, undefined, error, true);
           throw error;
         },
       );
     } catch {
       // A thenable whose then() throws: not one to wait for. Return it as it is.
-      end(ending, ledger, self, result, undefined, false);
+      end(ending, ledger, self, args, result, undefined, false);
       return result;
     }
     return settled;
   }
-  const thrown = end(ending, ledger, self, result, undefined, false);
+  const thrown = end(ending, ledger, self, args, result, undefined, false);
   if (thrown !== undefined) throw thrown;
   return result;
+}
+
+/** What an execute spec's outcome mapper may return: the ledger's outcomes and the machine's states it moves to. */
+function executeEndOutcomes(journeys: TaskJourneys): readonly string[] {
+  const machine = internalsOf(journeys)?.recorder.machine;
+  return machine === undefined ? EXECUTE_OUTCOMES : executeEndNames(machine);
 }
 
 function executeWrapper(
@@ -447,7 +468,7 @@ function executeWrapper(
   const ending: Ending = {
     journeys,
     outcome: spec.outcome,
-    outcomes: EXECUTE_OUTCOMES,
+    outcomes: executeEndOutcomes(journeys),
     succeeded: "memory",
     failed: "error",
     outcomeSite: `${site.name}: the outcome mapper`,

@@ -805,6 +805,13 @@ describe("a job queue's machine, on either role", () => {
       const journeys = queue.journeys as unknown as TaskJourneys<typeof role, JobState>;
       journeys.transition("job-1", "added", "waiting");
       clock.advance(0.5);
+      // A first attempt that fails into the backoff, in the same journey.
+      const attempt = journeys.execute("job-1");
+      attempt.meter("compute", () => clock.advance(1));
+      attempt.end("delayed", new Error("flaky"));
+      clock.advance(2);
+      journeys.transition("job-1", "delayed", "waiting");
+      clock.advance(0.5);
       journeys.transition("job-1", "waiting", "active");
       const run = journeys.execute("job-1");
       run.meter("fetch-input", () => {
@@ -815,9 +822,14 @@ describe("a job queue's machine, on either role", () => {
       clock.advance(0.0625);
       run.end();
       const expected = journeys.explain("job-1");
-      expect(expected!.children.map((node) => [node.name, node.children.map((child) => child.name)])).toEqual([
-        ["waiting", []],
-        ["active", ["fetch-input", "compute", "other"]],
+      expect(
+        expected!.children.map((node) => [node.name, node.children.map((child) => child.name), node.error]),
+      ).toEqual([
+        ["waiting", [], undefined],
+        ["active", ["compute"], "Error: flaky"],
+        ["delayed", [], undefined],
+        ["waiting", [], undefined],
+        ["active", ["fetch-input", "compute", "other"], undefined],
       ]);
       await journeys.shutdown();
       const spans = decodeOtlpJson(jsonLines([queue.exporter.getFinishedSpans()]));
@@ -825,7 +837,8 @@ describe("a job queue's machine, on either role", () => {
       // And the report from these spans: the queue's time is no apportioned wait.
       const data = reportDataFromTelemetry({ spans, metrics: [], summaries: [], files: ["traces.jsonl"] });
       expect(data.wait).toEqual({});
-      if (role === "worker") expect(Object.keys(data.execute).sort()).toEqual(["compute", "fetch-input", "other"]);
+      if (role === "worker")
+        expect(Object.keys(data.execute).sort()).toEqual(["compute", "failed", "fetch-input", "other"]);
     });
   }
 });

@@ -592,7 +592,7 @@ describe("failures of extractors and mappers never reach the host", () => {
       expect(
         warnings.some((w) =>
           w.includes(
-            'execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled)',
+            'execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled, released, rescheduled)',
           ),
         ),
       ).toBe(true);

@@ -94,6 +94,53 @@ describe("transition() typed by the role", () => {
     });
   });
 
+  it("an execute ledger's end() and instrument()'s outcome mapper take the machine's states, typed; the mapper sees the call's arguments", async () => {
+    const journeys = new TaskJourneys({ role: "scheduler", machine: JOBS, sampling: { ratio: 0 } });
+    journeys.execute(1).end("completed");
+    // @ts-expect-error a misspelt state of the machine
+    journeys.execute(2).end("competed");
+    expect(journeys.dropped()).toEqual({ "invalid-outcome": 1 });
+    const worker = {
+      async run(job: { id: number; attempts: number }) {
+        job.attempts++;
+        if (job.attempts < 3) throw new Error(`attempt ${job.attempts}`);
+      },
+    };
+    const seen: number[] = [];
+    instrument(worker, journeys, {
+      execute: {
+        method: "run",
+        key: (job) => job.id,
+        outcome: (_result, error, [job]) => {
+          seen.push(job.attempts);
+          return error === undefined ? "completed" : job.attempts < 2 ? "delayed" : "failed";
+        },
+      },
+    });
+    const job = { id: 3, attempts: 0 };
+    journeys.transition(3, "added", "waiting");
+    journeys.transition(3, "waiting", "active");
+    await expect(worker.run(job)).rejects.toThrow("attempt 1");
+    journeys.transition(3, "delayed", "waiting");
+    journeys.transition(3, "waiting", "active");
+    await expect(worker.run(job)).rejects.toThrow("attempt 2");
+    expect(seen).toEqual([1, 2]);
+    const explained = journeys.explain(3)!;
+    expect(explained.outcome).toBe("failed");
+    expect(explained.children.map((node) => [node.name, node.outcome, node.error])).toEqual([
+      ["waiting", undefined, undefined],
+      ["active", "error", "Error: attempt 1"],
+      ["delayed", undefined, undefined],
+      ["waiting", undefined, undefined],
+      ["active", "error", "Error: attempt 2"],
+    ]);
+    instrument({ run: (_job: { id: number }) => {} }, new TaskJourneys({ role: "scheduler", machine: JOBS }), {
+      // @ts-expect-error a mapper's misspelt state
+      execute: { method: "run", key: (job) => job.id, outcome: () => "delayd" },
+    });
+    expect(journeys.dropped()).toEqual({ "invalid-outcome": 1 });
+  });
+
   it("a machine declared inline is typed too, and a name that is not one of its states does not compile", () => {
     const journeys = new TaskJourneys({
       machine: {
