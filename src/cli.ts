@@ -26,11 +26,11 @@ import { terminalSafe, terminalSafeLines } from "./report/terminal.js";
 export const USAGE = `taskjourney ${VERSION}: where every task's time goes
 
 Usage:
-  taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]
-  taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]
+  taskjourney explain <key> [--from] <file or directory>... [--json] [--all] [--max-bytes <n>]
+  taskjourney report [--from] <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]
   taskjourney --help | --version
 
-Inputs (--from, repeatable; report also takes them as arguments): OTLP/JSON files, one
+Inputs (--from, repeatable, or as arguments: after the key for explain): OTLP/JSON files, one
 request per line as the OpenTelemetry Collector's file exporter and taskjourney/sdk's
 fileDirectory write them (traces-*.jsonl, metrics-*.jsonl), or one JSON document; a
 directory stands for the .json/.jsonl files in it.
@@ -146,12 +146,8 @@ function explain(args: readonly string[], io: Io): number {
   }
   const limit = maxBytes(values["max-bytes"]);
   if (positionals.length === 0) throw new UsageError("explain needs a key: taskjourney explain <key> --from <file>");
-  if (positionals.length > 1) {
-    throw new UsageError(
-      `explain takes one key, got ${positionals.length}: ${positionals.map((key) => JSON.stringify(key)).join(" ")} (for several files, repeat --from or give their directory)`,
-    );
-  }
-  const inputs = (values.from ?? []).filter((input) => input !== "");
+  // One key, first; what follows it are inputs, as report takes them (`explain inc-1 ./otlp`).
+  const inputs = [...(values.from ?? []), ...positionals.slice(1)].filter((input) => input !== "");
   if (inputs.length === 0)
     throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
   const key = positionals[0];

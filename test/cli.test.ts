@@ -87,10 +87,10 @@ describe("taskjourney CLI", () => {
     const [help, version] = await Promise.all([run("--help"), run("--version")]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      "taskjourney explain <key> --from <file or directory>... [--json] [--all] [--max-bytes <n>]",
+      "taskjourney explain <key> [--from] <file or directory>... [--json] [--all] [--max-bytes <n>]",
     );
     expect(help.stdout).toContain(
-      "taskjourney report --from <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]",
+      "taskjourney report [--from] <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]",
     );
     expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   }, 60_000);
@@ -212,7 +212,7 @@ describe("taskjourney CLI", () => {
 describe("taskjourney CLI: several inputs, limits, hostile files", () => {
   const { file, journeys } = traceFile();
 
-  it("explain --from takes several files and directories; duplicated files are read once", async () => {
+  it("explain --from takes several files and directories, or as arguments after the key; duplicated files are read once", async () => {
     const dir = path.join(directory, "split");
     fs.mkdirSync(dir, { recursive: true });
     // The one request split into one request per span, spread over two files as two processes would write them.
@@ -231,14 +231,16 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
     fs.writeFileSync(path.join(dir, "traces-a.jsonl"), `${line(spans.slice(0, half))}\n`);
     fs.writeFileSync(path.join(dir, "traces-b.jsonl"), `${line(spans.slice(half))}\n`);
     const expected = `${formatBreakdown(journeys.explain("inc-1")!)}\n`;
-    const [fromDirectory, fromFiles, twice] = await Promise.all([
+    const [fromDirectory, fromFiles, twice, asArguments] = await Promise.all([
       run("explain", "inc-1", "--from", dir),
       run("explain", "inc-1", "--from", path.join(dir, "traces-a.jsonl"), "--from", path.join(dir, "traces-b.jsonl")),
       run("explain", "inc-1", "--from", dir, "--from", path.join(dir, "traces-a.jsonl")),
+      run("explain", "inc-1", path.join(dir, "traces-a.jsonl"), path.join(dir, "traces-b.jsonl")),
     ]);
     expect(fromDirectory).toEqual({ code: 0, stdout: expected, stderr: "" });
     expect(fromFiles).toEqual({ code: 0, stdout: expected, stderr: "" });
     expect(twice).toEqual({ code: 0, stdout: expected, stderr: "" });
+    expect(asArguments).toEqual({ code: 0, stdout: expected, stderr: "" });
   }, 60_000);
 
   it("--max-bytes refuses larger files; /dev/zero and reused span ids end at once with a clear message", async () => {
