@@ -235,11 +235,13 @@ function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<s
         if (point.explicit !== undefined) durations.explicit.push(point.explicit);
         break;
       }
+      // Wherever executions and transfers were metered: Dask's scheduler meters none, a job
+      // queue recorded on its scheduler side runs its jobs there.
       case METRIC_EXECUTE_TIME:
-        if (role === "worker") add(aggregates.execute, activity, point.value);
+        add(aggregates.execute, activity, point.value);
         break;
       case METRIC_GATHER_TIME:
-        if (role === "worker") add(aggregates.gather, activity, point.value);
+        add(aggregates.gather, activity, point.value);
         break;
       case METRIC_WAIT_TIME:
         // The scheduler's own waiting is another thing (dependencies computing), not mixed in.
@@ -258,10 +260,11 @@ function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<s
 }
 
 /**
- * The same aggregates from the journeys' spans (sampled journeys only). `executing` is the
- * workers' measured state: its visits' activities are the execute breakdown.
+ * The same aggregates from the journeys' spans (sampled journeys only). `executing` is each
+ * role's measured state: its visits' activities are the execute breakdown (on the scheduler only
+ * where it metered any: a job queue's runs, never Dask's processing).
  */
-function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates {
+function fromSpans(index: SpanIndex, executing: Record<Role, string | undefined>): Aggregates {
   const aggregates = emptyAggregates();
   for (const task of index.tasks) {
     const breakdown = breakdownOfTask(index, task);
@@ -271,13 +274,16 @@ function fromSpans(index: SpanIndex, executing: string | undefined): Aggregates 
     breakdown.children.forEach((visit, position) => {
       add(cells.stateSeconds, visit.name, visit.seconds);
       durationsOf(cells, visit.name).exact.push(visit.seconds);
-      if (role === "scheduler") return;
       const into =
-        visit.name === executing && breakdown.kind === "compute"
-          ? aggregates.execute
-          : visit.name === "flight" && breakdown.kind === "fetch"
-            ? aggregates.gather
-            : undefined;
+        role === "scheduler"
+          ? visit.name === executing.scheduler && visit.children.length > 0
+            ? aggregates.execute
+            : undefined
+          : visit.name === executing.worker && breakdown.kind === "compute"
+            ? aggregates.execute
+            : visit.name === "flight" && breakdown.kind === "fetch"
+              ? aggregates.gather
+              : undefined;
       // The machine's waiting state, as breakdownOfTask() tells it (by its task.wait.* attributes, not its name).
       const wait =
         spans !== undefined && hasWaitAttributes(spans[position])
@@ -378,7 +384,7 @@ export function reportDataFromTelemetry(
     // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
     const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
     measured = measuredStates(lived("worker"), lived("scheduler"), options.state, shapes);
-    aggregates = fromSpans(index!, measured.worker);
+    aggregates = fromSpans(index!, measured);
   }
   const dropped = Object.entries(aggregates.dropped).filter(([, count]) => count > 0);
   const processes = new Set(telemetry.metrics.map((point) => JSON.stringify(point.resource))).size;

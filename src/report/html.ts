@@ -320,6 +320,11 @@ function failuresSection(data: ReportData): string {
   return `<section id="failures">\n<h2>Failed tasks</h2>\n<p class="note">${escapeHtml(note)}</p>\n${table}\n</section>`;
 }
 
+/** Distinct prefixes of the workers' and the scheduler's tables. */
+function prefixCount(data: ReportData): number {
+  return new Set([...data.prefixes, ...(data.schedulerPrefixes ?? [])].map((row) => row.prefix)).size;
+}
+
 function schedulerSection(data: ReportData): string {
   const rows = data.schedulerPrefixes;
   if (rows === undefined || rows.length === 0) return "";
@@ -385,8 +390,11 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
   const meta = [
     data.workload === undefined ? undefined : `workload ${escapeHtml(data.workload)}`,
     `generated ${escapeHtml(data.generatedAt)}`,
-    `${data.prefixes.length} prefixes`,
+    `${prefixCount(data)} prefix${prefixCount(data) === 1 ? "" : "es"}`,
   ].filter((part) => part !== undefined);
+  // A run with no worker journeys (a job queue recorded on its scheduler side only): its table
+  // is the scheduler's, without an empty workers' one above it.
+  const onlyScheduler = data.prefixes.length === 0 && (data.schedulerPrefixes?.length ?? 0) > 0;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -406,8 +414,12 @@ ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.des
 ${failuresSection(data)}
 <section id="prefixes">
 <h2>Per prefix</h2>
-<div class="table-scroll">${prefixTable(data.prefixes, data.durationOf ?? "executing", states)}</div>
-<p class="note">count and quantiles: visits to ${escapeHtml(data.durationOf ?? "executing")}; time by state: total seconds all tasks of the prefix spent in each state.</p>
+${
+  onlyScheduler
+    ? ""
+    : `<div class="table-scroll">${prefixTable(data.prefixes, data.durationOf ?? "executing", states)}</div>
+<p class="note">count and quantiles: visits to ${escapeHtml(data.durationOf ?? "executing")}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
+}
 ${schedulerSection(data)}
 </section>
 <section id="states">

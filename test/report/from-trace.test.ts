@@ -28,6 +28,7 @@ import { breakdownFromSpans, breakdownsFromSpans, keysInSpans, SpanIndex } from 
 import { decodeId, decodeOtlpJson, readOtlpJsonFile, type DecodedSpan } from "../../src/report/otlp-json.js";
 import { formatBreakdown } from "../../src/report/format.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
+import { renderHtmlReport } from "../../src/report/html.js";
 import { FakeClock } from "../helpers/clock.js";
 
 const ORIGIN = 1_700_000_000;
@@ -837,8 +838,13 @@ describe("a job queue's machine, on either role", () => {
       // And the report from these spans: the queue's time is no apportioned wait.
       const data = reportDataFromTelemetry({ spans, metrics: [], summaries: [], files: ["traces.jsonl"] });
       expect(data.wait).toEqual({});
-      if (role === "worker")
-        expect(Object.keys(data.execute).sort()).toEqual(["compute", "failed", "fetch-input", "other"]);
+      // Wherever the runs were metered: a queue recorded on its scheduler side has them there.
+      expect(Object.keys(data.execute).sort()).toEqual(["compute", "failed", "fetch-input", "other"]);
+      expect(data.execute.failed).toBeCloseTo(1, 9);
+      const page = renderHtmlReport(data, { inlineEcharts: false });
+      expect(page).toContain(" · 1 prefix</div>");
+      // Only the side that has rows gets a table.
+      expect(page.includes("(no prefixes recorded)")).toBe(false);
     });
   }
 });
