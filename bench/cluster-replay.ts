@@ -20,6 +20,8 @@
  * included) and adds the bytes allocated per task, in all and by allocating function, to its output.
  * With TASKJOURNEY_REPLAY_SNAPSHOT=<n> it writes a heap snapshot after repetition n (V8 collects
  * garbage first) to the working directory, for bench/heap-kinds.ts: what the collector marks.
+ * With TASKJOURNEY_REPLAY_JOURNEYS='{"retainedJourneys":0}' (any TaskJourneys options, as JSON)
+ * the on and metrics modes run with those options too: what one feature costs a task.
  */
 import fs from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -33,6 +35,7 @@ import { startTelemetry } from "../examples/cluster/telemetry.js";
 import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState } from "../examples/cluster/worker-state.js";
 import { Worker, instrumentWorker } from "../examples/cluster/worker.js";
 import runTask from "../examples/cluster/tasks.mjs";
+import type { TaskJourneysOptions } from "../src/index.js";
 
 /**
  * off: no telemetry. on: metrics and 1% traces, as the cluster runs. metrics: no traces at all
@@ -94,6 +97,19 @@ function serialized(nbytes: number): Uint8Array {
   return bytes;
 }
 
+/**
+ * TASKJOURNEY_REPLAY_JOURNEYS: TaskJourneys options (JSON) over the cluster's, for what one
+ * feature costs: `{"retainedJourneys":0}`, `{"processStalls":false}`, `{"traces":false}`.
+ */
+function journeyOptions(): Partial<TaskJourneysOptions> | undefined {
+  const text = process.env.TASKJOURNEY_REPLAY_JOURNEYS;
+  if (text === undefined || text === "") return undefined;
+  const options = JSON.parse(text) as unknown;
+  if (options === null || typeof options !== "object" || Array.isArray(options))
+    throw new TypeError(`TASKJOURNEY_REPLAY_JOURNEYS: a JSON object of TaskJourneys options, got ${text}`);
+  return options as Partial<TaskJourneysOptions>;
+}
+
 /** A worker wired as Worker.start() wires it, with fakes for the scheduler, the peers and the pool. */
 async function replayWorker(mode: ReplayMode, directory: string) {
   const worker = new Worker({
@@ -128,6 +144,7 @@ async function replayWorker(mode: ReplayMode, directory: string) {
       instance: inside.address,
       outDir: directory,
       traceRatio: mode === "metrics" ? "off" : 0.01,
+      journeys: journeyOptions(),
     });
     if (mode !== "loaded") inside.journeys = inside.telemetry.journeys;
   }

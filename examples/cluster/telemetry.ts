@@ -6,7 +6,7 @@
  * line as the Collector's file exporter writes them.
  */
 import path from "node:path";
-import type { TaskJourneys } from "../../src/index.js";
+import type { TaskJourneys, TaskJourneysOptions } from "../../src/index.js";
 import type { Destination, ExportFailure } from "../../src/sdk.js";
 import { sdk } from "./taskjourney.js";
 
@@ -18,6 +18,8 @@ export interface TelemetryOptions {
   outDir: string;
   /** Head-sampling ratio of task journeys into traces; "off" for no traces at all (not even slow or failed journeys). */
   traceRatio: number | "off";
+  /** More TaskJourneys options, over the ones here (the benchmarks' variants: `retainedJourneys: 0`, …). */
+  journeys?: Partial<TaskJourneysOptions>;
 }
 
 /**
@@ -79,6 +81,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         // No traces at all: neither head-sampled nor kept at their end.
         ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
+      ...options.journeys,
     },
     fileDirectory: path.join(options.outDir, "otlp"),
     exporters: {
