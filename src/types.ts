@@ -123,9 +123,9 @@ export interface ActivityLedger {
  * The ledger of one execution; `end()` moves the key from executing to the outcome state: with a
  * `machine` of your own, "memory", "error" and "cancelled" mean its first success, failure and
  * cancelled state. With "error", pass what was thrown: spans and explain() show its type and message.
- * `S`: the machine's states; `end()` also takes one of them (a terminal one, or one the executing
- * state moves to): a success state ends the execution as "memory", any other (a failure, a retry's
- * `delayed`, Dask's `rescheduled`) as "error", a cancelled one as "cancelled".
+ * `S`: the machine's states; `end()` also takes one the executing state moves to: a success state
+ * ends the execution as "memory", a cancelled one as "cancelled", any other (a failure, a retry's
+ * `delayed`, Dask's `rescheduled`) as "error".
  */
 export interface ExecuteLedger<S extends string = never> extends ActivityLedger {
   end(outcome?: "memory" | "error" | "cancelled" | S, error?: unknown, at?: number): void;

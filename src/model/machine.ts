@@ -4,6 +4,7 @@
  * dense from × to table, and one byte mask per role a state can play. Dask's two machines are
  * presets declared the same way (states.ts).
  */
+import type { ExecuteOutcome } from "./activities.js";
 
 /**
  * Declares a state machine for the `machine` option, with its state names as a type: a name in
@@ -89,6 +90,11 @@ export class Machine {
   readonly fetching = new Uint8Array(STATE_STRIDE);
   /** The states that forget a key. */
   readonly forgets = new Uint8Array(STATE_STRIDE);
+  /**
+   * The states an execution's `end(state)` may move to: this machine's, not executing, that an
+   * executing state moves to. Decided here so that end() looks one up.
+   */
+  readonly endsExecution = new Uint8Array(STATE_STRIDE);
   /** Role ids; -1 where the machine has none. */
   readonly initial: number;
   readonly waiting: number;
@@ -231,6 +237,12 @@ export class Machine {
       for (const id of [this.transfer, this.retry, this.missing]) if (id !== -1) this.fetching[id] = 1;
     }
 
+    for (let to = 0; to < STATE_STRIDE; to++) {
+      if (this.member[to] !== 1 || this.running[to] === 1) continue;
+      for (let from = 0; from < STATE_STRIDE; from++)
+        if (this.running[from] === 1 && this.table[from * STATE_STRIDE + to] === 1) this.endsExecution[to] = 1;
+    }
+
     const hash = perfectHash(space);
     this.slotMask = hash?.mask ?? 0;
     this.firstFactor = hash?.first ?? 0;
@@ -264,6 +276,16 @@ export class Machine {
     // Without a perfect hash every slot is empty: the Map answers, off the path of the presets.
     const byName = this.byName;
     return byName === undefined ? -1 : (byName.get(name) ?? -1);
+  }
+
+  /**
+   * What an execution that ends in state `id` was: "memory" into a success, "cancelled" into a
+   * terminal state that is neither success nor failure (Dask's released), else "error" (a
+   * failure, or a state the journey goes on from, a retry's delayed).
+   */
+  executeOutcome(id: number): ExecuteOutcome {
+    if (this.succeeded[id] === 1) return "memory";
+    return this.terminal[id] === 1 && this.failed[id] !== 1 ? "cancelled" : "error";
   }
 
   /** Orders state names as a task lives them (the id order), unknown names last, ties by name. */

@@ -1,26 +1,20 @@
 import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/activities.js";
-import { STATE_STRIDE, type Machine } from "../model/machine.js";
+import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
-/**
- * The state an execute ledger's `end(state)` moves to, or -1: a state of the role that one of the
- * executing states moves to (a success, a failure, a retry's `delayed`), not itself executing.
- */
-export function outcomeState(machine: Machine, name: string): number {
+/** The state an execute ledger's `end(state)` moves to (see Machine.endsExecution), or -1. */
+function endState(machine: Machine, name: string): number {
   const id = machine.id(name);
-  if (id === -1 || machine.member[id] !== 1 || machine.running[id] === 1) return -1;
-  for (let from = 0; from < STATE_STRIDE; from++)
-    if (machine.running[from] === 1 && machine.table[from * STATE_STRIDE + id] === 1) return id;
-  return -1;
+  return id !== -1 && machine.endsExecution[id] === 1 ? id : -1;
 }
 
 /** The names an execute ledger's `end()` takes: its outcomes, then the machine's states it moves to. */
 export function executeEndNames(machine: Machine): string[] {
-  const states = machine.states.filter((name) => outcomeState(machine, name) !== -1);
+  const states = machine.states.filter((name) => endState(machine, name) !== -1);
   return [...new Set<string>([...EXECUTE_OUTCOMES, ...states])];
 }
 
@@ -76,7 +70,7 @@ export class ExecutionLedger extends Ledger {
       // Into the machine's first success, failure or cancelled state (Dask: memory, error, cancelled).
       next = checked === "memory" ? machine.success : checked === "error" ? machine.failure : machine.cancelled;
     } else {
-      next = outcomeState(machine, outcome);
+      next = endState(machine, outcome);
       if (next === -1) {
         host.drop(
           "invalid-outcome",
@@ -84,15 +78,7 @@ export class ExecutionLedger extends Ledger {
         );
         checked = "error";
         next = machine.failure;
-      } else {
-        // A terminal state that is neither success nor failure (cancelled; Dask's released) cancels.
-        checked =
-          machine.succeeded[next] === 1
-            ? "memory"
-            : machine.terminal[next] === 1 && machine.failed[next] !== 1
-              ? "cancelled"
-              : "error";
-      }
+      } else checked = machine.executeOutcome(next);
     }
     const time = this.endTime(at);
     // An attempt the journey goes on from (a retry's delayed) keeps its failure on its own visit:

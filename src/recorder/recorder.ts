@@ -455,15 +455,7 @@ export class Recorder implements LedgerHost {
    * ended; an eviction is counted once for all of it.
    */
   private closeLedgers(journey: Journey, time: number, terminal: number): void {
-    const machine = this.machine;
-    const outcome =
-      terminal === -1
-        ? undefined
-        : machine.succeeded[terminal] === 1
-          ? "memory"
-          : machine.failed[terminal] === 1
-            ? "error"
-            : "cancelled";
+    const outcome = terminal === -1 ? undefined : this.machine.executeOutcome(terminal);
     for (let ledger = journey.execution; ledger !== undefined; ledger = journey.execution) {
       if (outcome !== undefined) this.ledgerClosed("execute()", terminal);
       ledger.closeEarly(time, outcome);

@@ -387,10 +387,11 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
     inlined === null
       ? `<!-- ECharts not inlined (${options.inlineEcharts === false ? "turned off" : "not found beside the package"}): the charts are left out. -->`
       : `<!-- ECharts ${escapeHtml(inlined.version)} (Apache-2.0), inlined so the page works offline. -->\n<script>${inlined.source.replace(/<\/script/gi, "<\\/script")}</script>`;
+  const prefixes = prefixCount(data);
   const meta = [
     data.workload === undefined ? undefined : `workload ${escapeHtml(data.workload)}`,
     `generated ${escapeHtml(data.generatedAt)}`,
-    `${prefixCount(data)} prefix${prefixCount(data) === 1 ? "" : "es"}`,
+    `${prefixes} prefix${prefixes === 1 ? "" : "es"}`,
   ].filter((part) => part !== undefined);
   // A run with no worker journeys (a job queue recorded on its scheduler side only): its table
   // is the scheduler's, without an empty workers' one above it.
