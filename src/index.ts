@@ -51,6 +51,3 @@ export type {
   MethodResult,
   Unwrap,
 } from "./wrap/instrument.js";
-
-// The report toolkit, deprecated here: import it from `taskjourney/report`.
-export * from "./deprecated.js";
