@@ -82,6 +82,19 @@ describe("npm install of the packed package", () => {
         },
       );
       const tarball = join(directory, packed.trim().split("\n").pop()!);
+      // Every module shipped is built from a source that still exists: nothing stale from a file
+      // since removed or renamed (the build empties dist/ first).
+      const { stdout: listing } = await run("tar", ["-tzf", tarball]);
+      const shipped = listing
+        .split("\n")
+        .filter((entry) => /^package\/dist\/.*\.js$/.test(entry) && !entry.startsWith("package/dist/report/page/"));
+      expect(shipped.length).toBeGreaterThan(50);
+      const orphans = [];
+      for (const entry of shipped) {
+        const source = join(root, "src", entry.slice("package/dist/".length).replace(/\.js$/, ".ts"));
+        if (!(await stat(source).catch(() => undefined))) orphans.push(entry);
+      }
+      expect(orphans, "modules in the package without a source in src/").toEqual([]);
       const app = join(directory, "app");
       await run("mkdir", [app]);
       await writeFile(
