@@ -49,6 +49,13 @@
  * bytes per task of those repetitions are reported, with the functions that allocate most of what
  * telemetry adds (on − off, by function). Allocation is what garbage collection costs follow, and
  * it is nearly the same from run to run (sampled every 512 bytes on average).
+ *
+ * --profile (worker only) runs V8's CPU profiler instead, without valgrind: RUNS alternating
+ * native runs of each mode, profiled from repetition FEW + 1 to MANY, and reports the µs per task
+ * of each part of the process (taskjourney's own code, the OpenTelemetry SDK, the thread CPU
+ * clock, the host, garbage collection: bench/profile-parts.ts), the median run and the range, then
+ * taskjourney's functions that cost most. taskjourney's part varies by a few µs a task between
+ * runs, where the process's CPU varies by hundreds: the measure to judge a change to the recorder by.
  */
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -61,6 +68,7 @@ import { median, table } from "./harness.js";
 import { PARTS, partOf, partsOf, selfBySymbol, JIT_CODE, type Part } from "./callgrind-parts.js";
 import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
 import { replayGc, type ReplayGc } from "./replay-gc.js";
+import { PROFILE_PARTS, type ProfilePart, type ProfileSplit } from "./profile-parts.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -77,6 +85,7 @@ const { values } = parseArgs({
     role: { type: "string", default: "worker" },
     "cache-sim": { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false },
     gc: { type: "boolean", default: false },
     /** --gc: alternating native runs per mode. */
     runs: { type: "string", default: "3" },
@@ -87,6 +96,7 @@ const { values } = parseArgs({
 });
 const countAllocations = values.allocations;
 const countGc = values.gc;
+const profileCpu = values.profile;
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) {
   console.error(`cluster-instructions: --runs must be a count, got ${values.runs}`);
@@ -110,7 +120,7 @@ function cycles(counts: Counts): number {
 const few = Number(values.few);
 const many = Number(values.many);
 
-if (!countAllocations && !countGc && spawnSync("valgrind", ["--version"]).status !== 0) {
+if (!countAllocations && !countGc && !profileCpu && spawnSync("valgrind", ["--version"]).status !== 0) {
   console.log("cluster-instructions: valgrind is not installed (Debian package valgrind); skipped");
   process.exit(0);
 }
@@ -140,6 +150,7 @@ const role = values.role;
 if (role !== "worker" && role !== "scheduler") throw new Error(`--role: worker or scheduler, not ${role}`);
 if (countAllocations && role !== "worker") throw new Error("--allocations: the worker replay only");
 if (countGc && role !== "worker") throw new Error("--gc: the worker replay only");
+if (profileCpu && role !== "worker") throw new Error("--profile: the worker replay only");
 const modes = values.modes.split(",") as ReplayMode[];
 if (!modes.every((mode) => (MODES as readonly string[]).includes(mode)) || !modes.includes("off"))
   throw new Error(`--modes: some of ${MODES.join(", ")}, off among them`);
@@ -240,6 +251,77 @@ if (countAllocations) {
 if (countGc) {
   reportGc();
   process.exit(0);
+}
+if (profileCpu) {
+  reportProfile();
+  process.exit(0);
+}
+
+/** --profile: RUNS alternating native runs per mode under V8's CPU profiler, split by part. */
+function reportProfile(): void {
+  console.log(
+    `cluster worker replay, CPU profile: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} of ${runs} alternating runs per mode`,
+  );
+  const measured = new Map<ReplayMode, ProfileSplit[]>(modes.map((mode) => [mode, []]));
+  for (let run = 0; run < runs; run++) {
+    for (const mode of modes) {
+      const replayed = spawnSync(process.execPath, [driver, stimulus, mode, String(many)], {
+        cwd: ROOT,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, TASKJOURNEY_REPLAY_PROFILE: String(few + 1) },
+      });
+      if (replayed.status !== 0)
+        throw new Error(`replay ${mode} failed (exit ${replayed.status}):\n${replayed.stderr.slice(-2000)}`);
+      const { profile } = JSON.parse(replayed.stdout.trim().split("\n").pop()!) as { profile: ProfileSplit };
+      measured.get(mode)!.push(profile);
+    }
+  }
+  const fixed = (value: number) => value.toFixed(1);
+  const of = (mode: ReplayMode, part: ProfilePart) => measured.get(mode)!.map((split) => split.perTask[part]);
+  const total = (split: ProfileSplit) => PROFILE_PARTS.reduce((sum, part) => sum + split.perTask[part], 0);
+  const others = modes.filter((mode) => mode !== "off");
+  const cell = (values: number[]) =>
+    runs === 1
+      ? fixed(values[0])
+      : `${fixed(median(values))} (${fixed(Math.min(...values))}–${fixed(Math.max(...values))})`;
+  console.log("");
+  console.log(
+    table(
+      ["µs per task (median run, range)", ...modes, ...others.map((mode) => `${mode} − off`)],
+      [
+        ...PROFILE_PARTS.map((part) => [
+          part,
+          ...modes.map((mode) => cell(of(mode, part))),
+          ...others.map((mode) => fixed(median(of(mode, part)) - median(of("off", part)))),
+        ]),
+        [
+          "all",
+          ...modes.map((mode) => cell(measured.get(mode)!.map(total))),
+          ...others.map((mode) =>
+            fixed(median(measured.get(mode)!.map(total)) - median(measured.get("off")!.map(total))),
+          ),
+        ],
+      ],
+    ),
+  );
+  for (const mode of others) {
+    const names = new Set(measured.get(mode)!.flatMap((split) => Object.keys(split.functions)));
+    const rows = [...names]
+      .map((name) => [name, median(measured.get(mode)!.map((split) => split.functions[name] ?? 0))] as const)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15);
+    console.log("");
+    console.log(
+      table(
+        [`${mode}: taskjourney's functions (with the natives they call)`, "µs per task"],
+        rows.map(([name, value]) => [name, value.toFixed(2)]),
+      ),
+    );
+  }
+  console.log(
+    `node ${process.version}, V8's CPU profiler every 100 µs; a part's natives and node: internals are its own`,
+  );
 }
 
 /**

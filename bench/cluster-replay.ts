@@ -18,6 +18,9 @@
  * With TASKJOURNEY_REPLAY_ALLOCATIONS=<n> it samples the heap from repetition n on (V8's sampling
  * heap profiler, through the inspector, every 512 bytes allocated on average, collected objects
  * included) and adds the bytes allocated per task, in all and by allocating function, to its output.
+ * With TASKJOURNEY_REPLAY_PROFILE=<n> it runs V8's CPU profiler (every 100 µs) from repetition n
+ * on and adds the µs per task of each part (taskjourney, the OpenTelemetry SDK, the thread clock,
+ * the host, garbage collection: bench/profile-parts.ts) and of taskjourney's functions to its output.
  * With TASKJOURNEY_REPLAY_SNAPSHOT=<n> it writes a heap snapshot after repetition n (V8 collects
  * garbage first) to the working directory, for bench/heap-kinds.ts: what the collector marks.
  * With TASKJOURNEY_REPLAY_JOURNEYS='{"retainedJourneys":0}' (any TaskJourneys options, as JSON)
@@ -28,6 +31,7 @@ import { Session } from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import v8 from "node:v8";
+import { splitProfile, type CpuProfile, type ProfileSplit } from "./profile-parts.js";
 import type { Message } from "../examples/cluster/transport.js";
 import type { ComputeTaskMessage, ThreadTask } from "../examples/cluster/protocol.js";
 import { SpillBuffer } from "../examples/cluster/spill.js";
@@ -198,6 +202,20 @@ function siteName(frame: SamplingNode["callFrame"]): string {
   return `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber + 1}`;
 }
 
+/** Starts V8's CPU profiler; the function returned stops it and splits its samples by part. */
+async function profileCpu(): Promise<(tasks: number) => Promise<ProfileSplit>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return async (tasks) => {
+    const { profile } = (await session.post("Profiler.stop")) as { profile: CpuProfile };
+    session.disconnect();
+    return splitProfile(profile, tasks);
+  };
+}
+
 /** Starts V8's sampling heap profiler; the function returned stops it and sums what it saw per site. */
 async function sampleAllocations(): Promise<(tasks: number) => Promise<Allocations>> {
   const session = new Session();
@@ -254,8 +272,11 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
     const sampleFrom = Number(process.env.TASKJOURNEY_REPLAY_ALLOCATIONS ?? 0);
     let stopSampling: ((tasks: number) => Promise<Allocations>) | undefined;
     const snapshotAfter = Number(process.env.TASKJOURNEY_REPLAY_SNAPSHOT ?? 0);
+    const profileFrom = Number(process.env.TASKJOURNEY_REPLAY_PROFILE ?? 0);
+    let stopProfile: ((tasks: number) => Promise<ProfileSplit>) | undefined;
     for (let repetition = 0; repetition < repetitions; repetition++) {
       if (sampleFrom > 0 && repetition === sampleFrom - 1) stopSampling = await sampleAllocations();
+      if (profileFrom > 0 && repetition === profileFrom - 1) stopProfile = await profileCpu();
       const suffix = `-${2_000_000 + repetition}`;
       const before = each ? process.cpuUsage() : undefined;
       for (const line of stimulus) {
@@ -271,9 +292,10 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
       if (repetition + 1 === snapshotAfter) console.error(`heap snapshot: ${v8.writeHeapSnapshot()}`);
     }
     const allocations = await stopSampling?.(tasks * (repetitions - sampleFrom + 1));
+    const profile = await stopProfile?.(tasks * (repetitions - profileFrom + 1));
     const counters = worker.counters();
     await worker.close();
-    return { counters, allocations };
+    return { counters, allocations, profile };
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
@@ -288,12 +310,19 @@ async function main(): Promise<void> {
   // Not kept beside the recorded lines: a second copy would be heap the other modes do not have.
   const stimulus = mode === "metrics" ? readStimulus(file).map(unsampled) : readStimulus(file);
   const started = process.cpuUsage();
-  const { counters, allocations } = await replay(stimulus, mode as ReplayMode, Number(count));
+  const { counters, allocations, profile } = await replay(stimulus, mode as ReplayMode, Number(count));
   const used = process.cpuUsage(started);
   if (process.env.TASKJOURNEY_REPLAY_QUIET === undefined) {
     const tasks = computeTasks(stimulus) * Number(count);
     console.log(
-      JSON.stringify({ mode, tasks, cpuMicrosPerTask: (used.user + used.system) / tasks, counters, allocations }),
+      JSON.stringify({
+        mode,
+        tasks,
+        cpuMicrosPerTask: (used.user + used.system) / tasks,
+        counters,
+        allocations,
+        profile,
+      }),
     );
   }
 }
