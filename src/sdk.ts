@@ -984,6 +984,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
         );
         exportFailures.abandonPending(timeoutMillis);
       }
+      exportFailures.tellUntold();
       cleanUp();
       return { completed: completed === true };
     })();

@@ -191,6 +191,23 @@ export class ExportFailures {
     }
   }
 
+  /**
+   * At shutdown: what each kind lost since it was last told, told now, since the process may exit
+   * before the next interval. Without this a run's stderr would say only what its first failure lost.
+   */
+  tellUntold(): void {
+    for (const kind of this.kinds.values()) {
+      const failedExports = kind.exports - kind.exportsTold;
+      const lost = kind.items - kind.itemsTold;
+      if (failedExports === 0 && lost === 0) continue;
+      this.told(kind, this.now());
+      const failed = failedExports === 0 ? "" : `${failedExports} more failed exports, `;
+      this.tell(
+        `taskjourney: exporting ${kind.signal} to ${kind.destination} failed (${kind.errorType}) until shutdown: ${failed}${lost} more ${unit(kind.signal, lost)} lost, ${kind.items} in all.`,
+      );
+    }
+  }
+
   /** What failed so far, one entry per kind, in the order the kinds first failed. */
   failures(): ExportFailure[] {
     return [...this.kinds.values()].map(({ signal, destination, errorType, items, exports }) => ({

@@ -82,6 +82,26 @@ describe("ExportFailures", () => {
     ]);
   });
 
+  it("tells at shutdown what each kind lost since it was last told, and nothing for kinds told in full", () => {
+    let now = 0;
+    const told: string[] = [];
+    const failures = new ExportFailures({ tell: (message) => told.push(message), now: () => now });
+    const refused = networkError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:9");
+    failures.record("traces", "http://127.0.0.1:9/v1/traces", 512, refused);
+    now = 5_000;
+    failures.record("traces", "http://127.0.0.1:9/v1/traces", 512, refused);
+    failures.record("traces", "http://127.0.0.1:9/v1/traces", 125, refused);
+    failures.record("metrics", "http://127.0.0.1:9/v1/metrics", 25, refused);
+    expect(told).toHaveLength(2);
+    failures.tellUntold();
+    expect(told.slice(2)).toEqual([
+      "taskjourney: exporting traces to http://127.0.0.1:9/v1/traces failed (ECONNREFUSED) until shutdown: 2 more failed exports, 637 more spans lost, 1149 in all.",
+    ]);
+    // Told once: a second shutdown call has nothing more to say.
+    failures.tellUntold();
+    expect(told).toHaveLength(3);
+  });
+
   it("sums destinations into the totals of taskjourney.export.failures", () => {
     const failures = new ExportFailures({ tell: () => {} });
     failures.record("traces", "a", 3, new Error("Request timed out"));
