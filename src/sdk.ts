@@ -101,6 +101,7 @@ import type { TaskJourneysOptions } from "./types.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
 import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from "./sdk/queue-counted-processor.js";
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
+import { load } from "./sdk/load-dependency.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -283,29 +284,6 @@ function resourceFromEnvironment(): Attributes {
 
 function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/^_+|_+$/g, "");
-}
-
-/**
- * Loads an exporter's package on demand (only configured exporters are loaded). They are all
- * dependencies of taskjourney, so a missing one means an incomplete installation (an
- * `--omit`, a copied node_modules): say which package and the one line that repairs it.
- */
-async function load<T>(importer: () => Promise<T>, name: string, why: string): Promise<T> {
-  try {
-    return await importer();
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (
-      (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
-      String((error as Error).message).includes(name)
-    ) {
-      throw new Error(
-        `startTelemetry: ${why} needs the package ${name}, a dependency of taskjourney missing from this installation; run: npm install taskjourney @opentelemetry/api`,
-        { cause: error },
-      );
-    }
-    throw error;
-  }
 }
 
 /** Appends lines to one file, in order, one write at a time. */
