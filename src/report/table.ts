@@ -64,6 +64,10 @@ function columnStart(widths: readonly number[], column: number): number {
  *     square    858  4.1 ms  6.0 ms  9.9 ms    1.2 s   0.8 s      3.6 s
  */
 export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTableOptions = {}): string {
+  if (!Array.isArray(rows))
+    throw new TypeError(
+      `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
+    );
   const states =
     options.states ??
     [
@@ -120,6 +124,12 @@ export function formatActivityTable(
   seconds: Readonly<Record<string, number>>,
   options: ActivityTableOptions = {},
 ): string {
+  if (typeof title !== "string")
+    throw new TypeError(`formatActivityTable(title, seconds): title must be a string, not ${kindOf(title)}`);
+  if (typeof seconds !== "object" || seconds === null || Array.isArray(seconds))
+    throw new TypeError(
+      `formatActivityTable(title, seconds): seconds must be an object of seconds by activity, such as a ReportData's \`execute\`, not ${kindOf(seconds)}`,
+    );
   const indent = " ".repeat(options.indent ?? 2);
   const entries = Object.entries(seconds)
     .filter(([, value]) => value > 0 && Number.isFinite(value))
@@ -133,4 +143,11 @@ export function formatActivityTable(
   if (entries.length === 0) lines.push([`${indent}(nothing recorded)`, "", ""]);
   else if (options.total ?? true) lines.push([`${indent}total`, formatSeconds(total), share(total)]);
   return layout(lines);
+}
+
+/** What a wrong argument was, for the error that names it. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value;
 }

@@ -151,3 +151,20 @@ describe("formatActivityTable", () => {
     expect(formatActivityTable("wait", { network: 1 }, { total: false }).split("\n")).toHaveLength(2);
   });
 });
+
+describe("the tables given the wrong thing", () => {
+  it("throw a TypeError that says what they take (a user passed a whole ReportData)", () => {
+    const data = { prefixes: [], execute: {} };
+    expect(() => formatPrefixTable(data as never)).toThrow(
+      new TypeError(
+        "formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's `prefixes`, not an object",
+      ),
+    );
+    expect(() => formatActivityTable(data.execute as never, {})).toThrow(
+      "formatActivityTable(title, seconds): title must be a string, not an object",
+    );
+    expect(() => formatActivityTable("execute", [] as never)).toThrow(
+      "formatActivityTable(title, seconds): seconds must be an object of seconds by activity, such as a ReportData's `execute`, not an array",
+    );
+  });
+});
