@@ -9,7 +9,7 @@ export interface SamplingOptions {
   ratio?: number;
   /** Also keep journeys slower than this quantile of their prefix's durations (0 disables). */
   keepSlowerThan?: number;
-  /** Also keep journeys that ended in error/erred. */
+  /** Also keep journeys that ended in a failure state or had an attempt fail (a retry). */
   keepErrors?: boolean;
 }
 

@@ -352,10 +352,12 @@ export class SpanBridge implements RecorderListener {
   journeyEnded(journey: Journey): void {
     if (this.closed) return;
     const outcome = journey.outcomeState;
+    // keepErrors keeps a journey that failed, or that had an attempt fail (a job retried, then
+    // done): the attempt's error is what someone will look for.
     let keep = this.tail.observe(
       journey.prefixId * KINDS + journey.kind,
       journey.end - journey.start,
-      this.recorder.machine.failed[outcome] === 1,
+      this.recorder.machine.failed[outcome] === 1 || journey.reasonVisits !== undefined,
     );
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.

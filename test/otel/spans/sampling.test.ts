@@ -4,6 +4,7 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { TAIL_MIN_JOURNEYS } from "../../../src/otel/tail-sampling.js";
 import { find, harness, keyWith, render, taskSpan, type Harness } from "./helpers.js";
 import { internalsOf } from "../../../src/internal.js";
+import { defineMachine, type TaskJourneys } from "../../../src/index.js";
 
 /** A compute journey of `seconds` from `start`: waiting, ready, executing (half of it), memory or error. */
 function compute(
@@ -146,6 +147,48 @@ describe("tail sampling: slow and failed journeys are kept at their end", () => 
     for (let index = 0; index < 100; index++) compute(notKeeping, `inc-${index + 2}`, index * 10 + 10, 1);
     compute(notKeeping, "inc-999", 5000, 100);
     expect(notKeeping.counting.starts).toBe(0);
+  });
+
+  it("keepErrors keeps a journey whose attempt failed before a retry succeeded, its failed attempt ERROR", () => {
+    const jobs = defineMachine({
+      states: ["added", "waiting", "active", "delayed", "completed", "failed"],
+      transitions: {
+        added: ["waiting"],
+        waiting: ["active"],
+        active: ["completed", "failed", "delayed"],
+        delayed: ["waiting"],
+      },
+      terminal: { success: "completed", failure: "failed" },
+      initial: "added",
+      queued: "waiting",
+      executing: "active",
+    });
+    const retried = (keepErrors: boolean) => {
+      const h = harness({ role: "scheduler", machine: jobs, sampling: { ratio: 0, keepSlowerThan: 0, keepErrors } });
+      const { clock } = h;
+      const journeys = h.journeys as unknown as TaskJourneys<typeof jobs>;
+      journeys.transition("job-1", "added", "waiting");
+      clock.set(101);
+      journeys.transition("job-1", "waiting", "active");
+      clock.set(102);
+      journeys.execute("job-1").end("delayed", new Error("connection reset"));
+      clock.set(103);
+      journeys.transition("job-1", "delayed", "waiting");
+      journeys.transition("job-1", "waiting", "active");
+      clock.set(104);
+      journeys.execute("job-1").end("completed");
+      return h.exporter.getFinishedSpans();
+    };
+    const spans = retried(true);
+    expect(render(spans)).toEqual([
+      "task job [job-1@scheduler] 100-104",
+      "  waiting 100-101",
+      "  active 101-102 ERROR",
+      "  delayed 102-103",
+      "  waiting 103-103",
+      "  active 103-104",
+    ]);
+    expect(retried(false)).toEqual([]);
   });
 
   it("a tail-kept dependent emits the gather_dep no one emitted, under its waiting span", () => {
