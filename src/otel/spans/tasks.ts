@@ -161,7 +161,7 @@ export class TaskSpans {
     }
   }
 
-  /** Ends the task span, with its outcome and its links to the producers of its data. */
+  /** Ends the task span, with its outcome and its links to the producers of its data and its dependencies. */
   finish(journey: Journey, task: TaskSpan): void {
     const outcome = journey.outcomeState;
     const span = task.span;
@@ -176,16 +176,17 @@ export class TaskSpans {
           failure === undefined || failure.message === "" ? `task ended in ${machine.names[outcome]}` : failure.message,
       });
     }
-    if (this.producers.size !== 0) {
-      // The journeys that produced this key's data, and its dependencies' data, elsewhere.
-      const own = this.producers.get(journey.id);
-      if (own !== undefined) this.writer.link(task, own);
-      const dependencies = journey.dependencyIds;
-      if (dependencies !== undefined) {
-        for (const dependency of dependencies) {
-          const producer = this.producers.get(dependency);
-          if (producer !== undefined) this.writer.link(task, producer);
-        }
+    // The journey that produced this key's data elsewhere (linkFrom), and each dependency's: the
+    // producer elsewhere, else the dependency's own journey here if its task span was emitted
+    // (an in-process DAG's parent job, or a fetched key's fetch journey).
+    const producers = this.producers.size !== 0 ? this.producers : undefined;
+    const own = producers?.get(journey.id);
+    if (own !== undefined) this.writer.link(task, own);
+    const dependencies = journey.dependencyIds;
+    if (dependencies !== undefined) {
+      for (const dependency of dependencies) {
+        const context = producers?.get(dependency) ?? this.recent.get(dependency);
+        if (context !== undefined) this.writer.link(task, context);
       }
     }
     this.writer.finishSpan(task, journey.start, journey.end);
