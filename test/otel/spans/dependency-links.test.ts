@@ -18,7 +18,7 @@ const JOBS = defineMachine({
 
 function dag(ratio: number) {
   const h = harness({ role: "scheduler", machine: JOBS, sampling: { ratio, keepSlowerThan: 0, keepErrors: true } });
-  const journeys = h.journeys as unknown as TaskJourneys<typeof JOBS>;
+  const journeys = h.journeys as unknown as TaskJourneys<"scheduler", (typeof JOBS.states)[number]>;
   const run = (key: string, parents: string[], at: number) => {
     h.clock.set(at);
     journeys.transition(key, "new", "pending");
@@ -51,7 +51,7 @@ describe("links between dependents and dependencies in one process", () => {
     const { h, run } = dag(0);
     run("load-1", [], 100);
     // Kept at its end (it failed): its parent made no spans, so there is nothing to link to.
-    const journeys = h.journeys as unknown as TaskJourneys<typeof JOBS>;
+    const journeys = h.journeys as unknown as TaskJourneys<"scheduler", (typeof JOBS.states)[number]>;
     h.clock.set(110);
     journeys.transition("merge-1", "new", "pending");
     journeys.dependencies("merge-1", ["load-1"]);

@@ -166,7 +166,7 @@ describe("tail sampling: slow and failed journeys are kept at their end", () => 
     const retried = (keepErrors: boolean) => {
       const h = harness({ role: "scheduler", machine: jobs, sampling: { ratio: 0, keepSlowerThan: 0, keepErrors } });
       const { clock } = h;
-      const journeys = h.journeys as unknown as TaskJourneys<typeof jobs>;
+      const journeys = h.journeys as unknown as TaskJourneys<"scheduler", (typeof jobs.states)[number]>;
       journeys.transition("job-1", "added", "waiting");
       clock.set(101);
       journeys.transition("job-1", "waiting", "active");
