@@ -522,7 +522,11 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    */
   returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
-    return this.#spans.returned(key, context);
+    try {
+      return this.#spans.returned(key, context);
+    } catch {
+      return this.#badCarrier("returned()");
+    }
   }
 
   /**

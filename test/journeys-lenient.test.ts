@@ -137,6 +137,7 @@ type Op =
   | { op: "dependencies"; key: unknown; dependencies: unknown }
   | { op: "execute"; key: unknown; at: unknown }
   | { op: "gather"; peer: unknown; keys: unknown; bytes: unknown; at: unknown }
+  | { op: "serve"; peer: unknown; keys: unknown; carrier: unknown }
   | { op: "meter"; on: "ledger" | "journeys"; activity: unknown; work: unknown }
   | { op: "digest"; activity: unknown; value: unknown; unit: unknown }
   | { op: "run"; work: unknown }
@@ -162,6 +163,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       at: time,
     }),
   },
+  fc.record({
+    op: fc.constant("serve" as const),
+    peer: fc.oneof(fc.constant<unknown>("tcp://peer"), hostile),
+    keys,
+    carrier,
+  }),
   {
     weight: 3,
     arbitrary: fc.record({
@@ -266,6 +273,11 @@ async function play(ops: Op[], asyncContext: boolean): Promise<void> {
             ) as unknown as AnyLedger,
           );
           break;
+        case "serve":
+          ledgers.push(
+            journeys.serve(step.peer as never, step.keys as never, step.carrier as never) as unknown as AnyLedger,
+          );
+          break;
         case "meter": {
           const ledger = current();
           const run = (): unknown =>
@@ -306,6 +318,8 @@ async function play(ops: Op[], asyncContext: boolean): Promise<void> {
           journeys.extract(step.carrier as never);
           journeys.parent(step.key as never, step.carrier as never);
           journeys.linkFrom(step.key as never, step.carrier as never);
+          journeys.returned(step.key as never, step.carrier as never);
+          journeys.describe(step.key as never, step.carrier as never);
           journeys.currentLedger();
           break;
         case "tick":

@@ -92,6 +92,15 @@ const BACKSLASH = 0x5c;
  */
 export function keySplit(key: unknown): string {
   if (typeof key === "string") return splitCached(key);
+  try {
+    return splitNonString(key);
+  } catch {
+    // A Proxy or an array whose elements cannot be read: a key of no name.
+    return OTHER;
+  }
+}
+
+function splitNonString(key: unknown): string {
   let value = key;
   // Dask recurses on a tuple's first element; so do we, but with a bound (see MAX_NESTING).
   for (let depth = 0; Array.isArray(value); depth++) {
@@ -127,6 +136,14 @@ export function keySplitUncached(key: unknown): string {
  */
 export function keySplitGroup(key: unknown): string {
   if (typeof key === "string") return groupOfString(key);
+  try {
+    return groupOfNonString(key);
+  } catch {
+    return OTHER;
+  }
+}
+
+function groupOfNonString(key: unknown): string {
   if (Array.isArray(key)) {
     if (key.length === 0) return OTHER;
     const first: unknown = key[0];
@@ -161,14 +178,22 @@ export function keySplitGroup(key: unknown): string {
 export function keyToText(key: unknown): string | undefined {
   if (typeof key === "string") return key;
   if (typeof key === "number") return key === key ? String(key) : undefined;
-  if (key instanceof Uint8Array) return decodeLossy(key);
-  if (Array.isArray(key)) return tupleText(key, 0);
+  try {
+    if (key instanceof Uint8Array) return decodeLossy(key);
+    if (Array.isArray(key)) return tupleText(key, 0);
+  } catch {
+    // A Proxy or an array whose elements cannot be read is no key.
+  }
   return undefined;
 }
 
 /** True when `value` is a key: exactly when keyToText(value) is not undefined. */
 export function isKey(value: unknown): value is Key {
-  return isKeyAt(value, 0);
+  try {
+    return isKeyAt(value, 0);
+  } catch {
+    return false;
+  }
 }
 
 function isKeyAt(value: unknown, depth: number): boolean {

@@ -586,8 +586,16 @@ export class Recorder implements LedgerHost {
     const id = this.idOf(key);
     if (id === undefined) return;
     const given = description as { prefix?: unknown; group?: unknown } | null;
-    const prefix = given?.prefix;
-    const group = given?.group;
+    let prefix: unknown;
+    let group: unknown;
+    try {
+      // Read once: a getter or a Proxy trap could answer differently, or throw.
+      prefix = given?.prefix;
+      group = given?.group;
+    } catch {
+      this.drop("invalid-description", "describe() given a description whose prefix or group could not be read");
+      return;
+    }
     if (
       given === null ||
       typeof given !== "object" ||

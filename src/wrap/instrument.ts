@@ -8,6 +8,7 @@ import { executeEndNames } from "../recorder/execution-ledger.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 import { internalsOf } from "../internal.js";
+import { show } from "../recorder/show.js";
 
 // ---- spec types -------------------------------------------------------------------------------
 
@@ -234,15 +235,15 @@ function extractKeys(
   site: string,
 ): readonly Key[] | undefined | typeof FAILED {
   const value = extract(journeys, fn, self, args, site);
-  if (value === FAILED || value === undefined || Array.isArray(value))
-    return value as readonly Key[] | undefined | typeof FAILED;
-  if (value !== null && typeof value === "object" && typeof (value as Iterable<Key>)[Symbol.iterator] === "function") {
-    try {
+  if (value === FAILED || value === undefined) return value;
+  try {
+    if (Array.isArray(value)) return value as readonly Key[];
+    if (value !== null && typeof value === "object" && typeof (value as Iterable<Key>)[Symbol.iterator] === "function")
       return Array.from(value as Iterable<Key>);
-    } catch (error) {
-      report(journeys, EXTRACTOR_ERROR, site, error);
-      return FAILED;
-    }
+  } catch (error) {
+    // Reading what it returned threw (a Proxy, an iterator that fails): the extractor's bug.
+    report(journeys, EXTRACTOR_ERROR, site, error);
+    return FAILED;
   }
   return wrongKind(journeys, site, value, "an iterable of keys");
 }
@@ -264,11 +265,18 @@ function recordingWrapper(
   site: Site,
   record: (self: unknown, args: unknown[]) => InvalidTransition | undefined,
 ): AnyFunction {
-  const { original, on } = site;
+  const { journeys, original, on } = site;
   return {
     record(this: unknown, ...args: unknown[]): unknown {
       if (on.active) {
-        const thrown = record(this, args);
+        let thrown: InvalidTransition | undefined;
+        try {
+          thrown = record(this, args);
+        } catch (error) {
+          // What an extractor returned broke the recording (a Proxy whose traps throw): counted, and
+          // the call goes on untouched.
+          thrown = internalFailure(journeys, site.name, error);
+        }
         if (thrown !== undefined) throw thrown;
       }
       return Reflect.apply(original, this, args);
@@ -474,26 +482,23 @@ function executeWrapper(
     outcomeSite: `${site.name}: the outcome mapper`,
     endSite: `${site.name}: ending the execute ledger`,
   };
+  /** The call's ledger, or undefined for a call that goes on unrecorded (an extractor's failure, counted). */
+  const open = (self: unknown, args: unknown[]): OpenLedger | undefined => {
+    const k = extract(journeys, key, self, args, keySite);
+    if (k === FAILED || k === undefined) return undefined;
+    const p = extractPrefix(journeys, prefix, self, args, prefixSite);
+    const a = extractTime(journeys, at, self, args, atSite);
+    if (p === FAILED || a === FAILED) return undefined;
+    return (p === undefined
+      ? journeys.execute(k as Key, a as number | undefined)
+      : withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined))) as unknown as OpenLedger;
+  };
+  const openingSite = `${site.name}: opening the execute ledger`;
   return {
     execute(this: unknown, ...args: unknown[]): unknown {
       if (!on.active) return Reflect.apply(original, this, args);
-      const k = extract(journeys, key, this, args, keySite);
-      if (k === FAILED || k === undefined) return Reflect.apply(original, this, args);
-      const p = extractPrefix(journeys, prefix, this, args, prefixSite);
-      const a = extractTime(journeys, at, this, args, atSite);
-      if (p === FAILED || a === FAILED) return Reflect.apply(original, this, args);
-      let ledger: OpenLedger;
-      try {
-        ledger = (p === undefined
-          ? journeys.execute(k as Key, a as number | undefined)
-          : withPrefix(journeys, p, () =>
-              journeys.execute(k as Key, a as number | undefined),
-            )) as unknown as OpenLedger;
-      } catch (error) {
-        const thrown = internalFailure(journeys, `${site.name}: opening the execute ledger`, error);
-        if (thrown !== undefined) throw thrown;
-        return Reflect.apply(original, this, args);
-      }
+      const ledger = openGuarded(journeys, openingSite, open, this, args);
+      if (ledger === undefined) return Reflect.apply(original, this, args);
       return runInLedger(ending, ledger, original, this, args);
     },
   }.execute;
@@ -518,34 +523,54 @@ function gatherWrapper(
     outcomeSite: `${site.name}: the outcome mapper`,
     endSite: `${site.name}: ending the gather ledger`,
   };
+  /** The call's ledger, or undefined for a call that goes on unrecorded (an extractor's failure, counted). */
+  const open = (self: unknown, args: unknown[]): OpenLedger | undefined => {
+    const p = extract(journeys, peer, self, args, peerSite);
+    if (typeof p !== "string") {
+      if (p !== FAILED) wrongKind(journeys, peerSite, p, "a peer address string");
+      return undefined;
+    }
+    const ks = extractKeys(journeys, keys, self, args, keysSite);
+    if (ks === FAILED || ks === undefined) return undefined;
+    const n = nbytes === undefined ? undefined : extract(journeys, nbytes, self, args, nbytesSite);
+    if (n !== undefined && typeof n !== "number") {
+      if (n !== FAILED) wrongKind(journeys, nbytesSite, n, "a number of bytes");
+      return undefined;
+    }
+    const a = extractTime(journeys, at, self, args, atSite);
+    if (a === FAILED) return undefined;
+    return journeys.gather(p, ks, n, a as number | undefined) as unknown as OpenLedger;
+  };
+  const openingSite = `${site.name}: opening the gather ledger`;
   return {
     gather(this: unknown, ...args: unknown[]): unknown {
       if (!on.active) return Reflect.apply(original, this, args);
-      const p = extract(journeys, peer, this, args, peerSite);
-      if (typeof p !== "string") {
-        if (p !== FAILED) wrongKind(journeys, peerSite, p, "a peer address string");
-        return Reflect.apply(original, this, args);
-      }
-      const ks = extractKeys(journeys, keys, this, args, keysSite);
-      if (ks === FAILED || ks === undefined) return Reflect.apply(original, this, args);
-      const n = nbytes === undefined ? undefined : extract(journeys, nbytes, this, args, nbytesSite);
-      if (n !== undefined && typeof n !== "number") {
-        if (n !== FAILED) wrongKind(journeys, nbytesSite, n, "a number of bytes");
-        return Reflect.apply(original, this, args);
-      }
-      const a = extractTime(journeys, at, this, args, atSite);
-      if (a === FAILED) return Reflect.apply(original, this, args);
-      let ledger: OpenLedger;
-      try {
-        ledger = journeys.gather(p, ks, n, a as number | undefined) as unknown as OpenLedger;
-      } catch (error) {
-        const thrown = internalFailure(journeys, `${site.name}: opening the gather ledger`, error);
-        if (thrown !== undefined) throw thrown;
-        return Reflect.apply(original, this, args);
-      }
+      const ledger = openGuarded(journeys, openingSite, open, this, args);
+      if (ledger === undefined) return Reflect.apply(original, this, args);
       return runInLedger(ending, ledger, original, this, args);
     },
   }.gather;
+}
+
+/**
+ * Opens a wrapped call's ledger through `open`, whatever the extractors returned: a failure is
+ * counted and told once, and the call goes on unrecorded (undefined). A strict recorder's
+ * InvalidTransition is thrown, before the original runs.
+ */
+function openGuarded(
+  journeys: TaskJourneys,
+  site: string,
+  open: (self: unknown, args: unknown[]) => OpenLedger | undefined,
+  self: unknown,
+  args: unknown[],
+): OpenLedger | undefined {
+  try {
+    return open(self, args);
+  } catch (error) {
+    const thrown = internalFailure(journeys, site, error);
+    if (thrown !== undefined) throw thrown;
+    return undefined;
+  }
 }
 
 function activityWrapper(site: Site, activity: string): AnyFunction {
@@ -588,16 +613,6 @@ const FIELDS: Record<Kind, { required: string[]; optional: string[]; orString: s
   gather: { required: ["peer", "keys"], optional: ["nbytes", "at", "outcome"], orString: [] },
   activities: { required: [], optional: [], orString: [] },
 };
-
-function show(value: unknown): string {
-  if (typeof value === "function") return "a function";
-  if (typeof value === "symbol") return value.toString();
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
 
 function methodLabel(method: PropertyKey): string {
   return typeof method === "symbol" ? method.toString() : `"${String(method)}"`;

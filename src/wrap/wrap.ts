@@ -1,6 +1,7 @@
 import { isAsyncFunction } from "../recorder/functions.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
+import { show } from "../recorder/show.js";
 
 /**
  * Wraps a function that is not a method (a module-level helper, a callback) so that every call is
@@ -20,9 +21,7 @@ export function wrap<F extends AnyFunction>(fn: F, activity: string): F {
     throw new TypeError(`wrap(): the first argument must be a function, got ${fn === null ? "null" : typeof fn}`);
   }
   if (typeof activity !== "string" || activity.length === 0) {
-    throw new TypeError(
-      `wrap(): activity must be a non-empty string, got ${JSON.stringify(activity) ?? String(activity)}`,
-    );
+    throw new TypeError(`wrap(): activity must be a non-empty string, got ${show(activity)}`);
   }
   if (originalOf(fn) !== undefined) {
     throw new Error(`wrap(): function "${fn.name}" is already wrapped by taskjourney; wrap the original once`);

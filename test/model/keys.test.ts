@@ -371,3 +371,20 @@ describe("properties", () => {
     );
   });
 });
+
+describe("the key helpers given what no key is", () => {
+  it("never throw, even for a Proxy whose every trap throws", () => {
+    const throwing = () => {
+      throw new Error("trap threw");
+    };
+    const proxy = new Proxy([], { get: throwing, has: throwing, ownKeys: throwing, getPrototypeOf: throwing });
+    for (const value of [proxy, [proxy], [["x", proxy]]]) {
+      expect(isKey(value)).toBe(false);
+      expect(keyToText(value)).toBeUndefined();
+    }
+    expect([proxy, [proxy]].map(keySplit)).toEqual(["Other", "Other"]);
+    expect([proxy, [proxy]].map(keySplitGroup)).toEqual(["Other", "Other"]);
+    // A tuple's name is its first element's, which is readable here.
+    expect(keySplit([["x", proxy]])).toBe("x");
+  });
+});

@@ -627,6 +627,68 @@ describe("failures of extractors and mappers never reach the host", () => {
     ]);
   });
 
+  it("runs the call untouched when an extractor returns a Proxy whose traps throw, whatever field it fills", async () => {
+    const throwing = () => {
+      throw new Error("trap threw");
+    };
+    const hostile = () =>
+      new Proxy({}, { get: throwing, has: throwing, ownKeys: throwing, getPrototypeOf: throwing }) as never;
+    const fields: Array<[string, object]> = [
+      [
+        "transition.from",
+        { transition: { method: "transition", key: (key: string) => key, from: hostile, to: "waiting" } },
+      ],
+      [
+        "transition.at",
+        {
+          transition: { method: "transition", key: (key: string) => key, from: "released", to: "waiting", at: hostile },
+        },
+      ],
+      [
+        "transition.prefix",
+        {
+          transition: {
+            method: "transition",
+            key: (key: string) => key,
+            from: "released",
+            to: "waiting",
+            prefix: hostile,
+          },
+        },
+      ],
+      ["dependencies", { dependencies: { method: "transition", key: (key: string) => key, dependencies: hostile } }],
+      ["execute.prefix", { execute: { method: "runAsync", key: (key: string) => key, prefix: hostile } }],
+      ["execute.at", { execute: { method: "runAsync", key: (key: string) => key, at: hostile } }],
+      [
+        "gather.peer",
+        { gather: { method: "gatherDep", peer: hostile, keys: (_peer: string, keys: Set<string>) => keys } },
+      ],
+      ["gather.keys", { gather: { method: "gatherDep", peer: (peer: string) => peer, keys: hostile } }],
+      [
+        "gather.nbytes",
+        {
+          gather: {
+            method: "gatherDep",
+            peer: (peer: string) => peer,
+            keys: (_peer: string, keys: Set<string>) => keys,
+            nbytes: hostile,
+          },
+        },
+      ],
+    ];
+    for (const [field, spec] of fields) {
+      const clock = new FakeClock(0);
+      const journeys = worker(clock);
+      const w = new Worker(clock);
+      instrument(w, journeys, spec as never);
+      expect(w.transition("x-1", "released", "waiting"), field).toBe("waiting");
+      await expect(w.runAsync("x-1", 1), field).resolves.toEqual({ key: "x-1", status: "ok" });
+      await expect(w.gatherDep("tcp://a", new Set(["g-1"]), 1), field).resolves.toEqual({ status: "ok" });
+      expect(w.log, field).toEqual(["x-1:released>waiting"]);
+      expect(journeys.dropped(), field).toEqual({ "wrap-extractor-error": 1 });
+    }
+  });
+
   it("runs a metered call untouched, once, when taskjourney fails before it, sync or async", async () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);
