@@ -38,6 +38,8 @@ export const DROP_REASONS = {
     "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
   "live-journeys-limit":
     "a journey begun past maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
+  "live-serves-limit":
+    "a serve() with a sampled carrier begun with 10000 such serves' ledgers open; the oldest one's get_data span is ended then, marked taskjourney.abandoned",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
   "wrap-extractor-error":
     "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",

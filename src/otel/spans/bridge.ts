@@ -39,7 +39,7 @@ import { randomSpanId, randomTraceId, type SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
-import { ServeSpans } from "./serves.js";
+import { MAX_OPEN_SERVE_SPANS, ServeSpans } from "./serves.js";
 import { OpenSpan } from "./context.js";
 import type { Serve } from "../../recorder/serve-ledger.js";
 import { SpanWriter } from "./writer.js";
@@ -102,7 +102,12 @@ export class SpanBridge implements RecorderListener {
     const activities = new ActivitySpans(this.writer, recorder.activities, options.maxChildrenPerSpan);
     this.transfers = new TransferSpans(this.writer, activities, options);
     this.tasks = new TaskSpans(recorder, this.writer, activities, this.transfers, options, this.producers, this.recent);
-    this.serves = new ServeSpans(this.writer, activities, options);
+    this.serves = new ServeSpans(this.writer, activities, options, (serve) =>
+      recorder.drop(
+        "live-serves-limit",
+        `a traced serve began with ${MAX_OPEN_SERVE_SPANS} traced serves open; the oldest (from ${serve.peer}) had its get_data span ended, marked taskjourney.abandoned`,
+      ),
+    );
   }
 
   /**

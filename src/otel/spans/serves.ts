@@ -6,6 +6,7 @@ import {
   ATTR_TRANSFER_KEYS,
   ATTR_TRANSFER_OUTCOME,
   ATTR_TRANSFER_PEER,
+  ATTR_ABANDONED,
   ATTR_UNFINISHED,
   SPAN_GET_DATA,
 } from "../semconv.js";
@@ -14,6 +15,9 @@ import type { ActivitySpans } from "./activities.js";
 import { OpenSpan } from "./context.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { truncate, type SpanWriter } from "./writer.js";
+
+/** Traced serves whose ledgers are still open, at most; past it the oldest is abandoned. */
+export const MAX_OPEN_SERVE_SPANS = 10_000;
 
 /**
  * get_data spans: the serving side of a traced gather_dep. A serve gets a span only when the
@@ -26,15 +30,29 @@ import { truncate, type SpanWriter } from "./writer.js";
  * are made from the serve's records when it ends.
  */
 export class ServeSpans {
+  /** Serves whose get_data span is open, oldest first (a Set keeps insertion order). */
   private readonly open = new Set<Serve>();
 
   constructor(
     private readonly writer: SpanWriter,
     private readonly activities: ActivitySpans,
     private readonly options: Pick<SpanBridgeOptions, "maxAttributeLength" | "maxKeysPerTransfer">,
+    /** Told of each serve abandoned past MAX_OPEN_SERVE_SPANS (counted as live-serves-limit). */
+    private readonly abandoned: (serve: Serve) => void,
   ) {}
 
   started(serve: Serve, requester: SpanContext): void {
+    if (this.open.size >= MAX_OPEN_SERVE_SPANS) {
+      // Serves whose ledgers are never ended would hold their spans (~1.5 KB each) for good: the
+      // oldest one's span ends now, marked, and a later end() of its ledger adds nothing to it.
+      const oldest = this.open.values().next().value!;
+      this.open.delete(oldest);
+      const open = oldest.spanState as OpenSpan;
+      open.span.setAttribute(ATTR_UNFINISHED, true);
+      open.span.setAttribute(ATTR_ABANDONED, true);
+      this.finish(oldest, open, Math.max(serve.start, oldest.start));
+      this.abandoned(oldest);
+    }
     const parent: Context = remoteContext(requester);
     // A child of the gather_dep, not also linked to it: Jaeger turns a parent that is also a link
     // into a FOLLOWS_FROM reference, and the get_data would stand as a root of the trace.
