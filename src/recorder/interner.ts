@@ -3,12 +3,21 @@
  * instead of hashing attribute sets. Capped: past `limit` distinct names everything folds into
  * the overflow id, so a runaway source of names cannot grow memory or metric cardinality.
  */
+/** Folded names remembered, at most, for counting each once. */
+const OVERFLOW_MEMORY = 20_000;
+
 export class Interner {
   private readonly ids = new Map<string, number>();
   readonly names: string[] = [];
   /** How many distinct names were folded into the overflow id. */
   overflowed = 0;
-  private readonly seenOverflow = new Set<string>();
+  /**
+   * Folded names recently seen, in two generations of OVERFLOW_MEMORY / 2 (as BoundedMap does):
+   * a name is counted once while remembered, so the count goes on past any number of names, in
+   * bounded memory; one folded again after that many others is counted again.
+   */
+  private seenOverflow = new Set<string>();
+  private seenOverflowBefore = new Set<string>();
 
   /**
    * @param limit distinct names kept before folding; the overflow name is id `limit`.
@@ -31,10 +40,13 @@ export class Interner {
     // A real name equal to the overflow name joins the overflow bucket rather than becoming a
     // second series with the same attributes.
     if (name !== this.overflowName && this.names.length < this.limit) return this.add(name);
-    // Remember folded names up to a bound only to count them; never per call allocation beyond it.
-    if (this.seenOverflow.size < 10_000 && !this.seenOverflow.has(name)) {
-      this.seenOverflow.add(name);
+    if (!this.seenOverflow.has(name) && !this.seenOverflowBefore.has(name)) {
       this.overflowed++;
+      this.seenOverflow.add(name);
+      if (this.seenOverflow.size >= OVERFLOW_MEMORY / 2) {
+        this.seenOverflowBefore = this.seenOverflow;
+        this.seenOverflow = new Set();
+      }
     }
     return this.limit;
   }

@@ -173,3 +173,15 @@ describe("times from the scheduler's own clock", () => {
     expect(journeys.stats("job", "waiting").mean).toBe(10);
   });
 });
+
+describe("prefixes past prefixLimit", () => {
+  it("are counted once each however many there are, in bounded memory (the count stopped at 10,000)", () => {
+    const journeys = new TaskJourneys({ role: "worker", prefixLimit: 10, clock: new FakeClock(1).now });
+    captureDiag();
+    for (let n = 1; n <= 50_000; n++) journeys.transition(`pf${n}-1`, "released", "waiting");
+    expect(journeys.dropped()["prefix-limit"]).toBe(50_000 - 10);
+    // Seen again soon: remembered, not counted twice.
+    for (let n = 49_000; n <= 50_000; n++) journeys.transition(`pf${n}-2`, "released", "waiting");
+    expect(journeys.dropped()["prefix-limit"]).toBe(50_000 - 10);
+  });
+});
