@@ -70,6 +70,8 @@ export class ProcessStalls {
   private readonly idleResolutionMs: number;
   /** The probe's period now: resolutionMs while tasks are in flight, idleResolutionMs while none is. */
   private periodMs: number;
+  /** Whether work began since the last tick (wake()). */
+  private workSinceTick = false;
 
   constructor(options: ProcessStallsOptions) {
     this.clock = options.clock;
@@ -96,8 +98,15 @@ export class ProcessStalls {
     return this;
   }
 
-  /** Work began while the probe ticked at its idle period: back to the full rate from now. */
+  /**
+   * Work began (a journey became live while none was): at the idle period, back to the full rate
+   * from now. Remembered for the next tick too, so that tasks that begin and end between two ticks
+   * (none live at the tick itself) keep the full rate: without it the probe flapped between its
+   * periods, a clearInterval and setInterval each time, 2.2 µs a task of a replayed worker's CPU
+   * (cluster-instructions --profile).
+   */
   wake(): void {
+    this.workSinceTick = true;
     if (this.periodMs === this.resolutionMs) return;
     this.lastTick = performance.now();
     this.schedule(this.resolutionMs);
@@ -143,8 +152,8 @@ export class ProcessStalls {
    * A probe tick at `nowMs`: later than the period plus the threshold, the loop was blocked since
    * the tick was due. Then the period for what follows: a timer wakeup of an otherwise idle
    * process costs ~250 µs of CPU on a VM (bench/README.md), 50 of them a second 13 ms/s, so with
-   * no task in flight (where a stall delays no one) the probe ticks every idleResolutionMs, and
-   * at the first tick that finds work again, every resolutionMs.
+   * no task in flight and none begun since the last tick (where a stall delays no one) the probe
+   * ticks every idleResolutionMs, and from when work begins again (wake()), every resolutionMs.
    */
   tick(nowMs: number): void {
     const due = this.lastTick + this.periodMs;
@@ -156,7 +165,9 @@ export class ProcessStalls {
       const offset = this.offset();
       this.ring.push(EVENT_LOOP_KIND, offset + due / 1000, offset + nowMs / 1000);
     }
-    const period = this.busy() ? this.resolutionMs : this.idleResolutionMs;
+    const busy = this.workSinceTick || this.busy();
+    this.workSinceTick = false;
+    const period = busy ? this.resolutionMs : this.idleResolutionMs;
     if (period !== this.periodMs) this.schedule(period);
   }
 

@@ -82,6 +82,21 @@ describe("ProcessStalls", () => {
     expect(stalls.ring.overlap(-1e12, 1e12)[EVENT_LOOP]).toBe(0);
   });
 
+  it("stays at the full rate while tasks begin and end between its ticks, none live at the tick itself", () => {
+    const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 } });
+    stopping.push(journeys);
+    const stalls = internalsOf(journeys)!.processStalls!;
+    for (let index = 0; index < 5; index++) {
+      journeys.transition(`x-${index}`, "released", "waiting");
+      journeys.transition(`x-${index}`, "waiting", "forgotten");
+      stalls.tick(performance.now());
+      expect(stalls.intervalMs, `tick ${index}`).toBe(20);
+    }
+    // A tick with nothing begun since the last one: idle.
+    stalls.tick(performance.now());
+    expect(stalls.intervalMs).toBe(1000);
+  });
+
   it("counts GC pauses per type into the v8js.gc.duration buckets, cumulative or delta", () => {
     const stalls = new ProcessStalls({ clock: () => 0, capacity: 8 });
     stalls.gc(MAJOR, 10, 62.5); // 0.0625 s: bucket (0.01, 0.1]
