@@ -127,7 +127,15 @@ describe("span trees over OTLP", () => {
     // The worker nests under the scheduler's task span, linked to the processing span it was sent in.
     expect(workerTask.parentSpanId).toBe(schedulerTask.spanId);
     expect(workerTask.traceId).toBe(schedulerTask.traceId);
-    expect(workerTask.links!.map((link) => link.spanId)).toEqual([processing.spanId]);
+    // It links, too, to its dependencies' journeys on this worker (their fetches), in their own traces.
+    const fetched = (key: string) =>
+      only(spans, (span) => span.name === "task a" && span.attributes?.["task.key"] === key);
+    expect(workerTask.links!.map((link) => link.spanId)).toEqual([
+      processing.spanId,
+      fetched("a-1").spanId,
+      fetched("a-2").spanId,
+    ]);
+    expect(workerTask.links![1].traceId).toBe(fetched("a-1").traceId);
     expect(processing.parentSpanId).toBe(schedulerTask.spanId);
     expect(message.traceparent).toBe(`00-${schedulerTask.traceId}-${schedulerTask.spanId}-01`);
     expect(message.tracestate).toBe(`taskjourney=${processing.spanId}`);
@@ -156,6 +164,7 @@ describe("span trees over OTLP", () => {
 
     // a-2 served mean-1 too: its gather_dep links to mean-1's journey, mean-1's waiting links back.
     const mean = only(spans, (span) => span.name === "task mean");
+    expect(mean.links!.map((link) => link.spanId)).toEqual([fetched("a-2").spanId]);
     expect(byPeer("tcp://peer:3").links).toEqual([
       expect.objectContaining({ traceId: mean.traceId, spanId: mean.spanId }),
     ]);
