@@ -9,6 +9,7 @@ export { renderHtmlReport, reportDataFrom } from "./report/html.js";
 export { readTelemetryFiles } from "./report/inputs.js";
 export { reportDataFromTelemetry } from "./report/from-telemetry.js";
 export { formatPrefixTable, formatActivityTable } from "./report/table.js";
+export { formatReportTables } from "./report/text.js";
 
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";

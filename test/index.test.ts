@@ -12,6 +12,7 @@ const REPORT_TOOLKIT = [
   "decodeOtlpJson",
   "formatActivityTable",
   "formatPrefixTable",
+  "formatReportTables",
   "readOtlpJsonFile",
   "renderHtmlReport",
   "readTelemetryFiles",

@@ -3,9 +3,8 @@ import * as path from "node:path";
 import { createRequire } from "node:module";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { keySplit } from "../model/keys.js";
-import { byLifecycle } from "../model/states.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
-import type { PrefixRow } from "./table.js";
+import { statesOf, type PrefixRow } from "./table.js";
 
 /**
  * The HTML report: one self-contained page (ECharts inlined) with the failed tasks and why they
@@ -151,19 +150,6 @@ function byShare([a, x]: [string, number], [b, y]: [string, number]): number {
 
 function finite(value: unknown): number {
   return typeof value === "number" && Number.isFinite(value) ? value : Number.NaN;
-}
-
-/** The states with time in some row, in the order given, the others in lifecycle order. */
-function statesOf(rows: readonly PrefixRow[], order: readonly string[] = []): string[] {
-  const rank = (state: string) => {
-    const position = order.indexOf(state);
-    return position === -1 ? Number.MAX_SAFE_INTEGER : position;
-  };
-  return [
-    ...new Set(
-      rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => finite(row.stateSeconds[state]) > 0)),
-    ),
-  ].sort((a, b) => rank(a) - rank(b) || byLifecycle(a, b));
 }
 
 interface SunburstNode {

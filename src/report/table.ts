@@ -23,6 +23,27 @@ export interface PrefixTableOptions {
   total?: boolean;
 }
 
+/**
+ * The state columns of a table: the states with time in some row, in the order given (a
+ * machine's own, as `ReportData.states` holds it), the others after in lifecycle order. The page
+ * and the text tables both order their columns by it.
+ */
+export function statesOf(rows: readonly PrefixRow[], order: readonly string[] = []): string[] {
+  const rank = (state: string) => {
+    const position = order.indexOf(state);
+    return position === -1 ? Number.MAX_SAFE_INTEGER : position;
+  };
+  return [
+    ...new Set(
+      rows.flatMap((row) =>
+        Object.keys(row.stateSeconds).filter(
+          (state) => Number.isFinite(row.stateSeconds[state]) && row.stateSeconds[state] > 0,
+        ),
+      ),
+    ),
+  ].sort((a, b) => rank(a) - rank(b) || byLifecycle(a, b));
+}
+
 function columnWidths(lines: readonly string[][]): number[] {
   const widths: number[] = [];
   for (const line of lines)
@@ -68,11 +89,7 @@ export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTab
     throw new TypeError(
       `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
     );
-  const states =
-    options.states ??
-    [
-      ...new Set(rows.flatMap((row) => Object.keys(row.stateSeconds).filter((state) => row.stateSeconds[state] > 0))),
-    ].sort(byLifecycle);
+  const states = options.states ?? statesOf(rows);
   const header = ["prefix", "count", "p50", "p90", "p99", ...states];
   const lines: string[][] = [header, header];
   for (const row of rows) {

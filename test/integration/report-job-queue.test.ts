@@ -15,6 +15,7 @@ import { main } from "../../src/cli.js";
 import type { TaskJourneys } from "../../src/index.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { readTelemetryFiles } from "../../src/report/inputs.js";
+import { formatReportTables } from "../../src/report/text.js";
 import { startTelemetry } from "../../src/sdk.js";
 import {
   instrumentQueue,
@@ -125,6 +126,37 @@ describe("the report of a job queue with its own state machine", () => {
       expect(failures.sort()).toEqual([["broken", "compute", "failed", "active", "Error: always"]]);
     });
   }
+
+  it("as text, both tables with the queue's measured state and its own column order", () => {
+    const data = reportDataFromTelemetry(readTelemetryFiles([path.join(directory, "ratio-1")], { metrics: true }));
+    const text = formatReportTables(data);
+    const [workers, scheduler] = text.split("\n\nOn the scheduler\n");
+    const header = (table: string) => table.split("\n")[1].trim().split(/\s+/);
+    expect(workers.split("\n")[0].trim()).toMatch(/^active duration\s+time by state$/);
+    expect(header(workers)).toEqual(["prefix", "count", "p50", "p90", "p99", "active"]);
+    expect(header(scheduler)).toEqual([
+      "prefix",
+      "count",
+      "p50",
+      "p90",
+      "p99",
+      "waiting-children",
+      "waiting",
+      "active",
+      "delayed",
+    ]);
+    expect(scheduler).toContain("count and quantiles: visits to active on the scheduler");
+    // The rows are the data's: flaky's two attempts, the totals of seven visits.
+    const row = (table: string, prefix: string) =>
+      table
+        .split("\n")
+        .find((line) => line.startsWith(`${prefix} `))!
+        .trim()
+        .split(/\s{2,}/);
+    expect(row(scheduler, "flaky")[1]).toBe("2");
+    expect(row(scheduler, "total")[1]).toBe("7");
+    expect(text).toContain("failed: 1 scheduler:failed, 2 worker:failed");
+  });
 
   it("from the spans alone (no metrics), the same executing state and its execute breakdown", () => {
     const telemetry = readTelemetryFiles([path.join(directory, "ratio-1")], { metrics: true });
