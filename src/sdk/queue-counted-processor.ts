@@ -10,10 +10,10 @@
  * user learns of every kind of loss on stderr without setting anything up. The wrapper keeps the
  * processor's arithmetic rather than reading its private queue: a span is queued when the
  * processor takes it and leaves the queue when a batch of it is handed to the exporter
- * (`CountedSpanExporter.handed`), so the queue holds `taken - handed` spans, and the processor
- * drops exactly the spans that find it at `maxQueueSize`. (Exact as long as the processor hands
- * each batch to the exporter as it takes it from the queue, which it does unless a span's resource
- * still has asynchronous attributes pending; startTelemetry's resource has none.)
+ * (`CountedSpanExporter.handed`), so the queue holds `taken - handed` spans, and a span that finds
+ * it at `maxQueueSize` is dropped here, before the processor sees it. (The processor takes a batch
+ * from its queue before it hands it over, so its queue never holds more than `taken - handed`
+ * and never reaches its own limit, which is the same.)
  */
 import { TraceFlags, type Context } from "@opentelemetry/api";
 import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace";
@@ -63,9 +63,14 @@ export class QueueCountedSpanProcessor implements SpanProcessor {
   onEnd(span: ReadableSpan): void {
     // As the processor decides: nothing after shutdown, nothing unsampled.
     if (!this.shutDown && (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0) {
-      if (this.taken - this.exporter.handed >= this.maxQueueSize)
+      // The drop is decided here and the span kept from the processor, whose queue therefore
+      // never fills: it would otherwise log a "Dropped N spans because maxQueueSize reached"
+      // warning of its own beside the one told here (a user trial saw both on stderr).
+      if (this.taken - this.exporter.handed >= this.maxQueueSize) {
         this.failures.record("traces", this.destination, 1, this.queueFull, 0);
-      else this.taken++;
+        return;
+      }
+      this.taken++;
     }
     this.inner.onEnd(span);
   }

@@ -435,6 +435,13 @@ describe("a full span queue", () => {
     const last = metrics[metrics.length - 1].body;
     expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "queue_full" })).toBe(200);
     expect(sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" })).toBe(100);
+
+    // Spans that find room again after the drops: the processor underneath says nothing of its own
+    // ("Dropped 200 spans because maxQueueSize reached"), the drops being told once, above.
+    round(telemetry.journeys, clock, 3);
+    expect((await telemetry.forceFlush()).completed).toBe(true);
+    expect(logged.warn.filter((line) => !line.startsWith("taskjourney:"))).toEqual([]);
+    expect(logged.warn.filter((line) => line.startsWith("taskjourney:"))).toHaveLength(1);
   });
 
   it("an OTEL_BSP_* variable that is not a positive integer is a configuration error naming it", async () => {
