@@ -46,6 +46,7 @@ export const DROP_REASONS = {
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
   "prefix-limit":
     'a distinct task prefix past prefixLimit, folded into "other" (counted once per prefix; one folded again after at least 10,000 others is counted again); describe() or keyPrefix give keys their family name',
+  "name-too-long": "a task prefix or activity name longer than 256 characters (they are metric attributes); cut to 256",
   "prefix-looks-like-id":
     "a distinct task prefix that looks like an id (digits, hex, a UUID), counted once per prefix: the key became its own prefix",
   "key-prefix-error":

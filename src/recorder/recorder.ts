@@ -1,5 +1,6 @@
 import { keySplitUncached, type Key } from "../model/keys.js";
 import { looksLikeId } from "../model/prefix-check.js";
+import { cutName, MAX_NAME_LENGTH } from "../model/names.js";
 import { keyId } from "./key-id.js";
 import { PRESETS, type Role } from "../model/states.js";
 import { STATE_STRIDE, type Machine } from "../model/machine.js";
@@ -265,6 +266,7 @@ export class Recorder implements LedgerHost {
       );
       return OTHER;
     }
+    if (name.length > MAX_NAME_LENGTH) name = this.cut("activity name", name);
     const slot = (name.length + name.charCodeAt(0) * 3) & ACTIVITY_CACHE_MASK;
     if (this.activityCacheNames[slot] === name) return this.activityCacheIds[slot];
     let id = this.activities.id(name);
@@ -555,6 +557,7 @@ export class Recorder implements LedgerHost {
    * one that looks like an id, or one past prefixLimit, is counted and told once, with what to do.
    */
   private internPrefix(prefix: string): number {
+    if (prefix.length > MAX_NAME_LENGTH) prefix = this.cut("task prefix", prefix);
     const prefixes = this.prefixes;
     const known = prefixes.names.length;
     const folded = prefixes.overflowed;
@@ -579,6 +582,16 @@ export class Recorder implements LedgerHost {
       );
     }
     return id;
+  }
+
+  /** A name past MAX_NAME_LENGTH, cut to it: counted, and told once. */
+  private cut(what: string, name: string): string {
+    const cut = cutName(name);
+    this.failures.fault(
+      "name-too-long",
+      `a ${what} of ${name.length} characters ("${name.slice(0, 64)}…"): names are cut to ${MAX_NAME_LENGTH} characters, as metric attributes.`,
+    );
+    return cut;
   }
 
   /** See TaskJourneys.describe. */

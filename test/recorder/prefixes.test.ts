@@ -139,6 +139,31 @@ describe("prefix warnings", () => {
     expect(told[0]).toContain("raise prefixLimit");
   });
 
+  it("names longer than 256 characters (metric attributes) are cut to 256, counted each time, and told once", () => {
+    const messages = captureDiag();
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0, keepSlowerThan: 0 } });
+    const long = "x".repeat(300);
+    // An emoji across the cut: the cut name keeps no half of it.
+    const astral = `${"y".repeat(255)}😀z`;
+    for (const key of [`${long}-1`, `${long}-2`, `${astral}-1`]) {
+      journeys.transition(key, "released", "waiting");
+      journeys.transition(key, "waiting", "ready");
+      journeys.transition(key, "ready", "executing");
+      const ledger = journeys.execute(key);
+      ledger.meter("d".repeat(1000), () => clock.advance(1));
+      ledger.end("memory");
+    }
+    expect(journeys.dropped()).toEqual({ "name-too-long": 6 });
+    expect(journeys.stats("x".repeat(256), "executing").count).toBe(2);
+    expect(journeys.stats("y".repeat(255), "executing").count).toBe(1);
+    const activities = journeys.explain(`${long}-2`)!.children.find((node) => node.name === "executing")!.children;
+    expect(activities.map((node) => [node.name, node.seconds])).toEqual([["d".repeat(256), 1]]);
+    const told = messages.filter((message) => message.includes("characters"));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(`a task prefix of 300 characters ("${"x".repeat(64)}…"): names are cut to 256`);
+  });
+
   it("tells ids apart from family names", () => {
     for (const id of ["1", "0042", "9f86d081", "DEADBEEF01", "123e4567-e89b-12d3-a456-426614174000"])
       expect(looksLikeId(id), id).toBe(true);
