@@ -124,13 +124,16 @@ function maxBytes(value: string | undefined): number {
   return bytes;
 }
 
-/** The inputs read, any problem with them a data error. */
-function read(inputs: readonly string[], options: { maxBytes: number; metrics: boolean }): TelemetryFiles {
+/** The inputs read, any problem with them a data error; requests cut off, skipped, are warned of. */
+function read(inputs: readonly string[], options: { maxBytes: number; metrics: boolean }, io: Io): TelemetryFiles {
+  let telemetry: TelemetryFiles;
   try {
-    return readTelemetryFiles(inputs, options);
+    telemetry = readTelemetryFiles(inputs, options);
   } catch (error) {
     throw new DataError(error instanceof Error ? error.message : String(error));
   }
+  for (const skipped of telemetry.skipped) io.err(`taskjourney: warning: ${terminalSafe(skipped)}\n`);
+  return telemetry;
 }
 
 function explain(args: readonly string[], io: Io): number {
@@ -151,7 +154,7 @@ function explain(args: readonly string[], io: Io): number {
   if (inputs.length === 0)
     throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
   const key = positionals[0];
-  const telemetry = read(inputs, { maxBytes: limit, metrics: false });
+  const telemetry = read(inputs, { maxBytes: limit, metrics: false }, io);
   const where = telemetry.files.length === 1 ? telemetry.files[0] : `${telemetry.files.length} files`;
   let index: SpanIndex;
   try {
@@ -219,7 +222,7 @@ function report(args: readonly string[], io: Io): number {
     throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
   if (values.state !== undefined && values.state.trim() === "")
     throw new UsageError("--state takes a state's name, e.g. --state active");
-  const telemetry = read(inputs, { maxBytes: limit, metrics: true });
+  const telemetry = read(inputs, { maxBytes: limit, metrics: true }, io);
   let data;
   try {
     data = reportDataFromTelemetry(telemetry, { title: values.title, state: values.state });

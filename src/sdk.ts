@@ -30,7 +30,7 @@
  * carry has an explicit option (`exporters`, `serviceName`, `resourceAttributes`), which wins
  * over the environment. Tests set process.env instead (vitest's `vi.stubEnv`).
  */
-import { mkdir, appendFile } from "node:fs/promises";
+import { mkdir, appendFile, open } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import {
@@ -288,8 +288,16 @@ function fileSafe(text: string): string {
 
 /** Appends lines to one file, in order, one write at a time. */
 class JsonLinesFile {
-  private pending: Promise<void> = Promise.resolve();
-  constructor(readonly path: string) {}
+  private pending: Promise<void>;
+  constructor(readonly path: string) {
+    this.pending = endsLine(path).then(
+      // A process stopped while writing left the file's last line cut off: appending to it would
+      // glue this process's first request onto it, and lose both to a reader. A new line keeps the
+      // broken one apart, for the taskjourney command to skip with a warning.
+      (ended) => (ended ? undefined : appendFile(path, "\n")),
+      () => undefined,
+    );
+  }
 
   /**
    * Appends `bytes` (UTF-8, as the serializer encoded them) and a newline. Written as they are:
@@ -307,6 +315,25 @@ class JsonLinesFile {
 
   flush(): Promise<void> {
     return this.pending;
+  }
+}
+
+/** Whether the file at `path` is missing, empty or ends in a newline: a line appended begins a line. */
+async function endsLine(path: string): Promise<boolean> {
+  let file;
+  try {
+    file = await open(path, "r");
+  } catch {
+    return true;
+  }
+  try {
+    const { size } = await file.stat();
+    if (size === 0) return true;
+    const last = Buffer.alloc(1);
+    await file.read(last, 0, 1, size - 1);
+    return last[0] === NEWLINE;
+  } finally {
+    await file.close();
   }
 }
 

@@ -155,6 +155,21 @@ describe("taskjourney CLI", () => {
     expect(parsed.seconds).toBeCloseTo(expected.seconds, 6);
   }, 60_000);
 
+  it("a file whose last line is cut off (its process stopped while writing) is read up to it, with a warning", async () => {
+    const killed = path.join(directory, "killed.jsonl");
+    const whole = fs.readFileSync(file, "utf8");
+    fs.writeFileSync(killed, `${whole}${whole.slice(0, 1000)}`);
+    const result = await run("explain", "inc-1", killed);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${formatBreakdown(journeys.explain("inc-1")!)}\n`);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^taskjourney: warning: ${killed.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: line 2 \\(.+\\) is a request cut off, ` +
+          "as a process stopped while writing leaves one: skipped; the 1 other request is read\n$",
+      ),
+    );
+  }, 60_000);
+
   it("explain --all prints every journey of the key", async () => {
     const all = await run("explain", "x-1", "--from", file, "--all", "--json");
     expect(all.code).toBe(0);
@@ -197,10 +212,17 @@ describe("taskjourney CLI", () => {
     const beside = await run("report", "--from", summary, "--title", "other");
     expect(beside.code).toBe(0);
     expect(fs.readFileSync(path.join(directory, "summary.html"), "utf8")).toContain("<title>other</title>");
-    fs.writeFileSync(path.join(directory, "bad.json"), "{");
+    fs.writeFileSync(path.join(directory, "bad.json"), '{"resourceSpans": []}\nhello\n');
     const bad = await run("report", "--from", path.join(directory, "bad.json"));
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("is not JSON");
+    // "{" begins a request but is not JSON: a request cut off, skipped and told; nothing is left to report.
+    fs.writeFileSync(path.join(directory, "bad.json"), "{");
+    const cut = await run("report", "--from", path.join(directory, "bad.json"));
+    expect(cut.code).toBe(1);
+    expect(cut.stderr).toContain("line 1 (");
+    expect(cut.stderr).toContain("is a request cut off");
+    expect(cut.stderr).toContain("no taskjourney spans, metrics or summary in");
     fs.writeFileSync(path.join(directory, "wrong.json"), '{"hello": 1}');
     const wrong = await run("report", "--from", path.join(directory, "wrong.json"));
     expect(wrong.code).toBe(1);

@@ -23,11 +23,20 @@ const JSON_FILE = /\.(jsonl|json|ndjson)$/i;
 
 const CHUNK_BYTES = 1 << 20;
 
+/** Broken lines named in a reader's `skipped` message; the rest are counted. */
+const NAMED_BROKEN_LINES = 5;
+
 /**
  * Splits OTLP/JSON text fed in pieces into its JSON documents: one per line (JSON lines), or,
  * when the first line is not a whole document, the whole text as one (pretty-printed) document.
  * A line that cannot begin a JSON object or array fails at once, before the rest of it is read,
  * so a binary file or /dev/zero is refused after its first bytes.
+ *
+ * With `skipBroken`, a line that begins as a request but is not JSON is skipped, and told in
+ * `skipped`, instead of refusing the text: what a process killed while writing a request leaves,
+ * at the end of its file or, when it was started again and appended to it, within it (the
+ * exporter begins a new line then). The requests around it were recorded whole; refusing the file
+ * for one would lose them all, and a command given a directory every file of it.
  */
 export class OtlpDocumentReader {
   private pending = "";
@@ -38,11 +47,30 @@ export class OtlpDocumentReader {
   /** The whole text so far, once the first line turned out not to be a document by itself. */
   private whole: string[] | undefined;
   private firstError: string | undefined;
+  /** Reading the whole text again as lines, its first line having been neither a request nor the start of a document. */
+  private rereading = false;
+  /** Broken lines skipped: how many, and the first few with JSON.parse's message. */
+  private brokenCount = 0;
+  private readonly broken: string[] = [];
 
   constructor(
     private readonly source: string,
     private readonly onDocument: (document: unknown) => void,
+    /** Skip lines that are broken requests (see `skipped`) rather than refuse the text for them. */
+    private readonly skipBroken = false,
   ) {}
+
+  /** What was skipped, naming the source and the lines, or undefined when nothing was. */
+  get skipped(): string | undefined {
+    const count = this.brokenCount;
+    if (count === 0) return undefined;
+    const more = count - this.broken.length;
+    const lines = `${this.broken.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+    const read = this.documents === 1 ? "the 1 other request is read" : `the ${this.documents} others are read`;
+    return count === 1
+      ? `${this.source}: line ${lines} is a request cut off, as a process stopped while writing leaves one: skipped; ${read}`
+      : `${this.source}: ${count} lines are requests cut off (lines ${lines}), as processes stopped while writing leave them: skipped; ${read}`;
+  }
 
   /** The next piece of text; may end in the middle of a line. */
   feed(text: string): void {
@@ -76,27 +104,49 @@ export class OtlpDocumentReader {
   /** The end of the text: decodes what is left. */
   end(): void {
     if (this.whole !== undefined) {
+      const text = this.whole.join("");
+      this.whole = [];
       let document: unknown;
       try {
-        document = JSON.parse(this.whole.join(""));
+        document = JSON.parse(text);
       } catch {
-        throw new OtlpJsonError(
-          `${this.source}: line ${this.firstError} is not JSON; expected OTLP/JSON requests, one per line, or one JSON document`,
-        );
+        if (this.skipBroken) return this.reread(text);
+        throw this.notJson();
       }
-      this.whole = [];
       this.onDocument(document);
       return;
     }
     if (this.pending !== "") {
       const line = this.pending;
       this.pending = "";
-      this.completeLine(line);
+      this.completeLine(line, true);
       if (this.whole !== undefined) this.end();
     }
   }
 
-  private completeLine(text: string): void {
+  private notJson(): OtlpJsonError {
+    return new OtlpJsonError(
+      `${this.source}: line ${this.firstError} is not JSON; expected OTLP/JSON requests, one per line, or one JSON document`,
+    );
+  }
+
+  /** Not one document: the text as JSON lines after all, its first line a broken one (a process stopped in its first write). */
+  private reread(text: string): void {
+    this.whole = undefined;
+    this.rereading = true;
+    this.line = 0;
+    try {
+      this.feed(text);
+      this.end();
+    } catch (error) {
+      // Not JSON lines either (a pretty-printed document's inner lines do not begin as requests).
+      if (error instanceof OtlpJsonError) throw this.notJson();
+      throw error;
+    }
+  }
+
+  /** `last`: the text's last line, with no newline after it. */
+  private completeLine(text: string, last = false): void {
     this.line++;
     const line = text.trim();
     if (line === "") return;
@@ -106,13 +156,21 @@ export class OtlpDocumentReader {
       document = JSON.parse(line);
     } catch (error) {
       const message = `${this.line} (${error instanceof Error ? error.message : String(error)})`;
-      // Not JSON lines: perhaps one pretty-printed document, whose first line is not JSON alone.
-      if (this.documents === 0) {
+      // Not JSON lines: perhaps one pretty-printed document, whose first line is not JSON alone
+      // (a last line cannot begin one: that would have had a newline).
+      if (this.documents === 0 && !this.rereading && !last) {
         this.firstError = message;
         this.whole = [text, "\n"];
         return;
       }
-      throw new OtlpJsonError(`${this.source}: line ${message} is not JSON; expected OTLP/JSON requests, one per line`);
+      if (!this.skipBroken)
+        throw new OtlpJsonError(
+          `${this.source}: line ${message} is not JSON; expected OTLP/JSON requests, one per line`,
+        );
+      if (this.firstError === undefined) this.firstError = message;
+      this.brokenCount++;
+      if (this.broken.length < NAMED_BROKEN_LINES) this.broken.push(message);
+      return;
     }
     this.documents++;
     this.onDocument(document);
@@ -150,15 +208,16 @@ function readError(file: string, error: unknown, what: string): OtlpJsonError {
 
 /**
  * Reads `file` a megabyte at a time and hands each JSON document in it (see
- * OtlpDocumentReader) to `onDocument`. Refuses a file above `maxBytes` before reading it when
+ * OtlpDocumentReader) to `onDocument`; with `skipBroken`, returns what was skipped of broken
+ * lines. Refuses a file above `maxBytes` before reading it when
  * its size is known, and after `maxBytes` bytes when it is not (a pipe, a device).
  */
 export function readInputFile(
   file: string,
   onDocument: (document: unknown) => void,
-  options: { maxBytes?: number; what?: string } = {},
-): void {
-  const { maxBytes = DEFAULT_MAX_BYTES, what = "file" } = options;
+  options: { maxBytes?: number; what?: string; skipBroken?: boolean } = {},
+): { skipped: string | undefined } {
+  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
     throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
   let descriptor: number;
@@ -171,7 +230,7 @@ export function readInputFile(
     const stat = fs.fstatSync(descriptor);
     if (stat.isDirectory()) throw new OtlpJsonError(`${what} ${file} is a directory`);
     if (stat.isFile() && stat.size > maxBytes) throw tooLarge(file, maxBytes, stat.size);
-    const reader = new OtlpDocumentReader(file, onDocument);
+    const reader = new OtlpDocumentReader(file, onDocument, skipBroken);
     const decoder = new StringDecoder("utf8");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let total = 0;
@@ -189,6 +248,7 @@ export function readInputFile(
     }
     reader.feed(decoder.end());
     reader.end();
+    return { skipped: reader.skipped };
   } finally {
     fs.closeSync(descriptor);
   }

@@ -17,6 +17,12 @@ export interface TelemetryFiles {
   summaries: Array<{ file: string; summary: Record<string, unknown> }>;
   /** Files that held none of the above (e.g. an application's other JSON files in a directory). */
   unused: string[];
+  /**
+   * Lines skipped as requests cut off (a line that begins as one but is not JSON: a process stopped
+   * while writing it), one message per file, naming it and them; the file's other requests are
+   * read. A line that does not begin as a request refuses its file.
+   */
+  skipped: string[];
 }
 
 export interface ReadTelemetryOptions {
@@ -32,12 +38,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Reads `inputs` (files, and directories standing for their .json/.jsonl files), a piece at a
- * time. Throws an OtlpJsonError naming the file for one that is missing, too large or not JSON.
+ * time. Throws an OtlpJsonError naming the file for one that is missing, too large or not JSON;
+ * lines that are requests cut off are skipped and noted in `skipped`.
  */
 export function readTelemetryFiles(inputs: readonly string[], options: ReadTelemetryOptions = {}): TelemetryFiles {
   if (inputs.length === 0) throw new OtlpJsonError("no input files given");
   const files = expandInputs(inputs);
-  const result: TelemetryFiles = { files, spans: [], metrics: [], summaries: [], unused: [] };
+  const result: TelemetryFiles = { files, spans: [], metrics: [], summaries: [], unused: [], skipped: [] };
   const withMetrics = options.metrics ?? true;
   for (const file of files) {
     let used = false;
@@ -58,7 +65,8 @@ export function readTelemetryFiles(inputs: readonly string[], options: ReadTelem
         used = true;
       }
     };
-    readInputFile(file, route, { maxBytes: options.maxBytes });
+    const { skipped } = readInputFile(file, route, { maxBytes: options.maxBytes, skipBroken: true });
+    if (skipped !== undefined) result.skipped.push(skipped);
     if (!used) result.unused.push(file);
   }
   return result;

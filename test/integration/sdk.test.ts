@@ -3,7 +3,7 @@
  * in-process mockotlpserver, to OTLP JSON lines files, and to a Prometheus pull endpoint.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { FakeClock } from "../helpers/clock.js";
 import { workerDay } from "../otel/metric-producer.helpers.js";
 import { startMockOtlp, type MockOtlp, type OtlpMetricsRequest, type OtlpTraceRequest } from "./mockotlp.js";
 import { internalsOf } from "../../src/internal.js";
+import { readTelemetryFiles } from "../../src/report/inputs.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -322,6 +323,32 @@ describe("startTelemetry configuration", () => {
       .flatMap((scope) => scope.metrics)
       .find((m) => m.name === "task.state.duration")!;
     expect(duration.exponentialHistogram.dataPoints.length).toBe(8);
+  });
+
+  it("a process started again appends to its files on a new line when the last one was cut off, so the report reads its requests and skips the broken one", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "taskjourney-sdk-"));
+    directories.push(directory);
+    const out = join(directory, "out");
+    await mkdir(out);
+    const tracesPath = join(out, "traces-worker-w1.jsonl");
+    // The process before was killed while writing its second request.
+    const earlier = JSON.stringify({ resourceSpans: [] });
+    await writeFile(tracesPath, `${earlier}\n{"resourceSpans":[{"resource":{"attri`);
+    const telemetry = await start({ instance: "w1", fileDirectory: out, env: { OTEL_METRICS_EXPORTER: "none" } });
+    telemetry.tracerProvider.getTracer("sdk-test").startSpan("after the restart").end();
+    await telemetry.shutdown();
+    const lines = (await readFile(tracesPath, "utf8")).split("\n");
+    expect(lines[0]).toBe(earlier);
+    expect(lines[1]).toBe('{"resourceSpans":[{"resource":{"attri');
+    expect(JSON.parse(lines[2]).resourceSpans[0].scopeSpans[0].spans[0].name).toBe("after the restart");
+    expect(lines.slice(3)).toEqual([""]);
+    const read = readTelemetryFiles([out]);
+    expect(read.spans.map((span) => span.name)).toEqual(["after the restart"]);
+    expect(read.skipped).toEqual([
+      expect.stringMatching(
+        /traces-worker-w1\.jsonl: line 2 \(.+\) is a request cut off, as a process stopped while writing leaves one: skipped; the 2 others are read$/,
+      ),
+    ]);
   });
 
   it("its provider takes the ids inject() handed out for a journey not head-sampled: the task span has them if the journey is kept", async () => {

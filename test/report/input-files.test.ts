@@ -18,6 +18,16 @@ function documentsOf(file: string, maxBytes?: number): unknown[] {
   return documents;
 }
 
+/** What JSON.parse says of `text`, as this runtime words it. */
+function jsonError(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`${text} is JSON`);
+}
+
 describe("readInputFile", () => {
   it("JSON lines one document each, or one pretty-printed document, across any piece boundaries", () => {
     const lines = path.join(directory, "lines.jsonl");
@@ -44,6 +54,48 @@ describe("readInputFile", () => {
       new OtlpJsonError(
         '/dev/zero: line 1 is not JSON (it begins with "\\x00"); expected OTLP/JSON requests, one per line',
       ),
+    );
+  });
+
+  it("with skipBroken, requests cut off (lines that begin as one but are not JSON) are skipped and told, the others read; a line that is not a request still refuses the file", () => {
+    const killed = path.join(directory, "killed.jsonl");
+    const skip = (file: string, documents: unknown[] = []) =>
+      readInputFile(file, (document) => documents.push(document), { skipBroken: true }).skipped;
+    // A process killed while writing its third request.
+    fs.writeFileSync(killed, '{"a":1}\n{"b":2}\n{"resourceSpans":[{"scopeSp');
+    expect(() => documentsOf(killed)).toThrow(/killed\.jsonl: line 3 \(.*\) is not JSON/);
+    const documents: unknown[] = [];
+    expect(skip(killed, documents)).toBe(
+      `${killed}: line 3 (${jsonError('{"resourceSpans":[{"scopeSp')}) is a request cut off, as a process stopped ` +
+        "while writing leaves one: skipped; the 2 others are read",
+    );
+    expect(documents).toEqual([{ a: 1 }, { b: 2 }]);
+    // Killed in its first request, then started again (the exporter begins a new line): the
+    // first line is neither a request nor a document's start, and the rest is read as lines.
+    const restarted = path.join(directory, "restarted.jsonl");
+    fs.writeFileSync(restarted, '{"resourceSp\n{"a":1}\n[2\n{"b":2}\n');
+    const again: unknown[] = [];
+    expect(skip(restarted, again)).toMatch(
+      /restarted\.jsonl: 2 lines are requests cut off \(lines 1 \(.+\), 3 \(.+\)\), as processes stopped while writing leave them: skipped; the 2 others are read$/,
+    );
+    expect(again).toEqual([{ a: 1 }, { b: 2 }]);
+    // Five lines are named, the rest counted.
+    fs.writeFileSync(restarted, `{"a":1}\n${"{\n".repeat(7)}`);
+    expect(skip(restarted)).toMatch(/7 lines are requests cut off \(lines 2 .*, 6 \([^)]+\) and 2 more\)/);
+    // Killed in its first request and never started again: nothing to read, nothing refused.
+    fs.writeFileSync(restarted, '{"resourceSp');
+    expect(skip(restarted)).toMatch(/line 1 \(.+\) is a request cut off, .*; the 0 others are read$/);
+    // Whole lines: nothing told.
+    fs.writeFileSync(restarted, '{"a":1}\n{"b":2}');
+    expect(skip(restarted)).toBeUndefined();
+    // Refused: a line that does not begin as a request; a pretty-printed document's end missing.
+    for (const text of ['{"a":1}\nhello\n', '{"a":\nhello\n', JSON.stringify({ p: [1, 2] }, null, 2).slice(0, -3)]) {
+      fs.writeFileSync(restarted, text);
+      expect(() => skip(restarted), text).toThrow(OtlpJsonError);
+    }
+    fs.writeFileSync(restarted, JSON.stringify({ p: [1, 2] }, null, 2).slice(0, -3));
+    expect(() => skip(restarted)).toThrow(
+      /line 1 \(.*\) is not JSON; expected OTLP\/JSON requests, one per line, or one JSON document/,
     );
   });
 
