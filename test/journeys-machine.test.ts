@@ -307,7 +307,8 @@ describe("a job queue's own machine, end to end", () => {
       const { journeys } = setup("scheduler");
       journeys.execute("a-1").end("error", new Error("boom"));
       journeys.transition("a-1", "active", "delayed");
-      expect(journeys.dropped()).toEqual({ "unknown-key": 1 });
+      expect(journeys.dropped()).toEqual({ "stale-transition": 1 });
+      expect(messages.join("\n")).toContain("active → delayed of a key whose journey ended in failed: ignored");
       expect(messages.join("\n")).toContain(
         `end the ledger with the state the key goes to, end("delayed", error), or return "delayed" from instrument()'s outcome mapper`,
       );

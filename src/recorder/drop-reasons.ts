@@ -18,8 +18,12 @@ export const DROP_REASONS = {
   "wrong-role-state":
     "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
   "unknown-key":
-    "a transition of a key with no journey here, from a state other than released; its journey starts at the new state",
+    "a transition of a key with no journey here, from a live state (not the initial or a terminal one) and with no ended journey retained; its journey starts at the new state",
+  "stale-transition":
+    "a transition from a live state of a key whose journey already ended (among the retained ones): a late or repeated event of it; dropped, no journey begins",
   "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",
+  "duplicate-transition":
+    "a transition into the state the key is already in, from another (the same move told twice); dropped",
   "impossible-transition": "a transition the role's state machine does not have; recorded as given",
   "time-backwards": "a transition earlier than the start of the key's current state; recorded at that start",
   "dependencies-overflow":

@@ -357,16 +357,19 @@ export class Recorder implements LedgerHost {
       const isTerminal = this.isTerminal;
       if (isTerminal[toId] === 1) return;
       // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
-      if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial) {
-        this.drop(
-          "unknown-key",
-          `${from} → ${to} of a key with no journey; a journey starts at ${to}` +
-            (this.machine.running[fromId] === 1
-              ? ` (if an execute ledger's end() ended it: end the ledger with the state the key goes to, end("${to}", error), or return "${to}" from instrument()'s outcome mapper)`
-              : ""),
-        );
-      }
+      if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial && this.withoutJourney(id, fromId, toId)) return;
       this.begin(key, id, toId, given !== given ? this.clock() : given);
+      return;
+    }
+    if (toId === journey.state && fromId !== toId && !journey.movedByLedger) {
+      // The same move told again (a scheduler's retried or re-delivered event): repairing it from
+      // where the key is would split one visit into two of the same state.
+      const names = this.machine.names;
+      this.drop(
+        "duplicate-transition",
+        `${names[fromId]} → ${names[toId]} of a key already in ${names[toId]} (told twice?); ignored`,
+        journey,
+      );
       return;
     }
     if (error !== undefined) {
@@ -378,6 +381,33 @@ export class Recorder implements LedgerHost {
       } else this.attemptFailed(journey, fromId, toId, error);
     }
     this.move(journey, fromId, toId, given !== given ? this.clock() : given);
+  }
+
+  /**
+   * A move out of a live state of a key with no live journey. When the key's last journey ended
+   * here, among the retained ones, the move is stale (a late or repeated event of that journey): it
+   * is dropped, and true returned, so that no journey begins that nothing would ever end and that
+   * would stand in explain() for the one that ended. Else the journey begins at `to` (instrumenting
+   * a scheduler already running), counted as unknown-key.
+   */
+  private withoutJourney(id: string | number, fromId: number, toId: number): boolean {
+    const names = this.machine.names;
+    const move = `${names[fromId]} → ${names[toId]}`;
+    const hint =
+      this.machine.running[fromId] === 1
+        ? ` (if an execute ledger's end() ended it: end the ledger with the state the key goes to, end("${names[toId]}", error), or return "${names[toId]}" from instrument()'s outcome mapper)`
+        : "";
+    const ended = this.retained.endedIn(id);
+    if (ended !== -1) {
+      this.drop(
+        "stale-transition",
+        `${move} of a key whose journey ended in ${names[ended]}: ignored; a new journey begins only from ` +
+          `${this.machine.initial === -1 ? "" : `${names[this.machine.initial]} or `}a terminal state${hint}`,
+      );
+      return true;
+    }
+    this.drop("unknown-key", `${move} of a key with no journey; a journey starts at ${names[toId]}${hint}`);
+    return false;
   }
 
   /**

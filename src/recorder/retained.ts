@@ -92,6 +92,19 @@ export class RetainedJourneys {
     this.failures[slot] = failuresOf(journey);
   }
 
+  /**
+   * The terminal state the newest kept journey of `id` ended in, or -1 when none is kept. For the
+   * rare call about a key with no live journey (a stale transition): the ring is scanned, nothing made.
+   */
+  endedIn(id: string | number): number {
+    const ring = this.ring;
+    for (let back = 1; back <= ring.count; back++) {
+      const slot = ring.newest(back);
+      if (this.ids[slot] === id) return ring.data[ring.offset(slot) + OUTCOME];
+    }
+    return -1;
+  }
+
   /** The newest kept journey of `id`, as a finished Journey again, or undefined. No index by key: the ring is scanned, newest first. */
   find(id: string | number): Journey | undefined {
     const ring = this.ring;

@@ -21,7 +21,7 @@ describe("bad input in the hot path", () => {
       journeys.transition("k".repeat(1_000_000), "released", "waiting"); // a 1 MB key
       journeys.transition("y-1", "ready", "executing"); // unknown key: repaired by starting there
       journeys.transition("y-1", "executing", "waiting"); // impossible: repaired by accepting it
-      journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting
+      journeys.transition("y-1", "ready", "executing"); // mismatch: y-1 is waiting (the second time, executing: a duplicate)
       journeys.transition("z-1", "released", "waiting", Number.NaN);
       journeys.transition("z-1", "waiting", "ready", -Infinity);
       journeys.transition("z-1", "ready", "executing", Infinity);
@@ -35,11 +35,12 @@ describe("bad input in the hot path", () => {
       "key-too-long": 2,
       "unknown-key": 1,
       "impossible-transition": 2,
-      "state-mismatch": 4,
+      "state-mismatch": 3,
+      "duplicate-transition": 1,
       "invalid-time": 6,
     });
     const reported = messages.filter((m) => m.startsWith("taskjourney: dropped input"));
-    expect(reported).toHaveLength(8);
+    expect(reported).toHaveLength(9);
     expect(reported.some((m) => m.includes("(key-too-long)") && m.includes("1000000 characters"))).toBe(true);
     // Every reason counted is one of the documented list.
     for (const reason of Object.keys(journeys.dropped())) expect(Object.keys(DROP_REASONS)).toContain(reason);
@@ -71,6 +72,62 @@ describe("bad input in the hot path", () => {
       ["executing", 2],
     ]);
     expect(journeys.dropped()).toEqual({ "state-mismatch": 1 });
+  });
+
+  it("a move told twice is dropped as duplicate-transition, leaving one undivided visit", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    for (const [from, to] of [
+      ["released", "waiting"],
+      ["waiting", "ready"],
+      ["ready", "executing"],
+      ["executing", "memory"],
+    ] as const) {
+      journeys.transition("d-1", from, to);
+      clock.advance(1);
+      journeys.transition("d-1", from, to); // re-delivered a second later
+      clock.advance(1);
+    }
+    expect(journeys.explain("d-1")!.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["waiting", 2],
+      ["ready", 2],
+      ["executing", 2],
+    ]);
+    expect(journeys.stats("d", "waiting").count).toBe(1);
+    // The last one, memory again, is a key ending without a journey: ignored, as Dask's memory → released.
+    expect(journeys.dropped()).toEqual({ "duplicate-transition": 3 });
+  });
+
+  it("a late move of a key whose journey ended is dropped as stale-transition: no journey begins, explain() keeps the ended one", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
+    journeys.transition("s-1", "released", "waiting");
+    journeys.transition("s-1", "waiting", "ready");
+    clock.advance(1);
+    journeys.transition("s-1", "ready", "executing");
+    clock.advance(2);
+    journeys.transition("s-1", "executing", "memory");
+    clock.advance(1);
+    journeys.transition("s-1", "ready", "executing"); // stale: delivered after the end
+    journeys.transition("s-1", "waiting", "ready");
+    expect(journeys.dropped()).toEqual({ "stale-transition": 2 });
+    const breakdown = journeys.explain("s-1")!;
+    expect(breakdown.outcome).toBe("memory");
+    expect(breakdown.seconds).toBe(3);
+    expect(journeys.stats("s", "executing").count).toBe(1);
+    // A key computed again begins a new journey from released, as Dask's released → waiting.
+    journeys.transition("s-1", "memory", "released");
+    journeys.transition("s-1", "released", "waiting");
+    clock.advance(5);
+    journeys.transition("s-1", "waiting", "ready");
+    expect(journeys.explain("s-1")!.children.map((n) => [n.name, n.seconds])).toEqual([
+      ["waiting", 5],
+      ["ready", 0],
+    ]);
+    // A key never seen, in the middle of its life (instrumenting a running scheduler), begins one.
+    journeys.transition("t-1", "ready", "executing");
+    expect(journeys.dropped()).toEqual({ "stale-transition": 2, "unknown-key": 1 });
+    expect(journeys.explain("t-1")!.children.map((n) => n.name)).toEqual(["executing"]);
   });
 
   it("ignores keys that end without a journey here, as Dask's released → forgotten", () => {
@@ -142,7 +199,7 @@ describe("strict mode", () => {
     journeys.transition("s-1", "waiting", "ready");
     let caught: unknown;
     try {
-      journeys.transition("s-1", "waiting", "ready");
+      journeys.transition("s-1", "released", "executing");
     } catch (error) {
       caught = error;
     }
@@ -150,7 +207,10 @@ describe("strict mode", () => {
     const invalid = caught as InvalidTransition;
     expect(invalid.reason).toBe("state-mismatch");
     expect(invalid.story).toEqual(["waiting@0.000000", "ready@1.000000"]);
-    expect(invalid.message).toContain("waiting → ready but the key is in ready");
+    expect(invalid.message).toContain("released → executing but the key is in ready");
+    expect(() => journeys.transition("s-1", "waiting", "ready")).toThrow(
+      "waiting → ready of a key already in ready (told twice?); ignored",
+    );
     expect(() => journeys.transition("s-1", "ready", "nowhere" as never)).toThrow(InvalidTransition);
   });
 });
