@@ -785,7 +785,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
   // A span dropped on the processor's full queue is counted and told as well (queue_full).
   const batched = (exporter: SpanExporter, destination: string): SpanProcessor =>
     new QueueCountedSpanProcessor(
-      new CountedSpanExporter(exporter, destination, exportFailures),
+      new CountedSpanExporter(exporter, destination, exportFailures, batch.exportTimeoutMillis),
       batch,
       destination,
       exportFailures,
@@ -832,6 +832,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
           new FileMetricExporter(new JsonLinesFile(path), serializers!.metrics, sdkTemporality),
           path,
           exportFailures,
+          exporters.timeoutMillis,
         ),
       );
       metricDestinations.push({ kind: "file", path });
@@ -844,7 +845,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
         sdkTemporality,
         exporters.metricsExportTimeout,
       );
-      pushExporters.push(new CountedMetricExporter(exporter, url, exportFailures));
+      pushExporters.push(new CountedMetricExporter(exporter, url, exportFailures, exporters.timeoutMillis));
       metricDestinations.push({ kind: "otlp", protocol: exporters.metricsProtocol, url });
     }
   }

@@ -17,7 +17,19 @@ import type {
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ExportFailures, Signal } from "./export-failures.js";
 
-/** Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. */
+/**
+ * The share of its caller's export timeout after which an export still in flight is answered:
+ * before the PeriodicExportingMetricReader's or BatchSpanProcessor's own timer fires (created
+ * after ours, with the whole timeout) and logs its "export timed out" line, every interval.
+ */
+const ANSWER_WITHIN = 0.9;
+
+/**
+ * Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. With
+ * `callerTimeoutMillis`, an export still in flight near that deadline is answered then, and counted
+ * when it ends: the caller's timeout only stops its wait (the export goes on), so it would log a
+ * line that says nothing was lost, and, with an interval shorter than a write, log it every time.
+ */
 function exportCounted(
   failures: ExportFailures,
   signal: Signal,
@@ -25,19 +37,32 @@ function exportCounted(
   items: number,
   inner: (done: (result: ExportResult) => void) => void,
   resultCallback: (result: ExportResult) => void,
+  callerTimeoutMillis: number | undefined,
 ): void {
   const pending = failures.begin(signal, destination, items);
-  let reported = false;
-  const done = (result: ExportResult): void => {
-    if (reported) return;
-    reported = true;
-    failures.settle(pending, result.error, result.code !== ExportResultCode.SUCCESS);
+  let settled = false;
+  let answered = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const answer = (): void => {
+    if (answered) return;
+    answered = true;
     resultCallback({ code: ExportResultCode.SUCCESS });
+  };
+  const done = (result: ExportResult): void => {
+    if (settled) return;
+    settled = true;
+    if (timer !== undefined) clearTimeout(timer);
+    failures.settle(pending, result.error, result.code !== ExportResultCode.SUCCESS);
+    answer();
   };
   try {
     inner(done);
   } catch (error) {
     done({ code: ExportResultCode.FAILED, error: error as Error });
+  }
+  if (!settled && callerTimeoutMillis !== undefined) {
+    timer = setTimeout(answer, Math.max(1, Math.floor(callerTimeoutMillis * ANSWER_WITHIN)));
+    timer.unref?.();
   }
 }
 
@@ -49,6 +74,8 @@ export class CountedSpanExporter implements SpanExporter {
     private readonly inner: SpanExporter,
     private readonly destination: string,
     private readonly failures: ExportFailures,
+    /** The BatchSpanProcessor's exportTimeoutMillis: an export in flight longer is answered, and counted when it ends. */
+    private readonly callerTimeoutMillis?: number,
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -60,6 +87,7 @@ export class CountedSpanExporter implements SpanExporter {
       spans.length,
       (done) => this.inner.export(spans, done),
       resultCallback,
+      this.callerTimeoutMillis,
     );
   }
 
@@ -89,6 +117,8 @@ export class CountedMetricExporter implements PushMetricExporter {
     private readonly inner: PushMetricExporter,
     private readonly destination: string,
     private readonly failures: ExportFailures,
+    /** The PeriodicExportingMetricReader's exportTimeoutMillis: an export in flight longer is answered, and counted when it ends. */
+    private readonly callerTimeoutMillis?: number,
   ) {
     if (inner.selectAggregationTemporality !== undefined)
       this.selectAggregationTemporality = (type) => inner.selectAggregationTemporality!(type);
@@ -109,6 +139,7 @@ export class CountedMetricExporter implements PushMetricExporter {
       items,
       (done) => this.inner.export(resourceMetrics, done),
       resultCallback,
+      this.callerTimeoutMillis,
     );
   }
 

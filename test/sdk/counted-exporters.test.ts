@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { ExportResultCode } from "@opentelemetry/core";
-import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import { diag } from "@opentelemetry/api";
+import { captureDiag } from "../helpers/diag.js";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { ExportFailures } from "../../src/sdk/export-failures.js";
 import { CountedMetricExporter, CountedSpanExporter } from "../../src/sdk/counted-exporters.js";
@@ -70,5 +78,48 @@ describe("CountedSpanExporter and CountedMetricExporter", () => {
     expect(failures.totals()).toEqual([{ signal: "metrics", errorType: "timeout", items: 9 }]);
     expect(exporter.selectAggregationTemporality!(0 as never)).toBe(AggregationTemporality.DELTA);
     expect(exporter.selectAggregation).toBeUndefined();
+  });
+
+  it("answer an export still in flight before the reader's timeout, so the SDK logs no 'export timed out' line, and count it when it ends", async () => {
+    const messages = captureDiag();
+    try {
+      const failures = new ExportFailures({ tell: (message) => messages.push(message) });
+      const ends: Array<() => void> = [];
+      let exports = 0;
+      // A write that takes longer than the interval (a slow disk, a loaded machine): the first
+      // export fails when it ends at last, the others succeed.
+      const inner: PushMetricExporter = {
+        export: (_metrics, done) => {
+          const failed = exports++ === 0;
+          ends.push(() =>
+            done(
+              failed ? { code: ExportResultCode.FAILED, error: new Error("EIO") } : { code: ExportResultCode.SUCCESS },
+            ),
+          );
+        },
+        forceFlush: () => Promise.resolve(),
+        shutdown: () => Promise.resolve(),
+      };
+      const reader = new PeriodicExportingMetricReader({
+        exporter: new CountedMetricExporter(inner, "/x/metrics.jsonl", failures, 20),
+        exportIntervalMillis: 20,
+        exportTimeoutMillis: 20,
+      });
+      const provider = new MeterProvider({ readers: [reader] });
+      provider.getMeter("test").createCounter("c").add(1);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(exports).toBeGreaterThanOrEqual(3);
+      expect(messages.filter((message) => message.includes("timed out"))).toEqual([]);
+      expect(failures.failures()).toEqual([]);
+      for (const end of ends.splice(0)) end();
+      expect(failures.failures()).toEqual([
+        { signal: "metrics", destination: "/x/metrics.jsonl", errorType: "_OTHER", items: 1, exports: 1 },
+      ]);
+      await provider.shutdown({ timeoutMillis: 1000 }).catch(() => undefined);
+      for (const end of ends.splice(0)) end();
+      expect(messages.filter((message) => message.includes("timed out"))).toEqual([]);
+    } finally {
+      diag.disable();
+    }
   });
 });
