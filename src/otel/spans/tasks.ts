@@ -178,19 +178,26 @@ export class TaskSpans {
     }
     // The journey that produced this key's data elsewhere (linkFrom), and each dependency's: the
     // producer elsewhere, else the dependency's own journey here if its task span was emitted
-    // (an in-process DAG's parent job, or a fetched key's fetch journey).
+    // (an in-process DAG's parent job, or a fetched key's fetch journey), or is open and will be
+    // (a dependent cancelled while its parents still wait, as a failure's cascade does).
     const producers = this.producers.size !== 0 ? this.producers : undefined;
     const own = producers?.get(journey.id);
     if (own !== undefined) this.writer.link(task, own);
     const dependencies = journey.dependencyIds;
     if (dependencies !== undefined) {
       for (const dependency of dependencies) {
-        const context = producers?.get(dependency) ?? this.recent.get(dependency);
+        const context = producers?.get(dependency) ?? this.recent.get(dependency) ?? this.openTask(dependency);
         if (context !== undefined) this.writer.link(task, context);
       }
     }
     this.writer.finishSpan(task, journey.start, journey.end);
     this.recent.set(journey.id, span.spanContext());
+  }
+
+  /** The task span of a live journey here that was head-sampled (open, and emitted at its end), else undefined. */
+  private openTask(id: string | number): SpanContext | undefined {
+    const spans = this.recorder.live.get(id)?.spanState;
+    return spans instanceof TaskSpan && !spans.deferred ? spans.span.spanContext() : undefined;
   }
 
   /**

@@ -8,9 +8,9 @@ import { defineMachine, type TaskJourneys } from "../../../src/index.js";
 import { find, harness, render, taskSpan } from "./helpers.js";
 
 const JOBS = defineMachine({
-  states: ["new", "pending", "running", "done", "failed"],
-  transitions: { new: ["pending"], pending: ["running"], running: ["done", "failed"] },
-  terminal: { success: "done", failure: "failed" },
+  states: ["new", "pending", "running", "done", "failed", "cancelled"],
+  transitions: { new: ["pending"], pending: ["running", "cancelled"], running: ["done", "failed"] },
+  terminal: { success: "done", failure: "failed", cancelled: "cancelled" },
   initial: "new",
   waiting: "pending",
   executing: "running",
@@ -60,6 +60,24 @@ describe("links between dependents and dependencies in one process", () => {
     const spans = h.exporter.getFinishedSpans();
     expect(spans.some((span) => span.name === "task load")).toBe(false);
     expect(find(spans, taskSpan("merge-1", "scheduler")).links).toEqual([]);
+  });
+
+  it("a child cancelled while a parent still waits links to that parent's open task span, emitted later", () => {
+    const { h, journeys, run } = dag(1);
+    run("load-1", [], 100);
+    h.clock.set(101);
+    journeys.transition("load-2", "new", "pending"); // still waiting when its child is cancelled
+    journeys.transition("merge-1", "new", "pending");
+    journeys.dependencies("merge-1", ["load-1", "load-2"]);
+    h.clock.set(105);
+    journeys.transition("merge-1", "pending", "cancelled");
+    h.clock.set(106);
+    journeys.transition("load-2", "pending", "cancelled");
+    const spans = h.exporter.getFinishedSpans();
+    const merge = find(spans, taskSpan("merge-1", "scheduler"));
+    const parents = ["load-1", "load-2"].map((key) => find(spans, taskSpan(key, "scheduler")).spanContext());
+    expect(merge.links.map((link) => link.context)).toEqual(parents);
+    expect(merge.attributes["task.dependencies"]).toBe(2);
   });
 
   it("a producer told by linkFrom() stands for the dependency: one link, not two", () => {
