@@ -46,7 +46,7 @@ export const DROP_REASONS = {
     "a serve() with a sampled carrier begun with 10000 such serves' ledgers open; the oldest one's get_data span is ended then, marked taskjourney.abandoned",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
   "wrap-extractor-error":
-    "an extractor or outcome mapper given to instrument() threw or returned something unusable; the call proceeds unrecorded",
+    "an extractor given to instrument() threw or returned something unusable, and the call proceeds unrecorded; or an outcome mapper did, and the call is recorded with the default outcome",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
   "prefix-limit":
     'a distinct task prefix past prefixLimit, folded into "other" (counted once per prefix; one folded again after at least 10,000 others is counted again); describe() or keyPrefix give keys their family name',

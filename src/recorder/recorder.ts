@@ -569,15 +569,21 @@ export class Recorder implements LedgerHost {
     // Once per journey, and a journey's key is new: the memo of keySplit would only churn.
     if (keyPrefix === undefined) return safeKeySplit(key, id);
     let prefix: unknown;
+    let threw = false;
     try {
       prefix = keyPrefix(key);
     } catch (error) {
       prefix = error;
+      threw = true;
     }
-    if (typeof prefix === "string" && prefix.length > 0) return prefix;
+    if (!threw && typeof prefix === "string" && prefix.length > 0) return prefix;
+    // Told once for a throw and once for a value: the first of one would hide the other.
     this.failures.fault(
       "key-prefix-error",
-      `dropped input (key-prefix-error): the keyPrefix option ${prefix instanceof Error ? `threw ${prefix.message}` : `returned ${typeof prefix}`}; key_split is used.`,
+      `dropped input (key-prefix-error): the keyPrefix option ${
+        threw ? `threw ${errorText(prefix)}` : `returned ${show(prefix)}, not a non-empty string`
+      } for the key ${show(key)}; key_split is used.`,
+      threw ? "key-prefix-error threw" : "key-prefix-error returned",
     );
     return safeKeySplit(key, id);
   }
@@ -984,4 +990,14 @@ function safeKeySplit(key: Key, id: string | number): string {
   } catch {
     return keySplitUncached(typeof id === "string" ? id : String(id));
   }
+}
+
+/** An error thrown by the user's code, as a warning says it; never throws (a hostile getter says nothing). */
+function errorText(error: unknown): string {
+  try {
+    if (error instanceof Error) return `${String(error.name)}: ${String(error.message)}`;
+  } catch {
+    // Fall through to the value's type.
+  }
+  return show(error);
 }

@@ -58,7 +58,7 @@ export function formatBreakdown(breakdown: Breakdown): string {
       : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
   const ending =
     breakdown.outcome === undefined
-      ? " (still running)"
+      ? " (not ended)"
       : (breakdown.failed ?? FAILED_OUTCOMES.has(breakdown.outcome))
         ? ` (ended in ${terminalSafe(breakdown.outcome)})`
         : "";

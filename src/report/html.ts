@@ -285,7 +285,7 @@ function failuresSection(data: ReportData): string {
   const note =
     listed === 0
       ? `${counted}No failed task is known by key (none among the traces), so none is listed.`
-      : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on a worker and erred on the scheduler, once).`;
+      : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on both a worker and the scheduler is listed once).`;
   const rows = failures.map((failure) => {
     const where =
       failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;

@@ -28,10 +28,17 @@ function describe(error: unknown): string {
  * throws, even with `strict: true`: a bug in a user's extractor must not become the host's
  * failure. Without `journeys` it is only told.
  */
-export function report(journeys: TaskJourneys | undefined, reason: DropReason, site: string, error: unknown): void {
+export function report(
+  journeys: TaskJourneys | undefined,
+  reason: DropReason,
+  site: string,
+  error: unknown,
+  /** What taskjourney did about it, as the warning says. */
+  consequence = "the call proceeds unrecorded",
+): void {
   try {
     const failures = (journeys === undefined ? undefined : internalsOf(journeys)?.recorder.failures) ?? unattached;
-    failures.fault(reason, `${site} failed (${describe(error)}); the call proceeds unrecorded.`, `${reason} ${site}`);
+    failures.fault(reason, `${site} failed (${describe(error)}); ${consequence}.`, `${reason} ${site}`);
   } catch {
     // Nothing more can be done without reaching the host.
   }

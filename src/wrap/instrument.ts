@@ -391,7 +391,13 @@ function end(
         else throw new TypeError(`returned ${show(mapped)}, not one of ${ending.outcomes.join(", ")}`);
       }
     } catch (mapperError) {
-      report(ending.journeys, EXTRACTOR_ERROR, ending.outcomeSite, mapperError);
+      report(
+        ending.journeys,
+        EXTRACTOR_ERROR,
+        ending.outcomeSite,
+        mapperError,
+        `the call is recorded with the default outcome ("${ending.succeeded}" on success, "${ending.failed}" on failure)`,
+      );
     }
   }
   try {

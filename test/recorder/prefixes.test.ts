@@ -67,21 +67,26 @@ describe("prefixes the caller chooses", () => {
     expect(journeys.dropped()).toEqual({});
   });
 
-  it("a keyPrefix that throws or returns no string is counted and key_split is used", () => {
-    captureDiag();
+  it("a keyPrefix that throws or returns no string is counted and key_split is used; a throw and a bad value are each told once, saying what it was", () => {
+    const messages = captureDiag();
     const clock = new FakeClock(0);
     const journeys = new TaskJourneys({
       role: "scheduler",
       clock: clock.now,
       keyPrefix: (key) => {
-        if (key === "bad-1") throw new Error("no");
-        return key === "bad-2" ? (undefined as unknown as string) : "ok";
+        if (key === "bad-1" || key === "bad-4") throw new Error("no");
+        return key === "bad-2" ? (undefined as unknown as string) : key === "bad-3" ? "" : "ok";
       },
     });
-    schedule(journeys, clock, "bad-1");
-    schedule(journeys, clock, "bad-2");
-    expect(journeys.stats("bad", "processing").count).toBe(2);
-    expect(journeys.dropped()).toEqual({ "key-prefix-error": 2 });
+    for (const key of ["bad-2", "bad-1", "bad-3", "bad-4"]) schedule(journeys, clock, key);
+    expect(journeys.stats("bad", "processing").count).toBe(4);
+    expect(journeys.dropped()).toEqual({ "key-prefix-error": 4 });
+    expect(messages.filter((message) => message.includes("key-prefix-error"))).toEqual([
+      expect.stringContaining(
+        'the keyPrefix option returned undefined, not a non-empty string for the key "bad-2"; key_split is used.',
+      ),
+      expect.stringContaining('the keyPrefix option threw Error: no for the key "bad-1"; key_split is used.'),
+    ]);
   });
 
   it("a bad keyPrefix option throws at construction, naming it", () => {

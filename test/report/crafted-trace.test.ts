@@ -135,7 +135,7 @@ describe("crafted trace files", () => {
     const text = formatBreakdown(breakdownFromSpans(spans, key)!);
     // eslint-disable-next-line no-control-regex
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
-    expect(text.split("\n")[0]).toBe("x-\\x1b]0;pwned\\x07\\x1b[2J\\u202e1 spent 3.0 s on worker w1 (still running)");
+    expect(text.split("\n")[0]).toBe("x-\\x1b]0;pwned\\x07\\x1b[2J\\u202e1 spent 3.0 s on worker w1 (not ended)");
     expect(text).toContain("read\\x9b31m");
   });
 

@@ -592,7 +592,8 @@ describe("failures of extractors and mappers never reach the host", () => {
       expect(
         warnings.some((w) =>
           w.includes(
-            'execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled, released, rescheduled)',
+            'execute method "runAsync": the outcome mapper failed (TypeError: returned "done", not one of memory, error, cancelled, released, rescheduled); ' +
+              'the call is recorded with the default outcome ("memory" on success, "error" on failure).',
           ),
         ),
       ).toBe(true);
