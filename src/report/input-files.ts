@@ -58,6 +58,11 @@ export class OtlpDocumentReader {
     private readonly onDocument: (document: unknown) => void,
     /** Skip lines that are broken requests (see `skipped`) rather than refuse the text for them. */
     private readonly skipBroken = false,
+    /**
+     * Lines the caller has no use for, by their beginning (a metrics request, to explain()): not
+     * parsed, and never told as broken; each counts as a document read.
+     */
+    private readonly unwanted?: (line: string) => boolean,
   ) {}
 
   /** What was skipped, naming the source and the lines, or undefined when nothing was. */
@@ -151,6 +156,10 @@ export class OtlpDocumentReader {
     const line = text.trim();
     if (line === "") return;
     this.checkStart(line, this.line);
+    if (this.unwanted !== undefined && this.unwanted(line)) {
+      this.documents++;
+      return;
+    }
     let document: unknown;
     try {
       document = JSON.parse(line);
@@ -215,9 +224,9 @@ function readError(file: string, error: unknown, what: string): OtlpJsonError {
 export function readInputFile(
   file: string,
   onDocument: (document: unknown) => void,
-  options: { maxBytes?: number; what?: string; skipBroken?: boolean } = {},
+  options: { maxBytes?: number; what?: string; skipBroken?: boolean; unwanted?: (line: string) => boolean } = {},
 ): { skipped: string | undefined } {
-  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false } = options;
+  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
     throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
   let descriptor: number;
@@ -230,7 +239,7 @@ export function readInputFile(
     const stat = fs.fstatSync(descriptor);
     if (stat.isDirectory()) throw new OtlpJsonError(`${what} ${file} is a directory`);
     if (stat.isFile() && stat.size > maxBytes) throw tooLarge(file, maxBytes, stat.size);
-    const reader = new OtlpDocumentReader(file, onDocument, skipBroken);
+    const reader = new OtlpDocumentReader(file, onDocument, skipBroken, unwanted);
     const decoder = new StringDecoder("utf8");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let total = 0;

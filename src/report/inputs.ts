@@ -32,6 +32,9 @@ export interface ReadTelemetryOptions {
   metrics?: boolean;
 }
 
+/** How an OTLP/JSON metrics request begins, as taskjourney's file exporter and the Collector's write it. */
+const METRICS_REQUEST = '{"resourceMetrics"';
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -65,7 +68,16 @@ export function readTelemetryFiles(inputs: readonly string[], options: ReadTelem
         used = true;
       }
     };
-    const { skipped } = readInputFile(file, route, { maxBytes: options.maxBytes, skipBroken: true });
+    // Without metrics (explain), a metrics request as the exporters write it is not even parsed,
+    // and one cut off is no concern of this command's.
+    const unwanted = withMetrics
+      ? undefined
+      : (line: string): boolean => {
+          if (!line.startsWith(METRICS_REQUEST)) return false;
+          used = true;
+          return true;
+        };
+    const { skipped } = readInputFile(file, route, { maxBytes: options.maxBytes, skipBroken: true, unwanted });
     if (skipped !== undefined) result.skipped.push(skipped);
     if (!used) result.unused.push(file);
   }

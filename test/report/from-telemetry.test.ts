@@ -121,6 +121,22 @@ describe("reportDataFromTelemetry: an application's files", () => {
       /several summaries among the inputs/,
     );
   });
+
+  it("without metrics (explain), metrics requests are not parsed and one cut off is not told; the traces' are", () => {
+    const killed = path.join(directory, "killed");
+    fs.mkdirSync(killed, { recursive: true });
+    for (const name of ["metrics-worker-tcp_w1_1.jsonl", "traces-worker-tcp_w1_1.jsonl"]) {
+      const whole = fs.readFileSync(path.join(directory, "cumulative", name), "utf8");
+      fs.writeFileSync(path.join(killed, name), `${whole}${whole.slice(0, 300)}`);
+    }
+    const withMetrics = readTelemetryFiles([killed]);
+    expect(withMetrics.skipped).toHaveLength(2);
+    const spansOnly = readTelemetryFiles([killed], { metrics: false });
+    expect(spansOnly.metrics).toEqual([]);
+    expect(spansOnly.spans.length).toBe(withMetrics.spans.length);
+    expect(spansOnly.unused).toEqual([]);
+    expect(spansOnly.skipped).toEqual([expect.stringContaining("traces-worker-tcp_w1_1.jsonl: line ")]);
+  });
 });
 
 describe("mergeHistograms", () => {
