@@ -81,7 +81,7 @@ describe("readInputFile", () => {
     expect(again).toEqual([{ a: 1 }, { b: 2 }]);
     // Five lines are named, the rest counted.
     fs.writeFileSync(restarted, `{"a":1}\n${"{\n".repeat(7)}`);
-    expect(skip(restarted)).toMatch(/7 lines are requests cut off \(lines 2 .*, 6 \([^)]+\) and 2 more\)/);
+    expect(skip(restarted)).toMatch(/7 lines are requests cut off \(lines 2 .*, 6 \(.+\) and 2 more\), as processes/);
     // Killed in its first request and never started again: nothing to read, nothing refused.
     fs.writeFileSync(restarted, '{"resourceSp');
     expect(skip(restarted)).toMatch(/line 1 \(.+\) is a request cut off, .*; the 0 others are read$/);
