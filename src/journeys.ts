@@ -237,7 +237,14 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   readonly #listeners: RecorderListener[] = [];
   #closed = false;
   /** Whether spans are made at all (the `traces` option, and a tracer provider that is not a no-op). */
-  readonly #traces: boolean;
+  /** Whether spans are made: the span bridge listens, inject() and parent() work. */
+  #traces: boolean;
+  /**
+   * The global tracer provider before any SDK registered (an SDK started after these journeys,
+   * as NodeSDK's readers want the metric producer before `start()`): asked again at each journey's
+   * start, and at inject() and parent(), until it has one; then traces begin. Undefined once decided.
+   */
+  #pendingProvider: ProxyTracerProvider | undefined;
   #shutdownPromise: Promise<void> | undefined;
   #removeObservers: (() => void) | undefined;
   #processStalls: ProcessStalls | undefined;
@@ -246,8 +253,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     const resolved = resolveOptions(options);
     const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
-    // ever made (the bridge is not a listener), rather than building trees a no-op drops.
-    const traces = resolved.traces && !isNoopTracerProvider(tracerProvider);
+    // ever made (the bridge is not a listener), rather than building trees a no-op drops. A proxy
+    // with no SDK behind it yet may get one later: its tracer delegates once it does.
+    const noop = isNoopTracerProvider(tracerProvider);
+    this.#pendingProvider =
+      resolved.traces && noop && tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
+    const traces = resolved.traces && !noop;
     this.#traces = traces;
     this.role = resolved.role as R;
     this.instance = resolved.instance;
@@ -257,7 +268,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     const byRatio = ratioSampler(resolved.sampling.ratio);
     // (`bridge` is set below, before any transition can reach the sampler.)
     let bridge: SpanBridge | undefined = undefined;
-    const sampler = (id: string | number): boolean => (byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id);
+    const sampler = (id: string | number): boolean =>
+      (this.#traces || this.#tracesBegun()) && ((byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id));
     const recorder = new Recorder({
       role: resolved.role,
       machine: resolved.machine,
@@ -273,7 +285,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       asyncContext: resolved.asyncContext,
       maxClockSkew: resolved.maxClockSkew,
       keyPrefix: resolved.keyPrefix,
-      sampler: traces ? sampler : undefined,
+      sampler: traces || this.#pendingProvider !== undefined ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
       tell: (message) => tell("warn", message),
     });
@@ -317,6 +329,19 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#spans = bridge;
     registerInternals(this, { recorder, options: resolved, spans: bridge, processStalls: this.#processStalls });
     if (traces) this.addListener(bridge);
+  }
+
+  /**
+   * Whether an SDK has registered behind the global provider these journeys were given before it
+   * had one: if so, traces begin now (the span bridge listens from here on). False while none has.
+   */
+  #tracesBegun(): boolean {
+    const pending = this.#pendingProvider;
+    if (pending === undefined || this.#closed || isNoopTracerProvider(pending)) return false;
+    this.#pendingProvider = undefined;
+    this.#traces = true;
+    this.addListener(this.#spans);
+    return true;
   }
 
   /**
@@ -396,7 +421,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   ): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
     const ledger = this.#recorder.serve(peer, keys, at);
-    if (this.#traces && context !== undefined && ledger instanceof ServeLedgerImpl) {
+    if ((this.#traces || this.#tracesBegun()) && context !== undefined && ledger instanceof ServeLedgerImpl) {
       try {
         this.#spans.serveStarted(ledger.serve, context);
       } catch {
@@ -412,7 +437,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * writes nothing when the transfer is not traced.
    */
   injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
-    if (!this.#traces) return false;
+    if (!this.#traces && !this.#tracesBegun()) return false;
     try {
       if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
       if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
@@ -424,7 +449,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
   linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#traces || !(ledger instanceof TransferLedger)) return false;
+    if (this.#closed || (!this.#traces && !this.#tracesBegun()) || !(ledger instanceof TransferLedger)) return false;
     try {
       return this.#spans.linkTransfer(ledger.transfer, context);
     } catch {
@@ -470,7 +495,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    if (!this.#traces) return false;
+    if (!this.#traces && !this.#tracesBegun()) return false;
     try {
       return this.#spans.inject(key, carrier);
     } catch {
@@ -505,7 +530,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * sampled context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#traces) return false;
+    if (this.#closed || (!this.#traces && !this.#tracesBegun())) return false;
     try {
       return this.#spans.parent(key, context);
     } catch {
@@ -537,7 +562,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#traces) return false;
+    if (this.#closed || (!this.#traces && !this.#tracesBegun())) return false;
     try {
       return this.#spans.linkFrom(key, context);
     } catch {

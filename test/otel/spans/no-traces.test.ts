@@ -56,7 +56,7 @@ describe("no work for nothing: no spans when they would go nowhere", () => {
     expect(journeys.explain("x-3")?.outcome).toBe("error");
   });
 
-  it("the global provider with no SDK registered, or the API's no-op provider, is detected at construction", async () => {
+  it("the global provider with no SDK registered, or the API's no-op provider, makes no spans", async () => {
     trace.disable();
     for (const options of [
       {},
@@ -69,6 +69,33 @@ describe("no work for nothing: no spans when they would go nowhere", () => {
       expect(internalsOf(journeys)!.recorder.live.get("y-1")?.sampled).toBe(false);
       await journeys.shutdown();
     }
+  });
+
+  it("journeys made before an SDK registers behind the global provider (NodeSDK's order) trace from its registration on", async () => {
+    trace.disable();
+    const clock = new FakeClock(1);
+    const journeys = new TaskJourneys({
+      clock: clock.now,
+      sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+    });
+    const run = (key: string) => {
+      journeys.transition(key, "released", "waiting");
+      journeys.transition(key, "waiting", "ready");
+      journeys.execute(key).end("memory");
+    };
+    run("before-1");
+    expect(journeys.inject("before-1", {})).toBe(false);
+    const exporter = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
+    run("after-1");
+    const carrier: Record<string, string> = {};
+    expect(journeys.inject("after-1", carrier)).toBe(true);
+    await journeys.shutdown();
+    const tasks = exporter
+      .getFinishedSpans()
+      .filter((span) => span.name === "task before" || span.name === "task after");
+    expect(tasks.map((span) => span.attributes["task.key"])).toEqual(["after-1"]);
+    expect(carrier.traceparent).toContain(tasks[0].spanContext().traceId);
   });
 
   it("a registered SDK provider, through the global proxy, still gets its spans", async () => {
