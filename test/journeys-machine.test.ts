@@ -11,6 +11,9 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { diag, SpanStatusCode } from "@opentelemetry/api";
 import { defineMachine, formatBreakdown, InvalidTransition, TaskJourneys } from "../src/index.js";
+import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { breakdownFromSpans, SpanIndex } from "../src/report/from-trace.js";
+import { decodeOtlpJson } from "../src/report/otlp-json.js";
 import { FakeClock } from "./helpers/clock.js";
 import { captureDiag } from "./helpers/diag.js";
 
@@ -117,6 +120,25 @@ describe("a job queue's own machine, end to end", () => {
     expect(breakdown.children[0].children).toEqual([
       expect.objectContaining({ name: "queued (rate-limit)", seconds: 1.5 }),
     ]);
+    // Its queue is named waiting, but it is not where the job waits for its children: no gather.
+    expect(breakdown.waitingState).toBe("");
+    // On a worker, a job that waited for its children: that state's activities are gathers, the
+    // queue's (named waiting) are not, from explain() and from the trace alike.
+    const worker = setup("worker");
+    worker.journeys.transition("p-1", "added", "waiting-children", 100);
+    worker.journeys.transition("p-1", "waiting-children", "waiting", worker.clock.set(101));
+    worker.journeys.transition("p-1", "waiting", "active", worker.clock.set(102));
+    worker.journeys.transition("p-1", "active", "completed", worker.clock.set(103));
+    worker.journeys.transition("q-1", "added", "waiting", 100);
+    worker.journeys.transition("q-1", "waiting", "active", worker.clock.set(104));
+    worker.journeys.transition("q-1", "active", "completed", worker.clock.set(105));
+    expect(worker.journeys.explain("p-1")!.waitingState).toBe("waiting-children");
+    expect(worker.journeys.explain("q-1")!.waitingState).toBe("");
+    await worker.journeys.shutdown();
+    const request = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(worker.exporter.getFinishedSpans()));
+    const index = new SpanIndex(decodeOtlpJson(request, "spans"));
+    expect(breakdownFromSpans(index, "p-1")).toEqual(worker.journeys.explain("p-1"));
+    expect(breakdownFromSpans(index, "q-1")!.waitingState).toBe("");
 
     await journeys.shutdown();
     const spans = exporter.getFinishedSpans();

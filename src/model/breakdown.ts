@@ -19,6 +19,13 @@ export interface Breakdown {
   failed?: true;
   children: BreakdownNode[];
   /**
+   * The state this journey waited for its dependencies in (a compute journey's visits of the
+   * machine's `waiting` state, whatever its name: its activities are its fetches', printed
+   * `gather: …`), or "" when it waited in none. Absent in breakdowns made by hand or by versions
+   * before 0.1.0's release, which are read as Dask's: a compute journey's `waiting`.
+   */
+  waitingState?: string;
+  /**
    * On a worker, the get_data requests of peers it served this key's data to (`journeys.serve`),
    * oldest first: one `serve <peer>` node each, with the key's share of the serve's activities.
    */

@@ -44,6 +44,7 @@ export function explainJourney(
   const ended = journey.ended;
   const last = ended ? journey.visitCount - 1 : journey.visitCount;
   const children: BreakdownNode[] = [];
+  let waitingState = "";
   const index = new RecordIndex(journey);
   for (let visit = 0; visit < last; visit++) {
     const state = journey.visitState(visit);
@@ -53,6 +54,8 @@ export function explainJourney(
     const node: BreakdownNode = { name: machine.names[state], seconds, children: [] };
     const isCurrent = !ended && visit === journey.visitCount - 1;
     if (state === machine.waiting && journey.kind === COMPUTE_JOURNEY) {
+      // As a trace tells it: a waiting visit that lasted, and ended (model/breakdown.ts).
+      if (seconds > 0 && !isCurrent) waitingState = node.name;
       if (!isCurrent) node.children = waitingActivities(journey, index.waits(visit), seconds, names);
     } else {
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
@@ -79,6 +82,7 @@ export function explainJourney(
     // As the task span's ERROR status says it (model/breakdown.ts): a failure state, not a cancelled one.
     ...(ended && machine.failed[journey.outcomeState] === 1 ? { failed: true } : {}),
     children,
+    waitingState,
   };
 }
 

@@ -64,11 +64,16 @@ export function formatBreakdown(breakdown: Breakdown): string {
         : "";
   const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
   const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
-  const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined) => {
+  // parentState: the state node the nodes are the activities of ("" deeper down); waits: whether it
+  // is the state where the task waited for its dependencies (its activities are its fetches'). A
+  // breakdown that does not say (made by hand) goes by Dask's name.
+  const waitingState = breakdown.waitingState ?? (breakdown.kind === "compute" ? "waiting" : "");
+  const waitsIn = (node: BreakdownNode): boolean => waitingState !== "" && node.name === waitingState;
+  const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined, waits = false) => {
     nodes.forEach((node, index) => {
       const last = index === nodes.length - 1;
       const name = terminalSafe(node.name);
-      const label = parentState === "waiting" && isGatherActivity(node.name) ? `gather: ${name}` : name;
+      const label = waits && isGatherActivity(node.name) ? `gather: ${name}` : name;
       // An attempt that did not succeed says how, and why when known, after its time (a long message
       // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
       const attempt =
@@ -82,7 +87,12 @@ export function formatBreakdown(breakdown: Breakdown): string {
         quantities: formatQuantities(node.quantities),
         attempt,
       });
-      walk(node.children, `${indent}${last ? "   " : "│  "}`, parentState === undefined ? node.name : "");
+      walk(
+        node.children,
+        `${indent}${last ? "   " : "│  "}`,
+        parentState === undefined ? node.name : "",
+        parentState === undefined && waitsIn(node),
+      );
     });
   };
   walk(breakdown.children, "", undefined);

@@ -376,6 +376,7 @@ export function breakdownOfTask(
   const unfinished = task.attributes[ATTR_UNFINISHED] === true;
   const outcome = unfinished ? undefined : stringAttribute(task, ATTR_TASK_OUTCOME);
   const visits = stateVisitsOf(index, task);
+  let waitingState = "";
   const children = visits.map((visit, position) => {
     const node: BreakdownNode = { name: visit.name, seconds: seconds(visit), children: [] };
     // A journey cut short by shutdown: its last visit was the current one, as in a live explain().
@@ -384,6 +385,7 @@ export function breakdownOfTask(
     // queue's `waiting` may be its queue); a waiting visit without them lasted no time.
     const waits = hasWaitAttributes(visit);
     if (kind === "compute" && waits) {
+      if (!isCurrent) waitingState = node.name;
       if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
     } else if (visit.name === "flight" && kind === "fetch") {
       node.children = flightActivities(index, visit, node.seconds, !isCurrent);
@@ -413,6 +415,7 @@ export function breakdownOfTask(
     // former is known from a trace (format.ts falls back to Dask's names for the rest).
     ...(outcome !== undefined && task.statusCode === 2 ? { failed: true } : {}),
     children,
+    waitingState,
   };
 }
 

@@ -38,6 +38,36 @@ describe("formatBreakdown", () => {
     );
   });
 
+  it("prefixes gather: under the state marked as waiting for dependencies, whatever the names (a job queue's own machine)", () => {
+    const breakdown: Breakdown = {
+      key: "7",
+      prefix: "email",
+      instance: "",
+      seconds: 3,
+      kind: "compute",
+      outcome: "completed",
+      waitingState: "waiting-children",
+      children: [
+        { name: "waiting-children", seconds: 1, children: [{ name: "other", seconds: 1, children: [] }] },
+        {
+          name: "waiting",
+          seconds: 1,
+          children: [{ name: "other", seconds: 1, children: [{ name: "gc", seconds: 0.5, children: [] }] }],
+        },
+        { name: "active", seconds: 1, children: [] },
+      ],
+    };
+    expect(formatBreakdown(breakdown).split("\n")).toEqual([
+      "7 spent 3.0 s",
+      "├─ waiting-children     1.0 s",
+      "│  └─ gather: other     1.0 s",
+      "├─ waiting              1.0 s",
+      "│  └─ other             1.0 s",
+      "│     └─ gc          500.0 ms",
+      "└─ active               1.0 s",
+    ]);
+  });
+
   it("formats bytes in B, KiB, MiB and GiB", () => {
     expect(formatBytes(512)).toBe("512 B");
     expect(formatBytes(65536)).toBe("64.0 KiB");
