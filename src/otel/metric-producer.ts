@@ -128,7 +128,8 @@ export class TaskMetricProducer implements MetricProducer {
       options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
   }
 
-  async collect(): Promise<CollectionResult> {
+  /** The SDK's MetricProducer.collect(); its options (a timeout) have nothing to wait for here. */
+  async collect(_options?: Parameters<MetricProducer["collect"]>[0]): Promise<CollectionResult> {
     const endTime = hrTimeNow();
     const startTime = this.delta ? this.lastCollection : this.startTime;
     const metrics = this.produce(startTime, endTime);

@@ -11,6 +11,7 @@ import {
   type ExponentialHistogram,
   type Histogram,
   type MetricData,
+  type MetricProducer,
 } from "@opentelemetry/sdk-metrics";
 import {
   DATA_POINT_EXPONENTIAL_HISTOGRAM,
@@ -266,6 +267,17 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     const [histogram] = second.get("task.state.duration")!.dataPoints as DataPoint<ExponentialHistogram>[];
     expect(histogram.value).toMatchObject({ count: 2, sum: 3, min: 1, max: 2, scale: expect.any(Number) });
     expect(histogram.value.positive.bucketCounts.reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it("forwards as a MetricProducer does: collect() takes the SDK's options (a forwarding producer type-checks)", async () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("inc-1", "released", "waiting");
+    clock.advance(1);
+    journeys.transition("inc-1", "waiting", "ready");
+    const forwarding: MetricProducer = { collect: (options) => journeys.metricProducer.collect(options) };
+    const p = track(pipeline([forwarding]));
+    expect(values(byName(await p.collect()).get("task.state.time"))).toEqual({ [S("inc", "waiting")]: 1 });
   });
 
   it("histogramMaxSize bounds the buckets: with 160 the same visits land at lower scales", async () => {
