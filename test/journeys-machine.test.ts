@@ -167,6 +167,27 @@ describe("a job queue's own machine, end to end", () => {
     expect(stateMetrics(journeys).time).toEqual({ "a/prioritized": 1, "a/active": 1, "b/waiting-children": 3 });
   });
 
+  it("a move into a cancelled state with a reason names the attempt cancelled, not error, in explain(), the tree and the trace", async () => {
+    const { exporter, journeys, clock } = setup("worker");
+    journeys.transition("c-1", "added", "waiting-children", 100);
+    journeys.transition("c-1", "waiting-children", "removed", clock.set(102), new Error("parent p-9 failed"));
+    const explained = journeys.explain("c-1")!;
+    expect(explained.outcome).toBe("removed");
+    expect(explained.failed).toBeUndefined();
+    expect(explained.children.map((node) => [node.name, node.outcome, node.error])).toEqual([
+      ["waiting-children", "removed", "Error: parent p-9 failed"],
+    ]);
+    expect(formatBreakdown(explained)).toContain("removed: Error: parent p-9 failed");
+    expect(formatBreakdown(explained)).not.toContain("error:");
+    await journeys.shutdown();
+    const spans = exporter.getFinishedSpans();
+    const visit = spans.find((span) => span.name === "waiting-children")!;
+    expect(visit.attributes["task.outcome"]).toBe("removed");
+    expect(visit.status.code).not.toBe(SpanStatusCode.ERROR);
+    const request = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(spans));
+    expect(breakdownFromSpans(new SpanIndex(decodeOtlpJson(request, "spans")), "c-1")).toEqual(explained);
+  });
+
   it("a move into the failure state can say why: the failed visit, the task span, explain() and the tree carry it", async () => {
     const { exporter, journeys } = setup();
     journeys.transition("a-1", "added", "waiting", 100);

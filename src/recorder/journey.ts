@@ -122,6 +122,8 @@ export class JourneyDetail {
   failure: FailureDetail | undefined = undefined;
   reasonVisits: number[] | undefined = undefined;
   reasons: Array<FailureDetail | undefined> | undefined = undefined;
+  /** By reason: the outcome of an attempt that was not an error (a move into cancelled with why), made on first one. */
+  reasonOutcomes: Array<string | undefined> | undefined = undefined;
   spanState: unknown = undefined;
   group: string | undefined = undefined;
   /** When an evicted journey was let go (it has no terminal visit to end at). */
@@ -393,16 +395,22 @@ export class Journey {
   get reasons(): Array<FailureDetail | undefined> | undefined {
     return this.detail?.reasons;
   }
+  /** By reason, the attempt's outcome when it was not "error" (see addReason), else undefined. */
+  get reasonOutcomes(): Array<string | undefined> | undefined {
+    return this.detail?.reasonOutcomes;
+  }
   /**
    * Marks `visit` (default the current one, which the journey is leaving) as an attempt that
    * failed for `reason` (undefined: none was given). Visits are marked in order, each once.
    */
-  addReason(reason: FailureDetail | undefined, visit = this.visitIndex): void {
+  addReason(reason: FailureDetail | undefined, visit = this.visitIndex, outcome?: string): void {
     const detail = this.more();
     const visits = (detail.reasonVisits ??= []);
     if (visits.length > 0 && visits[visits.length - 1] >= visit) return;
     visits.push(visit);
     (detail.reasons ??= []).push(reason);
+    // An attempt that ended in a state that is no failure (cancelled, with why): named by that state.
+    if (outcome !== undefined) (detail.reasonOutcomes ??= [])[visits.length - 1] = outcome;
   }
   /**
    * Marks the last visit left, `visit`, as a failed attempt for `reason`, as addReason() does, or
@@ -482,7 +490,8 @@ export function failedAttempt(journey: Journey, visit: number): Attempt | undefi
   const reasonVisits = journey.reasonVisits;
   if (reasonVisits !== undefined) {
     const index = firstAtOrAfter(reasonVisits, visit);
-    if (reasonVisits[index] === visit) return { outcome: "error", failure: journey.reasons![index] };
+    if (reasonVisits[index] === visit)
+      return { outcome: journey.reasonOutcomes?.[index] ?? "error", failure: journey.reasons![index] };
   }
   const transfers = journey.transfers;
   const visits = journey.transferVisits;

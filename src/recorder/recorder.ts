@@ -522,8 +522,12 @@ export class Recorder implements LedgerHost {
       return;
     }
     const reason = failureDetail(error);
-    journey.addReason(reason);
-    if (this.machine.failed[toId] === 1 && journey.failure === undefined) journey.failure = reason;
+    const machine = this.machine;
+    // A move into a failure state, or on to another attempt, is an error; into another end (a job
+    // cancelled because its parent failed), that end says what became of the attempt.
+    const ends = this.isTerminal[toId] === 1 && machine.failed[toId] !== 1;
+    journey.addReason(reason, journey.visitIndex, ends ? machine.names[toId] : undefined);
+    if (machine.failed[toId] === 1 && journey.failure === undefined) journey.failure = reason;
   }
 
   private ledgerClosed(ledger: string, terminal: number): void {

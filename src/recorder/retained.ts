@@ -36,6 +36,7 @@ interface Failures {
   failure: FailureDetail | undefined;
   reasonVisits: number[] | undefined;
   reasons: Array<FailureDetail | undefined> | undefined;
+  reasonOutcomes: Array<string | undefined> | undefined;
   /** Visits of transfers that were not ok, with how they ended. */
   transferVisits: number[] | undefined;
   transfers: Array<{ outcome: string; failure: FailureDetail | undefined }> | undefined;
@@ -156,6 +157,7 @@ export class RetainedJourneys {
       journey.failure = failures.failure;
       if (failures.reasonVisits !== undefined) journey.more().reasonVisits = failures.reasonVisits;
       if (failures.reasons !== undefined) journey.more().reasons = failures.reasons;
+      if (failures.reasonOutcomes !== undefined) journey.more().reasonOutcomes = failures.reasonOutcomes;
       if (failures.transfers !== undefined) {
         journey.transferVisits = failures.transferVisits;
         journey.transfers = failures.transfers.map(({ outcome, failure }) => {
@@ -182,6 +184,7 @@ function failuresOf(journey: Journey): Failures | undefined {
     failure: journey.failure,
     reasonVisits: journey.reasonVisits?.slice(),
     reasons: journey.reasons?.slice(),
+    reasonOutcomes: journey.reasonOutcomes?.slice(),
     transferVisits: undefined,
     transfers: undefined,
   };
