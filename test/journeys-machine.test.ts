@@ -151,6 +151,27 @@ describe("a job queue's own machine, end to end", () => {
     expect(states).toEqual(["waiting", "active", "delayed", "waiting", "active"]);
   });
 
+  it("keepErrors keeps a journey with an attempt left as an error, not one cancelled with a reason", async () => {
+    const exporter = new InMemorySpanExporter();
+    const journeys = new TaskJourneys({
+      role: "worker",
+      machine: JOBS,
+      tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+      sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: true },
+    });
+    journeys.transition("c-1", "added", "waiting-children");
+    journeys.transition("c-1", "waiting-children", "removed", undefined, new Error("parent failed"));
+    journeys.transition("r-1", "added", "waiting");
+    journeys.transition("r-1", "waiting", "active");
+    journeys.transition("r-1", "active", "delayed", undefined, new Error("timeout"));
+    journeys.transition("r-1", "delayed", "waiting");
+    journeys.transition("r-1", "waiting", "active");
+    journeys.transition("r-1", "active", "completed");
+    await journeys.shutdown();
+    const tasks = exporter.getFinishedSpans().filter((span) => span.name.startsWith("task "));
+    expect(tasks.map((span) => span.attributes["task.key"])).toEqual(["r-1"]);
+  });
+
   it("a failure state ends the journey as an error: kept, status ERROR; the cancelled one does not", async () => {
     const { exporter, journeys } = setup();
     journeys.transition("a-1", "added", "prioritized", 100);

@@ -395,6 +395,15 @@ export class Journey {
   get reasons(): Array<FailureDetail | undefined> | undefined {
     return this.detail?.reasons;
   }
+  /** Whether an attempt was left with a reason as an error (not a cancellation with why). */
+  get hadFailedAttempt(): boolean {
+    const reasons = this.detail?.reasons;
+    if (reasons === undefined) return false;
+    const outcomes = this.detail!.reasonOutcomes;
+    if (outcomes === undefined) return true;
+    for (let index = 0; index < reasons.length; index++) if (outcomes[index] === undefined) return true;
+    return false;
+  }
   /** By reason, the attempt's outcome when it was not "error" (see addReason), else undefined. */
   get reasonOutcomes(): Array<string | undefined> | undefined {
     return this.detail?.reasonOutcomes;

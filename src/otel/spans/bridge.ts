@@ -362,7 +362,7 @@ export class SpanBridge implements RecorderListener {
     let keep = this.tail.observe(
       journey.prefixId * KINDS + journey.kind,
       journey.end - journey.start,
-      this.recorder.machine.failed[outcome] === 1 || journey.reasonVisits !== undefined,
+      this.recorder.machine.failed[outcome] === 1 || journey.hadFailedAttempt,
     );
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.
