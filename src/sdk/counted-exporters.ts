@@ -18,17 +18,10 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ExportFailures, Signal } from "./export-failures.js";
 
 /**
- * The share of its caller's export timeout after which an export still in flight is answered:
- * before the PeriodicExportingMetricReader's or BatchSpanProcessor's own timer fires (created
- * after ours, with the whole timeout) and logs its "export timed out" line, every interval.
- */
-const ANSWER_WITHIN = 0.9;
-
-/**
  * Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. With
- * `callerTimeoutMillis`, an export still in flight near that deadline is answered then, and counted
- * when it ends: the caller's timeout only stops its wait (the export goes on), so it would log a
- * line that says nothing was lost, and, with an interval shorter than a write, log it every time.
+ * `answerAfterMillis`, an export still in flight then is answered, and counted when it ends: the
+ * caller's own export timeout only stops its wait (the export goes on), so it would log a line
+ * that says nothing was lost, and, with an interval shorter than a write, log it every time.
  */
 function exportCounted(
   failures: ExportFailures,
@@ -37,7 +30,7 @@ function exportCounted(
   items: number,
   inner: (done: (result: ExportResult) => void) => void,
   resultCallback: (result: ExportResult) => void,
-  callerTimeoutMillis: number | undefined,
+  answerAfterMillis: number | undefined,
 ): void {
   const pending = failures.begin(signal, destination, items);
   let settled = false;
@@ -60,8 +53,8 @@ function exportCounted(
   } catch (error) {
     done({ code: ExportResultCode.FAILED, error: error as Error });
   }
-  if (!settled && callerTimeoutMillis !== undefined) {
-    timer = setTimeout(answer, Math.max(1, Math.floor(callerTimeoutMillis * ANSWER_WITHIN)));
+  if (!settled && answerAfterMillis !== undefined) {
+    timer = setTimeout(answer, answerAfterMillis);
     timer.unref?.();
   }
 }
@@ -87,7 +80,8 @@ export class CountedSpanExporter implements SpanExporter {
       spans.length,
       (done) => this.inner.export(spans, done),
       resultCallback,
-      this.callerTimeoutMillis,
+      // The processor's timer starts before export() is called: ours must be due sooner.
+      this.callerTimeoutMillis === undefined ? undefined : Math.max(1, Math.floor(this.callerTimeoutMillis * 0.9)),
     );
   }
 
@@ -139,6 +133,10 @@ export class CountedMetricExporter implements PushMetricExporter {
       items,
       (done) => this.inner.export(resourceMetrics, done),
       resultCallback,
+      // The same duration as the reader's timeout, whose timer it starts just after export()
+      // returns: Node runs timers of one duration in the order they were set, so ours comes first
+      // even when the event loop was blocked past both (a sooner one of another duration did not:
+      // the reader's interval timer, due earlier, shares its list and ran it first).
       this.callerTimeoutMillis,
     );
   }

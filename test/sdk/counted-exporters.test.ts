@@ -8,6 +8,7 @@ import {
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { diag } from "@opentelemetry/api";
+import { emptyResource } from "@opentelemetry/resources";
 import { captureDiag } from "../helpers/diag.js";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { ExportFailures } from "../../src/sdk/export-failures.js";
@@ -104,10 +105,27 @@ describe("CountedSpanExporter and CountedMetricExporter", () => {
         exporter: new CountedMetricExporter(inner, "/x/metrics.jsonl", failures, 20),
         exportIntervalMillis: 20,
         exportTimeoutMillis: 20,
+        // A collection that takes a few milliseconds, as a loaded process's does: the reader's
+        // next interval tick is then due before an export's own timeout.
+        metricProducers: [
+          {
+            collect: async () => {
+              const until = performance.now() + 6;
+              while (performance.now() < until);
+              return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [] }, errors: [] };
+            },
+          },
+        ],
       });
       const provider = new MeterProvider({ readers: [reader] });
       provider.getMeter("test").createCounter("c").add(1);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The event loop blocked past both timeouts now and then, as on a loaded machine.
+      const blocker = setInterval(() => {
+        const until = performance.now() + 45;
+        while (performance.now() < until);
+      }, 30);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      clearInterval(blocker);
       expect(exports).toBeGreaterThanOrEqual(3);
       expect(messages.filter((message) => message.includes("timed out"))).toEqual([]);
       expect(failures.failures()).toEqual([]);
