@@ -20,7 +20,7 @@ export const DROP_REASONS = {
   "unknown-key":
     "a transition of a key with no journey here, from a live state (not the initial or a terminal one) and with no ended journey retained; its journey starts at the new state",
   "stale-transition":
-    "a transition from a live state of a key whose journey already ended (among the retained ones): a late or repeated event of it; dropped, no journey begins",
+    "a transition from a live state of a key whose journey already ended (among the retained ones), into a live state or an end other than the one it had: a late event of it; dropped, no journey begins",
   "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",
   "duplicate-transition":
     "a transition into the state the key is already in, from another (the same move told twice); dropped",

@@ -355,9 +355,15 @@ export class Recorder implements LedgerHost {
     if (journey === undefined) {
       // A key that ends without a journey here (memory → released, released → forgotten) is normal.
       const isTerminal = this.isTerminal;
-      if (isTerminal[toId] === 1) return;
+      const fromLive = isTerminal[fromId] !== 1 && fromId !== this.machine.initial;
+      if (isTerminal[toId] === 1) {
+        // The end told again (after the ledger's end() made it, or re-delivered) is harmless; a
+        // different end for a journey that ended is a late event of it.
+        if (fromLive) this.endedOtherwise(id, fromId, toId);
+        return;
+      }
       // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
-      if (isTerminal[fromId] !== 1 && fromId !== this.machine.initial && this.withoutJourney(id, fromId, toId)) return;
+      if (fromLive && this.withoutJourney(id, fromId, toId)) return;
       this.begin(key, id, toId, given !== given ? this.clock() : given);
       return;
     }
@@ -408,6 +414,18 @@ export class Recorder implements LedgerHost {
     }
     this.drop("unknown-key", `${move} of a key with no journey; a journey starts at ${names[toId]}${hint}`);
     return false;
+  }
+
+  /** A move into an end of a key whose retained journey ended in another: stale, counted. */
+  private endedOtherwise(id: string | number, fromId: number, toId: number): void {
+    // The journey that just ended is the ring's newest: found at once in the usual case.
+    const ended = this.retained.endedIn(id);
+    if (ended === -1 || ended === toId) return;
+    const names = this.machine.names;
+    this.drop(
+      "stale-transition",
+      `${names[fromId]} → ${names[toId]} of a key whose journey ended in ${names[ended]}: ignored`,
+    );
   }
 
   /**

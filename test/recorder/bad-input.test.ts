@@ -110,7 +110,9 @@ describe("bad input in the hot path", () => {
     clock.advance(1);
     journeys.transition("s-1", "ready", "executing"); // stale: delivered after the end
     journeys.transition("s-1", "waiting", "ready");
-    expect(journeys.dropped()).toEqual({ "stale-transition": 2 });
+    journeys.transition("s-1", "executing", "memory"); // the same end again: harmless
+    journeys.transition("s-1", "executing", "error"); // another end, late
+    expect(journeys.dropped()).toEqual({ "stale-transition": 3 });
     const breakdown = journeys.explain("s-1")!;
     expect(breakdown.outcome).toBe("memory");
     expect(breakdown.seconds).toBe(3);
@@ -126,7 +128,7 @@ describe("bad input in the hot path", () => {
     ]);
     // A key never seen, in the middle of its life (instrumenting a running scheduler), begins one.
     journeys.transition("t-1", "ready", "executing");
-    expect(journeys.dropped()).toEqual({ "stale-transition": 2, "unknown-key": 1 });
+    expect(journeys.dropped()).toEqual({ "stale-transition": 3, "unknown-key": 1 });
     expect(journeys.explain("t-1")!.children.map((n) => n.name)).toEqual(["executing"]);
   });
 
