@@ -236,8 +236,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   readonly #producerOptions: MetricProducerOptions;
   readonly #listeners: RecorderListener[] = [];
   #closed = false;
-  /** Whether spans are made at all (the `traces` option, and a tracer provider that is not a no-op). */
-  /** Whether spans are made: the span bridge listens, inject() and parent() work. */
+  /** Whether spans are made (the `traces` option, and a tracer provider that is not a no-op): the span bridge listens, inject() and parent() work. */
   #traces: boolean;
   /**
    * The global tracer provider before any SDK registered (an SDK started after these journeys,
@@ -269,7 +268,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     // (`bridge` is set below, before any transition can reach the sampler.)
     let bridge: SpanBridge | undefined = undefined;
     const sampler = (id: string | number): boolean =>
-      (this.#traces || this.#tracesBegun()) && ((byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id));
+      this.#tracing() && ((byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id));
     const recorder = new Recorder({
       role: resolved.role,
       machine: resolved.machine,
@@ -329,6 +328,11 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#spans = bridge;
     registerInternals(this, { recorder, options: resolved, spans: bridge, processStalls: this.#processStalls });
     if (traces) this.addListener(bridge);
+  }
+
+  /** Whether spans are made now: `#traces`, or an SDK registered since behind a pending global provider. */
+  #tracing(): boolean {
+    return this.#traces || this.#tracesBegun();
   }
 
   /**
@@ -421,7 +425,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   ): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
     const ledger = this.#recorder.serve(peer, keys, at);
-    if ((this.#traces || this.#tracesBegun()) && context !== undefined && ledger instanceof ServeLedgerImpl) {
+    if (this.#tracing() && context !== undefined && ledger instanceof ServeLedgerImpl) {
       try {
         this.#spans.serveStarted(ledger.serve, context);
       } catch {
@@ -437,7 +441,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * writes nothing when the transfer is not traced.
    */
   injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
-    if (!this.#traces && !this.#tracesBegun()) return false;
+    if (!this.#tracing()) return false;
     try {
       if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
       if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
@@ -449,7 +453,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
   linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || (!this.#traces && !this.#tracesBegun()) || !(ledger instanceof TransferLedger)) return false;
+    if (this.#closed || !this.#tracing() || !(ledger instanceof TransferLedger)) return false;
     try {
       return this.#spans.linkTransfer(ledger.transfer, context);
     } catch {
@@ -495,7 +499,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
-    if (!this.#traces && !this.#tracesBegun()) return false;
+    if (!this.#tracing()) return false;
     try {
       return this.#spans.inject(key, carrier);
     } catch {
@@ -530,7 +534,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * sampled context instead (returns false).
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || (!this.#traces && !this.#tracesBegun())) return false;
+    if (this.#closed || !this.#tracing()) return false;
     try {
       return this.#spans.parent(key, context);
     } catch {
@@ -562,7 +566,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * span in another process.
    */
   linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || (!this.#traces && !this.#tracesBegun())) return false;
+    if (this.#closed || !this.#tracing()) return false;
     try {
       return this.#spans.linkFrom(key, context);
     } catch {

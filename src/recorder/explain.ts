@@ -54,9 +54,11 @@ export function explainJourney(
     const node: BreakdownNode = { name: machine.names[state], seconds, children: [] };
     const isCurrent = !ended && visit === journey.visitCount - 1;
     if (state === machine.waiting && journey.kind === COMPUTE_JOURNEY) {
-      // As a trace tells it: a waiting visit that lasted, and ended (model/breakdown.ts).
-      if (seconds > 0 && !isCurrent) waitingState = node.name;
-      if (!isCurrent) node.children = waitingActivities(journey, index.waits(visit), seconds, names);
+      if (!isCurrent) {
+        // As a trace tells it: a waiting visit that lasted, and ended (model/breakdown.ts).
+        if (seconds > 0) waitingState = node.name;
+        node.children = waitingActivities(journey, index.waits(visit), seconds, names);
+      }
     } else {
       node.children = visitActivities(journey, index, index.topLevel(visit), seconds, names, !isCurrent);
     }

@@ -30,6 +30,7 @@ import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
 import { show } from "./show.js";
 import { failureDetail } from "./failure-detail.js";
+import { failureText } from "../model/breakdown.js";
 import type { StallRing } from "../model/stalls.js";
 import { Serve, ServeLedger, ServeTotals } from "./serve-ledger.js";
 
@@ -603,7 +604,7 @@ export class Recorder implements LedgerHost {
     this.failures.fault(
       "key-prefix-error",
       `dropped input (key-prefix-error): the keyPrefix option ${
-        threw ? `threw ${errorText(prefix)}` : `returned ${show(prefix)}, not a non-empty string`
+        threw ? `threw ${thrownText(prefix)}` : `returned ${show(prefix)}, not a non-empty string`
       } for the key ${show(key)}; key_split is used.`,
       threw ? "key-prefix-error threw" : "key-prefix-error returned",
     );
@@ -1014,12 +1015,8 @@ function safeKeySplit(key: Key, id: string | number): string {
   }
 }
 
-/** An error thrown by the user's code, as a warning says it; never throws (a hostile getter says nothing). */
-function errorText(error: unknown): string {
-  try {
-    if (error instanceof Error) return `${String(error.name)}: ${String(error.message)}`;
-  } catch {
-    // Fall through to the value's type.
-  }
-  return show(error);
+/** What the user's code threw, as explain() words a failure ("TypeError: no"); never throws. */
+function thrownText(error: unknown): string {
+  const detail = failureDetail(error);
+  return failureText(detail.type, detail.message);
 }

@@ -385,8 +385,10 @@ export function breakdownOfTask(
     // queue's `waiting` may be its queue); a waiting visit without them lasted no time.
     const waits = hasWaitAttributes(visit);
     if (kind === "compute" && waits) {
-      if (!isCurrent) waitingState = node.name;
-      if (!isCurrent) node.children = waitingActivities(visit, node.seconds);
+      if (!isCurrent) {
+        waitingState = node.name;
+        node.children = waitingActivities(visit, node.seconds);
+      }
     } else if (visit.name === "flight" && kind === "fetch") {
       node.children = flightActivities(index, visit, node.seconds, !isCurrent);
     } else {
