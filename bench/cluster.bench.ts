@@ -46,6 +46,8 @@ const { values } = parseArgs({
     "trace-ratio": { type: "string", default: "0.01" },
     warmup: { type: "string", default: "1" },
     attribute: { type: "boolean", default: false },
+    length: { type: "string" },
+    "memory-limit": { type: "string" },
   },
 });
 const runs = Math.max(3, Number(values.runs));
@@ -98,6 +100,8 @@ function runOnce(mode: Mode): Promise<Sample> {
     "--quiet",
     "--warmup",
     String(warmup),
+    ...(values.length === undefined ? [] : ["--length", values.length]),
+    ...(values["memory-limit"] === undefined ? [] : ["--memory-limit", values["memory-limit"]]),
     ...modeArgs(mode),
   ];
   return new Promise((resolve, reject) => {
