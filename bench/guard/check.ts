@@ -1,0 +1,169 @@
+/**
+ * The cost guard: what one journey costs, counted deterministically and held against the
+ * committed baseline (bench/guard/baseline.json). CI runs it (`.ci/run`); it fails when a journey
+ * grows more than 3% in instructions or bytes allocated, unless the same commit moves the
+ * baseline and says why in it.
+ *
+ *   npx tsx bench/guard/check.ts            count and compare (exit 1 past the tolerance)
+ *   npx tsx bench/guard/check.ts --update --why "what changed and why the cost moved"
+ *                                           count and write the baseline
+ *   npx tsx bench/guard/check.ts --bytes-only   skip valgrind (seconds instead of minutes)
+ *   npx tsx bench/guard/check.ts --allocations  where each case's bytes go, by allocating function
+ *
+ * Instructions: valgrind's callgrind counts the `journey` case (bench/guard/driver.ts) run with FEW
+ * and MANY journeys under `node --predictable` (no concurrent compiler or GC threads); (MANY − FEW)
+ * / (MANY − FEW journeys) cancels start-up and warm-up. Bytes: each case runs natively with a young
+ * generation too large to be collected in the measured window, and the heap's used size before and
+ * after, over FEW and MANY journeys, gives bytes per journey the same way. Both repeat exactly for
+ * the same code and runtime; the instruction count moves by a fraction of a percent with the
+ * machine's load (V8's heap sizing follows the wall clock).
+ *
+ * The baseline names the Node.js version it was counted on: on another major version the figures
+ * are printed and not judged (another V8 compiles another program).
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { buildSync } from "esbuild";
+import { compareCosts, GUARD_CASES, type Baseline, type Costs, type GuardCase } from "./compare.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const BASELINE = path.join(ROOT, "bench/guard/baseline.json");
+/** The driver bundled with taskjourney's sources beside the benchmarks (so its relative imports hold). */
+const DRIVER = path.join(ROOT, "bench/.guard-driver.mjs");
+
+/** Journeys of the two instruction counts: V8 (--predictable) has tiered the journey up well before FEW. */
+const INSTRUCTIONS = { few: 100_000, many: 200_000 };
+const BYTES = { few: 20_000, many: 40_000 };
+/** Young generation (MiB) for the byte counts: MANY wrapped journeys allocate ~100 MB. */
+const SEMI_SPACE_MIB = 512;
+
+const { values } = parseArgs({
+  options: {
+    update: { type: "boolean", default: false },
+    why: { type: "string" },
+    "bytes-only": { type: "boolean", default: false },
+    allocations: { type: "boolean", default: false },
+  },
+});
+if (values.update && (values.why ?? "").trim() === "") {
+  console.error('check: --update needs --why "…": the baseline says why the cost moved');
+  process.exit(2);
+}
+
+function bundle(): void {
+  buildSync({
+    entryPoints: [path.join(ROOT, "bench/guard/driver.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    // taskjourney from its sources (no build needed); OpenTelemetry as installed.
+    conditions: ["taskjourney-source"],
+    external: ["@opentelemetry/*"],
+    outfile: DRIVER,
+    logLevel: "error",
+  });
+}
+
+function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+    child.once("error", reject);
+    child.once("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function instructions(journeys: number): Promise<number> {
+  const { code, stderr } = await run("valgrind", [
+    "--tool=callgrind",
+    "--smc-check=all-non-file",
+    "--callgrind-out-file=/dev/null",
+    process.execPath,
+    "--predictable",
+    DRIVER,
+    "journey",
+    String(journeys),
+  ]);
+  const collected = /Collected : (\d+)/.exec(stderr);
+  if (code !== 0 || collected === null)
+    throw new Error(`valgrind (${journeys} journeys) failed, exit ${code}:\n${stderr.slice(-2000)}`);
+  return Number(collected[1]);
+}
+
+async function bytes(name: GuardCase, journeys: number): Promise<number> {
+  const { code, stdout, stderr } = await run(process.execPath, [
+    "--predictable",
+    "--expose-gc",
+    `--min-semi-space-size=${SEMI_SPACE_MIB}`,
+    `--max-semi-space-size=${SEMI_SPACE_MIB}`,
+    DRIVER,
+    name,
+    String(journeys),
+    "--bytes",
+  ]);
+  if (code !== 0) throw new Error(`driver ${name} ${journeys} --bytes failed, exit ${code}:\n${stderr.slice(-2000)}`);
+  const result = JSON.parse(stdout.trim().split("\n").pop()!) as { bytes: number; collections: number };
+  if (result.collections !== 0)
+    throw new Error(
+      `driver ${name} ${journeys} --bytes: ${result.collections} collections ran while counting; raise SEMI_SPACE_MIB`,
+    );
+  return result.bytes;
+}
+
+async function count(): Promise<Costs> {
+  const started = performance.now();
+  const costs: Costs = { node: process.version, cases: {} };
+  for (const name of GUARD_CASES) {
+    const [few, many] = [await bytes(name, BYTES.few), await bytes(name, BYTES.many)];
+    costs.cases[name] = { bytes: Math.round((many - few) / (BYTES.many - BYTES.few)) };
+  }
+  console.log(`bytes per journey counted in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  if (!values["bytes-only"]) {
+    const begun = performance.now();
+    // The two counts in parallel: each is single-threaded under valgrind.
+    const [few, many] = await Promise.all([instructions(INSTRUCTIONS.few), instructions(INSTRUCTIONS.many)]);
+    costs.cases.journey.instructions = Math.round((many - few) / (INSTRUCTIONS.many - INSTRUCTIONS.few));
+    console.log(`instructions per journey counted in ${((performance.now() - begun) / 1000).toFixed(0)} s`);
+  }
+  return costs;
+}
+
+bundle();
+process.on("exit", () => fs.rmSync(DRIVER, { force: true }));
+if (values.allocations) {
+  for (const name of GUARD_CASES) {
+    const { stdout, stderr } = await run(process.execPath, ["--predictable", DRIVER, name, "100000", "--allocations"]);
+    console.log(`${name}: ${stdout.trim() || stderr.trim()}\n`);
+  }
+  process.exit(0);
+}
+if (!values["bytes-only"] && (await run("valgrind", ["--version"]).catch(() => ({ code: 1 }))).code !== 0) {
+  console.error("check: valgrind is not installed (Debian package valgrind); --bytes-only counts without it");
+  process.exit(2);
+}
+const measured = await count();
+const baseline: Baseline = fs.existsSync(BASELINE)
+  ? (JSON.parse(fs.readFileSync(BASELINE, "utf8")) as Baseline)
+  : { node: measured.node, why: "", cases: {} };
+if (values.update) {
+  const next: Baseline = { ...measured, why: values.why!.trim() };
+  if (values["bytes-only"])
+    for (const name of GUARD_CASES)
+      if (baseline.cases[name]?.instructions !== undefined)
+        next.cases[name].instructions = baseline.cases[name].instructions;
+  fs.writeFileSync(BASELINE, `${JSON.stringify(next, null, 2)}\n`);
+  console.log(`wrote ${path.relative(ROOT, BASELINE)}`);
+}
+const verdict = compareCosts(
+  values.update ? (JSON.parse(fs.readFileSync(BASELINE, "utf8")) as Baseline) : baseline,
+  measured,
+);
+console.log(verdict.table);
+for (const line of verdict.notes) console.log(line);
+process.exitCode = verdict.ok ? 0 : 1;

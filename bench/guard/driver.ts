@@ -1,0 +1,161 @@
+/**
+ * The journeys the cost guard (bench/guard/check.ts) counts: bundled with taskjourney's sources
+ * into one file, so that its start-up is small and its counts do not depend on a build.
+ *
+ *   node --predictable .guard-driver.mjs <case> <journeys>            run them (under callgrind)
+ *   node --predictable --expose-gc .guard-driver.mjs <case> <journeys> --bytes
+ *                                                                      bytes allocated per journey
+ *   node .guard-driver.mjs <case> <journeys> --allocations                  … by allocating function
+ *
+ * Cases:
+ *   journey   the worker journey of bench/core.bench.ts (released → waiting → ready → executing,
+ *             an execute ledger metering three activities, memory), sampling off, 1,000 other
+ *             journeys in flight, 100 prefixes: the microbenchmark's journey.
+ *   wrapped   the same journey as an instrumented worker makes it: transitions through an
+ *             instrument()ed `transition` method, the execution through an instrument()ed
+ *             `execute` method (its ledger ambient through AsyncLocalStorage), two activities
+ *             through instrument()ed methods inside it and a thread-CPU time digested, as the
+ *             example cluster's worker does for every task.
+ *
+ * --bytes runs WARMUP journeys, then `journeys` more with the heap's used size read before and
+ * after, in a young generation large enough that no collection runs between the readings (checked:
+ * a collection there is an error, not a figure). What is left per journey is what it allocated.
+ */
+import v8 from "node:v8";
+import { PerformanceObserver } from "node:perf_hooks";
+import { TaskJourneys, instrument } from "taskjourney";
+import { keyPool, prefixNames, workerJourney } from "../workload.js";
+import { GUARD_CASES, type GuardCase } from "./compare.js";
+
+const PREFIXES = 100;
+const KEY_POOL = 1 << 16;
+const IN_FLIGHT = 1000;
+/** Journeys before the heap is read: V8 has compiled the journey's paths by then. */
+const WARMUP = 150_000;
+
+const names = prefixNames(PREFIXES);
+const keys = keyPool(KEY_POOL, names, 1);
+const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
+const OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
+
+function recorder(): TaskJourneys {
+  const journeys = new TaskJourneys({ role: "worker", prefixLimit: PREFIXES, sampling: OFF, processStalls: false });
+  for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
+  return journeys;
+}
+
+/** A worker of the shape instrument() is made for: each method a no-op. */
+class Worker {
+  constructor(private readonly journeys: TaskJourneys) {}
+  transition(_key: string, _from: string, to: string): string {
+    return to;
+  }
+  execute(key: string, store: Store): string {
+    store.read(key);
+    store.write(key);
+    // The thread's CPU time, read where the task ran (the example's worker digests it so).
+    this.journeys.currentLedger()?.digest("thread-cpu", 0);
+    return key;
+  }
+}
+class Store {
+  read(_key: string): number {
+    return 0;
+  }
+  write(_key: string): number {
+    return 0;
+  }
+}
+
+function makeCase(name: GuardCase): (key: string) => void {
+  const journeys = recorder();
+  if (name === "journey") return (key) => workerJourney(journeys, key);
+  const worker = new Worker(journeys);
+  const store = new Store();
+  instrument(worker, journeys, {
+    transition: { method: "transition", key: (key) => key, from: (_key, from) => from, to: (_key, _from, to) => to },
+    execute: { method: "execute", key: (key) => key },
+  });
+  instrument(store, journeys, {
+    activities: [
+      { method: "read", activity: "disk-read" },
+      { method: "write", activity: "serialize" },
+    ],
+  });
+  return (key) => {
+    worker.transition(key, "released", "waiting");
+    worker.transition(key, "waiting", "ready");
+    worker.transition(key, "ready", "executing");
+    worker.execute(key, store);
+    worker.transition(key, "executing", "memory");
+  };
+}
+
+function run(journey: (key: string) => void, from: number, count: number): void {
+  for (let done = from; done < from + count; done++) journey(keys[done & (KEY_POOL - 1)]);
+}
+
+/**
+ * --allocations: where the bytes go, by allocating function (V8's sampling heap profiler every 64
+ * bytes on average, collected objects included), over `count` journeys after WARMUP. Sampled, so
+ * a guide to what to cut; the guard's figure is --bytes.
+ */
+async function allocations(journey: (key: string) => void, count: number): Promise<void> {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  run(journey, 0, WARMUP);
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 64,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  run(journey, WARMUP, count);
+  const { profile } = await session.post("HeapProfiler.stopSampling");
+  const bytes = new Map<string, number>();
+  type Node = (typeof profile)["head"];
+  const walk = (node: Node): void => {
+    const frame = node.callFrame;
+    const name = `${frame.functionName || "(anonymous)"} ${frame.url.split("/").pop()}:${frame.lineNumber + 1}`;
+    bytes.set(name, (bytes.get(name) ?? 0) + node.selfSize);
+    node.children.forEach(walk);
+  };
+  walk(profile.head);
+  const total = [...bytes.values()].reduce((sum, value) => sum + value, 0);
+  console.log(`${(total / count).toFixed(0)} bytes per journey (sampled), by allocating function:`);
+  for (const [name, value] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 20))
+    if (value / count >= 1) console.log(`${(value / count).toFixed(0).padStart(6)}  ${name}`);
+}
+
+async function main(): Promise<void> {
+  const [name, count, flag] = process.argv.slice(2);
+  if (!(GUARD_CASES as readonly string[]).includes(name) || !(Number(count) > 0)) {
+    console.error(`usage: driver <${GUARD_CASES.join("|")}> <journeys> [--bytes | --allocations]`);
+    process.exit(2);
+  }
+  const journey = makeCase(name as GuardCase);
+  if (flag === "--allocations") return allocations(journey, Number(count));
+  if (flag !== "--bytes") {
+    run(journey, 0, Number(count));
+    return;
+  }
+  run(journey, 0, WARMUP);
+  let collections = 0;
+  const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
+  observer.observe({ entryTypes: ["gc"] });
+  (globalThis as { gc?: () => void }).gc?.();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const before = collections;
+  const used = v8.getHeapStatistics().used_heap_size;
+  run(journey, WARMUP, Number(count));
+  const after = v8.getHeapStatistics().used_heap_size;
+  // The observer is told of collections asynchronously: let it hear of any that ran.
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  observer.disconnect();
+  console.log(
+    JSON.stringify({ case: name, journeys: Number(count), bytes: after - used, collections: collections - before }),
+  );
+}
+
+await main();
