@@ -5,7 +5,7 @@
  * 0 B, 256 KiB, 2 MiB and 8 MiB (one write per 64-byte line, so every line of it is brought in and
  * dirtied). A loop of journeys, as in core.bench.ts, keeps the recorder's working set in L1 and L2;
  * this shows how far from that a cluster is, and why its per-task cost is several times the
- * microbenchmark's (bench/README.md, "The per-task cost in the cluster").
+ * microbenchmark's (bench/README.md's history in git, "The per-task cost in the cluster").
  *
  * Each figure is the median over samples of 200 journeys of (time around the journey) − (time
  * around nothing, after the same walk): the clock pair's own cost, measured under the same traffic,

@@ -1,5 +1,5 @@
 /**
- * Writes each preset's transition table into the README, between the
+ * Writes each preset's transition table into docs/state-machines.md, between the
  * `<!-- transitions:<role> -->` and `<!-- /transitions:<role> -->` markers, from the table the
  * recorder checks. Run it after changing src/model/states.ts: `npx tsx scripts/transition-tables.ts`.
  */
@@ -7,14 +7,14 @@ import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { transitionTableMarkdown } from "../src/model/states.js";
 
-const README = fileURLToPath(new URL("../README.md", import.meta.url));
-let text = fs.readFileSync(README, "utf8");
+const PAGE = fileURLToPath(new URL("../docs/state-machines.md", import.meta.url));
+let text = fs.readFileSync(PAGE, "utf8");
 for (const role of ["worker", "scheduler"] as const) {
   const open = `<!-- transitions:${role} -->`;
   const close = `<!-- /transitions:${role} -->`;
   const start = text.indexOf(open);
   const end = text.indexOf(close);
-  if (start === -1 || end < start) throw new Error(`README.md has no ${open} … ${close} section`);
+  if (start === -1 || end < start) throw new Error(`docs/state-machines.md has no ${open} … ${close} section`);
   text = `${text.slice(0, start + open.length)}\n${transitionTableMarkdown(role)}\n${text.slice(end)}`;
 }
-fs.writeFileSync(README, text);
+fs.writeFileSync(PAGE, text);

@@ -1,6 +1,8 @@
 /**
- * The `taskjourney` command, run as a child process (`node --import tsx src/cli.ts`), each run
- * bounded in time.
+ * The `taskjourney` command, run in this process through its `main(argv, io)`, which returns the
+ * exit code and writes through `io` what the bin writes to stdout and stderr. A few runs of the
+ * real bin in a child process (bounded in time) check what only a process shows: the exit status
+ * it sets and the streams it writes.
  */
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
@@ -14,6 +16,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace";
+import { main } from "../src/cli.js";
 import { TaskJourneys, VERSION, formatBreakdown } from "../src/index.js";
 import { FakeClock } from "./helpers/clock.js";
 
@@ -29,7 +32,23 @@ interface Run {
   stderr: string;
 }
 
-function run(...args: string[]): Promise<Run> {
+/** The command line `args`, in process: what the bin would print, and its exit code. */
+async function run(...args: string[]): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const code = main(args, {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+/** The command line `args` in a process of its own, as the bin runs (`node --import tsx src/cli.ts`). */
+function spawned(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -334,5 +353,21 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
     expect(text.stdout.split("\n")[0]).toBe("k-\\x1b]0;owned\\x07\\x9b2J spent 1.0 s on worker w\\x1b[31m");
     expect(JSON.parse(json.stdout).key).toBe(key);
     expect(missing.stderr).toContain('its 1 task keys include "k-\\u001b]0;owned\\u0007\\x9b2J"');
+  }, 60_000);
+});
+
+describe("taskjourney CLI as a process", () => {
+  it("sets the exit status and writes stdout and stderr: 0 done, 1 bad data, 2 bad usage", async () => {
+    const [version, missing, unknown] = await Promise.all([
+      spawned("--version"),
+      spawned("explain", "inc-1", "--from", path.join(directory, "nope.jsonl")),
+      spawned("frobnicate"),
+    ]);
+    expect(version).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toContain("nope.jsonl");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
   }, 60_000);
 });

@@ -295,7 +295,7 @@ export class Machine {
     return (x === -1 ? Number.MAX_SAFE_INTEGER : x) - (y === -1 ? Number.MAX_SAFE_INTEGER : y) || a.localeCompare(b);
   }
 
-  /** The transition table as the README shows it: one row per state with moves, its targets in lifecycle order. */
+  /** The transition table as docs/state-machines.md shows it: one row per state with moves, its targets in lifecycle order. */
   markdown(): string {
     const rows = ["| from | to |", "|---|---|"];
     for (const from of this.states) {

@@ -118,7 +118,7 @@ export const SCHEDULER_TRANSITIONS = PRESETS.scheduler.pairs as ReadonlyArray<
   readonly [SchedulerState, SchedulerState]
 >;
 
-/** A preset's transition table as the README shows it (`scripts/transition-tables.ts` writes it, test/docs/ checks it). */
+/** A preset's transition table as docs/state-machines.md shows it (`scripts/transition-tables.ts` writes it, test/docs/ checks it). */
 export function transitionTableMarkdown(role: Role): string {
   return PRESETS[role].markdown();
 }

@@ -1,6 +1,6 @@
 /**
  * Names taskjourney gives to attributes, metrics and spans. Task attributes have no registered
- * OpenTelemetry semantic convention yet; they live under `task.` and `transfer.`, as the README's
+ * OpenTelemetry semantic convention yet; they live under `task.` and `transfer.`, as docs/metrics.md's
  * metrics table and docs/spans.md list them. Metric attribute values are bounded: prefixes
  * (capped), states, activities (capped), outcomes, reasons. Keys only ever appear on spans.
  */

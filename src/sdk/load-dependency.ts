@@ -24,7 +24,7 @@ export async function load<T>(importer: () => Promise<T>, name: string, why: str
       throw new Error(
         `startTelemetry: ${name} (for ${why}) needs a newer @opentelemetry/api than this project has (${error.message}). ` +
           "The OpenTelemetry JS 3.x packages npm installed need @opentelemetry/api 1.10: run npm install @opentelemetry/api@^1.10, " +
-          "or keep api 1.9 with the 2.x packages throughout (README, Install)",
+          "or keep api 1.9 with the 2.x packages throughout (docs/runtimes.md)",
         { cause: error },
       );
     }

@@ -1,7 +1,7 @@
 /**
- * The package as it reaches users: `npm pack`, then the README's install line in an empty project
- * (`npm install taskjourney @opentelemetry/api`, here with the tarball for the name, offline from
- * the npm cache where it can), then an application — a tiny job runner, not the cluster example,
+ * The package as it reaches users: `npm pack`, then the install line of the README and
+ * docs/runtimes.md in an empty project (`npm install ./taskjourney-<version>.tgz @opentelemetry/api`,
+ * offline from the npm cache where it can), then an application — a tiny job runner, not the cluster example,
  * where one task throws an Error — through `taskjourney/sdk` to files, read back with the
  * installed `npx taskjourney explain --from` and `npx taskjourney report --from`. What npm
  * resolves is the point: the OpenTelemetry JS line whose `engines` match the running Node.js

@@ -1,6 +1,6 @@
 import type { Role } from "../../model/states.js";
 
-/** What the span bridge is told by TaskJourneys (resolved options, see the README's options table). */
+/** What the span bridge is told by TaskJourneys (resolved options, see docs/options.md). */
 export interface SpanBridgeOptions {
   role: Role;
   instance: string;

@@ -1,11 +1,8 @@
 /**
- * The README's metrics tables and its drop-reasons table are the reference of what a dashboard
- * may query: the metric names, kinds, units and attribute names must be what the producer really
- * exports, the attribute values what the code can give, and the reasons of
- * `taskjourney.dropped{reason}` exactly those of src/recorder/drop-reasons.ts.
+ * docs/metrics.md's tables are the reference of what a dashboard may query: the metric names,
+ * kinds, units and attribute names must be what the producer really exports, and the attribute
+ * values what the code can give. (The reasons of `taskjourney.dropped{reason}`: bad-input.test.ts.)
  */
-import fs from "node:fs";
-import { fileURLToPath } from "node:url";
 import { DataPointType, type MetricData } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
 import {
@@ -19,7 +16,6 @@ import {
   TRANSFER_OUTCOMES,
 } from "../../src/model/activities.js";
 import { SCHEDULER_STATES, WORKER_STATES } from "../../src/model/states.js";
-import { DROP_REASONS } from "../../src/recorder/drop-reasons.js";
 import { SEED_ACTIVITIES } from "../../src/recorder/activity-ids.js";
 import {
   DELAY_STATISTICS,
@@ -29,35 +25,13 @@ import {
 import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_FAILURES } from "../../src/otel/semconv.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
+import { page, quoted, table as tablesOf } from "./pages.js";
 
-const README = fs.readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+const METRICS = page("docs/metrics.md");
 
-/** The body rows of the README table whose header row is `header`, as trimmed cells. */
+/** The body rows of docs/metrics.md's table whose header row is `header`. */
 function table(header: string): string[][] {
-  const lines = README.split("\n");
-  const start = lines.indexOf(header);
-  expect(start, `README has a table headed ${header}`).toBeGreaterThan(-1);
-  expect(lines[start + 1], "a separator row follows the header").toMatch(/^\|(-+\|)+$/);
-  const rows: string[][] = [];
-  for (const line of lines.slice(start + 2)) {
-    if (!line.startsWith("|")) {
-      // GitHub takes a line right under a table into it as a row: a blank line must end the table.
-      expect(line, `the table headed ${header} ends with a blank line`).toBe("");
-      break;
-    }
-    rows.push(
-      line
-        .slice(1, -1)
-        .split("|")
-        .map((cell) => cell.trim()),
-    );
-  }
-  return rows;
-}
-
-/** The backticked words of a cell, in order. */
-function quoted(cell: string): string[] {
-  return [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]);
+  return tablesOf(METRICS, "docs/metrics.md", header);
 }
 
 /** The attribute names a cell of the metrics table mentions (outside backticks). */
@@ -66,7 +40,7 @@ function attributeNames(cell: string): string[] {
   return [...new Set(plain.match(/\b(?:task|transfer|error)\.[a-z_]+|\breason\b|\bsignal\b/g) ?? [])].sort();
 }
 
-/** The README's kind of a metric, from the exported data. */
+/** The page's kind of a metric, from the exported data. */
 function kind(metric: MetricData): string {
   if (metric.dataPointType === DataPointType.SUM) return metric.isMonotonic ? "counter" : "up-down counter";
   if (metric.dataPointType === DataPointType.GAUGE) return "gauge";
@@ -103,7 +77,7 @@ async function exported(
   }
 }
 
-describe("the README's metrics table", () => {
+describe("docs/metrics.md's metrics table", () => {
   const rows = table("| name | type | unit | attributes |");
 
   // taskjourney/sdk's own counter of failed exports is not the producer's (test/sdk/ checks it).
@@ -143,7 +117,7 @@ describe("the README's metrics table", () => {
   }, 30_000);
 });
 
-describe("the README's table of attribute values", () => {
+describe("docs/metrics.md's table of attribute values", () => {
   const rows = new Map(table("| attribute | values |").map(([attribute, values]) => [attribute, values]));
 
   it("covers every attribute name of the metrics table", () => {
@@ -192,23 +166,7 @@ describe("the README's table of attribute values", () => {
     }
   });
 
-  it("sends the reasons to the drop-reasons table", () => {
-    expect(rows.get("reason")).toContain("(#bad-input)");
-  });
-});
-
-describe("the README's drop-reasons table", () => {
-  const rows = table("| reason | what happened | what taskjourney did |");
-
-  it("lists exactly the reasons of src/recorder/drop-reasons.ts, each once, each saying what happened and what was done", () => {
-    const reasons = rows.map(([reason]) => quoted(reason));
-    for (const words of reasons) expect(words).toHaveLength(1);
-    const names = reasons.map(([name]) => name);
-    expect(new Set(names).size, "no reason listed twice").toBe(names.length);
-    expect([...names].sort()).toEqual(Object.keys(DROP_REASONS).sort());
-    for (const [reason, happened, did] of rows) {
-      expect(happened, reason).not.toBe("");
-      expect(did, reason).not.toBe("");
-    }
+  it("sends the reasons to the drop-reasons page", () => {
+    expect(rows.get("reason")).toContain("(bad-input.md)");
   });
 });

@@ -1,21 +1,21 @@
-/** The README's transition tables are the recorder's: generated from src/model/states.ts, never edited by hand. */
+/** docs/state-machines.md's transition tables are the recorder's: generated from src/model/states.ts, never edited by hand. */
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { STATE_STRIDE } from "../../src/model/machine.js";
 import { PRESETS, SCHEDULER_TRANSITIONS, transitionTableMarkdown, WORKER_TRANSITIONS } from "../../src/model/states.js";
 
-const README = fs.readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
+const PAGE = fs.readFileSync(fileURLToPath(new URL("../../docs/state-machines.md", import.meta.url)), "utf8");
 
 function section(role: string): string {
   const open = `<!-- transitions:${role} -->\n`;
-  const start = README.indexOf(open);
-  const end = README.indexOf(`\n<!-- /transitions:${role} -->`);
-  expect(start, `README has the ${role} table`).toBeGreaterThan(-1);
-  return README.slice(start + open.length, end);
+  const start = PAGE.indexOf(open);
+  const end = PAGE.indexOf(`\n<!-- /transitions:${role} -->`);
+  expect(start, `docs/state-machines.md has the ${role} table`).toBeGreaterThan(-1);
+  return PAGE.slice(start + open.length, end);
 }
 
-describe("the README's transition tables", () => {
+describe("docs/state-machines.md's transition tables", () => {
   for (const role of ["worker", "scheduler"] as const) {
     it(`${role}: as generated (npx tsx scripts/transition-tables.ts), and every row a move the recorder allows`, () => {
       expect(section(role)).toBe(transitionTableMarkdown(role));

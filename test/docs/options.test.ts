@@ -1,7 +1,7 @@
 /**
- * The README's options table is the user's reference: it must name every option of
+ * docs/options.md's table is the user's reference: it must name every option of
  * `TaskJourneysOptions` (read from the package entry's types by the TypeScript compiler, so an
- * option added to the interface and not to the README fails here) and give the default
+ * option added to the interface and not to the page fails here) and give the default
  * `DEFAULT_OPTIONS` really has.
  */
 import fs from "node:fs";
@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_OPTIONS } from "../../src/journeys.js";
+import { table } from "./pages.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -18,18 +19,15 @@ interface Row {
   doc: string;
 }
 
-/** The rows of the table under "### Options" in the README, by option name. */
-function readmeOptions(): Map<string, Row> {
-  const readme = fs.readFileSync(`${ROOT}README.md`, "utf8");
-  const start = readme.indexOf("\n### Options\n");
-  expect(start, "README has an ### Options section").toBeGreaterThan(-1);
-  const section = readme.slice(start + 1).split(/\n#{2,3} /)[0];
+/** The rows of docs/options.md's table, by option name. */
+function documentedOptions(): Map<string, Row> {
+  const text = fs.readFileSync(`${ROOT}docs/options.md`, "utf8");
   const rows = new Map<string, Row>();
-  for (const line of section.split("\n")) {
-    const cells = /^\|\s*`([^`]+)`\s*\|(.*)\|(.*)\|\s*$/.exec(line);
-    if (cells === null) continue;
-    expect(rows.has(cells[1]), `${cells[1]} listed once`).toBe(false);
-    rows.set(cells[1], { option: cells[1], defaultCell: cells[2].trim(), doc: cells[3].trim() });
+  for (const [cell, defaultCell, doc] of table(text, "docs/options.md", "| option | default | |")) {
+    const option = /^`([^`]+)`$/.exec(cell);
+    expect(option, `the option cell ${cell} is one name in backticks`).not.toBeNull();
+    expect(rows.has(option![1]), `${option![1]} listed once`).toBe(false);
+    rows.set(option![1], { option: option![1], defaultCell, doc });
   }
   return rows;
 }
@@ -72,8 +70,8 @@ function defaults(): Map<string, unknown> {
   return flat;
 }
 
-describe("the README's options table", () => {
-  const rows = readmeOptions();
+describe("docs/options.md's table", () => {
+  const rows = documentedOptions();
 
   it("lists every option of TaskJourneysOptions, and nothing else, each with a one-line doc", () => {
     const declared = declaredOptions();
@@ -87,7 +85,7 @@ describe("the README's options table", () => {
       const row = rows.get(option);
       expect(row, `${option} is in the table`).toBeDefined();
       if (typeof value === "function") {
-        // The default clock: the README names what it reads, as a call of it shows.
+        // The default clock: the page names what it reads, as a call of it shows.
         expect(row!.defaultCell).toBe("`performance.now() / 1000`");
         const before = performance.now() / 1000;
         const read = (value as () => number)();
