@@ -38,6 +38,8 @@ import { tell } from "./otel/warn.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
+import { failureDetail } from "./recorder/failure-detail.js";
+import { failureText } from "./model/breakdown.js";
 
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
@@ -102,6 +104,8 @@ export type ResolvedOptions = Required<
   sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
   timeOrigin: number;
   keyPrefix: TaskJourneysOptions["keyPrefix"];
+  /** The clock's first reading, taken (and checked) at construction: the recorder's first good one. */
+  clockReading: number;
 };
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -153,6 +157,29 @@ function checkProducerOverrides(options: MetricProducerOverrides): Partial<Metri
   return checked;
 }
 
+/**
+ * The clock's first reading, at construction: a clock that cannot give one good reading (finite
+ * seconds >= 0) is bad configuration, refused here naming the option, as every other option is.
+ * A clock that fails only later is the recorder's to guard (`invalid-clock`, counted, its last
+ * good reading used: this one at first), since it already worked once and a time source that
+ * hiccups must not throw into the host mid-run.
+ */
+function firstReading(clock: () => unknown): number {
+  let reading: unknown;
+  try {
+    reading = clock();
+  } catch (error) {
+    const { type, message } = failureDetail(error);
+    throw new TypeError(
+      `TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
+      { cause: error },
+    );
+  }
+  if (typeof reading !== "number" || !(reading >= 0 && reading < Infinity))
+    fail("clock", "a function returning finite seconds >= 0", reading);
+  return reading;
+}
+
 /** Checks every option once, at construction, and fills in the defaults. */
 export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
@@ -168,8 +195,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
   if (keyPrefix !== undefined && typeof keyPrefix !== "function")
     fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
-  const probe = merged.clock();
-  if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
+  const probe = firstReading(merged.clock);
   fraction("sampling.ratio", merged.sampling.ratio);
   fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
   if (typeof merged.sampling.keepErrors !== "boolean")
@@ -216,7 +242,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
     declared === undefined
       ? PRESETS[merged.role]
       : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
-  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine, processStalls };
+  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine, processStalls, clockReading: probe };
 }
 
 /**
@@ -274,6 +300,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       machine: resolved.machine,
       instance: resolved.instance,
       clock: resolved.clock,
+      clockReading: resolved.clockReading,
       prefixLimit: resolved.prefixLimit,
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,
@@ -291,7 +318,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#recorder = recorder;
     if (resolved.processStalls) {
       this.#processStalls = new ProcessStalls({
-        clock: resolved.clock,
+        // The guarded clock: a reading in a timer callback must not throw into the host.
+        clock: recorder.clock,
         capacity: STALLS_RETAINED,
         // Ticks at the full rate only while journeys are live: an idle process's wakeups cost CPU.
         busy: () => recorder.live.size > 0,

@@ -53,6 +53,8 @@ export interface RecorderConfig {
   machine?: Machine;
   instance: string;
   clock: () => number;
+  /** A good reading the clock gave already (journeys.ts checks one at construction); else the recorder takes its own. */
+  clockReading?: number;
   prefixLimit: number;
   activityLimit: number;
   retainedJourneys: number;
@@ -196,7 +198,6 @@ export class Recorder implements LedgerHost {
       this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
       return this.lastClock;
     };
-    this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(
       Math.max(config.activityLimit, SEED_ACTIVITIES.length),
@@ -217,6 +218,10 @@ export class Recorder implements LedgerHost {
       counts: this.accumulators.dropped,
       stateNames: machine.names,
     });
+    // Read once the failure path exists: a clock that fails here is counted like any later reading.
+    if (typeof config.clockReading === "number" && config.clockReading >= 0 && config.clockReading < Infinity)
+      this.lastClock = config.clockReading;
+    else this.clock();
     this.deps = new Dependencies(this.live, this.accumulators, machine);
     this.table = machine.table;
     this.member = machine.member;
