@@ -36,8 +36,10 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
 import { registerInternals } from "./internal.js";
-import { configurationError, defined } from "./configuration.js";
+import { configurationError, guardedCheck, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
+import { failureDetail } from "./recorder/failure-detail.js";
+import { failureText } from "./model/breakdown.js";
 
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
@@ -96,13 +98,16 @@ export function isNoopTracerProvider(provider: TracerProvider): boolean {
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
 export type ResolvedOptions = Required<
   Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">
-> & {
-  /** The `machine` option compiled, or the role's Dask preset. */
-  machine: Machine;
-  sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
-  timeOrigin: number;
-  keyPrefix: TaskJourneysOptions["keyPrefix"];
-};
+> &
+  Pick<TaskJourneysOptions, "tracerProvider" | "meterProvider"> & {
+    /** The `machine` option compiled, or the role's Dask preset. */
+    machine: Machine;
+    sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
+    timeOrigin: number;
+    keyPrefix: TaskJourneysOptions["keyPrefix"];
+    /** The clock's first reading, taken (and checked) at construction: the recorder's first good one. */
+    clockReading: number;
+  };
 
 function fail(option: string, expected: string, value: unknown): never {
   configurationError("TaskJourneys", `option "${option}"`, expected, value);
@@ -131,21 +136,34 @@ function histogram(value: unknown): "exponential" | "explicit" {
 }
 
 function explicitBuckets(buckets: unknown): readonly number[] {
+  const expected = "an increasing array of finite numbers";
+  // A copy, read once: the array given may change (or a Proxy of one answer otherwise) later.
+  const copy = guardedCheck("TaskJourneys", 'option "explicitBuckets"', expected, buckets, () =>
+    Array.isArray(buckets) ? Array.from(buckets as unknown[]) : undefined,
+  );
   if (
-    !Array.isArray(buckets) ||
-    buckets.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= buckets[i - 1]))
+    copy === undefined ||
+    copy.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= (copy[i - 1] as number)))
   ) {
-    fail("explicitBuckets", "an increasing array of finite numbers", buckets);
+    fail("explicitBuckets", expected, buckets);
   }
-  return buckets as readonly number[];
+  return copy as number[];
+}
+
+/** An option object's own values (undefined ones left out), read once; one that throws when read is refused, naming it. */
+function readable<T extends object>(option: string, value: T | undefined | null): Partial<T> {
+  return guardedCheck("TaskJourneys", `option "${option}"`, "an object whose properties can be read", value, () =>
+    defined(value ?? undefined),
+  );
 }
 
 /** What `createMetricProducer()` may choose per reader; the rest follows the journeys' options. */
 export type MetricProducerOverrides = Pick<TaskJourneysOptions, "temporality" | "histogram" | "explicitBuckets">;
 
 /** The overrides given (undefined ones left out), checked as the constructor checks those options. */
-function checkProducerOverrides(options: MetricProducerOverrides): Partial<MetricProducerOptions> {
-  if (options === null || typeof options !== "object") fail("options", "an object", options);
+function checkProducerOverrides(given: MetricProducerOverrides): Partial<MetricProducerOptions> {
+  if (given === null || typeof given !== "object") fail("options", "an object", given);
+  const options = readable("options", given);
   const checked: Partial<MetricProducerOptions> = {};
   if (options.temporality !== undefined) checked.temporality = temporality(options.temporality);
   if (options.histogram !== undefined) checked.histogram = histogram(options.histogram);
@@ -153,14 +171,41 @@ function checkProducerOverrides(options: MetricProducerOverrides): Partial<Metri
   return checked;
 }
 
+/**
+ * The clock's first reading, at construction: a clock that cannot give one good reading (finite
+ * seconds >= 0) is bad configuration, refused here naming the option, as every other option is.
+ * A clock that fails only later is the recorder's to guard (`invalid-clock`, counted, its last
+ * good reading used: this one at first), since it already worked once and a time source that
+ * hiccups must not throw into the host mid-run.
+ */
+function firstReading(clock: () => unknown): number {
+  let reading: unknown;
+  try {
+    reading = clock();
+  } catch (error) {
+    const { type, message } = failureDetail(error);
+    throw new TypeError(
+      `TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
+      { cause: error },
+    );
+  }
+  if (typeof reading !== "number" || !(reading >= 0 && reading < Infinity))
+    fail("clock", "a function returning finite seconds >= 0", reading);
+  return reading;
+}
+
 /** Checks every option once, at construction, and fills in the defaults. */
 export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
-  const given = defined(options);
+  // Every option read once, here: a getter or a Proxy is not asked again (nor can it throw later).
+  const given = readable("options", options);
+  const sampling = given.sampling;
+  if (sampling !== undefined && sampling !== null && typeof sampling !== "object")
+    fail("sampling", "an object: { ratio?, keepSlowerThan?, keepErrors? }", sampling);
   const merged = {
     ...DEFAULT_OPTIONS,
     ...given,
-    sampling: { ...DEFAULT_OPTIONS.sampling, ...defined(options.sampling) },
+    sampling: { ...DEFAULT_OPTIONS.sampling, ...readable("sampling", sampling) },
   };
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
@@ -168,8 +213,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
   if (keyPrefix !== undefined && typeof keyPrefix !== "function")
     fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
-  const probe = merged.clock();
-  if (typeof probe !== "number" || !Number.isFinite(probe)) fail("clock", "a function returning finite seconds", probe);
+  const probe = firstReading(merged.clock);
   fraction("sampling.ratio", merged.sampling.ratio);
   fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
   if (typeof merged.sampling.keepErrors !== "boolean")
@@ -201,13 +245,13 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
     fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
   temporality(merged.temporality);
   histogram(merged.histogram);
-  explicitBuckets(merged.explicitBuckets);
+  const buckets = explicitBuckets(merged.explicitBuckets);
   // The default clock is performance.now(), whose epoch is performance.timeOrigin to the
   // microsecond. Date.now() is whole milliseconds: an origin taken from it is up to 1 ms early, a
   // different error in each process, and a worker's span seen from the scheduler's ended up to
   // 1 ms after its parent (190 µs in a CI run). A clock of the caller's has only Date.now().
   const timeOrigin =
-    options.timeOrigin ?? (given.clock === undefined ? performance.timeOrigin / 1000 : Date.now() / 1000 - probe);
+    given.timeOrigin ?? (given.clock === undefined ? performance.timeOrigin / 1000 : Date.now() / 1000 - probe);
   if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin))
     fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
   // Compiled once, here: the recorder only reads its tables.
@@ -215,8 +259,21 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   const machine =
     declared === undefined
       ? PRESETS[merged.role]
-      : new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value));
-  return { ...(merged as unknown as ResolvedOptions), timeOrigin, machine, processStalls };
+      : guardedCheck(
+          "TaskJourneys",
+          'option "machine"',
+          "a state machine",
+          declared,
+          () => new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value)),
+        );
+  return {
+    ...(merged as unknown as ResolvedOptions),
+    explicitBuckets: buckets,
+    timeOrigin,
+    machine,
+    processStalls,
+    clockReading: probe,
+  };
 }
 
 /**
@@ -250,11 +307,25 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
 
   constructor(options: TaskJourneysOptions & { role?: R; machine?: StateMachine<S> } = {}) {
     const resolved = resolveOptions(options);
-    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    const tracerProvider = resolved.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
     // ever made (the bridge is not a listener), rather than building trees a no-op drops. A proxy
     // with no SDK behind it yet may get one later: its tracer delegates once it does.
-    const noop = isNoopTracerProvider(tracerProvider);
+    const expectedProvider = "a TracerProvider (an object with getTracer())";
+    const [noop, tracer] = guardedCheck(
+      "TaskJourneys",
+      'option "tracerProvider"',
+      expectedProvider,
+      tracerProvider,
+      () => {
+        if (typeof (tracerProvider as Partial<TracerProvider> | null)?.getTracer !== "function")
+          fail("tracerProvider", expectedProvider, tracerProvider);
+        return [
+          isNoopTracerProvider(tracerProvider),
+          tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+        ] as const;
+      },
+    );
     this.#pendingProvider =
       resolved.traces && noop && tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
     const traces = resolved.traces && !noop;
@@ -274,6 +345,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       machine: resolved.machine,
       instance: resolved.instance,
       clock: resolved.clock,
+      clockReading: resolved.clockReading,
       prefixLimit: resolved.prefixLimit,
       activityLimit: resolved.activityLimit,
       retainedJourneys: resolved.retainedJourneys,
@@ -291,7 +363,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#recorder = recorder;
     if (resolved.processStalls) {
       this.#processStalls = new ProcessStalls({
-        clock: resolved.clock,
+        // The guarded clock: a reading in a timer callback must not throw into the host.
+        clock: recorder.clock,
         capacity: STALLS_RETAINED,
         // Ticks at the full rate only while journeys are live: an idle process's wakeups cost CPU.
         busy: () => recorder.live.size > 0,
@@ -308,10 +381,19 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       processStalls: this.#processStalls,
     };
     this.metricProducer = new TaskMetricProducer(recorder, this.#producerOptions);
-    if (options.meterProvider !== undefined) this.#observeThrough(options.meterProvider);
+    // null: the global one (as it always was).
+    const meterProvider = resolved.meterProvider === null ? metricsApi.getMeterProvider() : resolved.meterProvider;
+    if (meterProvider !== undefined) {
+      const expected = "a MeterProvider (an object with getMeter())";
+      guardedCheck("TaskJourneys", 'option "meterProvider"', expected, meterProvider, () => {
+        if (typeof (meterProvider as Partial<MeterProvider>).getMeter !== "function")
+          fail("meterProvider", expected, meterProvider);
+        this.#observeThrough(meterProvider);
+      });
+    }
     bridge = new SpanBridge(
       recorder,
-      tracerProvider.getTracer(INSTRUMENTATION_SCOPE, VERSION),
+      tracer,
       {
         role: resolved.role,
         instance: resolved.instance,
@@ -447,17 +529,19 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
       return false;
     } catch {
-      return this.#badCarrier("injectTransfer()");
+      return this.#badCarrier("injectTransfer()", "its ledger or carrier");
     }
   }
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
   linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#tracing() || !(ledger instanceof TransferLedger)) return false;
+    if (this.#closed || !this.#tracing()) return false;
     try {
+      // Inside the guard: `instanceof` asks a Proxy's getPrototypeOf trap, which may throw.
+      if (!(ledger instanceof TransferLedger)) return false;
       return this.#spans.linkTransfer(ledger.transfer, context);
     } catch {
-      return this.#badCarrier("linkTransfer()");
+      return this.#badCarrier("linkTransfer()", "its ledger or context");
     }
   }
 
@@ -631,9 +715,9 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     return this.#shutdownPromise;
   }
 
-  /** A carrier that threw when read or written: counted (thrown when strict); the call did nothing. */
-  #badCarrier(call: string): false {
-    this.#recorder.drop("invalid-carrier", `${call} could not read or write its carrier`);
+  /** A carrier (or a ledger) that threw when read or written: counted (thrown when strict); the call did nothing. */
+  #badCarrier(call: string, what = "its carrier"): false {
+    this.#recorder.drop("invalid-carrier", `${call} could not read or write ${what}`);
     return false;
   }
 
@@ -642,7 +726,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * duration histogram) as observable instruments on a MeterProvider they passed explicitly.
    */
   #observeThrough(meterProvider: MeterProvider): void {
-    const meter = (meterProvider ?? metricsApi.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, VERSION);
+    const meter = meterProvider.getMeter(INSTRUMENTATION_SCOPE, VERSION);
     const producer = this.createMetricProducer({ temporality: "cumulative" });
     const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
     // The producer's own names, units, value types and descriptions; the histogram has no

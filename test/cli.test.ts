@@ -317,6 +317,28 @@ describe("taskjourney CLI: several inputs, limits, hostile files", () => {
     expect(badLimit.stderr).toContain('--max-bytes takes a positive whole number of bytes, got "lots"');
   }, 60_000);
 
+  it("a million nested arrays, or a summary's tree nested past its limit, is a message naming the file and where, not a stack overflow", async () => {
+    const deep = path.join(directory, "deep.jsonl");
+    fs.writeFileSync(deep, `${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}\n`);
+    // 10,000 levels of children (as text: JSON.stringify itself would overflow the stack on it).
+    const tree = `${'{"name":"a","seconds":1,"children":['.repeat(10_000)}${"]}".repeat(10_000)}`;
+    const summary = path.join(directory, "deep-summary.json");
+    fs.writeFileSync(summary, `{"prefixes":[],"slowest":[{"key":"k-1","seconds":1,"children":[${tree}]}]}`);
+    const [explained, reported, deepTree] = await Promise.all([
+      run("explain", "inc-1", deep),
+      run("report", deep, "--out", path.join(directory, "deep.html")),
+      run("report", summary, "--out", path.join(directory, "deep-summary.html")),
+    ]);
+    const nested = `taskjourney: ${deep}: line 1 nests arrays more than 4 deep; expected OTLP/JSON requests, one per line, or one JSON document holding a request or an array of them\n`;
+    expect(explained).toEqual({ code: 1, stdout: "", stderr: nested });
+    expect(reported).toEqual({ code: 1, stdout: "", stderr: nested });
+    expect(deepTree).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: `taskjourney: ${summary}: slowest[0]: its children nest more than 256 levels deep\n`,
+    });
+  }, 60_000);
+
   it("prints nothing a terminal would act on: keys with escape sequences come out as visible escapes", async () => {
     const clock = new FakeClock(10);
     const exporter = new InMemorySpanExporter();

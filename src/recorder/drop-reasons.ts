@@ -13,7 +13,8 @@ export const DROP_REASONS = {
   "invalid-name":
     "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
   "key-too-long": "a key longer than maxKeyLength; the call is dropped",
-  "invalid-key": "a value that is not a key, or gather() / dependencies() given something other than an array of keys",
+  "invalid-key":
+    "a value that is not a key, or gather() / serve() / dependencies() given something other than an array of keys (or one that cannot be read: a revoked Proxy)",
   "unknown-state": "a state name taskjourney does not know; the transition is dropped",
   "wrong-role-state":
     "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
@@ -37,7 +38,7 @@ export const DROP_REASONS = {
   "invalid-outcome":
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
   "invalid-carrier":
-    "inject(), extract(), parent() or linkFrom() given a carrier or context that could not be read or written; the call did nothing",
+    "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written; the call did nothing",
   "ledger-open-at-end":
     "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
   "live-journeys-limit":

@@ -53,6 +53,8 @@ export interface RecorderConfig {
   machine?: Machine;
   instance: string;
   clock: () => number;
+  /** A good reading the clock gave already (journeys.ts checks one at construction); else the recorder takes its own. */
+  clockReading?: number;
   prefixLimit: number;
   activityLimit: number;
   retainedJourneys: number;
@@ -196,7 +198,6 @@ export class Recorder implements LedgerHost {
       this.drop("invalid-clock", `the clock read ${show(reading)}; its last good reading ${this.lastClock} is used`);
       return this.lastClock;
     };
-    this.clock();
     this.prefixes = new Interner(config.prefixLimit, "other");
     this.activities = new Interner(
       Math.max(config.activityLimit, SEED_ACTIVITIES.length),
@@ -217,6 +218,10 @@ export class Recorder implements LedgerHost {
       counts: this.accumulators.dropped,
       stateNames: machine.names,
     });
+    // Read once the failure path exists: a clock that fails here is counted like any later reading.
+    if (typeof config.clockReading === "number" && config.clockReading >= 0 && config.clockReading < Infinity)
+      this.lastClock = config.clockReading;
+    else this.clock();
     this.deps = new Dependencies(this.live, this.accumulators, machine);
     this.table = machine.table;
     this.member = machine.member;
@@ -784,16 +789,12 @@ export class Recorder implements LedgerHost {
   dependencies(key: Key, dependencies: readonly Key[]): void {
     const id = this.idOf(key);
     if (id === undefined) return;
-    if (!Array.isArray(dependencies)) {
-      this.drop("invalid-key", "dependencies() takes an array of keys");
+    const count = arrayLength(dependencies);
+    if (count < 0) {
+      this.drop("invalid-key", `dependencies() takes an array of keys, not ${unlisted(dependencies, count)}`);
       return;
     }
     const ids: Array<string | number> = [];
-    const count = safeLength(dependencies);
-    if (count === -1) {
-      this.drop("invalid-key", "dependencies() given an array that cannot be read");
-      return;
-    }
     for (let index = 0; index < count; index++) {
       const dependencyId = this.idOf(element(dependencies, index));
       if (dependencyId !== undefined) ids.push(dependencyId);
@@ -853,9 +854,9 @@ export class Recorder implements LedgerHost {
 
   gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): TransferLedger | NoLedger {
     const time = this.now(at);
-    const count = Array.isArray(keys) ? safeLength(keys) : -1;
-    if (count === -1) {
-      this.drop("invalid-key", "gather() takes an array of keys");
+    const count = arrayLength(keys);
+    if (count < 0) {
+      this.drop("invalid-key", `gather() takes an array of keys, not ${unlisted(keys, count)}`);
       return this.noLedger;
     }
     if (typeof peer !== "string") {
@@ -932,9 +933,9 @@ export class Recorder implements LedgerHost {
    */
   serve(peer: string, keys: readonly Key[], at?: number): ServeLedger | NoLedger {
     const time = this.now(at);
-    const count = Array.isArray(keys) ? safeLength(keys) : -1;
-    if (count === -1) {
-      this.drop("invalid-key", "serve() takes an array of keys");
+    const count = arrayLength(keys);
+    if (count < 0) {
+      this.drop("invalid-key", `serve() takes an array of keys, not ${unlisted(keys, count)}`);
       return this.noLedger;
     }
     if (typeof peer !== "string") {
@@ -986,14 +987,28 @@ export class Recorder implements LedgerHost {
   }
 }
 
-/** An array's length, or -1 when reading it throws (a Proxy) or it is not a sane length. */
-function safeLength(array: readonly unknown[]): number {
+/** arrayLength(): not an array. */
+const NOT_AN_ARRAY = -1;
+/** arrayLength(): an array (or a Proxy of one) that could not be read. */
+const UNREADABLE_ARRAY = -2;
+
+/**
+ * The length of an array of keys, or NOT_AN_ARRAY, or UNREADABLE_ARRAY when asking throws: a
+ * revoked Proxy throws even from Array.isArray(), one whose traps throw from reading `length`.
+ */
+function arrayLength(value: unknown): number {
   try {
-    const length = array.length;
-    return typeof length === "number" && length >= 0 && length <= 0xffffffff ? length : -1;
+    if (!Array.isArray(value)) return NOT_AN_ARRAY;
+    const length = (value as readonly unknown[]).length;
+    return typeof length === "number" && length >= 0 && length <= 0xffffffff ? length : UNREADABLE_ARRAY;
   } catch {
-    return -1;
+    return UNREADABLE_ARRAY;
   }
+}
+
+/** What a drop says of a list of keys arrayLength() refused. */
+function unlisted(value: unknown, count: number): string {
+  return count === UNREADABLE_ARRAY ? "an array (or Proxy) that could not be read" : show(value);
 }
 
 /** An element of an array, or undefined (not a key) when reading it throws. */

@@ -490,14 +490,25 @@ function prefixRows(value: unknown, field: string): PrefixRow[] {
   });
 }
 
-function breakdownNode(value: unknown, field: string): BreakdownNode {
+/**
+ * Levels of a breakdown tree read from a summary: a visit, its activities and theirs, nested as
+ * deep as metered work nests (far fewer in practice). Deeper is a crafted file, refused by name
+ * rather than overflowing the stack here and in the page's renderer.
+ */
+const MAX_BREAKDOWN_DEPTH = 256;
+
+function breakdownNode(value: unknown, field: string, depth = 1): BreakdownNode {
   if (!isRecord(value) || typeof value.name !== "string")
     throw new TypeError(`${field} must be {name, seconds, children}`);
+  if (depth > MAX_BREAKDOWN_DEPTH)
+    throw new TypeError(
+      `${field.slice(0, field.indexOf(".children"))}: its children nest more than ${MAX_BREAKDOWN_DEPTH} levels deep`,
+    );
   const node: BreakdownNode = {
     name: value.name,
     seconds: typeof value.seconds === "number" ? value.seconds : Number.NaN,
     children: Array.isArray(value.children)
-      ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`))
+      ? value.children.map((child, index) => breakdownNode(child, `${field}.children[${index}]`, depth + 1))
       : [],
   };
   // A failed attempt keeps its outcome and reason, so the tree says why as explain() did.

@@ -1,3 +1,4 @@
+import { constants as bufferConstants } from "node:buffer";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
@@ -17,6 +18,20 @@ export class OtlpJsonError extends Error {
 
 /** The default limit on one input file: 512 MiB. */
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The longest line (or one JSON document over several lines) read: 256 Mi characters, below
+ * V8's longest string (bufferConstants.MAX_STRING_LENGTH, 2^29 - 24 on 64-bit: a 512 MiB file of
+ * one line would not even fit in one). A line is one OTLP request (a Collector's are a few MiB),
+ * and parsing one of this length already takes gigabytes of heap.
+ */
+export const DEFAULT_MAX_LINE_CHARS = Math.min(256 * 1024 * 1024, bufferConstants.MAX_STRING_LENGTH - 1024 * 1024);
+
+/**
+ * Arrays within arrays followed (`[[request, …], …]`): deeper ones refuse the file, rather than
+ * overflow the stack (a line of a million `[`) or be walked for nothing.
+ */
+export const MAX_ARRAY_NESTING = 4;
 
 /** The file names a directory stands for. */
 const JSON_FILE = /\.(jsonl|json|ndjson)$/i;
@@ -52,10 +67,13 @@ export class OtlpDocumentReader {
   /** Broken lines skipped: how many, and the first few with JSON.parse's message. */
   private brokenCount = 0;
   private readonly broken: string[] = [];
+  /** Characters in `whole`. */
+  private wholeChars = 0;
 
   constructor(
     private readonly source: string,
-    private readonly onDocument: (document: unknown) => void,
+    /** Each document, and where it was: "line 3", or "its one JSON document" (several lines). */
+    private readonly onDocument: (document: unknown, where: string) => void,
     /** Skip lines that are broken requests (see `skipped`) rather than refuse the text for them. */
     private readonly skipBroken = false,
     /**
@@ -63,6 +81,8 @@ export class OtlpDocumentReader {
      * parsed, and never told as broken; each counts as a document read.
      */
     private readonly unwanted?: (line: string) => boolean,
+    /** The longest line or document read (DEFAULT_MAX_LINE_CHARS; smaller in tests). */
+    private readonly maxLineChars = DEFAULT_MAX_LINE_CHARS,
   ) {}
 
   /** What was skipped, naming the source and the lines, or undefined when nothing was. */
@@ -80,11 +100,13 @@ export class OtlpDocumentReader {
   /** The next piece of text; may end in the middle of a line. */
   feed(text: string): void {
     if (this.whole !== undefined) {
-      this.whole.push(text);
+      this.addToWhole(text);
       return;
     }
     let start = 0;
     for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+      // Checked before the line is made: one past V8's longest string would throw "Invalid string length".
+      if (this.pending.length + (newline - start) > this.maxLineChars) throw this.lineTooLong();
       const line = this.pending + text.slice(start, newline);
       this.pending = "";
       this.started = false;
@@ -93,17 +115,34 @@ export class OtlpDocumentReader {
       // completeLine may have switched to reading one whole document.
       const whole = this.whole as string[] | undefined;
       if (whole !== undefined) {
-        whole.push(text.slice(start));
+        this.addToWhole(text.slice(start));
         return;
       }
     }
     const rest = text.slice(start);
+    if (this.pending.length + rest.length > this.maxLineChars) throw this.lineTooLong();
     this.pending += rest;
     // Only the new text is looked at, so a long line costs its length once.
     if (!this.started && /\S/.test(rest)) {
       this.started = true;
       this.checkStart(rest, this.line + 1);
     }
+  }
+
+  private addToWhole(text: string): void {
+    this.wholeChars += text.length;
+    if (this.wholeChars > this.maxLineChars)
+      throw new OtlpJsonError(
+        `${this.source}: line 1 is not JSON by itself, and the text from there, read as one JSON document, is longer than ${this.maxLineChars} characters, the longest document read; expected OTLP/JSON requests, one per line (as the Collector's file exporter writes them)`,
+      );
+    this.whole!.push(text);
+  }
+
+  /** The line being read (the next one) is longer than maxLineChars. */
+  private lineTooLong(): OtlpJsonError {
+    return new OtlpJsonError(
+      `${this.source}: line ${this.line + 1} is longer than ${this.maxLineChars} characters, the longest line read (one OTLP request per line is expected, and a JavaScript string holds at most ${bufferConstants.MAX_STRING_LENGTH})`,
+    );
   }
 
   /** The end of the text: decodes what is left. */
@@ -118,7 +157,7 @@ export class OtlpDocumentReader {
         if (this.skipBroken) return this.reread(text);
         throw this.notJson();
       }
-      this.onDocument(document);
+      this.onDocument(document, "its one JSON document");
       return;
     }
     if (this.pending !== "") {
@@ -138,6 +177,7 @@ export class OtlpDocumentReader {
   /** Not one document: the text as JSON lines after all, its first line a broken one (a process stopped in its first write). */
   private reread(text: string): void {
     this.whole = undefined;
+    this.wholeChars = 0;
     this.rereading = true;
     this.line = 0;
     try {
@@ -169,7 +209,9 @@ export class OtlpDocumentReader {
       // (a last line cannot begin one: that would have had a newline).
       if (this.documents === 0 && !this.rereading && !last) {
         this.firstError = message;
-        this.whole = [text, "\n"];
+        this.whole = [];
+        this.addToWhole(text);
+        this.addToWhole("\n");
         return;
       }
       if (!this.skipBroken)
@@ -182,7 +224,7 @@ export class OtlpDocumentReader {
       return;
     }
     this.documents++;
-    this.onDocument(document);
+    this.onDocument(document, `line ${this.line}`);
   }
 
   /** A line must begin (after blanks) with `{` or `[`: anything else is not OTLP/JSON. */
@@ -223,10 +265,17 @@ function readError(file: string, error: unknown, what: string): OtlpJsonError {
  */
 export function readInputFile(
   file: string,
-  onDocument: (document: unknown) => void,
-  options: { maxBytes?: number; what?: string; skipBroken?: boolean; unwanted?: (line: string) => boolean } = {},
+  onDocument: (document: unknown, where: string) => void,
+  options: {
+    maxBytes?: number;
+    what?: string;
+    skipBroken?: boolean;
+    unwanted?: (line: string) => boolean;
+    /** @internal The longest line read; DEFAULT_MAX_LINE_CHARS but in tests. */
+    maxLineChars?: number;
+  } = {},
 ): { skipped: string | undefined } {
-  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted } = options;
+  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted, maxLineChars } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
     throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
   let descriptor: number;
@@ -239,7 +288,7 @@ export function readInputFile(
     const stat = fs.fstatSync(descriptor);
     if (stat.isDirectory()) throw new OtlpJsonError(`${what} ${file} is a directory`);
     if (stat.isFile() && stat.size > maxBytes) throw tooLarge(file, maxBytes, stat.size);
-    const reader = new OtlpDocumentReader(file, onDocument, skipBroken, unwanted);
+    const reader = new OtlpDocumentReader(file, onDocument, skipBroken, unwanted, maxLineChars);
     const decoder = new StringDecoder("utf8");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let total = 0;

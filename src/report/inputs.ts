@@ -1,6 +1,6 @@
 import { decodeTraceRequest, type DecodedSpan } from "./otlp-json.js";
 import { decodeMetricsRequest, type MetricPoint } from "./otlp-metrics.js";
-import { expandInputs, OtlpJsonError, readInputFile } from "./input-files.js";
+import { expandInputs, MAX_ARRAY_NESTING, OtlpJsonError, readInputFile } from "./input-files.js";
 
 /**
  * What a set of files and directories holds for the CLI and the report: spans and metrics from
@@ -51,9 +51,14 @@ export function readTelemetryFiles(inputs: readonly string[], options: ReadTelem
   const withMetrics = options.metrics ?? true;
   for (const file of files) {
     let used = false;
-    const route = (document: unknown): void => {
+    const route = (document: unknown, where: string, depth = 0): void => {
       if (Array.isArray(document)) {
-        for (const item of document) route(item);
+        // Bounded: a line of a million `[` overflowed the stack here.
+        if (depth === MAX_ARRAY_NESTING)
+          throw new OtlpJsonError(
+            `${file}: ${where} nests arrays more than ${MAX_ARRAY_NESTING} deep; expected OTLP/JSON requests, one per line, or one JSON document holding a request or an array of them`,
+          );
+        for (const item of document) route(item, where, depth + 1);
         return;
       }
       if (!isRecord(document)) return;

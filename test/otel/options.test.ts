@@ -18,6 +18,7 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["clock", { clock: () => Number.NaN }],
   ["clock", { clock: () => Infinity }],
   ["clock", { clock: () => "0" }],
+  ["clock", { clock: () => -1 }],
   ["sampling.ratio", { sampling: { ratio: -0.1 } }],
   ["sampling.ratio", { sampling: { ratio: 1.5 } }],
   ["sampling.ratio", { sampling: { ratio: Number.NaN } }],
@@ -132,7 +133,7 @@ describe("options validation", () => {
     ).not.toThrow();
 
     const defaults = resolveOptions({ clock });
-    const { clock: _c, sampling, timeOrigin, machine, processStalls, ...rest } = defaults;
+    const { clock: _c, sampling, timeOrigin, machine, processStalls, clockReading: _r, ...rest } = defaults;
     const { clock: _d, sampling: defaultSampling, processStalls: defaultStalls, ...defaultRest } = DEFAULT_OPTIONS;
     expect(rest).toEqual(defaultRest);
     // No machine given: the role's Dask preset, compiled once for all journeys.

@@ -168,6 +168,42 @@ describe("absurd values are counted, never summed", () => {
     expect(journeys.dropped()).toEqual({ "invalid-clock": 2 });
   });
 
+  for (const failure of ["NaN", "a throw"] as const) {
+    it(`a clock that fails from its second reading (${failure}) constructs, and every bad reading is invalid-clock`, () => {
+      let readings = 0;
+      const journeys = new TaskJourneys({
+        clock: () => {
+          readings++;
+          if (readings === 1) return 7;
+          if (failure === "NaN") return Number.NaN;
+          throw new Error("clock broke");
+        },
+        sampling: { ratio: 0 },
+      });
+      expect(journeys.dropped()).toEqual({});
+      journeys.transition("c-1", "released", "waiting");
+      journeys.transition("c-1", "waiting", "ready");
+      journeys.transition("c-1", "ready", "executing");
+      journeys.transition("c-1", "executing", "memory");
+      // Every reading after the first, at the construction's good one (7).
+      expect(journeys.dropped()).toEqual({ "invalid-clock": 4 });
+      expect(journeys.explain("c-1")!.seconds).toBe(0);
+    });
+  }
+
+  it("a clock that fails at its first reading is refused at construction, naming the option and the failure", () => {
+    const throwing = () => {
+      throw new RangeError("no time source");
+    };
+    expect(() => new TaskJourneys({ clock: throwing })).toThrow(TypeError);
+    expect(() => new TaskJourneys({ clock: throwing })).toThrow(
+      'TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw RangeError: no time source',
+    );
+    expect(() => new TaskJourneys({ clock: () => -1 })).toThrow(
+      'TaskJourneys: option "clock" must be a function returning finite seconds >= 0, got -1',
+    );
+  });
+
   it("activities and units named constructor, toString and __proto__ are names like any other", () => {
     const clock = new FakeClock(1);
     const journeys = worker(clock);

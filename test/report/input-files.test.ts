@@ -7,7 +7,17 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { expandInputs, OtlpDocumentReader, OtlpJsonError, readInputFile } from "../../src/report/input-files.js";
+import { constants as bufferConstants } from "node:buffer";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINE_CHARS,
+  expandInputs,
+  MAX_ARRAY_NESTING,
+  OtlpDocumentReader,
+  OtlpJsonError,
+  readInputFile,
+} from "../../src/report/input-files.js";
+import { readTelemetryFiles } from "../../src/report/inputs.js";
 
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-input-files-"));
 afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
@@ -119,6 +129,69 @@ describe("readInputFile", () => {
     expect(() => documentsOf(fifo, 4 * 1024 * 1024)).toThrow(`${fifo} holds more than 4 MiB, the size limit`);
     writer.kill();
     await closed;
+  });
+});
+
+describe("lines too long and documents too deep", () => {
+  it("the longest line read is below V8's longest string, whatever the file size limit", () => {
+    expect(DEFAULT_MAX_LINE_CHARS).toBeLessThan(bufferConstants.MAX_STRING_LENGTH);
+    // A file just under the size limit could be one line longer than any string.
+    expect(DEFAULT_MAX_LINE_CHARS).toBeLessThan(DEFAULT_MAX_BYTES);
+  });
+
+  it("a line longer than the limit is refused naming the file and line, before it is all read", () => {
+    const long = path.join(directory, "long-line.jsonl");
+    // Lines 1 and 3 fit; line 2 (150 characters) does not.
+    fs.writeFileSync(long, `{"a":1}\n{"b":"${"x".repeat(142)}"}\n{"c":3}\n`);
+    const read = (maxLineChars: number, documents: unknown[] = []) =>
+      readInputFile(long, (document) => documents.push(document), { maxLineChars });
+    const message = `${long}: line 2 is longer than 100 characters, the longest line read (one OTLP request per line is expected, and a JavaScript string holds at most ${bufferConstants.MAX_STRING_LENGTH})`;
+    expect(() => read(100)).toThrow(new OtlpJsonError(message));
+    // Fed in pieces, the line is refused once its pieces pass the limit (here its first piece).
+    const documents: unknown[] = [];
+    const reader = new OtlpDocumentReader(long, (document) => documents.push(document), false, undefined, 100);
+    reader.feed('{"a":1}\n{"b":"');
+    expect(() => reader.feed("x".repeat(100))).toThrow(new OtlpJsonError(message));
+    expect(documents).toEqual([{ a: 1 }]);
+    // At the limit it is read.
+    expect(() => read(150)).not.toThrow();
+    // A last line, with no newline after it.
+    fs.writeFileSync(long, `{"a":1}\n{"b":"${"x".repeat(142)}"}`);
+    expect(() => read(100)).toThrow(new OtlpJsonError(message));
+  });
+
+  it("one JSON document over several lines longer than the limit is refused naming the file", () => {
+    const pretty = path.join(directory, "long-document.json");
+    fs.writeFileSync(pretty, JSON.stringify({ resourceSpans: [{ x: "y".repeat(200) }] }, null, 2));
+    expect(() => readInputFile(pretty, () => undefined, { maxLineChars: 100 })).toThrow(
+      `${pretty}: line 1 is not JSON by itself, and the text from there, read as one JSON document, is longer than 100 characters, the longest document read`,
+    );
+    expect(() => readInputFile(pretty, () => undefined, { maxLineChars: 1000 })).not.toThrow();
+  });
+
+  it("each document is handed on with the line it was on", () => {
+    const lines = path.join(directory, "where.jsonl");
+    fs.writeFileSync(lines, '{"a":1}\n\n{"b":2}\n');
+    const where: string[] = [];
+    readInputFile(lines, (_document, at) => where.push(at));
+    expect(where).toEqual(["line 1", "line 3"]);
+    fs.writeFileSync(lines, JSON.stringify({ a: [1] }, null, 2));
+    where.length = 0;
+    readInputFile(lines, (_document, at) => where.push(at));
+    expect(where).toEqual(["its one JSON document"]);
+  });
+
+  it("a million nested arrays on one line: readTelemetryFiles names the file and line, no stack overflow", () => {
+    const deep = path.join(directory, "deep.jsonl");
+    fs.writeFileSync(deep, `{"resourceSpans":[]}\n${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}\n`);
+    expect(() => readTelemetryFiles([deep])).toThrow(
+      new OtlpJsonError(
+        `${deep}: line 2 nests arrays more than ${MAX_ARRAY_NESTING} deep; expected OTLP/JSON requests, one per line, or one JSON document holding a request or an array of them`,
+      ),
+    );
+    // Arrays of requests within arrays, as deep as that, are read.
+    fs.writeFileSync(deep, `${"[".repeat(MAX_ARRAY_NESTING)}{"resourceSpans":[]}${"]".repeat(MAX_ARRAY_NESTING)}\n`);
+    expect(readTelemetryFiles([deep]).unused).toEqual([]);
   });
 });
 

@@ -21,7 +21,7 @@ export interface DurationStats {
   readonly max: number;
   /**
    * The nearest-rank q-quantile, within the histogram's relative error bound; NaN when
-   * count is 0. Throws RangeError for q outside [0, 1] or NaN.
+   * count is 0. Throws RangeError for q outside [0, 1], NaN, or not a number (a numeric string too).
    */
   quantile(q: number): number;
 }

@@ -190,11 +190,23 @@ function downscaleNeeded(low: number, high: number, maxSize: number): number {
   return change;
 }
 
-/** A quantile outside [0, 1] is a bug in the caller, so it throws instead of returning NaN. */
+/**
+ * A quantile outside [0, 1] is a bug in the caller, so it throws instead of returning NaN. Any q
+ * that is not a number is outside too: a numeric string is not converted (`"0.5" >= 0` would run
+ * the conversion, and an object's own valueOf or toString), and the message describes q by its
+ * type only, never through code of its own (a throwing toString, a Symbol, a deep array).
+ */
 function assertQuantile(q: number): void {
-  if (!(q >= 0 && q <= 1)) {
-    throw new RangeError(`quantile q must be a number in [0, 1], got ${String(q)}`);
+  if (typeof q !== "number" || !(q >= 0 && q <= 1)) {
+    throw new RangeError(`quantile q must be a number in [0, 1], got ${describe(q)}`);
   }
+}
+
+/** A value by its type (and a number by its value), running none of its code. */
+function describe(value: unknown): string {
+  if (typeof value === "number") return String(value);
+  if (value === null || value === undefined) return String(value);
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 export interface ExponentialHistogramOptions {

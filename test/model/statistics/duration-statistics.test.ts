@@ -44,6 +44,40 @@ describe("DurationStatistics", () => {
     }
   });
 
+  it("rejects a q that is no number with the same RangeError, describing q by its type, running none of its code", () => {
+    const throwingToString = {
+      toString: () => {
+        throw new Error("q's own code ran");
+      },
+      valueOf: () => {
+        throw new Error("q's own code ran");
+      },
+    };
+    let deep: unknown[] = [];
+    for (let depth = 0; depth < 1_000_000; depth++) deep = [deep];
+    const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const cases: Array<[unknown, string]> = [
+      [throwingToString, "an object"],
+      [Symbol("q"), "a symbol"],
+      [Object.create(null), "an object"],
+      [deep, "an object"],
+      [revoked, "an object"],
+      ["0.5", "a string"],
+      [null, "null"],
+      [undefined, "undefined"],
+      [1n, "a bigint"],
+      [() => 0.5, "a function"],
+    ];
+    for (const stats of [new DurationStatistics().snapshot(), statisticsOf([1]).snapshot()]) {
+      for (const [q, described] of cases) {
+        expect(() => stats.quantile(q as number)).toThrow(
+          new RangeError(`quantile q must be a number in [0, 1], got ${described}`),
+        );
+      }
+    }
+  });
+
   it("refuses NaN, negative and infinite durations and counts the rest", () => {
     const statistics = new DurationStatistics();
     for (const bad of [Number.NaN, -0.001, Infinity, -Infinity]) expect(statistics.record(bad)).toBe(false);
