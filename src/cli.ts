@@ -132,7 +132,8 @@ function read(inputs: readonly string[], options: { maxBytes: number; metrics: b
   } catch (error) {
     throw new DataError(error instanceof Error ? error.message : String(error));
   }
-  for (const skipped of telemetry.skipped) io.err(`taskjourney: warning: ${terminalSafe(skipped)}\n`);
+  for (const skipped of [...telemetry.skipped, ...telemetry.duplicates])
+    io.err(`taskjourney: warning: ${terminalSafe(skipped)}\n`);
   return telemetry;
 }
 

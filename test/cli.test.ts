@@ -189,6 +189,40 @@ describe("taskjourney CLI", () => {
     );
   }, 60_000);
 
+  it("a request line repeated byte for byte (an OTLP retry in a Collector's file) is read once, with one warning per file; the same span id with other content is still refused", async () => {
+    const whole = fs.readFileSync(file, "utf8");
+    const retried = path.join(directory, "retried.jsonl");
+    fs.writeFileSync(retried, `${whole}${whole}\n${whole}`);
+    const copied = path.join(directory, "copied.jsonl");
+    fs.writeFileSync(copied, whole);
+    const changed = path.join(directory, "changed.jsonl");
+    fs.writeFileSync(changed, `${whole}${whole.replace('"name":"task inc"', '"name":"task inc2"')}`);
+    expect(fs.readFileSync(changed, "utf8")).not.toBe(`${whole}${whole}`);
+    const [explained, reported, twoFiles, different] = await Promise.all([
+      run("explain", "inc-1", retried),
+      run("report", retried, "--out", path.join(directory, "retried.html")),
+      run("explain", "inc-1", file, copied),
+      run("explain", "inc-1", changed),
+    ]);
+    const warning =
+      `taskjourney: warning: ${retried}: 2 lines are byte-identical copies of earlier ones (lines 2 (of line 1), 4 (of line 1); ` +
+      "as an OTLP exporter's retry after a timeout leaves in a Collector's file): skipped\n";
+    expect(explained).toEqual({
+      code: 0,
+      stdout: `${formatBreakdown(journeys.explain("inc-1")!)}\n`,
+      stderr: warning,
+    });
+    expect(reported.code).toBe(0);
+    expect(reported.stderr.split("\n").filter((line) => line.includes("byte-identical"))).toEqual([warning.trim()]);
+    expect(twoFiles.code).toBe(0);
+    expect(twoFiles.stderr).toBe(
+      `taskjourney: warning: ${copied}: line 1 is a byte-identical copy of ${file}:1 ` +
+        "(as an OTLP exporter's retry after a timeout leaves in a Collector's file): skipped\n",
+    );
+    expect(different.code).toBe(1);
+    expect(different.stderr).toMatch(/span id [0-9a-f]{16} appears twice in trace/);
+  }, 60_000);
+
   it("explain --all prints every journey of the key", async () => {
     const all = await run("explain", "x-1", "--from", file, "--all", "--json");
     expect(all.code).toBe(0);

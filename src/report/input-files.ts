@@ -1,4 +1,5 @@
 import { constants as bufferConstants } from "node:buffer";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
@@ -69,6 +70,9 @@ export class OtlpDocumentReader {
   private readonly broken: string[] = [];
   /** Characters in `whole`. */
   private wholeChars = 0;
+  /** Lines skipped as byte-identical copies of earlier ones: how many, and the first few with the line they copy. */
+  private copyCount = 0;
+  private readonly copies: Array<{ line: number; of: string }> = [];
 
   constructor(
     private readonly source: string,
@@ -83,6 +87,12 @@ export class OtlpDocumentReader {
     private readonly unwanted?: (line: string) => boolean,
     /** The longest line or document read (DEFAULT_MAX_LINE_CHARS; smaller in tests). */
     private readonly maxLineChars = DEFAULT_MAX_LINE_CHARS,
+    /**
+     * Lines read before (of this text and of others sharing the map), by a digest of their bytes,
+     * to where they were: a line seen before is skipped and told in `duplicates`. Undefined: every
+     * line is read.
+     */
+    private readonly seen?: Map<string, string>,
   ) {}
 
   /** What was skipped, naming the source and the lines, or undefined when nothing was. */
@@ -95,6 +105,20 @@ export class OtlpDocumentReader {
     return count === 1
       ? `${this.source}: line ${lines} is a request cut off, as a process stopped while writing leaves one: skipped; ${read}`
       : `${this.source}: ${count} lines are requests cut off (lines ${lines}), as processes stopped while writing leave them: skipped; ${read}`;
+  }
+
+  /** What was skipped as copies of earlier lines, naming the source and the lines, or undefined. */
+  get duplicates(): string | undefined {
+    const count = this.copyCount;
+    if (count === 0) return undefined;
+    const why = "as an OTLP exporter's retry after a timeout leaves in a Collector's file";
+    if (count === 1) {
+      const { line, of } = this.copies[0];
+      return `${this.source}: line ${line} is a byte-identical copy of ${of} (${why}): skipped`;
+    }
+    const more = count - this.copies.length;
+    const lines = `${this.copies.map(({ line, of }) => `${line} (of ${of})`).join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+    return `${this.source}: ${count} lines are byte-identical copies of earlier ones (lines ${lines}; ${why}): skipped`;
   }
 
   /** The next piece of text; may end in the middle of a line. */
@@ -223,8 +247,30 @@ export class OtlpDocumentReader {
       if (this.broken.length < NAMED_BROKEN_LINES) this.broken.push(message);
       return;
     }
+    // Only a line that parsed: a broken one stays told as broken, however often it recurs.
+    if (this.seen !== undefined && this.isCopy(line)) return;
     this.documents++;
     this.onDocument(document, `line ${this.line}`);
+  }
+
+  /**
+   * Whether `line` is byte for byte one read before (it is remembered if not). Kept as a digest,
+   * not the text: memory grows by the lines of the files, not their size.
+   */
+  private isCopy(line: string): boolean {
+    const digest = createHash("sha256").update(line).digest("base64");
+    const first = this.seen!.get(digest);
+    const here = `${this.source}:${this.line}`;
+    if (first === undefined) {
+      this.seen!.set(digest, here);
+      return false;
+    }
+    this.copyCount++;
+    if (this.copies.length < NAMED_BROKEN_LINES) {
+      const sameSource = first.startsWith(`${this.source}:`);
+      this.copies.push({ line: this.line, of: sameSource ? `line ${first.slice(this.source.length + 1)}` : first });
+    }
+    return true;
   }
 
   /** A line must begin (after blanks) with `{` or `[`: anything else is not OTLP/JSON. */
@@ -273,9 +319,11 @@ export function readInputFile(
     unwanted?: (line: string) => boolean;
     /** @internal The longest line read; DEFAULT_MAX_LINE_CHARS but in tests. */
     maxLineChars?: number;
+    /** Skip lines byte-identical to ones read before (see OtlpDocumentReader); shared across files. */
+    seen?: Map<string, string>;
   } = {},
-): { skipped: string | undefined } {
-  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted, maxLineChars } = options;
+): { skipped: string | undefined; duplicates: string | undefined } {
+  const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted, maxLineChars, seen } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
     throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
   let descriptor: number;
@@ -288,7 +336,7 @@ export function readInputFile(
     const stat = fs.fstatSync(descriptor);
     if (stat.isDirectory()) throw new OtlpJsonError(`${what} ${file} is a directory`);
     if (stat.isFile() && stat.size > maxBytes) throw tooLarge(file, maxBytes, stat.size);
-    const reader = new OtlpDocumentReader(file, onDocument, skipBroken, unwanted, maxLineChars);
+    const reader = new OtlpDocumentReader(file, onDocument, skipBroken, unwanted, maxLineChars, seen);
     const decoder = new StringDecoder("utf8");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let total = 0;
@@ -306,7 +354,7 @@ export function readInputFile(
     }
     reader.feed(decoder.end());
     reader.end();
-    return { skipped: reader.skipped };
+    return { skipped: reader.skipped, duplicates: reader.duplicates };
   } finally {
     fs.closeSync(descriptor);
   }

@@ -23,6 +23,12 @@ export interface TelemetryFiles {
    * read. A line that does not begin as a request refuses its file.
    */
   skipped: string[];
+  /**
+   * Lines skipped as byte-identical copies of lines read before (in that file or an earlier one:
+   * an OTLP retry after a timeout leaves the same request twice in a Collector's file), one
+   * message per file: read twice, every span of it would appear twice.
+   */
+  duplicates: string[];
 }
 
 export interface ReadTelemetryOptions {
@@ -47,7 +53,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function readTelemetryFiles(inputs: readonly string[], options: ReadTelemetryOptions = {}): TelemetryFiles {
   if (inputs.length === 0) throw new OtlpJsonError("no input files given");
   const files = expandInputs(inputs);
-  const result: TelemetryFiles = { files, spans: [], metrics: [], summaries: [], unused: [], skipped: [] };
+  const result: TelemetryFiles = {
+    files,
+    spans: [],
+    metrics: [],
+    summaries: [],
+    unused: [],
+    skipped: [],
+    duplicates: [],
+  };
+  const seen = new Map<string, string>();
   const withMetrics = options.metrics ?? true;
   for (const file of files) {
     let used = false;
@@ -82,8 +97,14 @@ export function readTelemetryFiles(inputs: readonly string[], options: ReadTelem
           used = true;
           return true;
         };
-    const { skipped } = readInputFile(file, route, { maxBytes: options.maxBytes, skipBroken: true, unwanted });
+    const { skipped, duplicates } = readInputFile(file, route, {
+      maxBytes: options.maxBytes,
+      skipBroken: true,
+      unwanted,
+      seen,
+    });
     if (skipped !== undefined) result.skipped.push(skipped);
+    if (duplicates !== undefined) result.duplicates.push(duplicates);
     if (!used) result.unused.push(file);
   }
   return result;

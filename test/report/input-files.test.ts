@@ -195,6 +195,38 @@ describe("lines too long and documents too deep", () => {
   });
 });
 
+describe("byte-identical request lines", () => {
+  it("are read once by readTelemetryFiles, told once per file; a broken line repeated stays told as broken", () => {
+    const span = (id: string) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: id, name: "s", startTimeUnixNano: "1" }],
+              },
+            ],
+          },
+        ],
+      });
+    const retried = path.join(directory, "retried.jsonl");
+    fs.writeFileSync(
+      retried,
+      `${span("b7ad6b7169203331")}\n${span("b7ad6b7169203332")}\n${span("b7ad6b7169203331")}\n{"resourceSp\n{"resourceSp\n`,
+    );
+    const read = readTelemetryFiles([retried]);
+    expect(read.spans.map((decoded) => decoded.spanId)).toEqual(["b7ad6b7169203331", "b7ad6b7169203332"]);
+    expect(read.duplicates).toEqual([
+      `${retried}: line 3 is a byte-identical copy of line 1 (as an OTLP exporter's retry after a timeout leaves in a Collector's file): skipped`,
+    ]);
+    expect(read.skipped).toEqual([expect.stringMatching(/: 2 lines are requests cut off \(lines 4 .*, 5 /)]);
+    // Without a map of lines seen, readInputFile reads every line.
+    const documents: unknown[] = [];
+    readInputFile(retried, (document) => documents.push(document), { skipBroken: true });
+    expect(documents).toHaveLength(3);
+  });
+});
+
 describe("expandInputs", () => {
   it("a directory stands for its .json/.jsonl/.ndjson files by name; a file named twice is read once; a missing one is named", () => {
     const dir = path.join(directory, "telemetry");
