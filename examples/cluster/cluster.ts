@@ -134,6 +134,21 @@ export function killChildren(signal: NodeJS.Signals = "SIGKILL"): void {
   }
 }
 
+/** Fails the run under way, if any, as a worker's death does; set while it computes. */
+let stopCurrentRun: ((error: Error) => void) | undefined;
+
+/**
+ * Stops the run under way (main.ts, at SIGINT / SIGTERM / SIGHUP) the way a worker's death does:
+ * the workers flush their telemetry and exit, this process flushes its own, and the summary says
+ * why the run stopped. False when no run is under way past its start (nothing to keep yet).
+ */
+export function stopRun(reason: string): boolean {
+  if (stopCurrentRun === undefined) return false;
+  stopCurrentRun(new Error(reason));
+  stopCurrentRun = undefined;
+  return true;
+}
+
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));
@@ -231,6 +246,7 @@ export async function runCluster(
    */
   const closeCluster = async () => {
     closing = true;
+    stopCurrentRun = undefined;
     for (const worker of scheduler.workers.values()) addresses.set(worker.pid, worker.address);
     scheduler.close();
     const flushing = telemetry?.shutdown();
@@ -302,6 +318,7 @@ export async function runCluster(
     // For tests and for cleaning up after a crash: who runs, and where spill files go.
     fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify({ ...pids, spillRoot }));
     const crashed = new Promise<never>((_, reject) => {
+      stopCurrentRun = reject;
       for (const child of children) {
         child.once("exit", (code, signal) =>
           reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)),
@@ -423,6 +440,7 @@ export async function runCluster(
     }
     throw error;
   } finally {
+    stopCurrentRun = undefined;
     scheduler.close();
     killChildren();
     await Promise.all(children.map(exited));
