@@ -102,6 +102,7 @@ import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-export
 import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from "./sdk/queue-counted-processor.js";
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
 import { load } from "./sdk/load-dependency.js";
+import { deadlineAgentFactory } from "./sdk/deadline-agent.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -598,7 +599,12 @@ async function otlpSpanExporter(
   headers: Record<string, string> | undefined,
   timeoutMillis: number,
 ): Promise<SpanExporter> {
-  const config = { url, timeoutMillis, ...(headers !== undefined ? { headers } : {}) };
+  const config = {
+    url,
+    timeoutMillis,
+    httpAgentOptions: deadlineAgentFactory("TRACES", timeoutMillis),
+    ...(headers !== undefined ? { headers } : {}),
+  };
   if (protocol === "http/protobuf") {
     const { OTLPTraceExporter } = await load(
       () => import("@opentelemetry/exporter-trace-otlp-proto"),
@@ -626,6 +632,7 @@ async function otlpMetricExporter(
     url,
     temporalityPreference: temporality,
     timeoutMillis,
+    httpAgentOptions: deadlineAgentFactory("METRICS", timeoutMillis),
     ...(headers !== undefined ? { headers } : {}),
   };
   if (protocol === "http/protobuf") {
@@ -783,9 +790,9 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
   const exportFailures = new ExportFailures({ tell: (message) => diag.warn(message) });
   const batch = batchSettings();
   // A span dropped on the processor's full queue is counted and told as well (queue_full).
-  const batched = (exporter: SpanExporter, destination: string): SpanProcessor =>
+  const batched = (exporter: SpanExporter, destination: string, deadlineMillis?: number): SpanProcessor =>
     new QueueCountedSpanProcessor(
-      new CountedSpanExporter(exporter, destination, exportFailures, batch.exportTimeoutMillis),
+      new CountedSpanExporter(exporter, destination, exportFailures, batch.exportTimeoutMillis, deadlineMillis),
       batch,
       destination,
       exportFailures,
@@ -810,7 +817,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
         exporters.headers,
         exporters.tracesExportTimeout,
       );
-      spanProcessors.push(batched(exporter, url));
+      spanProcessors.push(batched(exporter, url, exporters.tracesExportTimeout));
       traceDestinations.push({ kind: "otlp", protocol: exporters.tracesProtocol, url });
     }
   }
@@ -845,7 +852,15 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
         sdkTemporality,
         exporters.metricsExportTimeout,
       );
-      pushExporters.push(new CountedMetricExporter(exporter, url, exportFailures, exporters.timeoutMillis));
+      pushExporters.push(
+        new CountedMetricExporter(
+          exporter,
+          url,
+          exportFailures,
+          exporters.timeoutMillis,
+          exporters.metricsExportTimeout,
+        ),
+      );
       metricDestinations.push({ kind: "otlp", protocol: exporters.metricsProtocol, url });
     }
   }

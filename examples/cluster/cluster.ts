@@ -2,7 +2,9 @@
  * Runs one workload on a fresh local cluster: this process is the scheduler; it forks the
  * workers (Node + tsx), waits for them to register, computes the graph, collects the summaries,
  * shuts everything down and writes `summary.json` and `report.txt` into the output directory.
- * Children are killed on any failure; they also exit by themselves when this process dies.
+ * When a worker dies half way, the survivors still flush their telemetry and the summary is still
+ * written, saying so. Children are killed only when they do not exit after that, or when this
+ * process exits; they also exit by themselves when this process dies.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -93,9 +95,26 @@ export interface RunSummary {
   /** Failed exports of all processes, by signal, destination and error type (also warned on stderr as they happen). */
   exportFailures: ExportFailure[];
   decisions: DecisionStats;
+  /**
+   * Set when the run did not finish (a worker died, or any other failure after the workers
+   * started): why, and the workers that exited before they were told to. The rest of the summary
+   * is what the survivors and the scheduler had recorded by then; `result` is null.
+   */
+  aborted?: { error: string; died: WorkerDeath[] };
+  /** The HTML report's title, when it must say more than the workload (an aborted run). */
+  title?: string;
   report: ClusterReport;
   /** formatBreakdown of the slowest task, as printed. */
   slowestExplain: string | undefined;
+}
+
+/** A worker that exited before it was told to close. */
+export interface WorkerDeath {
+  pid: number;
+  /** Its address, if it had registered. */
+  address: string | undefined;
+  /** The signal that ended it ("SIGKILL"), or "code N". */
+  exit: string;
 }
 
 const WORKER_ENTRY = fileURLToPath(new URL("./worker.ts", import.meta.url));
@@ -113,6 +132,21 @@ export function killChildren(signal: NodeJS.Signals = "SIGKILL"): void {
       }
     }
   }
+}
+
+/** Fails the run under way, if any, as a worker's death does; set while it computes. */
+let stopCurrentRun: ((error: Error) => void) | undefined;
+
+/**
+ * Stops the run under way (main.ts, at SIGINT / SIGTERM / SIGHUP) the way a worker's death does:
+ * the workers flush their telemetry and exit, this process flushes its own, and the summary says
+ * why the run stopped. False when no run is under way past its start (nothing to keep yet).
+ */
+export function stopRun(reason: string): boolean {
+  if (stopCurrentRun === undefined) return false;
+  stopCurrentRun(new Error(reason));
+  stopCurrentRun = undefined;
+  return true;
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -193,12 +227,55 @@ export async function runCluster(
     fs.rmSync(path.join(outDir, stale), { recursive: true, force: true });
   const spillRoot = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-spill-"));
   const children: ChildProcess[] = [];
+  /** Workers that exited before they were told to close, as they did. */
+  const died: Array<{ child: ChildProcess; exit: string }> = [];
+  let closing = false;
   let telemetry: Telemetry | undefined;
   const scheduler = new Scheduler({
     verbose: options.verbose,
     saturation: 1.5,
     keepGoing: options.failEvery !== undefined,
   });
+  /** The addresses workers registered under, by pid: the scheduler forgets a dead one's. */
+  const addresses = new Map<number, string>();
+  /**
+   * Closes the cluster with what every process recorded kept: the workers still running are
+   * told to close, and each flushes its telemetry (files or exports) for at most FLUSH_DEADLINE_MS
+   * and reports before it exits, as this process flushes its own; only one that does not exit
+   * after that is killed. A run that failed half way (a worker killed) ends here too.
+   */
+  const closeCluster = async () => {
+    closing = true;
+    stopCurrentRun = undefined;
+    for (const worker of scheduler.workers.values()) addresses.set(worker.pid, worker.address);
+    scheduler.close();
+    const flushing = telemetry?.shutdown();
+    const reports = await Promise.all(children.map(closed));
+    phase("workers exited");
+    const flushed = await flushing;
+    phase("telemetry flushed");
+    const unfinished =
+      reports.filter((report) => report !== undefined && !report.completed).length +
+      (flushed !== undefined && !flushed.completed ? 1 : 0);
+    if (unfinished > 0)
+      process.stderr.write(
+        `cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`,
+      );
+    const exportFailures = mergeFailures([
+      ...(telemetry?.exportFailures() ?? []),
+      ...reports.flatMap((report) => report?.exportFailures ?? []),
+    ]);
+    for (const failure of exportFailures) {
+      process.stderr.write(
+        `cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`,
+      );
+    }
+    return exportFailures;
+  };
+  let pids: RunSummary["pids"] | undefined;
+  let graph: ReturnType<typeof buildGraph> | undefined;
+  const rounds: RoundSummary[] = [];
+  let runStart: number | undefined;
   try {
     const address = await scheduler.start();
     if (options.telemetry) {
@@ -231,12 +308,17 @@ export async function runCluster(
       });
       children.push(child);
       liveChildren.add(child);
-      child.once("exit", () => liveChildren.delete(child));
+      child.once("exit", (code, signal) => {
+        liveChildren.delete(child);
+        // Told to close, a worker flushes and exits with code 0: any other end is a death.
+        if (!closing || signal !== null || code !== 0) died.push({ child, exit: signal ?? `code ${code}` });
+      });
     }
-    const pids = { scheduler: process.pid, workers: children.map((child) => child.pid!) };
+    pids = { scheduler: process.pid, workers: children.map((child) => child.pid!) };
     // For tests and for cleaning up after a crash: who runs, and where spill files go.
     fs.writeFileSync(path.join(outDir, "pids.json"), JSON.stringify({ ...pids, spillRoot }));
     const crashed = new Promise<never>((_, reject) => {
+      stopCurrentRun = reject;
       for (const child of children) {
         child.once("exit", (code, signal) =>
           reject(new Error(`worker pid ${child.pid} exited early (${signal ?? `code ${code}`})`)),
@@ -245,16 +327,16 @@ export async function runCluster(
     });
     crashed.catch(() => {});
     await Promise.race([scheduler.waitForWorkers(options.workers), crashed]);
+    for (const worker of scheduler.workers.values()) addresses.set(worker.pid, worker.address);
     phase("workers registered");
 
-    const graph = withInjected(
+    graph = withInjected(
       buildGraph(options.workload, { size: options.size, seed: options.seed, length: options.length }),
       options,
     );
     print(
       `${graph.description}: ${graph.tasks.length} tasks on ${options.workers} workers × ${options.threads} threads`,
     );
-    const rounds: RoundSummary[] = [];
     const warmup = options.warmup ?? 0;
     for (let round = warmup; round > 0; round--) {
       const started = performance.now();
@@ -269,7 +351,7 @@ export async function runCluster(
     const progress = new ProgressBar(graph.tasks.length, options.workload, options.progress);
     scheduler.onProgress = (done) => progress.update(done);
     const cpuBefore = await Promise.race([scheduler.cpuSeconds(), crashed]);
-    const runStart = performance.now();
+    runStart = performance.now();
     const cpuStart = process.cpuUsage();
     const value = await Promise.race([scheduler.compute(graph), crashed]);
     const runSeconds = (performance.now() - runStart) / 1000;
@@ -283,33 +365,8 @@ export async function runCluster(
     phase("summaries");
     const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
     const report = aggregate(summaries, schedulerTotals);
-    // The workers flush their telemetry while this process flushes its own: each waits at most
-    // FLUSH_DEADLINE_MS for a dead or silent endpoint.
-    scheduler.close();
-    const flushing = telemetry?.shutdown();
-    const reports = await Promise.all(children.map(closed));
-    phase("workers exited");
-    const flushed = await flushing;
-    phase("telemetry flushed");
-    const unfinished =
-      reports.filter((report) => report !== undefined && !report.completed).length +
-      (flushed !== undefined && !flushed.completed ? 1 : 0);
-    if (unfinished > 0)
-      process.stderr.write(
-        `cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`,
-      );
-    const exportFailures = mergeFailures([
-      ...(telemetry?.exportFailures() ?? []),
-      ...reports.flatMap((report) => report?.exportFailures ?? []),
-    ]);
-    for (const failure of exportFailures) {
-      process.stderr.write(
-        `cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`,
-      );
-    }
-
-    const slowest = report.slowest[0]?.breakdown;
-    const summary: RunSummary = {
+    const exportFailures = await closeCluster();
+    return writeSummary(outDir, print, {
       workload: options.workload,
       description: graph.description,
       tasks: graph.tasks.length,
@@ -329,24 +386,94 @@ export async function runCluster(
       exportFailures,
       decisions: scheduler.decisions,
       report,
-      slowestExplain: slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest),
-    };
-    const text = formatReport(report);
-    fs.writeFileSync(
-      path.join(outDir, "summary.json"),
-      JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2),
-    );
-    fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
-    // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
-    const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
-    fs.writeFileSync(path.join(outDir, "report.html"), renderHtmlReport(reportDataFrom(jsonSummary)));
-    print(text);
-    return summary;
+      slowestExplain: explainSlowest(report),
+    });
+  } catch (error) {
+    // A worker died (or the run failed otherwise once the workers started): the survivors and
+    // this process still hold what they recorded. Their summaries (each worker answering within
+    // the flush deadline), their telemetry flushed as at a normal end, and a summary saying what
+    // happened, before the error goes on to the caller.
+    if (pids === undefined || closing) throw error;
+    try {
+      const summaries = await scheduler.summaries(FLUSH_DEADLINE_MS);
+      const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
+      const report = aggregate(summaries, schedulerTotals);
+      const exportFailures = await closeCluster();
+      const deaths: WorkerDeath[] = died.map(({ child, exit }) => ({
+        pid: child.pid!,
+        address: addresses.get(child.pid!),
+        exit,
+      }));
+      const why = error instanceof Error ? error.message : String(error);
+      for (const death of deaths)
+        process.stderr.write(
+          `cluster: worker pid ${death.pid}${death.address === undefined ? "" : ` (${death.address})`} died (${death.exit}) during the run; the summary and report cover the other processes\n`,
+        );
+      writeSummary(outDir, print, {
+        workload: options.workload,
+        description: graph?.description ?? options.workload,
+        tasks: graph?.tasks.length ?? 0,
+        options: { ...options, memoryLimit: Number.isFinite(options.memoryLimit) ? options.memoryLimit : null },
+        result: null,
+        failed: scheduler.failures.map((failure) => failure.key),
+        failures: scheduler.failures.map(({ key, error: message }) => ({ key, error: message })),
+        erred: scheduler.erred,
+        runSeconds: runStart === undefined ? 0 : (performance.now() - runStart) / 1000,
+        wallSeconds: (performance.now() - wallStart) / 1000,
+        cpuSeconds: Number.NaN,
+        schedulerCpuSeconds: Number.NaN,
+        rounds,
+        taskjourney: source,
+        pids,
+        destination: telemetry?.destination,
+        exportFailures,
+        decisions: scheduler.decisions,
+        aborted: { error: why, died: deaths },
+        title: `taskjourney: ${options.workload}, not finished: ${deaths.length > 0 ? deaths.map((death) => `worker pid ${death.pid} died (${death.exit})`).join(", ") : why}`,
+        report,
+        slowestExplain: explainSlowest(report),
+      });
+    } catch (salvageError) {
+      process.stderr.write(
+        `cluster: could not write the summary of the failed run: ${salvageError instanceof Error ? salvageError.message : String(salvageError)}\n`,
+      );
+    }
+    throw error;
   } finally {
+    stopCurrentRun = undefined;
     scheduler.close();
     killChildren();
     await Promise.all(children.map(exited));
     await telemetry?.shutdown();
     fs.rmSync(spillRoot, { recursive: true, force: true });
   }
+}
+
+function explainSlowest(report: ClusterReport): string | undefined {
+  const slowest = report.slowest[0]?.breakdown;
+  return slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest);
+}
+
+/** Writes summary.json, report.txt and report.html into `outDir`; prints the report. An aborted run's report says so first. */
+function writeSummary(outDir: string, print: (text: string) => void, summary: RunSummary): RunSummary {
+  const aborted =
+    summary.aborted === undefined
+      ? ""
+      : `Not finished: ${summary.aborted.error}.\n${summary.aborted.died
+          .map(
+            (death) =>
+              `Worker pid ${death.pid}${death.address === undefined ? "" : ` (${death.address})`} died (${death.exit}): what it recorded since its last export is lost; the rest is from the other processes.\n`,
+          )
+          .join("")}\n`;
+  const text = `${aborted}${formatReport(summary.report)}`;
+  fs.writeFileSync(
+    path.join(outDir, "summary.json"),
+    JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2),
+  );
+  fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
+  // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
+  const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
+  fs.writeFileSync(path.join(outDir, "report.html"), renderHtmlReport(reportDataFrom(jsonSummary)));
+  print(text);
+  return summary;
 }

@@ -7,7 +7,7 @@
  * summary into ./taskjourney-out/, or exports to OTEL_EXPORTER_OTLP_ENDPOINT when set.
  */
 import path from "node:path";
-import { killChildren, runCluster } from "./cluster.js";
+import { killChildren, runCluster, stopRun } from "./cluster.js";
 import { HELP, parseOptions } from "./options.js";
 import { otlpEndpoint } from "./telemetry.js";
 
@@ -47,10 +47,19 @@ async function main(): Promise<void> {
 
 // Never leave workers behind: they are killed on every way out of this process.
 process.on("exit", () => killChildren());
+/** The exit code a stopping signal asks for (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), once one came. */
+let signalled: number | undefined;
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
+    const code = signal === "SIGINT" ? 130 : signal === "SIGTERM" ? 143 : 129;
+    // The first signal stops the run as a worker's death does: everyone flushes (each for at most
+    // its deadline) and the summary is written; a second one, or one before the run began, exits now.
+    if (signalled === undefined && stopRun(`stopped by ${signal}`)) {
+      signalled = code;
+      return;
+    }
     killChildren();
-    process.exit(signal === "SIGINT" ? 130 : 143);
+    process.exit(code);
   });
 }
 process.on("uncaughtException", (error) => {
@@ -66,10 +75,10 @@ process.on("unhandledRejection", (error) => {
 
 try {
   await main();
-  process.exit(0);
+  process.exit(signalled ?? 0);
 } catch (error) {
   process.stderr.write(`cluster: ${error instanceof Error ? error.message : String(error)}\n`);
   if (process.env.TASKJOURNEY_DEBUG) process.stderr.write(`${error instanceof Error ? error.stack : ""}\n`);
   killChildren();
-  process.exit(1);
+  process.exit(signalled ?? 1);
 }

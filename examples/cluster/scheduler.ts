@@ -283,14 +283,35 @@ export class Scheduler {
     return (own.user + own.system) / 1e6 + workers.reduce((sum, seconds) => sum + seconds, 0);
   }
 
-  /** Asks every worker for its end-of-run summary. */
-  summaries(): Promise<WorkerSummary[]> {
-    return Promise.all(
-      [...this.workers.values()].map(async (worker) => {
-        const reply = await worker.connection.request({ op: "summary" });
-        return reply.summary as WorkerSummary;
-      }),
+  /**
+   * Asks every worker for its end-of-run summary. With `timeoutMs` (a run that failed half way),
+   * only the summaries of the workers that answered within it, and no failure for those that did not.
+   */
+  async summaries(timeoutMs?: number): Promise<WorkerSummary[]> {
+    const ask = async (worker: WorkerInfo) => {
+      const reply = await worker.connection.request({ op: "summary" });
+      return reply.summary as WorkerSummary;
+    };
+    if (timeoutMs === undefined) return Promise.all([...this.workers.values()].map(ask));
+    const answers = await Promise.all(
+      [...this.workers.values()].map(
+        (worker) =>
+          new Promise<WorkerSummary | undefined>((resolve) => {
+            const timer = setTimeout(() => resolve(undefined), timeoutMs);
+            ask(worker).then(
+              (summary) => {
+                clearTimeout(timer);
+                resolve(summary);
+              },
+              () => {
+                clearTimeout(timer);
+                resolve(undefined);
+              },
+            );
+          }),
+      ),
     );
+    return answers.filter((summary) => summary !== undefined);
   }
 
   /** Tells every worker to flush its telemetry and exit; stops listening. */

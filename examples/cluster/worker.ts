@@ -41,7 +41,7 @@ import type {
 } from "./protocol.js";
 import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
-import { startTelemetry, type Telemetry } from "./telemetry.js";
+import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
 import type { ExportFailure } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
 import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
@@ -138,6 +138,7 @@ export class Worker {
   private readonly peers = new ConnectionPool();
   private outgoing = 0;
   private closing = false;
+  private dying = false;
   private readonly slowest: SlowJourney[] = [];
   private readonly counters = {
     servedGetData: 0,
@@ -559,11 +560,32 @@ export class Worker {
     process.exit(0);
   }
 
-  die(reason: string): never {
+  /**
+   * Leaves without being told to (the scheduler or the parent gone, a signal, an uncaught error),
+   * with code 1. What this process recorded is flushed first, as close() does, for at most
+   * FLUSH_DEADLINE_MS (the telemetry's own bound; a backstop should it not keep it): a scheduler
+   * killed half way must not take its workers' unexported spans and metrics with it. Once: a
+   * second cause while flushing changes nothing.
+   */
+  die(reason: string): void {
+    if (this.dying) return;
+    this.dying = true;
     process.stderr.write(`worker ${this.address}: ${reason}; exiting\n`);
-    this.store?.close();
-    this.removeSpillRoot();
-    process.exit(1);
+    const exit = (): never => {
+      this.store?.close();
+      this.removeSpillRoot();
+      process.exit(1);
+    };
+    const telemetry = this.telemetry;
+    if (telemetry === undefined) exit();
+    try {
+      // No new work while flushing: results could go nowhere.
+      this.state?.close();
+    } catch {
+      // not started yet
+    }
+    setTimeout(exit, FLUSH_DEADLINE_MS + 1_000);
+    void telemetry!.shutdown().finally(exit);
   }
 
   /** The parent removes the spill root at exit; if it died first, the last worker out does. */
@@ -623,6 +645,9 @@ async function main(): Promise<void> {
   const worker = new Worker(config);
   // The parent is gone (even killed with SIGKILL): never outlive it.
   process.on("disconnect", () => worker.die("parent process gone"));
+  // Stopped from outside (Ctrl-C reaches the whole process group): flushed first, as above.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+    process.on(signal, () => worker.die(`received ${signal}`));
   if (!process.connected) worker.die("parent process gone before this worker started");
   process.on("uncaughtException", (error) => {
     process.stderr.write(`worker ${worker.address}: ${error.stack ?? String(error)}\n`);

@@ -15,13 +15,18 @@ import type {
   ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
-import type { ExportFailures, Signal } from "./export-failures.js";
+import { ExportTimeout, type ExportFailures, type Signal } from "./export-failures.js";
 
 /**
  * Calls `inner` and reports to `resultCallback` once, counting a failure, a throw included. With
  * `answerAfterMillis`, an export still in flight then is answered, and counted when it ends: the
  * caller's own export timeout only stops its wait (the export goes on), so it would log a line
  * that says nothing was lost, and, with an interval shorter than a write, log it every time.
+ * With `deadlineMillis` (an OTLP exporter's own timeout), an export still in flight then is
+ * counted as a timeout and answered: what the exporter reports later changes nothing. The
+ * exporter's own timeout is a socket's idle timeout, which an endpoint that sends a byte now and
+ * then never lets fire; its connection is dropped at the same deadline by its agent
+ * (deadline-agent.ts), whose timer, of the same duration and set later, runs after this one.
  */
 function exportCounted(
   failures: ExportFailures,
@@ -31,11 +36,13 @@ function exportCounted(
   inner: (done: (result: ExportResult) => void) => void,
   resultCallback: (result: ExportResult) => void,
   answerAfterMillis: number | undefined,
+  deadlineMillis: number | undefined,
 ): void {
   const pending = failures.begin(signal, destination, items);
   let settled = false;
   let answered = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let answerTimer: ReturnType<typeof setTimeout> | undefined;
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   const answer = (): void => {
     if (answered) return;
     answered = true;
@@ -44,7 +51,8 @@ function exportCounted(
   const done = (result: ExportResult): void => {
     if (settled) return;
     settled = true;
-    if (timer !== undefined) clearTimeout(timer);
+    if (answerTimer !== undefined) clearTimeout(answerTimer);
+    if (deadlineTimer !== undefined) clearTimeout(deadlineTimer);
     failures.settle(pending, result.error, result.code !== ExportResultCode.SUCCESS);
     answer();
   };
@@ -53,9 +61,17 @@ function exportCounted(
   } catch (error) {
     done({ code: ExportResultCode.FAILED, error: error as Error });
   }
-  if (!settled && answerAfterMillis !== undefined) {
-    timer = setTimeout(answer, answerAfterMillis);
-    timer.unref?.();
+  if (settled) return;
+  if (answerAfterMillis !== undefined && (deadlineMillis === undefined || answerAfterMillis < deadlineMillis)) {
+    answerTimer = setTimeout(answer, answerAfterMillis);
+    answerTimer.unref?.();
+  }
+  if (deadlineMillis !== undefined) {
+    deadlineTimer = setTimeout(
+      () => done({ code: ExportResultCode.FAILED, error: new ExportTimeout(deadlineMillis) }),
+      deadlineMillis,
+    );
+    deadlineTimer.unref?.();
   }
 }
 
@@ -69,6 +85,8 @@ export class CountedSpanExporter implements SpanExporter {
     private readonly failures: ExportFailures,
     /** The BatchSpanProcessor's exportTimeoutMillis: an export in flight longer is answered, and counted when it ends. */
     private readonly callerTimeoutMillis?: number,
+    /** The inner exporter's own timeout, if it has one: an export in flight longer is counted as a timeout. */
+    private readonly deadlineMillis?: number,
   ) {}
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -82,6 +100,7 @@ export class CountedSpanExporter implements SpanExporter {
       resultCallback,
       // The processor's timer starts before export() is called: ours must be due sooner.
       this.callerTimeoutMillis === undefined ? undefined : Math.max(1, Math.floor(this.callerTimeoutMillis * 0.9)),
+      this.deadlineMillis,
     );
   }
 
@@ -113,6 +132,8 @@ export class CountedMetricExporter implements PushMetricExporter {
     private readonly failures: ExportFailures,
     /** The PeriodicExportingMetricReader's exportTimeoutMillis: an export in flight longer is answered, and counted when it ends. */
     private readonly callerTimeoutMillis?: number,
+    /** The inner exporter's own timeout, if it has one: an export in flight longer is counted as a timeout. */
+    private readonly deadlineMillis?: number,
   ) {
     if (inner.selectAggregationTemporality !== undefined)
       this.selectAggregationTemporality = (type) => inner.selectAggregationTemporality!(type);
@@ -138,6 +159,7 @@ export class CountedMetricExporter implements PushMetricExporter {
       // even when the event loop was blocked past both (a sooner one of another duration did not:
       // the reader's interval timer, due earlier, shares its list and ran it first).
       this.callerTimeoutMillis,
+      this.deadlineMillis,
     );
   }
 

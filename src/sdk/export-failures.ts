@@ -35,7 +35,7 @@ interface Kind {
 
 /** The phrase each error type of the OTLP/HTTP exporters means, for the warning. */
 const MEANING: Record<string, string> = {
-  timeout: "no answer within the export timeout",
+  timeout: "no whole answer within the export timeout",
   retryable: "answered 429, 502, 503 or 504 (or not at all) on every attempt until the export timeout",
   concurrency_limit: "too many exports to it still pending",
   shutdown_deadline: "still under way when shutdown stopped waiting",
@@ -56,12 +56,24 @@ export function errorTypeOf(error: unknown): string {
   if (typeof code === "number" && Number.isInteger(code) && code >= 100 && code <= 599) return String(code);
   if (typeof code === "string" && /^E[A-Z0-9_]+$/.test(code)) return code;
   const text = typeof message === "string" ? message : "";
+  if (error instanceof ExportTimeout) return "timeout";
   if (error instanceof ShutdownDeadline) return "shutdown_deadline";
   if (error instanceof QueueFull) return "queue_full";
   if (/timed? ?out/i.test(text)) return "timeout";
   if (/retryable status/i.test(text)) return "retryable";
   if (/concurren(t|cy) (export )?limit/i.test(text)) return "concurrency_limit";
   return typeof name === "string" && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name) && name !== "Error" ? name : "_OTHER";
+}
+
+/**
+ * What an OTLP export still under way at its exporter's timeout failed with: no whole answer by
+ * then, the headers and body of a 200 included (the connection is dropped).
+ */
+export class ExportTimeout extends Error {
+  override name = "ExportTimeout";
+  constructor(milliseconds: number) {
+    super(`the request was not answered in whole within its ${milliseconds} ms; its connection was dropped`);
+  }
 }
 
 /** What an export still under way when shutdown stopped waiting for it failed with. */

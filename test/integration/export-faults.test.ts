@@ -136,10 +136,14 @@ const ENDPOINT_MODES = [
   { fault: "reset", errorType: "ECONNRESET" },
 ] as const;
 
+const ENDPOINT_MATRIX = ENDPOINT_MODES.flatMap((mode) =>
+  (["http/json", "http/protobuf"] as const).map((protocol) => ({ ...mode, protocol })),
+);
+
 describe("exporting to an endpoint that fails", () => {
-  it.each(ENDPOINT_MODES)(
-    "$fault: the host records on, every failed export is counted as $errorType and warned once per signal",
-    async ({ fault, errorType }) => {
+  it.each(ENDPOINT_MATRIX)(
+    "$fault, $protocol: the host records on, every failed export is counted as $errorType and warned once per signal",
+    async ({ fault, errorType, protocol }) => {
       const logged = captureDiag();
       let server: FaultServer | undefined;
       let endpoint: string;
@@ -151,7 +155,7 @@ describe("exporting to an endpoint that fails", () => {
         endpoint = server.url;
       }
       const clock = new FakeClock(0);
-      const telemetry = await telemetryTo(endpoint, clock);
+      const telemetry = await telemetryTo(endpoint, clock, EXPORT_TIMEOUT, protocol);
       let transitions = 0;
       for (let flush = 1; flush <= 3; flush++) {
         transitions += round(telemetry.journeys, clock, flush);

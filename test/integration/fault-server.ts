@@ -3,20 +3,31 @@
  * it answers, never answers, answers 500 or 429 (with Retry-After), resets the connection, or
  * answers slowly; `refusedUrl()` gives a port where nothing listens. Bodies it accepts are kept
  * (OTLP JSON: the tests export with http/json).
+ *
+ * And the endpoints that never finish while never going quiet, which an idle timeout cannot end:
+ * "drip-headers" sends a 200 status line and then its header lines a byte at a time, "drip-body"
+ * sends whole 200 headers and then a body a byte at a time, both every `dripMillis` and forever;
+ * "no-read" accepts the TCP connection and never reads a byte of it. `openSockets()` counts the
+ * connections open on the server's side, to see whether a client lets them pile up.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 
-export type FaultMode = "ok" | "black-hole" | "500" | "429" | "reset" | "slow";
+export type FaultMode =
+  "ok" | "black-hole" | "500" | "429" | "reset" | "slow" | "drip-headers" | "drip-body" | "no-read";
 
 export interface FaultServer {
   /** Base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;
   mode: FaultMode;
-  /** Every request, with the mode that answered it. */
+  /** Every request, with the mode that answered it (a "no-read" connection makes none). */
   readonly requests: Array<{ path: string; mode: FaultMode }>;
   /** Bodies of the requests answered 200, parsed. */
   readonly accepted: Array<{ path: string; body: unknown }>;
+  /** Connections open now, on the server's side (accepted and not yet closed). */
+  openSockets(): number;
+  /** Connections accepted so far. */
+  readonly connections: number;
   /** Stops listening (connections are refused, open ones reset) until accept(): the endpoint is down. */
   refuse(): Promise<void>;
   /** Listens again, on the same port. */
@@ -26,33 +37,62 @@ export interface FaultServer {
 
 const SLOW_MILLIS = 300;
 const RETRY_AFTER_SECONDS = 1;
+/** What the dripping modes send, a byte at a time: never the blank line that ends the headers, nor the body's end. */
+const DRIPPED_HEADERS = "HTTP/1.1 200 OK\r\n" + "X-Drip: " + ".".repeat(1 << 20);
+const DRIPPED_BODY = " ".repeat(1 << 20);
 
-export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultServer> {
+export async function startFaultServer(mode: FaultMode = "ok", { dripMillis = 100 } = {}): Promise<FaultServer> {
   const sockets = new Set<Socket>();
+  const drips = new Set<ReturnType<typeof setInterval>>();
+  let connections = 0;
   const state: FaultServer = {
     url: "",
     mode,
     requests: [],
     accepted: [],
+    openSockets: () => sockets.size,
+    get connections() {
+      return connections;
+    },
     refuse: () => stop(),
     accept: async () => {
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+      if (!front.listening) await new Promise<void>((resolve) => front.listen(port, "127.0.0.1", resolve));
     },
     close: () => stop(),
   };
   let port = 0;
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (!server.listening) return resolve();
-      server.close(() => resolve());
+      for (const drip of drips) clearInterval(drip);
+      drips.clear();
+      if (!front.listening) return resolve();
+      front.close(() => resolve());
       for (const socket of sockets) socket.destroy();
     });
+  /** Writes `text` to `socket` a byte every dripMillis, until it ends or closes. */
+  const drip = (socket: Socket, text: string, write: (byte: string) => void) => {
+    let at = 0;
+    const timer = setInterval(() => {
+      if (socket.destroyed || at >= text.length) {
+        clearInterval(timer);
+        drips.delete(timer);
+        return;
+      }
+      write(text[at++]);
+    }, dripMillis);
+    drips.add(timer);
+    socket.once("close", () => {
+      clearInterval(timer);
+      drips.delete(timer);
+    });
+  };
   const answer = (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
     const path = (request.url ?? "/").split("?")[0];
     const current = state.mode;
     state.requests.push({ path, mode: current });
     switch (current) {
       case "black-hole":
+      case "no-read": // a connection made before the mode changed: answered as silence
         return; // read, never answered: the exporter's timeout ends it
       case "reset":
         request.socket.destroy();
@@ -64,6 +104,17 @@ export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultSer
         response
           .writeHead(429, { "retry-after": String(RETRY_AFTER_SECONDS), "content-type": "text/plain" })
           .end("slow down");
+        return;
+      case "drip-headers": {
+        // Raw bytes on the socket, past the response object: the status line and a header line that never ends.
+        const socket = request.socket;
+        drip(socket, DRIPPED_HEADERS, (byte) => socket.write(byte));
+        return;
+      }
+      case "drip-body":
+        response.writeHead(200, { "content-type": "application/json" });
+        response.flushHeaders();
+        drip(request.socket, DRIPPED_BODY, (byte) => response.write(byte));
         return;
       case "slow":
       case "ok": {
@@ -82,12 +133,19 @@ export async function startFaultServer(mode: FaultMode = "ok"): Promise<FaultSer
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => answer(request, response, Buffer.concat(chunks)));
   });
-  server.on("connection", (socket) => {
+  // A TCP server in front, so that a connection can be held without reading it ("no-read"); the
+  // others are handed to the HTTP server as it would have accepted them.
+  const front = createNetServer({ pauseOnConnect: true }, (socket) => {
+    connections++;
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
+    // Never read, never answered: the client's write fills the socket's buffers and stops there.
+    if (state.mode === "no-read") return;
+    server.emit("connection", socket);
+    socket.resume();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  port = (front.address() as AddressInfo).port;
   (state as { url: string }).url = `http://127.0.0.1:${port}`;
   return state;
 }

@@ -140,4 +140,24 @@ describe("CountedSpanExporter and CountedMetricExporter", () => {
       diag.disable();
     }
   });
+
+  it("count an export still in flight at the inner exporter's own timeout as a timeout and answer it; a later report changes nothing", async () => {
+    const failures = new ExportFailures({ tell: () => {} });
+    const late: Array<() => void> = [];
+    // An export that ends, a success, only long after its deadline (an endpoint dripping its answer).
+    const inner: SpanExporter = {
+      export: (_spans, done) => late.push(() => done({ code: ExportResultCode.SUCCESS })),
+      shutdown: () => Promise.resolve(),
+    };
+    const exporter = new CountedSpanExporter(inner, "http://x/v1/traces", failures, 30_000, 20);
+    const answered = new Promise<number>((resolve) =>
+      exporter.export([span, span, span], (result) => resolve(result.code)),
+    );
+    expect(await answered).toBe(ExportResultCode.SUCCESS);
+    expect(failures.failures()).toEqual([
+      { signal: "traces", destination: "http://x/v1/traces", errorType: "timeout", items: 3, exports: 1 },
+    ]);
+    for (const end of late) end();
+    expect(failures.failures()[0].exports).toBe(1);
+  });
 });
