@@ -25,7 +25,7 @@ function nodeSdkBlocks(): string[] {
 
 describe("docs/exporting.md", () => {
   it("quotes the NodeSDK apps the integration tests run, exactly", () => {
-    const apps = ["test/fixtures/nodesdk-otlp-app.ts"].map((path) => page(path));
+    const apps = ["test/fixtures/nodesdk-otlp-app.ts", "test/fixtures/nodesdk-files-app.ts"].map((path) => page(path));
     expect(nodeSdkBlocks()).toEqual(
       apps.map((app) => `${region(app, "nodesdk")}\n// … at exit:\n${region(app, "exit")}`),
     );
