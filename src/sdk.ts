@@ -30,7 +30,7 @@
  * carry has an explicit option (`exporters`, `serviceName`, `resourceAttributes`), which wins
  * over the environment. Tests set process.env instead (vitest's `vi.stubEnv`).
  */
-import { mkdir, appendFile, open } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import {
@@ -49,13 +49,11 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import {
   CompositePropagator,
   diagLogLevelFromString,
-  ExportResultCode,
   getBooleanFromEnv,
   getStringFromEnv,
   getStringListFromEnv,
   W3CBaggagePropagator,
   W3CTraceContextPropagator,
-  type ExportResult,
 } from "@opentelemetry/core";
 import {
   defaultResource,
@@ -72,13 +70,11 @@ import {
   type MetricProducer,
   type MetricReader,
   type PushMetricExporter,
-  type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import {
   BatchSpanProcessor,
   ConsoleSpanExporter,
   TracerProvider,
-  type ReadableSpan,
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace";
@@ -103,9 +99,12 @@ import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from ".
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
 import { load } from "./sdk/load-dependency.js";
 import { deadlineAgentFactory } from "./sdk/deadline-agent.js";
+import { FileMetricExporter, FileSpanExporter, JsonLinesFile, jsonSerializers } from "./sdk/file-exporters.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
+export { createFileMetricExporter, createFileSpanExporter } from "./sdk/file-exporters.js";
+export type { FileMetricExporterOptions, FileSpanExporterOptions } from "./sdk/file-exporters.js";
 
 /** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
 export type TracesExporterName = "otlp" | "console" | "none";
@@ -285,159 +284,6 @@ function resourceFromEnvironment(): Attributes {
 
 function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9.-]+/g, "_").replace(/^_+|_+$/g, "");
-}
-
-/** Appends lines to one file, in order, one write at a time. */
-class JsonLinesFile {
-  private pending: Promise<void>;
-  constructor(readonly path: string) {
-    this.pending = endsLine(path).then(
-      // A process stopped while writing left the file's last line cut off: appending to it would
-      // glue this process's first request onto it, and lose both to a reader. A new line keeps the
-      // broken one apart, for the taskjourney command to skip with a warning.
-      (ended) => (ended ? undefined : appendFile(path, "\n")),
-      () => undefined,
-    );
-  }
-
-  /**
-   * Appends `bytes` (UTF-8, as the serializer encoded them) and a newline. Written as they are:
-   * decoding them to a string for appendFile to encode again cost a worker ≈ 420 B a task of
-   * allocation with 1% traces (bench cluster-instructions --allocations, Node 24).
-   */
-  append(bytes: Uint8Array): Promise<void> {
-    const line = Buffer.allocUnsafe(bytes.length + 1);
-    line.set(bytes);
-    line[bytes.length] = NEWLINE;
-    const written = this.pending.then(() => appendFile(this.path, line));
-    this.pending = written.catch(() => undefined);
-    return written;
-  }
-
-  flush(): Promise<void> {
-    return this.pending;
-  }
-}
-
-/** Whether the file at `path` is missing, empty or ends in a newline: a line appended begins a line. */
-async function endsLine(path: string): Promise<boolean> {
-  let file;
-  try {
-    file = await open(path, "r");
-  } catch {
-    return true;
-  }
-  try {
-    const { size } = await file.stat();
-    if (size === 0) return true;
-    const last = Buffer.alloc(1);
-    await file.read(last, 0, 1, size - 1);
-    return last[0] === NEWLINE;
-  } finally {
-    await file.close();
-  }
-}
-
-interface JsonSerializer<T> {
-  serializeRequest(request: T): Uint8Array | undefined;
-}
-
-async function jsonSerializers(): Promise<{
-  traces: JsonSerializer<ReadableSpan[]>;
-  metrics: JsonSerializer<ResourceMetrics>;
-}> {
-  // The OTLP JSON encoding of the OTLP/HTTP JSON exporters, from their own dependency.
-  const transformer = await load(
-    () => import("@opentelemetry/otlp-transformer"),
-    "@opentelemetry/otlp-transformer",
-    "fileDirectory",
-  );
-  return { traces: transformer.JsonTraceSerializer, metrics: transformer.JsonMetricsSerializer };
-}
-
-const NEWLINE = 0x0a;
-
-function writeRequest<T>(
-  file: JsonLinesFile,
-  serializer: JsonSerializer<T>,
-  request: T,
-  done: (result: ExportResult) => void,
-): void {
-  let bytes: Uint8Array | undefined;
-  try {
-    bytes = serializer.serializeRequest(request);
-  } catch (error) {
-    done({ code: ExportResultCode.FAILED, error: error as Error });
-    return;
-  }
-  if (bytes === undefined) {
-    done({ code: ExportResultCode.FAILED, error: new Error("OTLP JSON serialization failed") });
-    return;
-  }
-  file.append(bytes).then(
-    () => done({ code: ExportResultCode.SUCCESS }),
-    (error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }),
-  );
-}
-
-/**
- * Spans as OTLP JSON lines, one export request per line. Why our own: OpenTelemetry JS has no
- * file exporter (the Collector's is in Go); this writes its format with otlp-transformer's encoding.
- */
-class FileSpanExporter implements SpanExporter {
-  private stopped = false;
-  constructor(
-    private readonly file: JsonLinesFile,
-    private readonly serializer: JsonSerializer<ReadableSpan[]>,
-  ) {}
-
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    if (this.stopped) {
-      resultCallback({ code: ExportResultCode.FAILED, error: new Error("exporter is shut down") });
-      return;
-    }
-    writeRequest(this.file, this.serializer, spans, resultCallback);
-  }
-
-  forceFlush(): Promise<void> {
-    return this.file.flush();
-  }
-
-  shutdown(): Promise<void> {
-    this.stopped = true;
-    return this.file.flush();
-  }
-}
-
-/** Metrics as OTLP JSON lines, one export request per line (our own for the reason above). */
-class FileMetricExporter implements PushMetricExporter {
-  private stopped = false;
-  constructor(
-    private readonly file: JsonLinesFile,
-    private readonly serializer: JsonSerializer<ResourceMetrics>,
-    private readonly temporality: AggregationTemporality,
-  ) {}
-
-  export(resourceMetrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
-    if (this.stopped) {
-      resultCallback({ code: ExportResultCode.FAILED, error: new Error("exporter is shut down") });
-      return;
-    }
-    writeRequest(this.file, this.serializer, resourceMetrics, resultCallback);
-  }
-
-  selectAggregationTemporality(): AggregationTemporality {
-    return this.temporality;
-  }
-
-  forceFlush(): Promise<void> {
-    return this.file.flush();
-  }
-
-  shutdown(): Promise<void> {
-    this.stopped = true;
-    return this.file.flush();
-  }
 }
 
 interface ResolvedExporters {
