@@ -103,6 +103,7 @@ import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from ".
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
 import { load } from "./sdk/load-dependency.js";
 import { deadlineAgentFactory } from "./sdk/deadline-agent.js";
+import { RepeatLimitedLogger } from "./sdk/repeat-limited-logger.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -662,7 +663,8 @@ const LOG_LEVEL_NAMES = ["NONE", "ERROR", "WARN", "INFO", "DEBUG", "VERBOSE", "A
 function installDiagLogger(): unknown {
   if (registeredDiagLogger() !== undefined) return undefined;
   const text = read("OTEL_LOG_LEVEL");
-  diag.setLogger(new DiagConsoleLogger(), {
+  // Repeats of one warning are told once a minute: the exporters warn on every export for some answers (RepeatLimitedLogger).
+  diag.setLogger(new RepeatLimitedLogger(new DiagConsoleLogger()), {
     logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN),
   });
   if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase()))

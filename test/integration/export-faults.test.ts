@@ -8,7 +8,9 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
@@ -462,4 +464,72 @@ describe("a full span queue", () => {
       }),
     ).rejects.toThrow(/OTEL_BSP_MAX_QUEUE_SIZE.*positive integer \(spans\)/);
   });
+});
+
+/**
+ * A process of its own that exports to `url` with taskjourney's own diag logger (the console, the
+ * application having none), flushing `flushes` times; resolves its stderr.
+ */
+function exportingProcess(
+  url: string,
+  protocol: string,
+  flushes: number,
+): Promise<{ code: number | null; stderr: string }> {
+  const sdk = pathToFileURL(fileURLToPath(new URL("../../src/sdk.ts", import.meta.url))).href;
+  const script = `
+    const { startTelemetry } = await import(${JSON.stringify(sdk)});
+    const telemetry = await startTelemetry({
+      role: "worker", instance: "garbage", registerGlobal: false, journeys: { sampling: { ratio: 1 } },
+      exporters: { endpoint: ${JSON.stringify(url)}, protocol: ${JSON.stringify(protocol)}, timeoutMillis: 2000, metricExportIntervalMillis: 3600000 },
+    });
+    for (let flush = 0; flush < ${flushes}; flush++) {
+      telemetry.journeys.transition("k" + flush, "released", "waiting");
+      telemetry.journeys.transition("k" + flush, "waiting", "memory");
+      await telemetry.forceFlush();
+    }
+    const result = await telemetry.shutdown();
+    if (!result.completed || telemetry.exportFailures().length > 0) process.exit(2);
+  `;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the exporting process did not end:\n${stderr}`));
+    }, 60_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("an endpoint whose 200 answers are not OTLP responses", () => {
+  it.each(["http/json", "http/protobuf"] as const)(
+    "%s: nothing is lost, and the exporters' warning about the answer is told once, not at every export",
+    async (protocol) => {
+      const server = await startFaultServer("garbage-200");
+      cleanups.push(() => server.close());
+      const flushes = 5;
+      const { code, stderr } = await exportingProcess(server.url, protocol, flushes);
+      // Completed, and a 200 is a success: nothing counted (exit code 2 otherwise).
+      expect(code, stderr).toBe(0);
+      // Every flush exported both signals (the shutdown once more).
+      expect(server.requests.filter((request) => request.path === "/v1/traces").length).toBeGreaterThanOrEqual(flushes);
+      expect(server.requests.filter((request) => request.path === "/v1/metrics").length).toBeGreaterThanOrEqual(
+        flushes,
+      );
+      // The exporters warn at each export; told once per distinct warning (one per signal at most).
+      const told =
+        stderr.match(/could not deserialize response|Failed to parse (trace|metrics) export response/g) ?? [];
+      expect(told.length, stderr).toBeGreaterThanOrEqual(1);
+      expect(told.length, stderr).toBeLessThanOrEqual(2);
+    },
+  );
 });
