@@ -30,6 +30,7 @@
  * carry has an explicit option (`exporters`, `serviceName`, `resourceAttributes`), which wins
  * over the environment. Tests set process.env instead (vitest's `vi.stubEnv`).
  */
+import { constants } from "node:fs";
 import { mkdir, appendFile, open } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
@@ -289,6 +290,16 @@ function fileSafe(text: string): string {
 }
 
 /** Appends lines to one file, in order, one write at a time. */
+/**
+ * Opened without blocking: a named pipe (FIFO) at a file's path with no reader would otherwise
+ * block open() in libuv's thread pool for as long as none comes, every export and shutdown waiting
+ * on it and the process unable to exit by itself. Non-blocking, that open fails at once (ENXIO,
+ * counted and told), as does a write to a full pipe (EAGAIN); a regular file is unaffected.
+ */
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | NONBLOCK;
+const READ_FLAGS = constants.O_RDONLY | NONBLOCK;
+
 class JsonLinesFile {
   private pending: Promise<void>;
   constructor(readonly path: string) {
@@ -296,7 +307,7 @@ class JsonLinesFile {
       // A process stopped while writing left the file's last line cut off: appending to it would
       // glue this process's first request onto it, and lose both to a reader. A new line keeps the
       // broken one apart, for the taskjourney command to skip with a warning.
-      (ended) => (ended ? undefined : appendFile(path, "\n")),
+      (ended) => (ended ? undefined : appendFile(path, "\n", { flag: APPEND_FLAGS })),
       () => undefined,
     );
   }
@@ -310,7 +321,7 @@ class JsonLinesFile {
     const line = Buffer.allocUnsafe(bytes.length + 1);
     line.set(bytes);
     line[bytes.length] = NEWLINE;
-    const written = this.pending.then(() => appendFile(this.path, line));
+    const written = this.pending.then(() => appendFile(this.path, line, { flag: APPEND_FLAGS }));
     this.pending = written.catch(() => undefined);
     return written;
   }
@@ -324,7 +335,7 @@ class JsonLinesFile {
 async function endsLine(path: string): Promise<boolean> {
   let file;
   try {
-    file = await open(path, "r");
+    file = await open(path, READ_FLAGS);
   } catch {
     return true;
   }

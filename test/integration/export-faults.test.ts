@@ -8,7 +8,8 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -346,6 +347,40 @@ describe("exporting to an endpoint that fails", () => {
     const tracesWarning = `exporting traces to ${join(directory, "traces-worker-files.jsonl")} failed`;
     expect(logged.warn.filter((message) => message.includes(tracesWarning))).toHaveLength(1);
   });
+
+  it.skipIf(process.platform === "win32")(
+    "OTLP JSON lines files: a named pipe with no reader at a file's path fails each export at once (ENXIO) instead of blocking it, and shutdown completes",
+    async () => {
+      const logged = captureDiag();
+      const directory = await mkdtemp(join(tmpdir(), "taskjourney-fifo-"));
+      cleanups.push(() => rm(directory, { recursive: true, force: true }));
+      const traces = join(directory, "traces-worker-fifo.jsonl");
+      execFileSync("mkfifo", [traces]);
+      const clock = new FakeClock(0);
+      const telemetry = await startTelemetry({
+        role: "worker",
+        instance: "fifo",
+        registerGlobal: false,
+        fileDirectory: directory,
+        journeys: { clock: clock.now, sampling: { ratio: 1 } },
+        exporters: { metricExportIntervalMillis: 3_600_000 },
+      });
+      cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
+      for (let flush = 1; flush <= 2; flush++) {
+        round(telemetry.journeys, clock, flush);
+        // Before: the open() of the pipe blocked until a reader came, and this waited its whole deadline.
+        expect(await telemetry.forceFlush({ timeoutMillis: 10_000 })).toEqual({ completed: true });
+      }
+      expect(telemetry.exportFailures()).toEqual([
+        { signal: "traces", destination: traces, errorType: "ENXIO", items: 2 * JOURNEYS_PER_ROUND * 4, exports: 2 },
+      ]);
+      expect(logged.warn).toHaveLength(1);
+      expect(logged.warn[0]).toContain("a named pipe (FIFO) there with no process reading it");
+      // The metrics file beside it is written as usual.
+      expect(readFileSync(join(directory, "metrics-worker-fifo.jsonl"), "utf8").split("\n").length).toBeGreaterThan(2);
+      expect(await telemetry.shutdown({ timeoutMillis: 10_000 })).toEqual({ completed: true });
+    },
+  );
 
   it("OTEL_EXPORTER_OTLP_TIMEOUT (from the environment) bounds each export", async () => {
     captureDiag();
