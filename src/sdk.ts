@@ -100,6 +100,7 @@ import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
 import { load } from "./sdk/load-dependency.js";
 import { deadlineAgentFactory } from "./sdk/deadline-agent.js";
 import { FileMetricExporter, FileSpanExporter, JsonLinesFile, jsonSerializers } from "./sdk/file-exporters.js";
+import { RepeatLimitedLogger } from "./sdk/repeat-limited-logger.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -223,6 +224,9 @@ const DEFAULT_FLUSH_TIMEOUT = 30_000;
 /** The OTLP exporters' own default, resolved here so that `env` and the option reach them. */
 const DEFAULT_EXPORT_TIMEOUT = 10_000;
 const DEFAULT_PROMETHEUS_PORT = 9464;
+/** Connections the Prometheus endpoint holds at once, and the milliseconds a request may take to arrive whole. */
+const PROMETHEUS_MAX_CONNECTIONS = 64;
+const PROMETHEUS_REQUEST_TIMEOUT = 10_000;
 
 function fail(what: string, expected: string, value: unknown): never {
   configurationError("startTelemetry", what, expected, value);
@@ -508,7 +512,8 @@ const LOG_LEVEL_NAMES = ["NONE", "ERROR", "WARN", "INFO", "DEBUG", "VERBOSE", "A
 function installDiagLogger(): unknown {
   if (registeredDiagLogger() !== undefined) return undefined;
   const text = read("OTEL_LOG_LEVEL");
-  diag.setLogger(new DiagConsoleLogger(), {
+  // Repeats of one warning are told once a minute: the exporters warn on every export for some answers (RepeatLimitedLogger).
+  diag.setLogger(new RepeatLimitedLogger(new DiagConsoleLogger()), {
     logLevel: text === undefined ? DiagLogLevel.WARN : (diagLogLevelFromString(text) ?? DiagLogLevel.WARN),
   });
   if (text !== undefined && !LOG_LEVEL_NAMES.includes(text.toUpperCase()))
@@ -747,15 +752,28 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
     // MeterProvider only calls the reader's public methods, the same in both copies.
     readers.push(pull as unknown as MetricReader);
     const { host, port, endpoint } = exporters.prometheus;
-    const server = createServer((request, response) => {
-      const path = (request.url ?? "/").split("?")[0];
-      if (request.method === "GET" && path === endpoint) {
-        pull.getMetricsRequestHandler(request, response);
-      } else {
-        response.statusCode = 404;
-        response.end(`not found; metrics are at ${endpoint}\n`);
-      }
-    });
+    // A scraper needs a connection or two and sends a line and a few headers: a client that opens
+    // many, or sends its headers a byte at a time, must not hold the host's file descriptors.
+    // Past PROMETHEUS_MAX_CONNECTIONS, a connection is closed as it comes; a request not whole
+    // within PROMETHEUS_REQUEST_TIMEOUT is answered 408 and closed (Node.js's own defaults: 60 s
+    // for headers, 300 s for a request, checked every 30 s, and no limit on connections).
+    const server = createServer(
+      {
+        headersTimeout: PROMETHEUS_REQUEST_TIMEOUT,
+        requestTimeout: PROMETHEUS_REQUEST_TIMEOUT,
+        connectionsCheckingInterval: 1_000,
+      },
+      (request, response) => {
+        const path = (request.url ?? "/").split("?")[0];
+        if (request.method === "GET" && path === endpoint) {
+          pull.getMetricsRequestHandler(request, response);
+        } else {
+          response.statusCode = 404;
+          response.end(`not found; metrics are at ${endpoint}\n`);
+        }
+      },
+    );
+    server.maxConnections = PROMETHEUS_MAX_CONNECTIONS;
     server.unref();
     try {
       const bound = await listen(server, port, host);

@@ -43,6 +43,8 @@ const MEANING: Record<string, string> = {
     "the batch span processor's queue was full (maxQueueSize, OTEL_BSP_MAX_QUEUE_SIZE): spans ended faster than they were exported",
   ECONNREFUSED: "nothing listening",
   ECONNRESET: "connection reset",
+  ENXIO: "a named pipe (FIFO) there with no process reading it",
+  EAGAIN: "a named pipe (FIFO) there whose reader does not keep up",
 };
 
 /**

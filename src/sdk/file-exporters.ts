@@ -5,6 +5,7 @@
  * to read. One export request per line, in OpenTelemetry's OTLP/JSON encoding (otlp-transformer's
  * serializers, loaded on first use as the other exporters are).
  */
+import { constants } from "node:fs";
 import { appendFile, mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
@@ -12,6 +13,16 @@ import { AggregationTemporality, type PushMetricExporter, type ResourceMetrics }
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { configurationError } from "../configuration.js";
 import { load } from "./load-dependency.js";
+
+/**
+ * Opened without blocking: a named pipe (FIFO) at a file's path with no reader would otherwise
+ * block open() in libuv's thread pool for as long as none comes, every export and shutdown waiting
+ * on it and the process unable to exit by itself. Non-blocking, that open fails at once (ENXIO,
+ * counted and told), as does a write to a full pipe (EAGAIN); a regular file is unaffected.
+ */
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | NONBLOCK;
+const READ_FLAGS = constants.O_RDONLY | NONBLOCK;
 
 /** Appends lines to one file, in order, one write at a time. */
 export class JsonLinesFile {
@@ -25,7 +36,7 @@ export class JsonLinesFile {
         // A process stopped while writing left the file's last line cut off: appending to it would
         // glue this process's first request onto it, and lose both to a reader. A new line keeps the
         // broken one apart, for the taskjourney command to skip with a warning.
-        (ended) => (ended ? undefined : appendFile(path, "\n")),
+        (ended) => (ended ? undefined : appendFile(path, "\n", { flag: APPEND_FLAGS })),
         () => undefined,
       );
   }
@@ -39,7 +50,7 @@ export class JsonLinesFile {
     const line = Buffer.allocUnsafe(bytes.length + 1);
     line.set(bytes);
     line[bytes.length] = NEWLINE;
-    const written = this.pending.then(() => appendFile(this.path, line));
+    const written = this.pending.then(() => appendFile(this.path, line, { flag: APPEND_FLAGS }));
     this.pending = written.catch(() => undefined);
     return written;
   }
@@ -53,7 +64,7 @@ export class JsonLinesFile {
 async function endsLine(path: string): Promise<boolean> {
   let file;
   try {
-    file = await open(path, "r");
+    file = await open(path, READ_FLAGS);
   } catch {
     return true;
   }

@@ -7,7 +7,13 @@
  * counted as `timeout` and told once; forceFlush() and shutdown() complete within their own
  * deadlines. Both signals, both protocols (fault-server.ts, on loopback).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag } from "@opentelemetry/api";
 import { startTelemetry, type ExportFailure, type Telemetry } from "../../src/sdk.js";
 import type { TaskJourneys } from "../../src/index.js";
@@ -113,4 +119,77 @@ describe("an export's deadline covers the whole request", () => {
       }
     },
   );
+});
+
+describe("over HTTPS, with the certificate authority of OTEL_EXPORTER_OTLP_CERTIFICATE", () => {
+  it("exports through the agent taskjourney gives the exporters, and a dripping answer is cut off at the deadline", async () => {
+    const logged = captureDiag();
+    cleanups.push(() => diag.disable());
+    // A self-signed certificate for 127.0.0.1, its own authority.
+    const directory = mkdtempSync(join(tmpdir(), "taskjourney-tls-"));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const keyPath = join(directory, "key.pem");
+    const certPath = join(directory, "cert.pem");
+    execFileSync(
+      "openssl",
+      [
+        ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"],
+        ...["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath],
+      ],
+      { stdio: "ignore" },
+    );
+    let drip = false;
+    const timers = new Set<ReturnType<typeof setInterval>>();
+    const server = createHttpsServer(
+      { key: readFileSync(keyPath), cert: readFileSync(certPath) },
+      (request, response) => {
+        request.resume();
+        request.on("end", () => {
+          if (!drip) return void response.writeHead(200, { "content-type": "application/json" }).end("{}");
+          response.writeHead(200, { "content-type": "application/json" });
+          response.flushHeaders();
+          const timer = setInterval(() => response.write(" "), DRIP_MILLIS);
+          timers.add(timer);
+          response.on("close", () => clearInterval(timer));
+        });
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => {
+      for (const timer of timers) clearInterval(timer);
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    });
+    vi.stubEnv("OTEL_EXPORTER_OTLP_CERTIFICATE", certPath);
+    cleanups.push(() => {
+      vi.unstubAllEnvs();
+    });
+    const telemetry = await startTelemetry({
+      role: "worker",
+      instance: `tcp://127.0.0.1:${42000 + ++instances}`,
+      registerGlobal: false,
+      journeys: { clock: new FakeClock(0).now, sampling: { ratio: 1 } },
+      exporters: {
+        endpoint: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        protocol: "http/json",
+        timeoutMillis: EXPORT_TIMEOUT,
+        metricExportIntervalMillis: 3_600_000,
+      },
+    });
+    cleanups.push(() => telemetry.shutdown({ timeoutMillis: 1_000 }));
+    // The authority from the environment reaches the agent: the exports succeed.
+    round(telemetry.journeys, 1);
+    expect(await telemetry.forceFlush({ timeoutMillis: FLUSH_DEADLINE })).toEqual({ completed: true });
+    expect(telemetry.exportFailures()).toEqual([]);
+    // And a dripping answer ends at the deadline, as over plain HTTP.
+    drip = true;
+    round(telemetry.journeys, 2);
+    expect(await telemetry.forceFlush({ timeoutMillis: FLUSH_DEADLINE })).toEqual({ completed: true });
+    expect(kinds(telemetry.exportFailures())).toEqual([
+      ["metrics", "timeout", 1],
+      ["traces", "timeout", 1],
+    ]);
+    expect(logged.filter((line) => line.startsWith("taskjourney:"))).toHaveLength(2);
+    expect(await telemetry.shutdown({ timeoutMillis: FLUSH_DEADLINE })).toEqual({ completed: true });
+  });
 });

@@ -8,7 +8,10 @@
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
@@ -345,6 +348,40 @@ describe("exporting to an endpoint that fails", () => {
     expect(logged.warn.filter((message) => message.includes(tracesWarning))).toHaveLength(1);
   });
 
+  it.skipIf(process.platform === "win32")(
+    "OTLP JSON lines files: a named pipe with no reader at a file's path fails each export at once (ENXIO) instead of blocking it, and shutdown completes",
+    async () => {
+      const logged = captureDiag();
+      const directory = await mkdtemp(join(tmpdir(), "taskjourney-fifo-"));
+      cleanups.push(() => rm(directory, { recursive: true, force: true }));
+      const traces = join(directory, "traces-worker-fifo.jsonl");
+      execFileSync("mkfifo", [traces]);
+      const clock = new FakeClock(0);
+      const telemetry = await startTelemetry({
+        role: "worker",
+        instance: "fifo",
+        registerGlobal: false,
+        fileDirectory: directory,
+        journeys: { clock: clock.now, sampling: { ratio: 1 } },
+        exporters: { metricExportIntervalMillis: 3_600_000 },
+      });
+      cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
+      for (let flush = 1; flush <= 2; flush++) {
+        round(telemetry.journeys, clock, flush);
+        // Before: the open() of the pipe blocked until a reader came, and this waited its whole deadline.
+        expect(await telemetry.forceFlush({ timeoutMillis: 10_000 })).toEqual({ completed: true });
+      }
+      expect(telemetry.exportFailures()).toEqual([
+        { signal: "traces", destination: traces, errorType: "ENXIO", items: 2 * JOURNEYS_PER_ROUND * 4, exports: 2 },
+      ]);
+      expect(logged.warn).toHaveLength(1);
+      expect(logged.warn[0]).toContain("a named pipe (FIFO) there with no process reading it");
+      // The metrics file beside it is written as usual.
+      expect(readFileSync(join(directory, "metrics-worker-fifo.jsonl"), "utf8").split("\n").length).toBeGreaterThan(2);
+      expect(await telemetry.shutdown({ timeoutMillis: 10_000 })).toEqual({ completed: true });
+    },
+  );
+
   it("OTEL_EXPORTER_OTLP_TIMEOUT (from the environment) bounds each export", async () => {
     captureDiag();
     const server = await startFaultServer("black-hole");
@@ -462,4 +499,72 @@ describe("a full span queue", () => {
       }),
     ).rejects.toThrow(/OTEL_BSP_MAX_QUEUE_SIZE.*positive integer \(spans\)/);
   });
+});
+
+/**
+ * A process of its own that exports to `url` with taskjourney's own diag logger (the console, the
+ * application having none), flushing `flushes` times; resolves its stderr.
+ */
+function exportingProcess(
+  url: string,
+  protocol: string,
+  flushes: number,
+): Promise<{ code: number | null; stderr: string }> {
+  const sdk = pathToFileURL(fileURLToPath(new URL("../../src/sdk.ts", import.meta.url))).href;
+  const script = `
+    const { startTelemetry } = await import(${JSON.stringify(sdk)});
+    const telemetry = await startTelemetry({
+      role: "worker", instance: "garbage", registerGlobal: false, journeys: { sampling: { ratio: 1 } },
+      exporters: { endpoint: ${JSON.stringify(url)}, protocol: ${JSON.stringify(protocol)}, timeoutMillis: 2000, metricExportIntervalMillis: 3600000 },
+    });
+    for (let flush = 0; flush < ${flushes}; flush++) {
+      telemetry.journeys.transition("k" + flush, "released", "waiting");
+      telemetry.journeys.transition("k" + flush, "waiting", "memory");
+      await telemetry.forceFlush();
+    }
+    const result = await telemetry.shutdown();
+    if (!result.completed || telemetry.exportFailures().length > 0) process.exit(2);
+  `;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the exporting process did not end:\n${stderr}`));
+    }, 60_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("an endpoint whose 200 answers are not OTLP responses", () => {
+  it.each(["http/json", "http/protobuf"] as const)(
+    "%s: nothing is lost, and the exporters' warning about the answer is told once, not at every export",
+    async (protocol) => {
+      const server = await startFaultServer("garbage-200");
+      cleanups.push(() => server.close());
+      const flushes = 5;
+      const { code, stderr } = await exportingProcess(server.url, protocol, flushes);
+      // Completed, and a 200 is a success: nothing counted (exit code 2 otherwise).
+      expect(code, stderr).toBe(0);
+      // Every flush exported both signals (the shutdown once more).
+      expect(server.requests.filter((request) => request.path === "/v1/traces").length).toBeGreaterThanOrEqual(flushes);
+      expect(server.requests.filter((request) => request.path === "/v1/metrics").length).toBeGreaterThanOrEqual(
+        flushes,
+      );
+      // The exporters warn at each export; told once per distinct warning (one per signal at most).
+      const told =
+        stderr.match(/could not deserialize response|Failed to parse (trace|metrics) export response/g) ?? [];
+      expect(told.length, stderr).toBeGreaterThanOrEqual(1);
+      expect(told.length, stderr).toBeLessThanOrEqual(2);
+    },
+  );
 });

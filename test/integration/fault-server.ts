@@ -9,12 +9,13 @@
  * sends whole 200 headers and then a body a byte at a time, both every `dripMillis` and forever;
  * "no-read" accepts the TCP connection and never reads a byte of it. `openSockets()` counts the
  * connections open on the server's side, to see whether a client lets them pile up.
+ * "garbage-200" answers 200 with a body that is neither an OTLP JSON nor an OTLP protobuf response.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 
 export type FaultMode =
-  "ok" | "black-hole" | "500" | "429" | "reset" | "slow" | "drip-headers" | "drip-body" | "no-read";
+  "ok" | "black-hole" | "500" | "429" | "reset" | "slow" | "drip-headers" | "drip-body" | "no-read" | "garbage-200";
 
 export interface FaultServer {
   /** Base URL, e.g. http://127.0.0.1:41234 */
@@ -104,6 +105,11 @@ export async function startFaultServer(mode: FaultMode = "ok", { dripMillis = 10
         response
           .writeHead(429, { "retry-after": String(RETRY_AFTER_SECONDS), "content-type": "text/plain" })
           .end("slow down");
+        return;
+      case "garbage-200":
+        response
+          .writeHead(200, { "content-type": "application/x-protobuf" })
+          .end(Buffer.from([0xff, 0xff, 0xff, 0xff]));
         return;
       case "drip-headers": {
         // Raw bytes on the socket, past the response object: the status line and a header line that never ends.

@@ -3,6 +3,7 @@
  * in-process mockotlpserver, to OTLP JSON lines files, and to a Prometheus pull endpoint.
  */
 import { execFile } from "node:child_process";
+import { connect, type Socket } from "node:net";
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { tmpdir } from "node:os";
@@ -446,6 +447,45 @@ describe("startTelemetry configuration", () => {
     expect((await fetch(telemetry.prometheusUrl!.replace("/metrics", "/other"))).status).toBe(404);
     await telemetry.shutdown();
     await expect(fetch(telemetry.prometheusUrl!)).rejects.toThrow();
+  });
+
+  it("the Prometheus endpoint holds at most 64 connections however many clients drip their headers, and serves scrapes once they are gone", async () => {
+    const telemetry = await start({
+      instance: nextInstance(),
+      exporters: { traces: "none", metrics: "none", prometheus: { host: "127.0.0.1", port: 0 } },
+    });
+    const { port } = new URL(telemetry.prometheusUrl!);
+    // 100 clients that send a request's headers a byte every 100 ms and never finish them.
+    const sockets: Socket[] = [];
+    const drips: Array<ReturnType<typeof setInterval>> = [];
+    let closed = 0;
+    for (let index = 0; index < 100; index++) {
+      const socket = connect(Number(port), "127.0.0.1");
+      socket.on("error", () => {});
+      socket.on("close", () => closed++);
+      const text = `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Drip: ${".".repeat(1000)}`;
+      let at = 0;
+      drips.push(setInterval(() => socket.destroyed || socket.write(text[at++ % text.length]), 100));
+      sockets.push(socket);
+    }
+    try {
+      // A bound for a loaded machine, not a timing claim: the server closes the excess as they come.
+      for (let waited = 0; closed < 36 && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      expect(closed).toBe(36);
+      // Before: every one of them held a connection (and a file descriptor) for up to a minute.
+      expect(sockets.filter((socket) => !socket.destroyed)).toHaveLength(64);
+    } finally {
+      for (const drip of drips) clearInterval(drip);
+      for (const socket of sockets) socket.destroy();
+    }
+    // Once they are gone, a scrape is served.
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      const response = await fetch(telemetry.prometheusUrl!).catch(() => undefined);
+      if (response?.status === 200) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await fetch(telemetry.prometheusUrl!)).status).toBe(200);
+    expect(await telemetry.shutdown({ timeoutMillis: 5_000 })).toEqual({ completed: true });
   });
 
   it("shuts down once however often it is called, releases the globals, and stops the journeys", async () => {
