@@ -15,6 +15,12 @@ export function stateCell(prefixId: number, state: number): number {
 export class Accumulators {
   /** Entries into each (prefix, state), terminal states included. */
   readonly transitions: Float64Array;
+  /**
+   * Journeys abandoned past maxLiveJourneys per (prefix, state) they were in: their visit there
+   * never ends, so without this they would count as in it for the process's life. Added to at an
+   * eviction only, never on the hot path.
+   */
+  readonly abandoned: Float64Array;
   /** Per-visit durations per (prefix, state), created at the first visit. */
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
@@ -41,6 +47,7 @@ export class Accumulators {
     const stateCells = prefixCapacity * stateCount;
     const activityCells = prefixCapacity * activityCapacity;
     this.transitions = new Float64Array(stateCells);
+    this.abandoned = new Float64Array(stateCells);
     this.durations = new Array<DurationStatistics | undefined>(stateCells).fill(undefined);
     this.executeSeconds = new Float64Array(activityCells);
     this.executeQuantities = new Float64Array(activityCells * QUANTITY_UNITS.length);
@@ -77,9 +84,12 @@ export class Accumulators {
     return this.durations[cell]?.count ?? 0;
   }
 
-  /** Journeys currently in a (prefix, state) cell of a non-terminal state: entries less finished visits. */
+  /**
+   * Journeys live now in a (prefix, state) cell of a non-terminal state: entries less finished
+   * visits less journeys abandoned there (a live journey is always in a non-terminal state).
+   */
   active(cell: number): number {
-    return this.transitions[cell] - this.stateVisits(cell);
+    return this.transitions[cell] - this.stateVisits(cell) - this.abandoned[cell];
   }
 
   /** Adds a digested quantity of `unit` (a QUANTITY_UNITS index) to a (prefix, activity) cell. */
