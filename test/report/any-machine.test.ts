@@ -205,6 +205,10 @@ describe("the report of the job-queue example's machine", () => {
     ]);
     // Its one failed task was tried three times, by its visits to active.
     expect(data.failures!.map((failure) => [failure.key, failure.attempts])).toEqual([["2", 3]]);
+    const page = renderHtmlReport(data, { inlineEcharts: false });
+    expect(page).toContain("<h2>Slowest task: 2</h2>");
+    expect(page).toContain("<summary>4 — 3.0 s in active (3.0 s in all)</summary>");
+    expect(page).toContain("<summary>2 — 500.0 ms in active (22.3 s in all) (failed)</summary>");
   });
 
   it("the page: no Dask word, sections that do not apply left out in one line, task-seconds, every activity explained", () => {
@@ -219,6 +223,8 @@ describe("the report of the job-queue example's machine", () => {
     expect(page).not.toContain('id="chart-gather"');
     expect(page).not.toContain('id="chart-wait"');
     expect(page).toContain("<h2>Execute: where active time went</h2>");
+    // The runner's attempts are one visit each: the longest in active are the slowest, said once.
+    expect(page).toContain("The same journeys as the slowest above: each of them is its time in active.");
     expect(page).toContain('<th colspan="4">task-seconds by state</th>');
     expect(text).toContain("task-seconds by state: each task's seconds in the state, summed over the prefix's tasks");
     // The glossary: every activity the page shows, once, with what it means.
