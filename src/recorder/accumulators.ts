@@ -17,10 +17,10 @@ export class Accumulators {
   readonly transitions: Float64Array;
   /**
    * Journeys abandoned past maxLiveJourneys per (prefix, state) they were in: their visit there
-   * never ends, so without this they would count as in it for the process's life. Added to at an
-   * eviction only, never on the hot path.
+   * never ends, so without this they would count as in it for the process's life. Made at the
+   * first eviction (most processes have none) and added to there only, never on the hot path.
    */
-  readonly abandoned: Float64Array;
+  private abandonedCells: Float64Array | undefined = undefined;
   /** Per-visit durations per (prefix, state), created at the first visit. */
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
@@ -47,7 +47,6 @@ export class Accumulators {
     const stateCells = prefixCapacity * stateCount;
     const activityCells = prefixCapacity * activityCapacity;
     this.transitions = new Float64Array(stateCells);
-    this.abandoned = new Float64Array(stateCells);
     this.durations = new Array<DurationStatistics | undefined>(stateCells).fill(undefined);
     this.executeSeconds = new Float64Array(activityCells);
     this.executeQuantities = new Float64Array(activityCells * QUANTITY_UNITS.length);
@@ -89,7 +88,12 @@ export class Accumulators {
    * visits less journeys abandoned there (a live journey is always in a non-terminal state).
    */
   active(cell: number): number {
-    return this.transitions[cell] - this.stateVisits(cell) - this.abandoned[cell];
+    return this.transitions[cell] - this.stateVisits(cell) - (this.abandonedCells?.[cell] ?? 0);
+  }
+
+  /** A journey abandoned in a (prefix, state) cell: it leaves the cell's live count for good. */
+  abandon(cell: number): void {
+    (this.abandonedCells ??= new Float64Array(this.transitions.length))[cell] += 1;
   }
 
   /** Adds a digested quantity of `unit` (a QUANTITY_UNITS index) to a (prefix, activity) cell. */

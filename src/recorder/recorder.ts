@@ -496,7 +496,7 @@ export class Recorder implements LedgerHost {
     const end = time > start ? time : start;
     journey.more().abandonedAt = end;
     journey.ended = true;
-    this.accumulators.abandoned[stateCell(journey.prefixId, journey.state)] += 1;
+    this.accumulators.abandon(stateCell(journey.prefixId, journey.state));
     if (journey.openLedgers !== 0) this.closeLedgers(journey, end, -1);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
