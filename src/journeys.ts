@@ -18,7 +18,12 @@ import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import { serveNodes } from "./recorder/explain-serves.js";
 import type { RecorderListener } from "./recorder/listener.js";
-import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
+import {
+  GAUGE_METRICS,
+  METRIC_DESCRIPTORS,
+  TaskMetricProducer,
+  type MetricProducerOptions,
+} from "./otel/metric-producer.js";
 import type {
   ActivityLedger,
   ExecuteLedger,
@@ -30,11 +35,12 @@ import type {
 } from "./types.js";
 import { TransferLedger } from "./recorder/transfer-ledger.js";
 import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
-import { INSTRUMENTATION_SCOPE, METRIC_ACTIVE, METRIC_STATE_DURATION } from "./otel/semconv.js";
+import { INSTRUMENTATION_SCOPE, METRIC_STATE_DURATION } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
+import { openJourneysLine } from "./recorder/open-journeys.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, guardedCheck, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
@@ -699,6 +705,9 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   shutdown(): Promise<void> {
     this.#shutdownPromise ??= (async () => {
       this.#closed = true;
+      // Before the span bridge ends them as unfinished: the journeys this process never ended, told once.
+      const open = openJourneysLine(this.#recorder);
+      if (open !== undefined) tell("warn", open);
       this.#removeObservers?.();
       this.#processStalls?.stop();
       for (const listener of this.#listeners) {
@@ -736,7 +745,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       const instrumentOptions = { unit, valueType, description };
       instruments.set(
         name,
-        name === METRIC_ACTIVE
+        GAUGE_METRICS.has(name)
           ? meter.createObservableGauge(name, instrumentOptions)
           : meter.createObservableCounter(name, instrumentOptions),
       );

@@ -21,6 +21,7 @@ import {
   ATTR_TRANSFER_OUTCOME,
   INSTRUMENTATION_SCOPE,
   METRIC_ACTIVE,
+  METRIC_OLDEST_ACTIVE,
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
   METRIC_GATHER_SIZE,
@@ -79,11 +80,20 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
         [METRIC_EXECUTE_COUNT, "{count}", ValueType.DOUBLE, "Counts digested into executions, by activity."],
         [METRIC_TRANSITIONS, "{transition}", ValueType.INT, "Transitions of tasks into each state."],
         [METRIC_ACTIVE, "{task}", ValueType.INT, "Tasks currently in each state."],
+        [
+          METRIC_OLDEST_ACTIVE,
+          "s",
+          ValueType.DOUBLE,
+          "Seconds since the oldest task still in a non-terminal state began its journey; 0 with none.",
+        ],
         [METRIC_DROPPED, "{item}", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
       ] as const
     ).map(([name, unit, valueType, description]) => [name, Object.freeze({ name, unit, valueType, description })]),
   ),
 );
+
+/** The metrics reported as gauges (the rest are sums or histograms): observable gauges on the observable path. */
+export const GAUGE_METRICS: ReadonlySet<string> = new Set([METRIC_ACTIVE, METRIC_OLDEST_ACTIVE]);
 
 export interface MetricProducerOptions {
   temporality: "cumulative" | "delta";
@@ -331,6 +341,15 @@ export class TaskMetricProducer implements MetricProducer {
     push(METRIC_EXECUTE_COUNT, DATA_POINT_SUM, executeQuantities[QUANTITY_UNITS.indexOf("count")]);
     push(METRIC_TRANSITIONS, DATA_POINT_SUM, transitions);
     push(METRIC_ACTIVE, DATA_POINT_GAUGE, active, TEMPORALITY_CUMULATIVE);
+    // The head of the recorder's live list (begin order): O(1) at collection, nothing per task.
+    const oldest = recorder.oldestLiveJourney();
+    const age = oldest === undefined ? 0 : Math.max(0, recorder.clock() - oldest.start);
+    push(
+      METRIC_OLDEST_ACTIVE,
+      DATA_POINT_GAUGE,
+      [{ startTime: endTime, endTime, attributes: {}, value: age }],
+      TEMPORALITY_CUMULATIVE,
+    );
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
     if (this.runtime !== undefined) metrics.push(...this.runtime.produce(startTime, endTime));
     return metrics;

@@ -62,6 +62,8 @@ export const METRIC_EXECUTE_SIZE = "task.execute.size";
 export const METRIC_EXECUTE_COUNT = "task.execute.count";
 export const METRIC_TRANSITIONS = "task.transitions";
 export const METRIC_ACTIVE = "task.active";
+/** Seconds since the oldest journey still live began: how long a key that never ends has been open. */
+export const METRIC_OLDEST_ACTIVE = "task.active.oldest";
 export const METRIC_DROPPED = "taskjourney.dropped";
 /** Spans and metric data points that taskjourney/sdk's exporters failed to export (`{item}`), by signal and error type. */
 export const METRIC_EXPORT_FAILURES = "taskjourney.export.failures";

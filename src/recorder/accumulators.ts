@@ -15,6 +15,12 @@ export function stateCell(prefixId: number, state: number): number {
 export class Accumulators {
   /** Entries into each (prefix, state), terminal states included. */
   readonly transitions: Float64Array;
+  /**
+   * Journeys abandoned past maxLiveJourneys per (prefix, state) they were in: their visit there
+   * never ends, so without this they would count as in it for the process's life. Made at the
+   * first eviction (most processes have none) and added to there only, never on the hot path.
+   */
+  private abandonedCells: Float64Array | undefined = undefined;
   /** Per-visit durations per (prefix, state), created at the first visit. */
   readonly durations: Array<DurationStatistics | undefined>;
   /** Execute ledger self seconds per (prefix, activity). */
@@ -77,9 +83,17 @@ export class Accumulators {
     return this.durations[cell]?.count ?? 0;
   }
 
-  /** Journeys currently in a (prefix, state) cell of a non-terminal state: entries less finished visits. */
+  /**
+   * Journeys live now in a (prefix, state) cell of a non-terminal state: entries less finished
+   * visits less journeys abandoned there (a live journey is always in a non-terminal state).
+   */
   active(cell: number): number {
-    return this.transitions[cell] - this.stateVisits(cell);
+    return this.transitions[cell] - this.stateVisits(cell) - (this.abandonedCells?.[cell] ?? 0);
+  }
+
+  /** A journey abandoned in a (prefix, state) cell: it leaves the cell's live count for good. */
+  abandon(cell: number): void {
+    (this.abandonedCells ??= new Float64Array(this.transitions.length))[cell] += 1;
   }
 
   /** Adds a digested quantity of `unit` (a QUANTITY_UNITS index) to a (prefix, activity) cell. */

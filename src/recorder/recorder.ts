@@ -463,6 +463,11 @@ export class Recorder implements LedgerHost {
     this.newestLive = journey;
   }
 
+  /** The live journey that began first (begin order, as eviction takes them), or undefined. */
+  oldestLiveJourney(): Journey | undefined {
+    return this.oldestLive;
+  }
+
   private removeLive(journey: Journey): void {
     // Only if it is the live one: a finished journey is never removed in place of its successor.
     if (this.recentJourney !== journey && this.live.get(journey.id) !== journey) return;
@@ -482,7 +487,7 @@ export class Recorder implements LedgerHost {
 
   /**
    * Past maxLiveJourneys, the journey that began first is abandoned to make room: it ends where
-   * it is, uncounted in the metrics (its current visit has no end), its open ledgers closed, its
+   * it is, its current visit counted as abandoned, not finished (it has no end), its open ledgers closed, its
    * spans ended and marked abandoned (the listener's journeyAbandoned); counted and told once.
    */
   private evictOldest(time: number): void {
@@ -496,6 +501,7 @@ export class Recorder implements LedgerHost {
     const end = time > start ? time : start;
     journey.more().abandonedAt = end;
     journey.ended = true;
+    this.accumulators.abandon(stateCell(journey.prefixId, journey.state));
     if (journey.openLedgers !== 0) this.closeLedgers(journey, end, -1);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);

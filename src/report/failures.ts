@@ -52,12 +52,35 @@ export function failedTasks(index: SpanIndex, limit: number): { failures: Report
     if (failedOutcome(verdict) === undefined) continue;
     const failedWorkers = journeys.filter((task, at) => kinds[at] !== "scheduler" && failedOutcome(task) !== undefined);
     const shown = failedWorkers.length > 0 ? latest(failedWorkers) : verdict;
-    all.push({ failure: describeFailure(index, shown), end: shown.endNanos });
+    const failure = describeFailure(index, shown);
+    const attempts = attemptsOf(index, journeys, kinds, scheduler, failure.state);
+    if (attempts > 0) failure.attempts = attempts;
+    all.push({ failure, end: shown.endNanos });
   }
   // At one time (a scheduler erring a task's dependents as it errs the task), those that say why first.
   const known = (entry: { failure: ReportFailure }) => (entry.failure.error === undefined ? 1 : 0);
   all.sort((a, b) => (a.end < b.end ? -1 : a.end > b.end ? 1 : known(a) - known(b)));
   return { failures: all.slice(0, Math.max(0, limit)).map((entry) => entry.failure), total: all.length };
+}
+
+/**
+ * A failed task's attempts in the trace: its executing journeys on workers (one an attempt, as a
+ * job queue's workers run them), or its scheduler journey's visits to the failed attempt's state
+ * (a queue recorded on its scheduler side only), whichever says more; 0 when neither tells.
+ */
+function attemptsOf(
+  index: SpanIndex,
+  journeys: readonly DecodedSpan[],
+  kinds: readonly string[],
+  scheduler: readonly DecodedSpan[],
+  state: string | undefined,
+): number {
+  const onWorkers = kinds.filter((kind) => kind === "compute").length;
+  let visits = 0;
+  if (state !== undefined)
+    for (const task of scheduler)
+      visits += index.visitsOf(task).filter((visit) => visit.scope === task.scope && visit.name === state).length;
+  return Math.max(onWorkers, visits);
 }
 
 /** The journey of `journeys` that ended last. */

@@ -51,11 +51,10 @@ function isGatherActivity(name: string): boolean {
  *     ├─ waiting      8.0 s
  *     │  ├─ gather: network  2.0 s
  */
-export function formatBreakdown(breakdown: Breakdown): string {
-  const where =
-    breakdown.instance === ""
-      ? ""
-      : ` on ${breakdown.kind === "scheduler" ? "scheduler" : "worker"} ${terminalSafe(breakdown.instance)}`;
+export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean } = {}): string {
+  // A machine of the user's own has no "worker" or "scheduler" of Dask's: the report leaves the role out.
+  const role = options.roles === false ? "" : breakdown.kind === "scheduler" ? "scheduler " : "worker ";
+  const where = breakdown.instance === "" ? "" : ` on ${role}${terminalSafe(breakdown.instance)}`;
   const ending =
     breakdown.outcome === undefined
       ? " (not ended)"

@@ -5,6 +5,7 @@ import {
   ATTR_TASK_ACTIVITY,
   ATTR_TASK_PREFIX,
   ATTR_TASK_STATE,
+  METRIC_ACTIVE,
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
   METRIC_GATHER_TIME,
@@ -12,10 +13,20 @@ import {
   METRIC_STATE_TIME,
   METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
+  ATTR_TASK_OUTCOME,
+  ATTR_UNFINISHED,
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
 import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
-import { breakdownOfTask, hasWaitAttributes, journeyKind, SpanIndex, stateVisitsOf } from "./from-trace.js";
+import {
+  breakdownOfTask,
+  hasWaitAttributes,
+  journeyKind,
+  SpanIndex,
+  stateVisitsOf,
+  stringAttribute,
+} from "./from-trace.js";
+import type { DecodedSpan } from "./otlp-json.js";
 import { explicitQuantile, histogramQuantile, mergeExplicit, mergeHistograms } from "./histograms.js";
 import { reportDataFrom, type ReportData } from "./html.js";
 import type { TelemetryFiles } from "./inputs.js";
@@ -203,6 +214,16 @@ interface Aggregates {
   dropped: Record<string, number>;
   /** Transitions into a failed terminal state, by role and state: "worker:error", "scheduler:erred", "worker:dead". */
   failed: Record<string, number>;
+  /** Transitions into every state, by role and state ("scheduler:removed"): the terminal ones say how journeys ended. */
+  transitions: Record<string, number>;
+  /** The states each role has a task.active point of: its non-terminal ones (the producer gives none for a terminal state). */
+  live: Record<Role, Set<string>>;
+  /**
+   * The states of each (process, prefix, export) in the order the points came: the producer
+   * writes a prefix's states in the order the machine declared them, so each sequence is a piece
+   * of the declared order, whichever journeys were sampled.
+   */
+  declared: Record<Role, string[][]>;
 }
 
 function emptyAggregates(): Aggregates {
@@ -214,12 +235,30 @@ function emptyAggregates(): Aggregates {
     wait: nullRecord(),
     dropped: nullRecord(),
     failed: nullRecord(),
+    transitions: nullRecord(),
+    live: { worker: new Set(), scheduler: new Set() },
+    declared: { worker: [], scheduler: [] },
   };
+}
+
+/** The declared order's pieces: task.transitions' states per (process, prefix, export), in the points' order. */
+function declaredSequences(points: readonly MetricPoint[], into: Record<Role, string[][]>): void {
+  const sequences = new Map<string, { role: Role; states: string[] }>();
+  for (const point of points) {
+    if (point.metric !== METRIC_TRANSITIONS) continue;
+    const key = `${JSON.stringify(point.resource)}\u0000${text(point.attributes[ATTR_TASK_PREFIX])}\u0000${point.timeNanos}`;
+    let sequence = sequences.get(key);
+    if (sequence === undefined) sequences.set(key, (sequence = { role: roleOf(point), states: [] }));
+    const state = text(point.attributes[ATTR_TASK_STATE]);
+    if (!sequence.states.includes(state)) sequence.states.push(state);
+  }
+  for (const { role, states } of sequences.values()) if (states.length > 1) into[role].push(states);
 }
 
 /** `failedStates`: the terminal states that are failures (Dask's, and those the spans' failed journeys ended in). */
 function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<string>): Aggregates {
   const aggregates = emptyAggregates();
+  declaredSequences(points, aggregates.declared);
   for (const point of currentPoints(points)) {
     const role = roleOf(point);
     const prefix = text(point.attributes[ATTR_TASK_PREFIX]);
@@ -250,6 +289,10 @@ function fromMetrics(points: readonly MetricPoint[], failedStates: ReadonlySet<s
       case METRIC_TRANSITIONS:
         // By role: a machine of your own may fail jobs under one name on both sides (attempts on workers, tasks on the scheduler).
         if (failedStates.has(state)) add(aggregates.failed, `${role}:${state}`, point.value);
+        add(aggregates.transitions, `${role}:${state}`, point.value);
+        break;
+      case METRIC_ACTIVE:
+        aggregates.live[role].add(state);
         break;
       case METRIC_DROPPED:
         add(aggregates.dropped, text(point.attributes[ATTR_DROPPED_REASON]), point.value);
@@ -412,11 +455,15 @@ export function reportDataFromTelemetry(
     description:
       `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
       `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
-      `${unmeasured.length === 0 ? "" : `; no executing state found in the data for the ${unmeasured.join(" and ")} quantiles (give one with --state)`}`,
+      `${unmeasured.length === 0 ? "" : `; no state to measure found in the data for the quantiles of ${unmeasured.map((role) => (role === "scheduler" ? "the tasks" : "the attempts")).join(" and ")} (give one with --state)`}`,
     prefixes: workerRows,
     // Named only when not Dask's (the page's default).
     durationOf: measured.worker === undefined || measured.worker === DASK_MEASURED.worker ? undefined : measured.worker,
-    states: stateOrder(statesIn(aggregates.worker), shapes?.sequences.worker ?? []),
+    // The declared order first (from the metrics), then the order the sampled journeys lived.
+    states: stateOrder(statesIn(aggregates.worker), [
+      ...aggregates.declared.worker,
+      ...(shapes?.sequences.worker ?? []),
+    ]),
     schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
     schedulerDurationOf:
       measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler
@@ -424,15 +471,73 @@ export function reportDataFromTelemetry(
         : measured.scheduler,
     schedulerStates:
       schedulerRows.length > 0
-        ? stateOrder(statesIn(aggregates.scheduler), shapes?.sequences.scheduler ?? [])
+        ? stateOrder(statesIn(aggregates.scheduler), [
+            ...aggregates.declared.scheduler,
+            ...(shapes?.sequences.scheduler ?? []),
+          ])
         : undefined,
     execute: aggregates.execute,
     gather: aggregates.gather,
     wait: aggregates.wait,
     slowest: slowest(),
+    ...slowestInMeasured(index, measured, slowestCount),
     failures: failed.failures,
     failureCounts,
+    outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
   };
+}
+
+/** How journeys ended, from the metrics: entries into each role's terminal states (those with no task.active point). */
+function endings(aggregates: Aggregates): Record<string, number> {
+  const out = nullRecord<number>();
+  for (const [key, count] of Object.entries(aggregates.transitions)) {
+    const colon = key.indexOf(":");
+    const role = key.slice(0, colon) as Role;
+    if (!aggregates.live[role].has(key.slice(colon + 1)) && count > 0) out[key] = count;
+  }
+  return out;
+}
+
+/** A task span's ending as `endings` keys it ("scheduler:removed"); none while unfinished or for a fetch. */
+function spanEnding(index: SpanIndex, task: DecodedSpan): string[] {
+  const outcome = stringAttribute(task, ATTR_TASK_OUTCOME);
+  if (outcome === undefined || task.attributes[ATTR_UNFINISHED] === true) return [];
+  return [`${journeyKind(index, task) === "scheduler" ? "scheduler" : "worker"}:${outcome}`];
+}
+
+/**
+ * The journeys with the longest single visit to the measured state (the workers', else the
+ * scheduler's): the slowest runs, which the slowest by total (a failure's backoffs, a long
+ * queue) may not hold.
+ */
+function slowestInMeasured(
+  index: SpanIndex | undefined,
+  measured: Record<Role, string | undefined>,
+  count: number,
+): Pick<ReportData, "slowestIn"> {
+  if (index === undefined || count <= 0) return {};
+  for (const role of ["worker", "scheduler"] as const) {
+    const state = measured[role];
+    if (state === undefined) continue;
+    const longest: Array<{ breakdown: Breakdown; seconds: number }> = [];
+    for (const task of index.tasks) {
+      const kind = journeyKind(index, task);
+      if ((kind === "scheduler") !== (role === "scheduler") || kind === "fetch") continue;
+      const visits = stateVisitsOf(index, task).filter((visit) => visit.name === state);
+      if (visits.length === 0) continue;
+      const seconds = Math.max(...visits.map((visit) => Number(visit.endNanos - visit.startNanos) / 1e9));
+      longest.push({ breakdown: breakdownOfTask(index, task, kind), seconds });
+    }
+    if (longest.length === 0) continue;
+    longest.sort((a, b) => b.seconds - a.seconds || a.breakdown.key.localeCompare(b.breakdown.key));
+    return {
+      slowestIn: {
+        state,
+        journeys: longest.slice(0, count).map(({ breakdown, seconds }) => ({ key: breakdown.key, seconds, breakdown })),
+      },
+    };
+  }
+  return {};
 }
 
 /** Each role's measured state (see measuredState); a `--state` that no role has is an error. */

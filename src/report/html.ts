@@ -4,7 +4,11 @@ import { createRequire } from "node:module";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { keySplit } from "../model/keys.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
+import { activitiesOnPage, activityMeaning } from "./glossary.js";
+import { chartColors, STATE_COLORS } from "./palette.js";
 import { statesOf, type PrefixRow } from "./table.js";
+import type { ReportData, ReportFailure } from "./report-data.js";
+import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
 
 /**
  * The HTML report: one self-contained page (ECharts inlined) with the failed tasks and why they
@@ -16,66 +20,7 @@ import { statesOf, type PrefixRow } from "./table.js";
  * name can end the block or start markup.
  */
 
-/** Everything the report shows; plain JSON (NaN quantiles may be written as null). */
-export interface ReportData {
-  /** The page title. */
-  title: string;
-  /** When the data was taken, ISO 8601. */
-  generatedAt: string;
-  /** The workload's name, if a benchmark or example produced the data. */
-  workload?: string;
-  /** A line under the title. */
-  description?: string;
-  /** The per-prefix rows (src/report/table.ts): count, p50/p90/p99 of `durationOf`, seconds by state. */
-  prefixes: PrefixRow[];
-  /** What the quantiles measure. Default "executing". */
-  durationOf?: string;
-  /**
-   * The order of the state columns (a machine's own order, as its journeys lived it); states
-   * not listed follow, in Dask's lifecycle order, then by name. Default: that order alone.
-   */
-  states?: string[];
-  /** The scheduler's per-prefix rows (quantiles of `schedulerDurationOf`), shown when present. */
-  schedulerPrefixes?: PrefixRow[];
-  /** What the scheduler rows' quantiles measure. Default "processing". */
-  schedulerDurationOf?: string;
-  /** The order of the scheduler table's state columns, as `states` is of the workers'. */
-  schedulerStates?: string[];
-  /** task.execute.time by activity, seconds. */
-  execute: Record<string, number>;
-  /** task.gather.time by activity, seconds. */
-  gather: Record<string, number>;
-  /** task.wait.time by dependent prefix, then by activity, seconds. */
-  wait: Record<string, Record<string, number>>;
-  /** The slowest journeys' breakdowns (explain()), slowest first. */
-  slowest?: Breakdown[];
-  /** Tasks that failed, with why when known, earliest first (from the spans, or a summary's list). */
-  failures?: ReportFailure[];
-  /**
-   * How many journeys failed in all, by terminal state: `error` (workers' executions), `erred`
-   * (the scheduler), or a machine's own failure state; from the metrics (task.transitions) or a summary, so it counts what the
-   * list, made of sampled traces, may not hold.
-   */
-  failureCounts?: Record<string, number>;
-}
-
-/** One failed task, as the report's "Failed tasks" table shows it. */
-export interface ReportFailure {
-  key: string;
-  prefix: string;
-  /** The worker or scheduler it failed on ("" when not known). */
-  instance: string;
-  /** "compute" (a worker's execution), "scheduler", or "fetch"; "" when not known. */
-  kind: string;
-  /** The terminal state: "error" on a worker, "erred" on the scheduler (or a machine's own, e.g. "failed"). */
-  outcome: string;
-  /** The state of the attempt that failed, e.g. "executing". */
-  state?: string;
-  /** Why, as explain() words it: "TypeError: no such file". */
-  error?: string;
-  /** The journey's wall seconds up to its failure. */
-  seconds?: number;
-}
+export type { ReportData, ReportFailure } from "./report-data.js";
 
 export interface RenderOptions {
   /**
@@ -156,6 +101,8 @@ interface SunburstNode {
   name: string;
   value: number;
   children?: SunburstNode[];
+  /** The states' ring: one colour each, none repeated (palette.ts). */
+  itemStyle?: { color: string };
 }
 
 function sunburstNodes(nodes: readonly BreakdownNode[]): SunburstNode[] {
@@ -184,11 +131,20 @@ function chartData(data: ReportData, states: readonly string[]) {
     .sort(byShare)
     .map(([activity]) => activity);
   const slowest = data.slowest?.[0];
+  const stateColors = chartColors(states, STATE_COLORS);
+  const waitColors = chartColors(waitActivities);
+  const slowestNodes = slowest === undefined ? [] : sunburstNodes(slowest.children);
+  const slowestColors = chartColors(
+    slowestNodes.map((node) => node.name),
+    STATE_COLORS,
+  );
+  slowestNodes.forEach((node, index) => (node.itemStyle = { color: slowestColors[index] }));
   return {
     states: {
       prefixes,
-      series: states.map((state) => ({
+      series: states.map((state, index) => ({
         name: state,
+        color: stateColors[index],
         data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0),
       })),
     },
@@ -196,15 +152,13 @@ function chartData(data: ReportData, states: readonly string[]) {
     gather: activityEntries(data.gather),
     wait: {
       prefixes: waitPrefixes,
-      series: waitActivities.map((activity) => ({
+      series: waitActivities.map((activity, index) => ({
         name: activity,
+        color: waitColors[index],
         data: waitPrefixes.map((prefix) => finite(data.wait[prefix][activity]) || 0),
       })),
     },
-    slowest:
-      slowest === undefined
-        ? null
-        : { name: slowest.key, value: slowest.seconds, children: sunburstNodes(slowest.children) },
+    slowest: slowest === undefined ? null : { name: slowest.key, value: slowest.seconds, children: slowestNodes },
   };
 }
 
@@ -221,11 +175,16 @@ function sum(values: readonly number[]): number {
   return total;
 }
 
-function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states: readonly string[]): string {
-  const durationOf = escapeHtml(durationOfState);
+function prefixTable(
+  rows: readonly PrefixRow[],
+  durationOfState: string | undefined,
+  states: readonly string[],
+  timeTitle = "time by state",
+): string {
+  const durationOf = durationOfState === undefined ? "(no measured state)" : escapeHtml(durationOfState);
   const head =
     `<tr class="group"><th></th><th></th><th colspan="3">${durationOf} duration</th>` +
-    (states.length > 0 ? `<th colspan="${states.length}">time by state</th>` : "") +
+    (states.length > 0 ? `<th colspan="${states.length}">${escapeHtml(timeTitle)}</th>` : "") +
     `</tr><tr><th class="name">prefix</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
   const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds)))}</td>`;
   const lines = rows.map(
@@ -241,69 +200,50 @@ function prefixTable(rows: readonly PrefixRow[], durationOfState: string, states
   return `<table class="prefixes"><thead>${head}</thead><tbody>${lines.join("")}${total}</tbody></table>`;
 }
 
-/**
- * How many a failure count is, in words: "3 ended in error on workers", "1 ended in dead on the
- * scheduler". Its key is "<role>:<state>", or a state alone (Dask's error and erred say their role).
- */
-function failureCount(key: string, count: number): string {
-  const colon = key.indexOf(":");
-  const role = colon === -1 ? undefined : key.slice(0, colon);
-  const state = colon === -1 ? key : key.slice(colon + 1);
-  const where =
-    state === "erred" && role !== "worker"
-      ? "erred on the scheduler"
-      : `ended in ${state}${role === "scheduler" ? " on the scheduler" : role === "worker" || state === "error" ? " on workers" : ""}`;
-  return `${count} ${where}`;
-}
-
-/**
- * Under the waiting chart when it is empty: why (the workers' waits for fetched dependencies are
- * what it shows; a scheduler's own waiting, all of a job queue's, is in the scheduler's table).
- */
-function waitNote(data: ReportData): string {
-  const recorded = Object.values(data.wait).some((activities) =>
-    Object.values(activities).some((seconds) => finite(seconds) > 0),
-  );
-  if (recorded) return "";
-  const scheduler = data.schedulerPrefixes !== undefined && data.schedulerPrefixes.length > 0;
-  return `<p class="empty">(nothing recorded: no worker waited for dependencies${scheduler ? "; the scheduler's own waiting is in its table above" : ""})</p>`;
-}
-
 /** The failed tasks and why, first on the page; nothing when no task failed. */
-function failuresSection(data: ReportData): string {
+function failuresSection(data: ReportData, custom: boolean): string {
   const failures = data.failures ?? [];
-  // The workers' errors first, then the scheduler's: the order the failures happen in.
-  const order = (key: string) =>
-    key.startsWith("scheduler:") || key === "erred" ? 1 : key.startsWith("worker:") || key === "error" ? 0 : 2;
-  const counts = Object.entries(data.failureCounts ?? {})
-    .filter(([, count]) => finite(count) > 0)
-    .sort(([a], [b]) => order(a) - order(b) || a.localeCompare(b));
-  if (failures.length === 0 && counts.length === 0) return "";
+  const counted = failureWords(data.failureCounts, custom);
+  if (failures.length === 0 && counted === undefined) return "";
   const listed = failures.length;
-  const counted =
-    counts.length === 0 ? "" : `${counts.map(([state, count]) => failureCount(state, count)).join(", ")}. `;
+  const prefix = counted === undefined ? "" : `${counted}. `;
+  const once = custom
+    ? "a task is listed once, by its last failed attempt"
+    : "a key that failed on both a worker and the scheduler is listed once";
   const note =
     listed === 0
-      ? `${counted}No failed task is known by key (none among the traces), so none is listed.`
-      : `${counted}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (a key that failed on both a worker and the scheduler is listed once).`;
+      ? `${prefix}No failed task is known by key (none among the traces), so none is listed.`
+      : `${prefix}Listed: ${listed === 1 ? "the failed task" : `the ${listed} failed tasks`} known by key, earliest first (${once}).`;
+  // A column only where some task was tried more than once (a job queue's retries).
+  const withAttempts = failures.some((failure) => (failure.attempts ?? 0) > 1);
   const rows = failures.map((failure) => {
-    const where =
-      failure.instance === "" ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} ${failure.instance}`;
+    const role = custom ? "" : `${failure.kind === "scheduler" ? "scheduler" : "worker"} `;
+    const where = failure.instance === "" ? "" : `${role}${failure.instance}`;
     const failedIn = failure.state === undefined ? failure.outcome : `${failure.state}: ${failure.outcome}`;
     const why =
       failure.error === undefined
         ? `<td class="why unknown">(no reason recorded)</td>`
         : `<td class="why">${escapeHtml(failure.error)}</td>`;
+    const attempts = withAttempts
+      ? `<td>${failure.attempts === undefined ? "" : escapeHtml(String(failure.attempts))}</td>`
+      : "";
     return (
       `<tr><td class="name">${escapeHtml(failure.key)}</td><td class="name">${escapeHtml(failure.prefix)}</td><td class="name">${escapeHtml(failedIn)}</td>` +
-      `<td class="name">${escapeHtml(where)}</td><td>${escapeHtml(formatSeconds(finite(failure.seconds)))}</td>${why}</tr>`
+      `<td class="name">${escapeHtml(where)}</td>${attempts}<td>${escapeHtml(formatSeconds(finite(failure.seconds)))}</td>${why}</tr>`
     );
   });
   const table =
     listed === 0
       ? ""
-      : `<div class="table-scroll"><table class="failures"><thead><tr><th class="name">key</th><th class="name">prefix</th><th class="name">failed in</th><th class="name">on</th><th>after</th><th class="name">why</th></tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
+      : `<div class="table-scroll"><table class="failures"><thead><tr><th class="name">key</th><th class="name">prefix</th><th class="name">failed in</th><th class="name">on</th>${withAttempts ? "<th>attempts</th>" : ""}<th>after</th><th class="name">why</th></tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
   return `<section id="failures">\n<h2>Failed tasks</h2>\n<p class="note">${escapeHtml(note)}</p>\n${table}\n</section>`;
+}
+
+/** How the journeys ended, cancelled and removed ones included; nothing without counts. */
+function outcomesSection(data: ReportData, custom: boolean): string {
+  const words = outcomeWords(data.outcomes, custom);
+  if (words === undefined) return "";
+  return `<section id="outcomes">\n<h2>How they ended</h2>\n<p class="note">${escapeHtml(words)}.</p>\n</section>`;
 }
 
 /** Distinct prefixes of the workers' and the scheduler's tables. */
@@ -311,13 +251,17 @@ function prefixCount(data: ReportData): number {
   return new Set([...data.prefixes, ...(data.schedulerPrefixes ?? [])].map((row) => row.prefix)).size;
 }
 
-function schedulerSection(data: ReportData): string {
+function schedulerSection(data: ReportData, custom: boolean): string {
   const rows = data.schedulerPrefixes;
   if (rows === undefined || rows.length === 0) return "";
-  const durationOf = data.schedulerDurationOf ?? "processing";
+  const durationOf = measuredOf(rows, data.schedulerDurationOf, "processing", custom);
+  const visits =
+    durationOf === undefined
+      ? "no state to measure found in the data (give one with --state)"
+      : `visits to ${escapeHtml(durationOf)}${custom ? "" : " on the scheduler"}`;
   return (
-    `<h3>On the scheduler</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows, data.schedulerStates))}</div>` +
-    `<p class="note">count and quantiles: visits to ${escapeHtml(durationOf)} on the scheduler.</p>`
+    `<h3>${escapeHtml(schedulerSide(custom))}</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows, data.schedulerStates), "task-seconds by state")}</div>` +
+    `<p class="note">count and quantiles: ${visits}; task-seconds by state: each task's seconds in the state, summed over the prefix's tasks (tasks overlap, so a total can exceed the run's wall time).</p>`
   );
 }
 
@@ -332,20 +276,94 @@ function activityTable(seconds: Readonly<Record<string, number>>): string {
   return `<table class="activities"><tbody>${rows.join("")}<tr class="total"><td class="name">total</td><td>${escapeHtml(formatSeconds(total))}</td><td>100.0%</td></tr></tbody></table>`;
 }
 
-function slowestSection(slowest: readonly Breakdown[] | undefined): string {
+function failedMark(breakdown: Breakdown): string {
+  return breakdown.failed === true || breakdown.outcome === "error" || breakdown.outcome === "erred"
+    ? ` (${escapeHtml(breakdown.outcome ?? "failed")})`
+    : "";
+}
+
+function slowestSection(slowest: readonly Breakdown[] | undefined, custom: boolean): string {
   if (slowest === undefined || slowest.length === 0) return `<p class="empty">(no journey breakdowns in the data)</p>`;
   const [first, ...others] = slowest;
+  const tree = (breakdown: Breakdown) => escapeHtml(formatBreakdown(breakdown, { roles: !custom }));
   const more = others
     .slice(0, 9)
     .map(
       (breakdown) =>
-        `<details><summary>${escapeHtml(breakdown.key)} — ${escapeHtml(formatSeconds(breakdown.seconds))}${breakdown.outcome === "error" || breakdown.outcome === "erred" ? ` (${escapeHtml(breakdown.outcome)})` : ""}</summary><pre>${escapeHtml(formatBreakdown(breakdown))}</pre></details>`,
+        `<details><summary>${escapeHtml(breakdown.key)} — ${escapeHtml(formatSeconds(breakdown.seconds))}${failedMark(breakdown)}</summary><pre>${tree(breakdown)}</pre></details>`,
     )
     .join("");
   return (
-    `<div class="slowest"><pre class="tree">${escapeHtml(formatBreakdown(first))}</pre><div class="chart" id="chart-slowest" style="height:460px"></div></div>` +
-    (more === "" ? "" : `<h3>Next slowest</h3>${more}`)
+    `<div class="slowest"><pre class="tree">${tree(first)}</pre><div class="chart" id="chart-slowest" style="height:460px"></div></div>` +
+    (more === "" ? "" : `<h3>Next slowest, by total time</h3>${more}`)
   );
+}
+
+/** The longest single visits to the measured state: the slowest runs. */
+function slowestInSection(data: ReportData, custom: boolean): string {
+  const slowestIn = data.slowestIn;
+  if (slowestIn === undefined || slowestIn.journeys.length === 0) return "";
+  const state = escapeHtml(slowestIn.state);
+  // Journeys that are one visit each (a job queue's attempts): the same list as the slowest above.
+  const slowest = data.slowest ?? [];
+  const same =
+    slowestIn.journeys.length <= slowest.length &&
+    slowestIn.journeys.every(
+      ({ breakdown, seconds }, index) => breakdown.seconds === seconds && slowest[index].key === breakdown.key,
+    );
+  if (same)
+    return `<section id="slowest-in">\n<h2>Longest in ${state}</h2>\n<p class="note">The same journeys as the slowest above: each of them is its time in ${state}.</p>\n</section>`;
+  const items = slowestIn.journeys
+    .slice(0, 10)
+    .map(
+      ({ key, seconds, breakdown }) =>
+        `<details><summary>${escapeHtml(key)} — ${escapeHtml(formatSeconds(seconds))} in ${escapeHtml(slowestIn.state)} (${escapeHtml(formatSeconds(breakdown.seconds))} in all)${failedMark(breakdown)}</summary><pre>${escapeHtml(formatBreakdown(breakdown, { roles: !custom }))}</pre></details>`,
+    )
+    .join("");
+  return `<section id="slowest-in">\n<h2>Longest in ${escapeHtml(slowestIn.state)}</h2>\n<p class="note">By the longest single visit to ${escapeHtml(slowestIn.state)}: the slowest runs, whatever their waits and retries.</p>\n${items}\n</section>`;
+}
+
+/** The trees the page shows, for the glossary. */
+function treesOnPage(data: ReportData): Breakdown[] {
+  return [
+    ...(data.slowest ?? []).slice(0, 10),
+    ...(data.slowestIn?.journeys ?? []).slice(0, 10).map((j) => j.breakdown),
+  ];
+}
+
+/** Every activity on the page and what it means. */
+function glossarySection(data: ReportData): string {
+  const names = activitiesOnPage(data, treesOnPage(data));
+  if (names.length === 0) return "";
+  const entries = names.map((name) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(activityMeaning(name))}</dd>`);
+  return `<section id="glossary">\n<h2>Activities on this page</h2>\n<dl class="glossary">${entries.join("")}</dl>\n</section>`;
+}
+
+/** Whether a breakdown record holds any time. */
+function holdsTime(seconds: Readonly<Record<string, number>>): boolean {
+  return Object.values(seconds).some((value) => finite(value) > 0);
+}
+
+/** The one line saying which sections were left out, and why; "" when none was. */
+function leftOutNote(data: ReportData, custom: boolean): string {
+  const waited = Object.values(data.wait).some(holdsTime);
+  const parts: string[] = [];
+  if (!holdsTime(data.execute))
+    parts.push(
+      custom ? "where execution time went (no execution was metered)" : "Execute (no execute() ledger recorded time)",
+    );
+  if (!holdsTime(data.gather))
+    parts.push(
+      custom ? "transfers between processes (none recorded)" : "Gather (no transfer between workers was recorded)",
+    );
+  if (!waited)
+    parts.push(
+      custom
+        ? "waiting for dependencies fetched from peers (none recorded)"
+        : `Waiting (no worker waited for dependencies${data.schedulerPrefixes !== undefined && data.schedulerPrefixes.length > 0 ? "; the scheduler's own waiting is in its table" : ""})`,
+    );
+  if (parts.length === 0) return "";
+  return `<p class="note" id="left-out">Left out, as nothing applies: ${escapeHtml(parts.join("; "))}.</p>`;
 }
 
 /**
@@ -367,6 +385,7 @@ function readPageAsset(name: string): string {
 /** The report page for `data`, as one HTML string. */
 export function renderHtmlReport(data: ReportData, options: RenderOptions = {}): string {
   const states = statesOf(data.prefixes, data.states);
+  const custom = isCustomMachine(data);
   const { script, style } = loadPageAssets();
   const inlined = options.inlineEcharts === false ? null : loadEcharts();
   const echartsTag =
@@ -382,6 +401,32 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
   // A run with no worker journeys (a job queue recorded on its scheduler side only): its table
   // is the scheduler's, without an empty workers' one above it.
   const onlyScheduler = data.prefixes.length === 0 && (data.schedulerPrefixes?.length ?? 0) > 0;
+  const durationOf = measuredOf(data.prefixes, data.durationOf, "executing", custom);
+  const visits =
+    durationOf === undefined
+      ? "no state to measure found in the data (give one with --state)"
+      : `visits to ${escapeHtml(durationOf)}`;
+  const waited = Object.values(data.wait).some(holdsTime);
+  const executeSection = holdsTime(data.execute)
+    ? `<section id="execute">
+<h2>Execute: where ${escapeHtml(durationOf ?? "execution")} time went</h2>
+<div class="chart" id="chart-execute"></div>
+${activityTable(data.execute)}
+</section>`
+    : "";
+  const gatherSection = holdsTime(data.gather)
+    ? `<section id="gather">
+<h2>Gather: where transfer time went</h2>
+<div class="chart" id="chart-gather"></div>
+${activityTable(data.gather)}
+</section>`
+    : "";
+  const waitSection = waited
+    ? `<section id="wait">
+<h2>Waiting: what dependents waited for, by dependent prefix</h2>
+<div class="chart" id="chart-wait"></div>
+</section>`
+    : "";
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -398,42 +443,31 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
 ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.description)}</div>`}
 </header>
 <main>
-${failuresSection(data)}
+${failuresSection(data, custom)}
+${outcomesSection(data, custom)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 ${
   onlyScheduler
     ? ""
-    : `<div class="table-scroll">${prefixTable(data.prefixes, data.durationOf ?? "executing", states)}</div>
-<p class="note">count and quantiles: visits to ${escapeHtml(data.durationOf ?? "executing")}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
+    : `${custom ? `<h3>${escapeHtml(workerSide(custom))}</h3>` : ""}<div class="table-scroll">${prefixTable(data.prefixes, durationOf, states)}</div>
+<p class="note">count and quantiles: ${visits}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
 }
-${schedulerSection(data)}
+${schedulerSection(data, custom)}
 </section>
 <section id="states">
 <h2>Time by state per prefix</h2>
 <div class="chart" id="chart-states"></div>
 </section>
-<div class="grid">
-<section id="execute">
-<h2>Execute: where executing time went</h2>
-<div class="chart" id="chart-execute"></div>
-${activityTable(data.execute)}
-</section>
-<section id="gather">
-<h2>Gather: where transfer time went</h2>
-<div class="chart" id="chart-gather"></div>
-${activityTable(data.gather)}
-</section>
-</div>
-<section id="wait">
-<h2>Waiting: what dependents waited for, by dependent prefix</h2>
-<div class="chart" id="chart-wait"></div>
-${waitNote(data)}
-</section>
+${executeSection === "" && gatherSection === "" ? "" : `<div class="grid">\n${executeSection}\n${gatherSection}\n</div>`}
+${waitSection}
+${leftOutNote(data, custom)}
 <section id="slowest">
 <h2>Slowest task${data.slowest !== undefined && data.slowest.length > 0 ? `: ${escapeHtml(data.slowest[0].key)}` : ""}</h2>
-${slowestSection(data.slowest)}
+${slowestSection(data.slowest, custom)}
 </section>
+${slowestInSection(data, custom)}
+${glossarySection(data)}
 </main>
 <script type="application/json" id="taskjourney-data">${scriptJson(chartData(data, states))}</script>
 ${echartsTag}
@@ -537,6 +571,7 @@ function failureList(value: unknown, field: string): ReportFailure[] | undefined
     if (typeof item.state === "string") failure.state = item.state;
     if (typeof item.error === "string") failure.error = item.error;
     if (typeof item.seconds === "number") failure.seconds = item.seconds;
+    if (typeof item.attempts === "number") failure.attempts = item.attempts;
     return failure;
   });
 }
@@ -593,6 +628,24 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
     });
 }
 
+function slowestInFrom(value: unknown): ReportData["slowestIn"] {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value) || typeof value.state !== "string" || !Array.isArray(value.journeys))
+    throw new TypeError("slowestIn must be {state, journeys: [{key, seconds, breakdown}]}");
+  const items = (value.journeys as unknown[]).map((item) => (isRecord(item) ? item : {}));
+  const trees = breakdowns(
+    items.map((item) => item.breakdown),
+    "slowestIn.journeys[].breakdown",
+  )!;
+  return {
+    state: value.state,
+    journeys: trees.map((breakdown, index) => {
+      const item = items[index];
+      return { key: breakdown.key, seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN, breakdown };
+    }),
+  };
+}
+
 function waitRecord(value: unknown, field: string): Record<string, Record<string, number>> {
   if (value === undefined || value === null) return {};
   if (!isRecord(value)) throw new TypeError(`${field} must be an object: dependent prefix → activity → seconds`);
@@ -640,6 +693,11 @@ export function reportDataFrom(json: unknown): ReportData {
         json.failureCounts === undefined || json.failureCounts === null
           ? undefined
           : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
+      outcomes:
+        json.outcomes === undefined || json.outcomes === null
+          ? undefined
+          : secondsRecord(json.outcomes, "outcomes", "journeys"),
+      slowestIn: slowestInFrom(json.slowestIn),
     };
   }
   const report = json.report;
@@ -659,7 +717,11 @@ export function reportDataFrom(json: unknown): ReportData {
       execute: secondsRecord(report.execute, "report.execute"),
       gather: secondsRecord(report.gather, "report.gather"),
       wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
-      slowest: breakdowns(slowest, "report.slowest[].breakdown"),
+      // The demo ranks its slowest by its own clock (since the task arrived); the page shows each
+      // tree's own seconds, so it ranks them by those: the order and the numbers shown agree.
+      slowest: breakdowns(slowest, "report.slowest[].breakdown")?.sort(
+        (a, b) => (finite(b.seconds) || 0) - (finite(a.seconds) || 0),
+      ),
       ...summaryFailures(json),
     };
   }

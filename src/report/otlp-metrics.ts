@@ -1,4 +1,5 @@
 import {
+  METRIC_ACTIVE,
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
   METRIC_GATHER_TIME,
@@ -16,8 +17,12 @@ import { decodeAttributes, type Attributes } from "./otlp-json.js";
  * skipped, so they cost no memory).
  */
 
-/** The metrics the report reads (task.transitions for how many tasks failed). */
+/**
+ * The metrics the report reads (task.transitions for how many tasks failed and how journeys
+ * ended; task.active for which states are not terminal, the producer giving it for those only).
+ */
 const READ: ReadonlySet<string> = new Set([
+  METRIC_ACTIVE,
   METRIC_STATE_TIME,
   METRIC_STATE_DURATION,
   METRIC_EXECUTE_TIME,

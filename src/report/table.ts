@@ -21,6 +21,8 @@ export interface PrefixTableOptions {
   durationOf?: string;
   /** Append a total row (counts and state times summed). Default true. */
   total?: boolean;
+  /** The title over the state columns. Default "time by state"; the scheduler's tables say "task-seconds by state". */
+  timeTitle?: string;
 }
 
 /**
@@ -117,7 +119,8 @@ export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTab
   }
   const widths = columnWidths(lines);
   let title = " ".repeat(columnStart(widths, 2)) + `${options.durationOf ?? "executing"} duration`;
-  if (states.length > 0) title = title.padEnd(Math.max(title.length + 2, columnStart(widths, 5))) + "time by state";
+  if (states.length > 0)
+    title = title.padEnd(Math.max(title.length + 2, columnStart(widths, 5))) + (options.timeTitle ?? "time by state");
   return `${title}\n${layout(lines, widths, rules)}`;
 }
 

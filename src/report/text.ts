@@ -1,16 +1,16 @@
 /**
  * A `ReportData` as text for a terminal: the tables the HTML page shows, each with the settings
  * the data carries (what the quantiles measure, the machine's state order), so a job queue's or
- * a scheduler-only run's tables read as the page's do.
+ * a scheduler-only run's tables read as the page's do, in the machine's own words (words.ts).
  */
-import type { ReportData } from "./html.js";
+import { formatSeconds } from "./format.js";
+import { terminalSafe } from "./terminal.js";
+import type { ReportData } from "./report-data.js";
 import { formatActivityTable, formatPrefixTable, statesOf } from "./table.js";
+import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
 
-function countsLine(counts: Readonly<Record<string, number>> | undefined): string | undefined {
-  const entries = Object.entries(counts ?? {}).filter(([, count]) => Number.isFinite(count) && count > 0);
-  if (entries.length === 0) return undefined;
-  return `failed: ${entries.map(([outcome, count]) => `${count} ${outcome}`).join(", ")}`;
-}
+/** How many journeys the text's slowest lines name. */
+const SLOWEST_NAMED = 5;
 
 /** Seconds waited for dependencies, by activity, over every dependent prefix. */
 function waitByActivity(wait: ReportData["wait"]): Record<string, number> {
@@ -24,9 +24,17 @@ function waitByActivity(wait: ReportData["wait"]): Record<string, number> {
 const hasTime = (seconds: Readonly<Record<string, number>>) =>
   Object.values(seconds).some((value) => Number.isFinite(value) && value > 0);
 
+/** "count and quantiles: …" under a table. */
+function visitsLine(durationOf: string | undefined, where: string): string {
+  return durationOf === undefined
+    ? "count and quantiles: no state to measure found in the data (give one with --state)"
+    : `count and quantiles: visits to ${durationOf}${where}`;
+}
+
 /**
  * The report's tables as text: the workers' per-prefix table, the scheduler's (when the data has
- * one), the execute, gather and wait breakdowns that hold time, and the failure counts — the text
+ * one), the execute, gather and wait breakdowns that hold time (one line names those left out),
+ * how the journeys ended, the failure counts and the slowest journeys — the text
  * `formatPrefixTable(data.prefixes)` alone leaves half of for a scheduler's or a custom machine's data.
  */
 export function formatReportTables(data: ReportData): string {
@@ -34,30 +42,75 @@ export function formatReportTables(data: ReportData): string {
     throw new TypeError(
       "formatReportTables(data): data must be a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives",
     );
+  const custom = isCustomMachine(data);
   const sections: string[] = [];
   const scheduler = data.schedulerPrefixes ?? [];
   // A run with no worker journeys (a job queue recorded on its scheduler side only) shows the
   // scheduler's table alone, as the page does.
   if (data.prefixes.length > 0 || scheduler.length === 0) {
-    const durationOf = data.durationOf ?? "executing";
+    const durationOf = measuredOf(data.prefixes, data.durationOf, "executing", custom);
     sections.push(
-      formatPrefixTable(data.prefixes, { durationOf, states: statesOf(data.prefixes, data.states) }) +
-        `\ncount and quantiles: visits to ${durationOf} (a task retried counts once per attempt)`,
+      (custom ? `${workerSide(custom)}\n` : "") +
+        formatPrefixTable(data.prefixes, {
+          durationOf: durationOf ?? "(no measured state)",
+          states: statesOf(data.prefixes, data.states),
+        }) +
+        `\n${visitsLine(durationOf, "")} (a task retried counts once per attempt)`,
     );
   }
   if (scheduler.length > 0) {
-    const durationOf = data.schedulerDurationOf ?? "processing";
+    const durationOf = measuredOf(scheduler, data.schedulerDurationOf, "processing", custom);
     sections.push(
-      `On the scheduler\n` +
-        formatPrefixTable(scheduler, { durationOf, states: statesOf(scheduler, data.schedulerStates) }) +
-        `\ncount and quantiles: visits to ${durationOf} on the scheduler`,
+      `${schedulerSide(custom)}\n` +
+        formatPrefixTable(scheduler, {
+          durationOf: durationOf ?? "(no measured state)",
+          states: statesOf(scheduler, data.schedulerStates),
+          timeTitle: "task-seconds by state",
+        }) +
+        `\n${visitsLine(durationOf, custom ? "" : " on the scheduler")}; task-seconds: summed over the tasks, which overlap`,
     );
   }
-  if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
-  if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
   const wait = waitByActivity(data.wait ?? {});
+  const leftOut: string[] = [];
+  if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
+  else
+    leftOut.push(
+      custom ? "execution breakdown (no execution was metered)" : "execute (no execute() ledger recorded time)",
+    );
+  if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
+  else leftOut.push(custom ? "transfers between processes (none recorded)" : "gather (no transfer between workers)");
   if (hasTime(wait)) sections.push(formatActivityTable("wait (dependencies)", wait));
-  const failed = countsLine(data.failureCounts);
-  if (failed !== undefined) sections.push(failed);
+  else
+    leftOut.push(
+      custom
+        ? "waiting for dependencies fetched from peers (none recorded)"
+        : "wait (no worker waited for dependencies)",
+    );
+  if (leftOut.length > 0) sections.push(`left out, as nothing applies: ${leftOut.join("; ")}`);
+  const ended = outcomeWords(data.outcomes, custom);
+  if (ended !== undefined) sections.push(`ended: ${ended}`);
+  const failed = failureWords(data.failureCounts, custom);
+  if (failed !== undefined) sections.push(`failed: ${failed}`);
+  const slowest = slowestLines(data);
+  if (slowest !== "") sections.push(slowest);
   return sections.join("\n\n");
+}
+
+/** The slowest journeys by total time and, when the data has them, by their longest visit to the measured state. */
+function slowestLines(data: ReportData): string {
+  const lines: string[] = [];
+  const slowest = (data.slowest ?? []).slice(0, SLOWEST_NAMED);
+  if (slowest.length > 0)
+    lines.push(
+      `slowest by total: ${slowest.map((breakdown) => `${terminalSafe(breakdown.key)} ${formatSeconds(breakdown.seconds)}`).join(", ")}`,
+    );
+  const slowestIn = data.slowestIn;
+  if (slowestIn !== undefined && slowestIn.journeys.length > 0)
+    lines.push(
+      `longest in ${terminalSafe(slowestIn.state)}: ${slowestIn.journeys
+        .slice(0, SLOWEST_NAMED)
+        .map(({ key, seconds }) => `${terminalSafe(key)} ${formatSeconds(seconds)}`)
+        .join(", ")}`,
+    );
+  return lines.join("\n");
 }

@@ -38,6 +38,7 @@ describe("the meterProvider option: observable instruments for readers without m
       "task.execute.count": ["{count}", DataPointType.SUM],
       "task.transitions": ["{transition}", DataPointType.SUM],
       "task.active": ["{task}", DataPointType.GAUGE],
+      "task.active.oldest": ["s", DataPointType.GAUGE],
       "taskjourney.dropped": ["{item}", DataPointType.SUM],
     });
     for (const metric of metrics.values()) {

@@ -242,6 +242,8 @@ export const WORKER_DAY = {
     [S("inc", "ready")]: 0,
     [S("inc", "executing")]: 1,
   },
+  // At t=9.25 the oldest live journey is inc-2, begun at t=8.25.
+  oldest: { [series({})]: 1 },
   dropped: {
     [series({ reason: "unknown-state" })]: 1,
     [series({ reason: "invalid-key" })]: 1,

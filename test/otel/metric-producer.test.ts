@@ -173,6 +173,13 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
         temporality: C,
         monotonic: undefined,
       },
+      "task.active.oldest": {
+        unit: "s",
+        valueType: ValueType.DOUBLE,
+        type: DataPointType.GAUGE,
+        temporality: C,
+        monotonic: undefined,
+      },
       "taskjourney.dropped": {
         unit: "{item}",
         valueType: ValueType.INT,
@@ -192,6 +199,7 @@ describe("journeys.metricProducer through a MeterProvider's PeriodicExportingMet
     expect(values(metrics.get("task.execute.count"))).toEqual(WORKER_DAY.executeCount);
     expect(values(metrics.get("task.transitions"))).toEqual(WORKER_DAY.transitions);
     expect(values(metrics.get("task.active"))).toEqual(WORKER_DAY.active);
+    expect(values(metrics.get("task.active.oldest"))).toEqual(WORKER_DAY.oldest);
     expect(values(metrics.get("taskjourney.dropped"))).toEqual(WORKER_DAY.dropped);
 
     // Exponential histograms, bucket by bucket. At scale 20 a power of two 2^k is the upper

@@ -30,6 +30,7 @@ const LOAD_1 = {
   state: "executing",
   error: "TypeError: no such file: load-1.csv",
   seconds: 2,
+  attempts: 1,
 };
 const SUM_1 = { key: "sum-1", prefix: "sum", instance: "tcp://s:1", kind: "scheduler", outcome: "erred", seconds: 2.5 };
 
@@ -178,16 +179,21 @@ describe("failed tasks of a job queue that retries", () => {
   it("lists only the job whose last word is a failure; a failed attempt retried to success is no failed task", () => {
     const data = reportDataFromTelemetry(readTelemetryFiles([queue]));
     // Job 2 failed on its first attempt and was retried to success; job 6 failed twice and for good.
-    expect(data.failures?.map((failure) => [failure.key, failure.kind, failure.outcome, failure.error])).toEqual([
-      ["6", "compute", "dead", "Error: upstream said 503 (attempt 2)"],
-    ]);
+    // Job 6 was tried twice: its attempts apart from the one failed task it is.
+    expect(
+      data.failures?.map((failure) => [failure.key, failure.kind, failure.outcome, failure.error, failure.attempts]),
+    ).toEqual([["6", "compute", "dead", "Error: upstream said 503 (attempt 2)", 2]]);
     // Counted by role: the worker's failed attempts apart from the scheduler's failed job.
     expect({ ...data.failureCounts }).toEqual({ "worker:dead": 3, "scheduler:dead": 1 });
     const page = renderHtmlReport(data, { inlineEcharts: false });
-    expect(page).toContain("3 ended in dead on workers, 1 ended in dead on the scheduler.");
-    // No worker waited for dependencies here: the empty chart says so rather than nothing.
+    // One failed task, not four failures: three failed attempts, two of them retried (job 2's and job 6's first).
+    expect(page).toContain("1 task failed (ended in dead); 3 attempts failed, 2 of them retried.");
+    expect(page).toContain("<th>attempts</th>");
+    // No transfers and no waits for dependencies here: left out, in one line saying so.
     expect(page).toContain(
-      "(nothing recorded: no worker waited for dependencies; the scheduler's own waiting is in its table above)",
+      "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies fetched from peers (none recorded).",
     );
+    expect(page).not.toContain('id="chart-gather"');
+    expect(page).not.toContain('id="chart-wait"');
   });
 });

@@ -231,6 +231,26 @@ describe("reportDataFrom", () => {
     expect(read.slowest).toEqual([slowest]);
   });
 
+  it("ranks a summary's slowest by the seconds the page shows, not the demo's own", () => {
+    const tree = (key: string, seconds: number) => ({ ...slowest, key, seconds });
+    const read = reportDataFrom({
+      report: {
+        rows: [],
+        // The demo's order (its clock since arrival) is not the trees' (their journeys' seconds).
+        slowest: [
+          { key: "x-1", seconds: 9, breakdown: tree("x-1", 1) },
+          { key: "x-2", seconds: 8, breakdown: tree("x-2", 3) },
+          { key: "x-3", seconds: 7, breakdown: tree("x-3", 2) },
+        ],
+      },
+    });
+    expect(read.slowest!.map((breakdown) => [breakdown.key, breakdown.seconds])).toEqual([
+      ["x-2", 3],
+      ["x-3", 2],
+      ["x-1", 1],
+    ]);
+  });
+
   it("names what is wrong", () => {
     expect(() => reportDataFrom([])).toThrow(/expected a JSON object/);
     expect(() => reportDataFrom({ hello: 1 })).toThrow(/expected ReportData/);

@@ -32,8 +32,9 @@ describe("formatReportTables", () => {
       schedulerStates: ["waiting-children", "pending", "running"],
     });
     const lines = text.split("\n");
-    expect(lines[0]).toBe("On the scheduler");
-    expect(lines[1].trim()).toMatch(/^running duration\s+time by state$/);
+    // A machine of its own: its scheduler's journeys are its tasks, in task-seconds.
+    expect(lines[0]).toBe("Tasks (the scheduling process's journeys, one a task, retries included)");
+    expect(lines[1].trim()).toMatch(/^running duration\s+task-seconds by state$/);
     expect(header(text.slice(text.indexOf("\n") + 1))).toEqual([
       "prefix",
       "count",
@@ -59,7 +60,7 @@ describe("formatReportTables", () => {
       failureCounts: { "worker:error": 1, "scheduler:erred": 0 },
     });
     const sections = text.split("\n\n");
-    expect(sections).toHaveLength(5);
+    expect(sections).toHaveLength(6);
     expect(header(sections[0])).toEqual(["prefix", "count", "p50", "p90", "p99", "waiting", "executing"]);
     expect(sections[0]).toContain("count and quantiles: visits to executing (a task retried counts once per attempt)");
     expect(sections[1].split("\n")[1].trim()).toMatch(/^processing duration/);
@@ -71,7 +72,8 @@ describe("formatReportTables", () => {
       ["deserialize", "500.0 ms", "14.3%"],
       ["total", "3.5 s", "100.0%"],
     ]);
-    expect(sections[4]).toBe("failed: 1 worker:error");
+    expect(sections[4]).toBe("left out, as nothing applies: gather (no transfer between workers)");
+    expect(sections[5]).toBe("failed: 1 ended in error on workers");
   });
 
   it("no data prints the workers' empty table; something not a ReportData is a TypeError", () => {

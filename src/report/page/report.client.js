@@ -26,25 +26,7 @@
       charts[i].textContent = "(chart left out: this page was written without ECharts)";
     return;
   }
-  var STATE_COLORS = {
-    waiting: "#f2a93b",
-    fetch: "#c9a0dc",
-    flight: "#9b6fc3",
-    missing: "#e377c2",
-    ready: "#6fa8dc",
-    constrained: "#3d85c6",
-    executing: "#6aa84f",
-    "long-running": "#38761d",
-    resumed: "#b6d7a8",
-    cancelled: "#999999",
-    rescheduled: "#bbbbbb",
-    memory: "#76a5af",
-    error: "#cc0000",
-    queued: "#a4c2f4",
-    "no-worker": "#e06666",
-    processing: "#93c47d",
-    released: "#cccccc",
-  };
+
   var all = [];
   function chart(id, option, height) {
     var element = document.getElementById(id);
@@ -75,7 +57,8 @@
     lines.push("total: " + esc(seconds(total)));
     return lines.join("<br>");
   }
-  function stacked(id, block, colors) {
+  function stacked(id, block) {
+    if (!document.getElementById(id)) return;
     if (block.prefixes.length === 0 || block.series.length === 0) {
       document.getElementById(id).textContent = "(nothing recorded)";
       document.getElementById(id).style.height = "auto";
@@ -98,7 +81,8 @@
         },
         series: block.series.map(function (s) {
           var series = { name: s.name, type: "bar", stack: "total", data: s.data, emphasis: { focus: "series" } };
-          if (colors && colors[s.name]) series.itemStyle = { color: colors[s.name] };
+          // Each series' colour comes with the data (src/report/palette.ts): none repeats in a chart.
+          if (s.color) series.itemStyle = { color: s.color };
           return series;
         }),
       },
@@ -106,6 +90,8 @@
     );
   }
   function bars(id, entries, color) {
+    // A section that does not apply is left out of the page, its chart with it.
+    if (!document.getElementById(id)) return;
     if (entries.length === 0) {
       // The table under the chart says "(nothing recorded)" already.
       document.getElementById(id).style.display = "none";
@@ -155,15 +141,12 @@
       Math.max(200, 30 * entries.length + 40),
     );
   }
-  stacked("chart-states", data.states, STATE_COLORS);
+  stacked("chart-states", data.states);
   bars("chart-execute", data.execute, "#6aa84f");
   bars("chart-gather", data.gather, "#9b6fc3");
-  stacked("chart-wait", data.wait, null);
+  stacked("chart-wait", data.wait);
   if (data.slowest) {
     var root = data.slowest;
-    root.children.forEach(function (state) {
-      if (STATE_COLORS[state.name]) state.itemStyle = { color: STATE_COLORS[state.name] };
-    });
     chart("chart-slowest", {
       animation: false,
       tooltip: {
