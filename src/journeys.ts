@@ -41,6 +41,7 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
 import { openJourneysLine } from "./recorder/open-journeys.js";
+import { show } from "./recorder/show.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, guardedCheck, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
@@ -590,11 +591,34 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    */
   inject(key: Key, carrier: TraceCarrier): boolean {
     if (!this.#tracing()) return false;
+    let written: boolean | "unknown";
     try {
-      return this.#spans.inject(key, carrier);
+      written = this.#spans.inject(key, carrier);
     } catch {
       return this.#badCarrier("inject()");
     }
+    if (written === true) return true;
+    // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
+    const recorder = this.#recorder;
+    if (written === "unknown") {
+      // A journey that ended unkept (not sampled) is there to name nothing: that is no mistake.
+      // Not counted: a worker asked for data whose journey ended before the last retainedJourneys
+      // is on a normal path; told once, so that the usual mistake (a key never seen here) is known.
+      if (recorder.journeyOf(key) === undefined)
+        recorder.failures.notice(
+          "inject() unknown key",
+          `inject(${show(key)}) wrote nothing: no journey of this key here, live or among the last retainedJourneys ended. ` +
+            "inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept",
+        );
+    } else if (carrier === null || typeof carrier !== "object")
+      recorder.drop(
+        "invalid-carrier",
+        `inject(${show(key)}) given ${show(carrier)}, not a carrier (an object its headers are written into); nothing written`,
+        undefined,
+        "invalid-carrier inject()",
+      );
+    else recorder.idOf(key);
+    return false;
   }
 
   /**
@@ -625,11 +649,35 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    */
   parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
+    let queued: boolean | "no-context" | "began";
+    let problem: string | undefined;
     try {
-      return this.#spans.parent(key, context);
+      queued = this.#spans.parent(key, context);
+      if (queued === "no-context") problem = carrierProblem(context);
     } catch {
       return this.#badCarrier("parent()");
     }
+    if (queued === true) return true;
+    // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
+    const recorder = this.#recorder;
+    if (queued === "began") {
+      const journey = recorder.journeyOf(key);
+      const state = journey === undefined ? undefined : recorder.machine.names[journey.state];
+      recorder.drop(
+        "late-parent",
+        `parent(${show(key)}) after its journey here began (it is in ${state ?? "a live state"}): too late to make the context its parent; ` +
+          "a sampled one is linked from its task span instead. Call parent() with the message's carrier before the key's first transition here",
+        undefined,
+      );
+    } else if (problem !== undefined)
+      recorder.drop(
+        "invalid-carrier",
+        `parent(${show(key)}) given ${problem}; nothing queued`,
+        undefined,
+        "invalid-carrier parent()",
+      );
+    else if (queued === false) recorder.idOf(key);
+    return false;
   }
 
   /**
@@ -764,6 +812,20 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     meter.addBatchObservableCallback(callback as never, observables);
     this.#removeObservers = () => meter.removeBatchObservableCallback(callback as never, observables);
   }
+}
+
+/**
+ * What is wrong with a carrier in which parent() found no span context, or undefined when nothing
+ * is: a carrier without a traceparent comes from a sender that does not trace (or a Context with
+ * no span), which is no mistake. Reads the carrier (the caller guards it).
+ */
+function carrierProblem(source: unknown): string | undefined {
+  if (source === null || typeof source !== "object")
+    return `${show(source)}, not a carrier (an object of headers) or a Context from extract()`;
+  if (typeof (source as Partial<Context>).getValue === "function") return undefined;
+  const traceparent = (source as Record<string, unknown>).traceparent;
+  if (traceparent === undefined) return undefined;
+  return `a carrier whose traceparent ${show(traceparent)} is not a W3C one ("00-" 32 hex digits "-" 16 hex digits "-" 2 hex digits)`;
 }
 
 function fanOut(listeners: RecorderListener[]): RecorderListener {

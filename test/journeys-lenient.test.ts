@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { diag } from "@opentelemetry/api";
-import { TaskJourneys } from "../src/index.js";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
+import { InvalidTransition, TaskJourneys } from "../src/index.js";
 import type { Breakdown, BreakdownNode } from "../src/model/breakdown.js";
 import { DROP_REASONS } from "../src/recorder/drop-reasons.js";
 import { FakeClock } from "./helpers/clock.js";
@@ -25,6 +30,23 @@ const trap = new Proxy([], {
   getOwnPropertyDescriptor: throwing,
 });
 const nullPrototype = Object.create(null) as object;
+/** Revoked Proxies: every operation on one throws, Array.isArray() included. */
+const revokedArray = (() => {
+  const { proxy, revoke } = Proxy.revocable([], {});
+  revoke();
+  return proxy;
+})();
+const revokedObject = (() => {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+})();
+/** An array nested 100,000 deep: any recursion over it overflows the stack. */
+const deepArray = (() => {
+  let deep: unknown[] = [];
+  for (let depth = 0; depth < 100_000; depth++) deep = [deep];
+  return deep;
+})();
 const throwingConversions = { toString: throwing, valueOf: throwing, [Symbol.toPrimitive]: throwing };
 const throwingGetters = Object.defineProperties(
   {},
@@ -37,6 +59,9 @@ const HOSTILE: unknown[] = [
   10n,
   Symbol("s"),
   trap,
+  revokedArray,
+  revokedObject,
+  deepArray,
   nullPrototype,
   throwingConversions,
   throwingGetters,
@@ -54,7 +79,11 @@ const HOSTILE: unknown[] = [
   "__proto__",
   "constructor",
   "toString",
+  "x".repeat(5000),
+  -0,
+  2 ** 53,
   [trap],
+  [revokedObject],
   [1, [2, Symbol("t")]],
   () => 1,
 ];
@@ -144,6 +173,7 @@ type Op =
   | { op: "end"; outcome: unknown; error: unknown; at: unknown }
   | { op: "queued"; key: unknown; reason: unknown }
   | { op: "read"; key: unknown; state: unknown; carrier: unknown }
+  | { op: "transfer"; carrier: unknown; q: unknown; ledger: unknown }
   | { op: "tick"; seconds: number; bad: unknown };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -187,6 +217,12 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     reason: fc.oneof(fc.constant<unknown>("local-saturated"), hostile),
   }),
   fc.record({ op: fc.constant("read" as const), key, state, carrier }),
+  fc.record({
+    op: fc.constant("transfer" as const),
+    carrier,
+    q: fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), hostile),
+    ledger: fc.oneof({ weight: 3, arbitrary: fc.constant<unknown>(undefined) }, hostile),
+  }),
   fc.record({
     op: fc.constant("tick" as const),
     seconds: fc.double({ min: 0, max: 2, noNaN: true }),
@@ -239,13 +275,22 @@ function resolve(value: unknown): unknown {
   return value instanceof KeyList ? value.keys.map(real) : real(value);
 }
 
-async function play(ops: Op[], asyncContext: boolean): Promise<void> {
+async function play(ops: Op[], asyncContext: boolean, traced = false, strict = false): Promise<void> {
   const clock = new FakeClock(1);
   let badClock: unknown = undefined;
   const journeys = new TaskJourneys({
     clock: () => (badClock === undefined ? clock.now() : (badClock as number)),
     sampling: { ratio: 1, keepSlowerThan: 0 },
     asyncContext,
+    strict,
+    // Traced: parent(), inject(), the transfer links and serve()'s context read their arguments.
+    ...(traced
+      ? {
+          tracerProvider: new BasicTracerProvider({
+            spanProcessors: [new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() })],
+          }),
+        }
+      : {}),
   });
   const ledgers: AnyLedger[] = [];
   const pending: unknown[] = [];
@@ -322,18 +367,48 @@ async function play(ops: Op[], asyncContext: boolean): Promise<void> {
           journeys.describe(step.key as never, step.carrier as never);
           journeys.currentLedger();
           break;
+        case "transfer": {
+          // The ledger on top, or a hostile value in its place.
+          const ledger = (step.ledger === undefined ? current() : step.ledger) as never;
+          journeys.linkTransfer(ledger, step.carrier as never);
+          journeys.injectTransfer(ledger, step.carrier as never);
+          const stats = journeys.stats("x");
+          // The documented error of a bad q, and no other.
+          try {
+            stats.quantile(step.q as number);
+          } catch (thrown) {
+            expect(thrown).toBeInstanceOf(RangeError);
+            expect((thrown as Error).message).toMatch(/^quantile q must be a number in \[0, 1\], got /);
+          }
+          break;
+        }
         case "tick":
           clock.advance(step.seconds);
           badClock = step.bad;
           break;
       }
     };
-    call();
+    if (!strict) call();
+    else {
+      // Strict: bad input throws InvalidTransition, and nothing else escapes (the user's own work aside).
+      try {
+        call();
+      } catch (thrown) {
+        if (!(thrown instanceof InvalidTransition) && step.op !== "meter" && step.op !== "run") throw thrown;
+      }
+    }
   }
   badClock = undefined;
   // Settle what the work left pending (its rejections are the user's, not ours).
   await Promise.allSettled(pending.filter((value) => value !== trap && value instanceof Promise));
-  for (const ledger of ledgers) ledger.end("memory", undefined, undefined);
+  for (const ledger of ledgers) {
+    try {
+      ledger.end("memory", undefined, undefined);
+    } catch (thrown) {
+      // A gather or serve ledger takes no "memory": strict says so.
+      if (!strict || !(thrown instanceof InvalidTransition)) throw thrown;
+    }
+  }
   checkMetrics(journeys);
   for (const k of [...KEYS, ...HOSTILE]) {
     const breakdown = journeys.explain(k as never);
@@ -346,6 +421,20 @@ async function play(ops: Op[], asyncContext: boolean): Promise<void> {
 describe("lenient mode never throws", () => {
   beforeEach(() => diag.disable());
   afterEach(() => diag.disable());
+
+  it("survives them traced (a real tracer provider: carriers, contexts and transfer ledgers are read)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), (ops) => play(ops, true, true)),
+      { numRuns: 150 },
+    );
+  });
+
+  it("strict: bad input throws InvalidTransition and nothing else", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 40 }), (ops) => play(ops, true, true, true)),
+      { numRuns: 100 },
+    );
+  });
 
   for (const asyncContext of [true, false]) {
     it(`survives random hostile calls through the public API, with finite totals and sane explain() (asyncContext: ${asyncContext})`, async () => {

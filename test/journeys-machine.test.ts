@@ -356,13 +356,19 @@ describe("a job queue's own machine, end to end", () => {
     ]);
   });
 
-  it("end() with a name that is no outcome, or a state the executing one does not move to, is counted as an error", () => {
+  it("end() with a name that is no outcome, or a state the executing one does not move to, is counted; a failure only with an error", () => {
     const { journeys } = setup("scheduler");
     journeys.execute("a-1").end("waiting" as never);
     journeys.execute("a-2").end("active" as never);
     journeys.execute("a-3").end("nonsense" as never);
-    expect(journeys.dropped()).toEqual({ "invalid-outcome": 3 });
-    expect(["a-1", "a-2", "a-3"].map((key) => journeys.explain(key)!.outcome)).toEqual(["failed", "failed", "failed"]);
+    journeys.execute("a-4").end("nonsense" as never, new Error("it broke"));
+    expect(journeys.dropped()).toEqual({ "invalid-outcome": 4 });
+    expect(["a-1", "a-2", "a-3", "a-4"].map((key) => journeys.explain(key)!.outcome)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+      "failed",
+    ]);
   });
 
   it("a move out of the executing state after a ledger ended the journey says how to keep it going", () => {

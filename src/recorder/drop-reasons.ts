@@ -19,7 +19,7 @@ export const DROP_REASONS = {
   "wrong-role-state":
     "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
   "unknown-key":
-    "a transition of a key with no journey here, from a live state (not the initial or a terminal one) and with no ended journey retained; its journey starts at the new state",
+    "a transition of a key with no journey here, from a live state (not the initial or a terminal one) and with no ended journey retained; its journey starts at the new state.",
   "stale-transition":
     "a transition from a live state of a key whose journey already ended (among the retained ones), into a live state or an end other than the one it had: a late event of it; dropped, no journey begins",
   "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",
@@ -37,8 +37,10 @@ export const DROP_REASONS = {
     "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
   "invalid-outcome":
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
+  "late-parent":
+    "parent() for a key whose journey here had already begun: too late to make it the journey's parent; a sampled context is linked from its task span instead, an unsampled one ignored",
   "invalid-carrier":
-    "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written; the call did nothing",
+    "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written, or parent() / inject() given something that is no carrier (not an object, or a traceparent that is not W3C's); the call did nothing",
   "ledger-open-at-end":
     "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
   "live-journeys-limit":

@@ -2,7 +2,7 @@ import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/ac
 import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
-import { Ledger, type LedgerHost } from "./ledger.js";
+import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
@@ -72,12 +72,9 @@ export class ExecutionLedger extends Ledger {
     } else {
       next = endState(machine, outcome);
       if (next === -1) {
-        host.drop(
-          "invalid-outcome",
-          `execute outcome ${show(outcome)} (not "memory", "error", "cancelled" or a state the executing state moves to) reported as "error"`,
-        );
-        checked = "error";
-        next = machine.failure;
+        const of = `of ${show(this.journey.key)}`;
+        checked = unknownOutcome(host, "execute", of, outcome, executeEndNames(machine), error, "memory", "error");
+        next = checked === "memory" ? machine.success : machine.failure;
       } else checked = machine.executeOutcome(next);
     }
     const time = this.endTime(at);

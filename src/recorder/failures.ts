@@ -18,20 +18,30 @@ export interface FailuresConfig {
  * first of each kind, and — for bad input only, with `strict: true` — throw. Telemetry never
  * throws into the host otherwise, and never tells the same kind of failure twice.
  */
+/**
+ * Kinds of one reason told at most: a reason told once per value (each unknown state name, each
+ * outcome misspelt) names every distinct mistake, but a stream of distinct garbage must not
+ * flood stderr. Past it, the reason's further kinds are counted silently.
+ */
+export const KINDS_TOLD_PER_REASON = 16;
+
 export class Failures {
   private readonly told = new Set<string>();
+  /** Kinds told per reason (see KINDS_TOLD_PER_REASON). */
+  private readonly kindsTold = new Map<string, number>();
 
   constructor(private readonly config: FailuresConfig) {}
 
   /**
    * Bad input from the host (a bad key, state, time or outcome): counted, then thrown as
-   * InvalidTransition with `journey`'s recent story when strict, else told once per reason.
+   * InvalidTransition with `journey`'s recent story when strict, else told once per `kind` (by
+   * default the reason; a distinct mistake, e.g. each unknown state name, may be a kind of its own).
    */
-  input(reason: DropReason, detail: string, journey?: Journey): void {
+  input(reason: DropReason, detail: string, journey?: Journey, kind: string = reason): void {
     this.count(reason);
     if (this.config.strict)
       throw new InvalidTransition(detail, reason, journey === undefined ? [] : story(journey, this.config.stateNames));
-    this.tellOnce(reason, reason, `dropped input (${reason}): ${detail}.`);
+    this.tellOnce(reason, kind, `dropped input (${reason}): ${detail}.`);
   }
 
   /**
@@ -43,6 +53,17 @@ export class Failures {
     this.tellOnce(reason, kind, text);
   }
 
+  /**
+   * A call that did nothing for a reason that may be no mistake (inject() of a key whose journey
+   * ended long ago): told once per `kind`, neither counted nor thrown, so that a normal path
+   * of a long run neither fills taskjourney.dropped nor fails a strict test.
+   */
+  notice(kind: string, text: string): void {
+    if (this.told.has(kind)) return;
+    this.told.add(kind);
+    this.config.tell(`taskjourney: ${text}. Told once.`);
+  }
+
   private count(reason: DropReason): void {
     const counts = this.config.counts;
     if (counts !== undefined) counts.set(reason, (counts.get(reason) ?? 0) + 1);
@@ -50,6 +71,9 @@ export class Failures {
 
   private tellOnce(reason: DropReason, kind: string, text: string): void {
     if (this.told.has(kind)) return;
+    const kinds = this.kindsTold.get(reason) ?? 0;
+    if (kinds >= KINDS_TOLD_PER_REASON) return;
+    this.kindsTold.set(reason, kinds + 1);
     this.told.add(kind);
     const further =
       this.config.counts === undefined

@@ -30,7 +30,7 @@ export interface LedgerHost {
   activityId(name: string): number;
   unitId(name: string): number;
   /** Bad input: counted, told once, thrown when strict (failures.ts). */
-  drop(reason: DropReason, detail: string): void;
+  drop(reason: DropReason, detail: string, journey?: undefined, kind?: string): void;
   /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
   readonly asyncContext?: boolean;
   readonly accumulators: Accumulators;
@@ -47,6 +47,36 @@ export interface LedgerHost {
    * `nextState`.
    */
   transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
+}
+
+/**
+ * An outcome a ledger's end() does not take (a typo: `end("done")`): counted (invalid-outcome)
+ * and told once per distinct value, naming the ledger, the value and the outcomes it takes.
+ * Recorded as `failure` only when an error came with it, the one sure sign that the work failed;
+ * else as `success`, what end() records without an outcome. A misspelt outcome says nothing of
+ * how the work went, and reading every one as a failure turned successes into failures (failed
+ * counts, error spans kept, failed keys in the report) that never happened; told at once, the
+ * mistake is fixed either way. Returns the outcome recorded.
+ */
+export function unknownOutcome<T extends string>(
+  host: LedgerHost,
+  ledger: "execute" | "gather" | "serve",
+  subject: string,
+  outcome: unknown,
+  valid: readonly string[],
+  error: unknown,
+  success: T,
+  failure: T,
+): T {
+  const recorded = error === undefined ? success : failure;
+  host.drop(
+    "invalid-outcome",
+    `the ${ledger} ledger ${subject}: end(${show(outcome)}): not an outcome it takes (${valid.map((name) => `"${name}"`).join(", ")}); ` +
+      `recorded as "${recorded}" (${error === undefined ? "no error given: success, as end() without an outcome" : "an error given"})`,
+    undefined,
+    `invalid-outcome ${ledger} ${typeof outcome === "string" ? outcome.slice(0, 64) : typeof outcome}`,
+  );
+  return recorded;
 }
 
 /**

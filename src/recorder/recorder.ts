@@ -292,8 +292,13 @@ export class Recorder implements LedgerHost {
   }
 
   /** Bad input: counted, told once, thrown when strict (failures.ts). */
-  drop(reason: DropReason, detail: string, journey?: Journey): void {
-    this.failures.input(reason, detail, journey);
+  drop(reason: DropReason, detail: string, journey?: Journey, kind?: string): void {
+    this.failures.input(reason, detail, journey, kind);
+  }
+
+  /** The role's state names, for a message saying what would be right (cold paths only). */
+  validStates(): string {
+    return `the ${this.role}'s states are ${this.machine.states.map((name) => `"${name}"`).join(", ")}`;
   }
 
   /** The key's id in maps; undefined (and counted) for values that are not keys. */
@@ -321,7 +326,8 @@ export class Recorder implements LedgerHost {
     return id;
   }
 
-  private stateOf(name: string): number {
+  /** A state name's id, or -1 (dropped, told once per name, naming `key` when given). */
+  private stateOf(name: string, key?: unknown): number {
     if (typeof name === "string") {
       const slot = name.length & STATE_CACHE_MASK;
       if (this.stateCacheNames[slot] === name) {
@@ -337,9 +343,15 @@ export class Recorder implements LedgerHost {
       this.stateCacheIds[slot] = id;
       return id;
     }
+    const call = key === undefined ? "" : `transition(${show(key)}, …): `;
     this.drop(
       id === -1 ? "unknown-state" : "wrong-role-state",
-      id === -1 ? `unknown state ${show(name)}` : `state "${name}" is not a ${this.role} state`,
+      id === -1
+        ? `${call}unknown state ${show(name)}; ${this.validStates()}`
+        : `${call}state "${name}" is not a ${this.role} state; ${this.validStates()}`,
+      undefined,
+      // Each name told once: the first misspelt state would otherwise hide every other.
+      `${id === -1 ? "unknown-state" : "wrong-role-state"} ${typeof name === "string" ? name.slice(0, 64) : typeof name}`,
     );
     return -1;
   }
@@ -350,9 +362,9 @@ export class Recorder implements LedgerHost {
     // A time passed in is checked first; the clock is read only once the call records something
     // (a key ending without a journey here, the most common call after a journey, records nothing).
     const given = at === undefined ? Number.NaN : this.now(at);
-    const fromId = this.stateOf(from);
+    const fromId = this.stateOf(from, key);
     if (fromId === -1) return;
-    const toId = this.stateOf(to);
+    const toId = this.stateOf(to, key);
     if (toId === -1) return;
     const id = this.idOf(key);
     if (id === undefined) return;
@@ -987,7 +999,13 @@ export class Recorder implements LedgerHost {
   stats(prefix: string, state: string): DurationStats {
     const prefixId = typeof prefix === "string" ? this.prefixes.find(prefix) : -1;
     const id = this.machine.id(state);
-    if (id === -1) this.drop("unknown-state", `stats() of unknown state ${show(state)}`);
+    if (id === -1)
+      this.drop(
+        "unknown-state",
+        `stats() of unknown state ${show(state)}; ${this.validStates()}`,
+        undefined,
+        `unknown-state stats() ${typeof state === "string" ? state.slice(0, 64) : typeof state}`,
+      );
     const statistics = prefixId === -1 || id === -1 ? undefined : this.accumulators.durations[stateCell(prefixId, id)];
     return (statistics ?? this.config.makeStatistics()).snapshot();
   }

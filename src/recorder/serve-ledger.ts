@@ -1,7 +1,7 @@
 import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcome } from "../model/activities.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS } from "./journey.js";
-import { Ledger, type LedgerHost } from "./ledger.js";
+import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail, type FailureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
@@ -86,8 +86,8 @@ export class ServeLedger extends Ledger {
     }
     let checked = outcome;
     if (!TRANSFER_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `serve outcome ${show(outcome)} reported as "failed"`);
-      checked = "failed";
+      const to = `to ${show(this.serve.peer)}`;
+      checked = unknownOutcome<TransferOutcome>(host, "serve", to, outcome, TRANSFER_OUTCOMES, error, "ok", "failed");
     }
     const time = this.endTime(at);
     if (checked === "failed" && error !== undefined) this.serve.failure = failureDetail(error);

@@ -2,7 +2,7 @@ import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcom
 import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
-import { Ledger, type LedgerHost } from "./ledger.js";
+import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
 
@@ -57,8 +57,17 @@ export class TransferLedger extends Ledger {
     }
     let checked = outcome;
     if (!TRANSFER_OUTCOMES.includes(checked)) {
-      host.drop("invalid-outcome", `transfer outcome ${show(outcome)} reported as "failed"`);
-      checked = "failed";
+      const from = `from ${show(this.transfer.peer)}`;
+      checked = unknownOutcome<TransferOutcome>(
+        host,
+        "gather",
+        from,
+        outcome,
+        TRANSFER_OUTCOMES,
+        error,
+        "ok",
+        "failed",
+      );
     }
     const time = this.endTime(at);
     if (checked === "failed" && error !== undefined) this.transfer.failure = failureDetail(error);

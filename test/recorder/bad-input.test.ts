@@ -160,9 +160,10 @@ describe("bad input in the hot path", () => {
     const journeys = new TaskJourneys({ clock: clock.now, sampling: { ratio: 0 } });
     const ledger = journeys.execute("e-1");
     ledger.digest("thread-cpu", Number.NaN);
-    ledger.end("exploded" as never);
+    ledger.end("exploded" as never, new Error("exploded"));
     ledger.end("memory");
     expect(ledger.meter("late", () => 42)).toBe(42);
+    // An outcome end() does not take, with an error: a failure.
     expect(journeys.explain("e-1")!.outcome).toBe("error");
     expect(journeys.dropped()).toEqual({ "invalid-value": 1, "invalid-outcome": 1, "ledger-ended": 2 });
     // The user's work still runs and its result or error passes through an invalid key's ledger.

@@ -139,8 +139,12 @@ export class SpanBridge implements RecorderListener {
     return parent !== undefined && typeof parent !== "string" && isSampled(parent);
   }
 
-  /** See TaskJourneys.inject. */
-  inject(key: Key, carrier: TraceCarrier): boolean {
+  /**
+   * See TaskJourneys.inject: true when written; "unknown" when `key` has neither a live journey
+   * here nor a recently kept one (the caller tells whether it is unknown altogether), false when
+   * there is nothing to write otherwise (a key or carrier that is not one: the caller tells).
+   */
+  inject(key: Key, carrier: TraceCarrier): boolean | "unknown" {
     const id = keyId(key);
     if (id === undefined || carrier === null || typeof carrier !== "object") return false;
     let spanContext: SpanContext | undefined;
@@ -166,25 +170,30 @@ export class SpanBridge implements RecorderListener {
       }
     } else {
       spanContext = this.recent.get(id);
+      if (spanContext === undefined) return "unknown";
     }
     if (spanContext === undefined || !isSpanContextValid(spanContext)) return false;
     injectSpanContext(spanContext, carrier);
     return true;
   }
 
-  /** See TaskJourneys.parent. */
-  parent(key: Key, source: unknown): boolean {
+  /**
+   * See TaskJourneys.parent: true when queued; "no-context" when `source` holds no span context;
+   * "began" when the key's journey here is under way (too late: linked instead when sampled);
+   * false otherwise (closed, or a key that is not one). The caller tells what was wrong.
+   */
+  parent(key: Key, source: unknown): boolean | "no-context" | "began" {
     if (this.closed) return false;
     // The usual carrier (not sampled, nothing more) is kept as it came; anything else is parsed.
     const header = unsampledTraceparent(source);
     const spanContext = header ?? spanContextFrom(source);
-    if (spanContext === undefined) return false;
+    if (spanContext === undefined) return "no-context";
     const id = keyId(key);
     if (id === undefined) return false;
     const live = this.recorder.live.get(id);
     if (live !== undefined) {
       // Too late to parent, and nothing to link to: a context not sampled names no span kept.
-      if (typeof spanContext === "string") return false;
+      if (typeof spanContext === "string") return "began";
       // Too late to parent: the journey's spans exist already. Keep the relation as a link.
       const spans = live.spanState;
       if (spans instanceof TaskSpan && isSampled(spanContext)) this.writer.link(spans, spanContext);
@@ -193,7 +202,7 @@ export class SpanBridge implements RecorderListener {
           (spans.links ??= []).push({ context: spanContext });
         else spans.linksDropped++;
       }
-      return false;
+      return "began";
     }
     this.parents.set(id, spanContext);
     return true;
