@@ -343,17 +343,27 @@ export class Recorder implements LedgerHost {
       this.stateCacheIds[slot] = id;
       return id;
     }
+    this.badState(name, id, key);
+    return -1;
+  }
+
+  /**
+   * A state name that is not one of this role's, dropped and told once per name. Out of
+   * stateOf(), which transition() calls twice a move: its message building is cold, and kept out
+   * of the small function V8 inlines there.
+   */
+  private badState(name: string, id: number, key: unknown): void {
     const call = key === undefined ? "" : `transition(${show(key)}, …): `;
+    const reason = id === -1 ? "unknown-state" : "wrong-role-state";
     this.drop(
-      id === -1 ? "unknown-state" : "wrong-role-state",
+      reason,
       id === -1
         ? `${call}unknown state ${show(name)}; ${this.validStates()}`
         : `${call}state "${name}" is not a ${this.role} state; ${this.validStates()}`,
       undefined,
       // Each name told once: the first misspelt state would otherwise hide every other.
-      `${id === -1 ? "unknown-state" : "wrong-role-state"} ${typeof name === "string" ? name.slice(0, 64) : typeof name}`,
+      `${reason} ${typeof name === "string" ? name.slice(0, 64) : typeof name}`,
     );
-    return -1;
   }
 
   // ---- transitions --------------------------------------------------------------------------
