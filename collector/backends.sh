@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Local backends for taskjourney's end-to-end tests: an OpenTelemetry Collector built by
-# ocb, Jaeger v2 (in-memory) and Prometheus (Debian's package), all on loopback.
+# ocb, Jaeger v2 (in-memory), Prometheus (Debian's package) and Zipkin (the zipkin-server exec
+# jar from Maven Central, in-memory; its UI shows a trace where Jaeger built from Go source
+# serves only a placeholder page), all on loopback.
 #
 #   collector/backends.sh install   build/install into the cache (idempotent, stamped)
-#   collector/backends.sh start     start all three in the background, wait until ready
+#   collector/backends.sh start     start all four in the background, wait until ready
 #   collector/backends.sh start --agent-gateway   also the agent + gateway layout of
 #                                   agent-gateway/: two gateway collectors (tail sampling, export
 #                                   to this Jaeger and Prometheus) and an agent routing to them
 #   collector/backends.sh stop      stop them by PID (TERM, then KILL after a bound)
-#   collector/backends.sh status    what runs (exit 0 only when all three are up and ready)
+#   collector/backends.sh status    what runs (exit 0 only when all four are up and ready)
 #   collector/backends.sh env       `export NAME='value'` lines for tests (--json: one object)
-#   collector/backends.sh logs [collector|jaeger|prometheus]   tail the logs
+#   collector/backends.sh logs [collector|jaeger|prometheus|zipkin]   tail the logs
 #   collector/backends.sh clean     stop, then delete the whole cache directory (refused while
 #                                   another checkout's backends run from it)
 #
@@ -35,6 +37,10 @@
 #   TJ_JAEGER_OTLP_GRPC_PORT 24317, TJ_JAEGER_OTLP_HTTP_PORT 24318   Jaeger OTLP in
 #   TJ_JAEGER_QUERY_PORT 26686, TJ_JAEGER_QUERY_GRPC_PORT 26685      Jaeger query API
 #   TJ_PROMETHEUS_PORT 19090                                  Prometheus
+#   TJ_ZIPKIN_PORT 19411                                      Zipkin: UI at /zipkin/, API, Zipkin JSON
+#                        in at /api/v2/spans (OTEL_TRACES_EXPORTER=zipkin sends there)
+#   TJ_ZIPKIN_HEAP 512m, TJ_ZIPKIN_MAX_SPANS 100000   Zipkin's Java heap (-Xmx) and the spans its
+#                        in-memory store keeps (the oldest traces go first past it)
 #   TJ_TRACES_FILE       default $TASKJOURNEY_RUN_DIR/traces.jsonl (collector file exporter)
 #   TJ_TAIL_DECISION_WAIT 2s, TJ_TAIL_LATENCY_MS 1000, TJ_TAIL_SAMPLING_PERCENT 100
 #   With start --agent-gateway (agent-gateway/agent.yaml + static-gateways.yaml, gateway.yaml):
@@ -51,6 +57,7 @@
 #                        checkout's start/stop) to release its lock; reported every 30 s
 #   TJ_PROMETHEUS_BIN    default: prometheus from PATH (Debian's /usr/bin/prometheus)
 #   GO                   go binary, default: go from PATH, else /usr/local/go/bin/go
+#   JAVA, MVN            java (>= 17) and mvn binaries, default: from PATH (Debian's packages)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,6 +67,7 @@ COMMAND="${1:-}"
 OTELCOL_VERSION=v0.161.0   # ocb and every collector component (builder-config.yaml)
 JAEGER_VERSION=v1.76.0     # github.com/jaegertracing/jaeger module (Jaeger v2 binary)
 GO_MIN_VERSION=1.26.0      # collector v0.161.0 modules declare `go 1.26.0`
+ZIPKIN_VERSION=3.6.1       # io.zipkin:zipkin-server:<version>:jar:exec (Maven Central); needs Java 17
 
 # ---- layout --------------------------------------------------------------------------
 # Without HOME (some CI sandboxes), fall back to collector/.cache (gitignored).
@@ -76,6 +84,7 @@ STAMPS="$CACHE/stamps"
 OTELCOL_BIN="$BIN/otelcol-taskjourney"
 JAEGER_BIN="$BIN/jaeger"
 OCB_BIN="$BIN/builder"
+ZIPKIN_JAR="$BIN/zipkin-server-exec.jar"
 
 # ---- ports (exported: the collector and Jaeger configs read them) ---------------------
 # `start` records the values it used in $RUN/started.env; while that file exists (until
@@ -105,6 +114,13 @@ export TJ_JAEGER_OTLP_HTTP_PORT="${TJ_JAEGER_OTLP_HTTP_PORT:-$(port 24318)}"
 export TJ_JAEGER_QUERY_PORT="${TJ_JAEGER_QUERY_PORT:-$(port 26686)}"
 export TJ_JAEGER_QUERY_GRPC_PORT="${TJ_JAEGER_QUERY_GRPC_PORT:-$(port 26685)}"
 export TJ_PROMETHEUS_PORT="${TJ_PROMETHEUS_PORT:-$(port 19090)}"
+export TJ_ZIPKIN_PORT="${TJ_ZIPKIN_PORT:-$(port 19411)}"
+export TJ_ZIPKIN_HEAP="${TJ_ZIPKIN_HEAP:-512m}"
+export TJ_ZIPKIN_MAX_SPANS="${TJ_ZIPKIN_MAX_SPANS:-100000}"
+[[ "$TJ_ZIPKIN_HEAP" =~ ^[1-9][0-9]*[kKmMgG]?$ ]] ||
+  { printf '[backends] TJ_ZIPKIN_HEAP must be a Java heap size such as 512m or 1g, got "%s"\n' "$TJ_ZIPKIN_HEAP" >&2; exit 2; }
+[[ "$TJ_ZIPKIN_MAX_SPANS" =~ ^[1-9][0-9]*$ ]] ||
+  { printf '[backends] TJ_ZIPKIN_MAX_SPANS must be a positive whole number, got "%s"\n' "$TJ_ZIPKIN_MAX_SPANS" >&2; exit 2; }
 export TJ_TRACES_FILE="${TJ_TRACES_FILE:-$RUN/traces.jsonl}"
 # The agent + gateway layout: at most ten ports per block of 1000, with distinct last digits
 # (21001-21008), and the second gateway's more than 990 away from them, so the rule above holds.
@@ -131,8 +147,9 @@ H="$TJ_BIND_HOST"
 COLLECTOR_HEALTH_URL="http://$H:$TJ_COLLECTOR_HEALTH_PORT/"
 JAEGER_QUERY_URL="http://$H:$TJ_JAEGER_QUERY_PORT"
 PROMETHEUS_URL="http://$H:$TJ_PROMETHEUS_PORT"
+ZIPKIN_URL="http://$H:$TJ_ZIPKIN_PORT"
 
-SERVICES=(prometheus jaeger collector)   # start order; stop goes in reverse
+SERVICES=(zipkin prometheus jaeger collector)   # start order
 AGENT_GATEWAY_SERVICES=(gateway-1 gateway-2 agent)   # start --agent-gateway, after SERVICES
 
 log() { printf '[backends] %s\n' "$*" >&2; }
@@ -370,6 +387,44 @@ install_jaeger() {
   log "jaeger: built $JAEGER_BIN ($(elapsed "$t") s after the collector)"
 }
 
+# Zipkin's server: the exec jar of io.zipkin:zipkin-server from Maven Central, fetched by Maven
+# (dependency:copy) into a local repository inside the cache, so that `clean` removes it too.
+java_bin() { if [[ -n "${JAVA:-}" ]]; then echo "$JAVA"; else command -v java 2>/dev/null || true; fi; }
+java_major() { "$1" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p'; }
+
+install_zipkin() {
+  local want="zipkin-server $ZIPKIN_VERSION"
+  if [[ -f "$ZIPKIN_JAR" ]] && stamp_ok zipkin "$want"; then
+    log "zipkin: up to date ($ZIPKIN_JAR)"; return
+  fi
+  local t java mvn major; t=$(now)
+  java="$(java_bin)"
+  [[ -n "$java" ]] || die "zipkin: no java found (need Java >= 17: apt-get install openjdk-17-jre-headless, or set JAVA)"
+  major="$(java_major "$java")"
+  [[ "$major" =~ ^[0-9]+$ ]] && (( major >= 17 )) || die "zipkin: $java is Java '${major:-?}'; zipkin-server $ZIPKIN_VERSION needs Java >= 17"
+  mvn="${MVN:-$(command -v mvn 2>/dev/null || true)}"
+  [[ -n "$mvn" ]] || die "zipkin: no mvn found (apt-get install maven, or set MVN)"
+  log "zipkin: mvn dependency:copy io.zipkin:zipkin-server:$ZIPKIN_VERSION:jar:exec (~135 MB)"
+  rm -rf "$CACHE/build/zipkin"; mkdir -p "$CACHE/build/zipkin"
+  if ! JAVA_HOME="$(dirname "$(dirname "$(readlink -f "$java")")")" "$mvn" -B -q \
+      -Dmaven.repo.local="$CACHE/m2" \
+      dependency:copy -Dartifact="io.zipkin:zipkin-server:$ZIPKIN_VERSION:jar:exec" \
+      -DoutputDirectory="$CACHE/build/zipkin" </dev/null >"$CACHE/build/zipkin-mvn.log" 2>&1; then
+    tail -n 40 "$CACHE/build/zipkin-mvn.log" >&2
+    die "zipkin: Maven could not fetch io.zipkin:zipkin-server:$ZIPKIN_VERSION:jar:exec (full log: $CACHE/build/zipkin-mvn.log)"
+  fi
+  local jar="$CACHE/build/zipkin/zipkin-server-$ZIPKIN_VERSION-exec.jar"
+  # A jar is a zip: a truncated or HTML answer saved under its name is caught here, not at start.
+  [[ -f "$jar" && "$(head -c 2 "$jar")" == "PK" ]] || die "zipkin: $jar is missing or not a jar (log: $CACHE/build/zipkin-mvn.log)"
+  # Copy then rename: a running server keeps the jar it opened.
+  install -m 644 "$jar" "$ZIPKIN_JAR.tmp"
+  mv -f "$ZIPKIN_JAR.tmp" "$ZIPKIN_JAR"
+  # The jar is in bin/ now: Maven's copy of it need not stay (its plugins do, for the next version).
+  rm -rf "$CACHE/build/zipkin" "$CACHE/m2/io/zipkin/zipkin-server"
+  stamp_write zipkin "$want"
+  log "zipkin: $ZIPKIN_JAR ($(elapsed "$t") s)"
+}
+
 cmd_install() {
   with_cache_lock
   local t; t=$(now)
@@ -377,6 +432,7 @@ cmd_install() {
   go_env
   log "cache: $CACHE (go $GO_VERSION, GOMODCACHE=$GOMODCACHE, GOFLAGS=$GOFLAGS)"
   install_prometheus
+  install_zipkin
   # A failed step must not leave the background `go get` running.
   trap '[[ -n "$JAEGER_PREFETCH_PID" ]] && kill "$JAEGER_PREFETCH_PID" 2>/dev/null; true' EXIT
   start_jaeger_prefetch
@@ -394,6 +450,7 @@ bin_of() {
     collector) echo "$OTELCOL_BIN" ;;
     jaeger) echo "$JAEGER_BIN" ;;
     prometheus) prometheus_bin ;;
+    zipkin) java_bin ;;
     agent|gateway-*) echo "$OTELCOL_BIN" ;;
   esac
 }
@@ -412,6 +469,7 @@ running_pid() {
     collector|agent|gateway-*) [[ "$exe" == *otelcol-taskjourney* ]] || return 0 ;;
     jaeger) [[ "$exe" == */jaeger* ]] || return 0 ;;
     prometheus) [[ "$exe" == *prometheus* ]] || return 0 ;;
+    zipkin) [[ "$exe" == */java* ]] && grep -q zipkin-server "/proc/$pid/cmdline" 2>/dev/null || return 0 ;;
   esac
   echo "$pid"
 }
@@ -423,6 +481,7 @@ ports_of() {
     collector) echo "$TJ_OTLP_GRPC_PORT $TJ_OTLP_HTTP_PORT $TJ_COLLECTOR_HEALTH_PORT $TJ_PROM_EXPORTER_PORT $TJ_COLLECTOR_METRICS_PORT" ;;
     jaeger) echo "$TJ_JAEGER_OTLP_GRPC_PORT $TJ_JAEGER_OTLP_HTTP_PORT $TJ_JAEGER_QUERY_PORT $TJ_JAEGER_QUERY_GRPC_PORT" ;;
     prometheus) echo "$TJ_PROMETHEUS_PORT" ;;
+    zipkin) echo "$TJ_ZIPKIN_PORT" ;;
     agent) echo "$TJ_AGENT_OTLP_GRPC_PORT $TJ_AGENT_OTLP_HTTP_PORT $TJ_AGENT_HEALTH_PORT $TJ_AGENT_METRICS_PORT" ;;
     gateway-1) echo "$TJ_GATEWAY_1_OTLP_GRPC_PORT $TJ_GATEWAY_1_OTLP_HTTP_PORT $TJ_GATEWAY_1_HEALTH_PORT $TJ_GATEWAY_1_METRICS_PORT" ;;
     gateway-2) echo "$TJ_GATEWAY_2_OTLP_GRPC_PORT $TJ_GATEWAY_2_OTLP_HTTP_PORT $TJ_GATEWAY_2_HEALTH_PORT $TJ_GATEWAY_2_METRICS_PORT" ;;
@@ -434,6 +493,7 @@ ready() {
     collector) curl -fsS -o /dev/null --max-time 2 "$COLLECTOR_HEALTH_URL" 2>/dev/null ;;
     jaeger) curl -fsS -o /dev/null --max-time 2 "$JAEGER_QUERY_URL/api/services" 2>/dev/null ;;
     prometheus) curl -fsS -o /dev/null --max-time 2 "$PROMETHEUS_URL/-/ready" 2>/dev/null ;;
+    zipkin) curl -fsS -o /dev/null --max-time 2 "$ZIPKIN_URL/health" 2>/dev/null ;;
     agent) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_AGENT_HEALTH_PORT/" 2>/dev/null ;;
     gateway-1) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_GATEWAY_1_HEALTH_PORT/" 2>/dev/null ;;
     gateway-2) curl -fsS -o /dev/null --max-time 2 "http://$H:$TJ_GATEWAY_2_HEALTH_PORT/" 2>/dev/null ;;
@@ -459,6 +519,7 @@ start_one() {
   fi
   b="$(bin_of "$name")"
   [[ -n "$b" && -x "$b" ]] || usage_die "$name binary missing ($b): run 'collector/backends.sh install' first"
+  [[ "$name" != zipkin || -f "$ZIPKIN_JAR" ]] || usage_die "zipkin jar missing ($ZIPKIN_JAR): run 'collector/backends.sh install' first"
   for p in $(ports_of "$name"); do
     port_busy "$p" && die "$name: port $H:$p is already in use by another process (override with the TJ_*_PORT variables)"
   done
@@ -478,6 +539,16 @@ start_one() {
       ;;
     jaeger)
       launch jaeger "$b" --config "file:$HERE/jaeger.yaml"
+      ;;
+    zipkin)
+      # In-memory storage, on this checkout's loopback port only (Armeria's port list, whose
+      # default entry listens on every address), a bounded heap and span count; a JIT that stops
+      # at its first tier starts it in about a third of the time, which matters more here than
+      # its peak speed. Out of memory, it exits (and says so in its log) rather than crawl.
+      launch zipkin env STORAGE_TYPE=mem MEM_MAX_SPANS="$TJ_ZIPKIN_MAX_SPANS" SELF_TRACING_ENABLED=false \
+        "$b" -Xmx"$TJ_ZIPKIN_HEAP" -XX:+ExitOnOutOfMemoryError -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+        -jar "$ZIPKIN_JAR" \
+        --armeria.ports[0].ip="$H" --armeria.ports[0].port="$TJ_ZIPKIN_PORT" --armeria.ports[0].protocols[0]=http
       ;;
     collector)
       mkdir -p "$(dirname "$TJ_TRACES_FILE")"
@@ -561,10 +632,11 @@ cmd_start() {
   env_pairs | grep '^TJ_' | grep -v '_URL=\|_ENDPOINT=' >"$STARTED_ENV"
   # Once started, the layout is part of this checkout's set (status, logs) until `stop`.
   if [[ "$agent_gateway" == 1 || "${TJ_AGENT_GATEWAY:-0}" == 1 ]]; then echo "TJ_AGENT_GATEWAY=1" >>"$STARTED_ENV"; fi
-  for name in prometheus jaeger; do start_one "$name"; done
+  # Zipkin's JVM takes the longest to start (10-30 s): it starts first and is waited for last.
+  for name in zipkin prometheus jaeger; do start_one "$name"; done
   for name in prometheus jaeger; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
   start_one collector
-  wait_ready collector || { stop_all; die "collector did not become ready"; }
+  for name in collector zipkin; do wait_ready "$name" || { stop_all; die "$name did not become ready"; }; done
   if [[ "$agent_gateway" == 1 ]]; then
     # The gateways first: the agent sends to them from its first batch on.
     for name in gateway-1 gateway-2; do start_one "$name"; done
@@ -573,7 +645,7 @@ cmd_start() {
     wait_ready agent || { stop_all; die "agent did not become ready"; }
     log "agent + gateways ready: agent OTLP http://$H:$TJ_AGENT_OTLP_HTTP_PORT (HTTP) / $H:$TJ_AGENT_OTLP_GRPC_PORT (gRPC) → gateways $H:$TJ_GATEWAY_1_OTLP_GRPC_PORT, $H:$TJ_GATEWAY_2_OTLP_GRPC_PORT (tail sampling) → Jaeger, Prometheus"
   fi
-  log "all ready in $(elapsed "$t") s: OTLP http://$H:$TJ_OTLP_HTTP_PORT (HTTP) / $H:$TJ_OTLP_GRPC_PORT (gRPC), Jaeger $JAEGER_QUERY_URL, Prometheus $PROMETHEUS_URL"
+  log "all ready in $(elapsed "$t") s: OTLP http://$H:$TJ_OTLP_HTTP_PORT (HTTP) / $H:$TJ_OTLP_GRPC_PORT (gRPC), Jaeger $JAEGER_QUERY_URL, Prometheus $PROMETHEUS_URL, Zipkin $ZIPKIN_URL/zipkin/"
 }
 
 # TERM the given services, wait up to STOP_TIMEOUT for all of them, then KILL the rest.
@@ -621,7 +693,7 @@ stop_all() {
   stop_services agent
   stop_services gateway-1 gateway-2
   stop_services collector
-  stop_services jaeger prometheus
+  stop_services jaeger prometheus zipkin
   rm -f "$STARTED_ENV"
 }
 
@@ -661,6 +733,8 @@ TJ_JAEGER_OTLP_GRPC_ENDPOINT=http://$H:$TJ_JAEGER_OTLP_GRPC_PORT
 TJ_JAEGER_OTLP_HTTP_ENDPOINT=http://$H:$TJ_JAEGER_OTLP_HTTP_PORT
 JAEGER_QUERY_URL=$JAEGER_QUERY_URL
 PROMETHEUS_URL=$PROMETHEUS_URL
+ZIPKIN_URL=$ZIPKIN_URL
+OTEL_EXPORTER_ZIPKIN_ENDPOINT=$ZIPKIN_URL/api/v2/spans
 TJ_TRACES_FILE=$TJ_TRACES_FILE
 TJ_BIND_HOST=$TJ_BIND_HOST
 TJ_OTLP_GRPC_PORT=$TJ_OTLP_GRPC_PORT
@@ -673,6 +747,9 @@ TJ_JAEGER_OTLP_HTTP_PORT=$TJ_JAEGER_OTLP_HTTP_PORT
 TJ_JAEGER_QUERY_PORT=$TJ_JAEGER_QUERY_PORT
 TJ_JAEGER_QUERY_GRPC_PORT=$TJ_JAEGER_QUERY_GRPC_PORT
 TJ_PROMETHEUS_PORT=$TJ_PROMETHEUS_PORT
+TJ_ZIPKIN_PORT=$TJ_ZIPKIN_PORT
+TJ_ZIPKIN_HEAP=$TJ_ZIPKIN_HEAP
+TJ_ZIPKIN_MAX_SPANS=$TJ_ZIPKIN_MAX_SPANS
 TJ_AGENT_OTLP_HTTP_ENDPOINT=http://$H:$TJ_AGENT_OTLP_HTTP_PORT
 TJ_AGENT_OTLP_GRPC_ENDPOINT=http://$H:$TJ_AGENT_OTLP_GRPC_PORT
 TJ_AGENT_HEALTH_URL=http://$H:$TJ_AGENT_HEALTH_PORT/
@@ -737,7 +814,7 @@ others_running() {
     pid="$(cat "$f" 2>/dev/null || true)"
     [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || continue
     exe="$(readlink "/proc/$pid/exe" 2>/dev/null || true)"
-    [[ "$exe" == *otelcol-taskjourney* || "$exe" == */jaeger* || "$exe" == *prometheus* ]] && echo "$(basename "$f" .pid) pid $pid ($dir)"
+    [[ "$exe" == *otelcol-taskjourney* || "$exe" == */jaeger* || "$exe" == *prometheus* || "$exe" == */java* ]] && echo "$(basename "$f" .pid) pid $pid ($dir)"
   done
   return 0
 }

@@ -13,7 +13,7 @@
  * sdk-trace-node, which 3.x dropped) with a BatchSpanProcessor, metrics through a
  * MeterProvider whose PeriodicExportingMetricReaders carry `journeys.metricProducer`; both are
  * exported over OTLP/HTTP (protobuf or JSON) as the standard OTEL_* environment variables say,
- * to the console, to OTLP JSON lines files (when no endpoint is configured and `fileDirectory`
+ * spans also to a Zipkin server (OTEL_TRACES_EXPORTER=zipkin, sdk/zipkin-exporter.ts), to the console, to OTLP JSON lines files (when no endpoint is configured and `fileDirectory`
  * is given), or, for metrics, to a Prometheus pull endpoint. Role and instance become resource
  * attributes (`taskjourney.role`, `service.instance.id`), never metric attributes.
  *
@@ -101,6 +101,7 @@ import { load } from "./sdk/load-dependency.js";
 import { deadlineAgentFactory } from "./sdk/deadline-agent.js";
 import { FileMetricExporter, FileSpanExporter, JsonLinesFile, jsonSerializers } from "./sdk/file-exporters.js";
 import { RepeatLimitedLogger } from "./sdk/repeat-limited-logger.js";
+import { DEFAULT_ZIPKIN_ENDPOINT, ZipkinSpanExporter } from "./sdk/zipkin-exporter.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
@@ -108,7 +109,7 @@ export { createFileMetricExporter, createFileSpanExporter } from "./sdk/file-exp
 export type { FileMetricExporterOptions, FileSpanExporterOptions } from "./sdk/file-exporters.js";
 
 /** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
-export type TracesExporterName = "otlp" | "console" | "none";
+export type TracesExporterName = "otlp" | "zipkin" | "console" | "none";
 export type MetricsExporterName = "otlp" | "console" | "prometheus" | "none";
 export type OtlpProtocol = "http/protobuf" | "http/json";
 
@@ -133,6 +134,8 @@ export interface ExporterOptions {
   tracesEndpoint?: string;
   /** Full URL of the metrics endpoint; OTEL_EXPORTER_OTLP_METRICS_ENDPOINT. */
   metricsEndpoint?: string;
+  /** Where `traces: "zipkin"` posts spans as Zipkin JSON v2; OTEL_EXPORTER_ZIPKIN_ENDPOINT, default http://localhost:9411/api/v2/spans. */
+  zipkinEndpoint?: string;
   /** OTEL_EXPORTER_OTLP_PROTOCOL (and its _TRACES_/_METRICS_ forms); default "http/protobuf". */
   protocol?: OtlpProtocol;
   /** Extra HTTP headers of OTLP requests (the exporters also read OTEL_EXPORTER_OTLP_HEADERS). */
@@ -141,7 +144,7 @@ export interface ExporterOptions {
   metricExportIntervalMillis?: number;
   /** OTEL_METRIC_EXPORT_TIMEOUT; default 30000, at most the interval. */
   metricExportTimeoutMillis?: number;
-  /** How long one OTLP export may take, retries included: OTEL_EXPORTER_OTLP_TIMEOUT (and its _TRACES_/_METRICS_ forms); default 10000. */
+  /** How long one OTLP export may take, retries included: OTEL_EXPORTER_OTLP_TIMEOUT (and its _TRACES_/_METRICS_ forms); default 10000. Also one Zipkin export's (else OTEL_EXPORTER_ZIPKIN_TIMEOUT). */
   timeoutMillis?: number;
   /** A Prometheus pull endpoint with explicit-bucket duration histograms; also `OTEL_METRICS_EXPORTER=prometheus`. */
   prometheus?: boolean | PrometheusOptions;
@@ -180,6 +183,7 @@ export interface StartTelemetryOptions<R extends Role = Role, S extends string =
 /** One place a signal goes to, as resolved from options and environment. */
 export type Destination =
   | { kind: "otlp"; protocol: OtlpProtocol; url: string }
+  | { kind: "zipkin"; url: string }
   | { kind: "file"; path: string }
   | { kind: "console" }
   | { kind: "prometheus"; url: string };
@@ -301,6 +305,8 @@ interface ResolvedExporters {
   timeoutMillis: number;
   tracesExportTimeout: number;
   metricsExportTimeout: number;
+  zipkinUrl: string;
+  zipkinExportTimeout: number;
   prometheus: Required<PrometheusOptions> | undefined;
   headers: Record<string, string> | undefined;
 }
@@ -319,7 +325,7 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
   const traces = exporterNames<TracesExporterName>(
     options.traces !== undefined ? 'option "exporters.traces"' : "OTEL_TRACES_EXPORTER",
     options.traces ?? getStringListFromEnv("OTEL_TRACES_EXPORTER") ?? "otlp",
-    ["otlp", "console", "none"],
+    ["otlp", "zipkin", "console", "none"],
   );
   const metricNames = exporterNames<MetricsExporterName>(
     options.metrics !== undefined ? 'option "exporters.metrics"' : "OTEL_METRICS_EXPORTER",
@@ -386,6 +392,26 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
     return DEFAULT_EXPORT_TIMEOUT;
   };
 
+  // Zipkin's endpoint and timeout, as the specification names them (OTEL_EXPORTER_ZIPKIN_*).
+  let zipkinUrl = DEFAULT_ZIPKIN_ENDPOINT;
+  if (options.zipkinEndpoint !== undefined) {
+    if (!isHttpUrl(options.zipkinEndpoint))
+      fail('option "exporters.zipkinEndpoint"', "an http(s) URL", options.zipkinEndpoint);
+    zipkinUrl = options.zipkinEndpoint;
+  } else {
+    const fromEnv = read("OTEL_EXPORTER_ZIPKIN_ENDPOINT");
+    if (fromEnv !== undefined) {
+      if (!isHttpUrl(fromEnv)) fail("OTEL_EXPORTER_ZIPKIN_ENDPOINT", "an http(s) URL", fromEnv);
+      zipkinUrl = fromEnv;
+    }
+  }
+  const zipkinExportTimeout =
+    options.timeoutMillis !== undefined
+      ? positiveInteger('option "exporters.timeoutMillis"', options.timeoutMillis)
+      : read("OTEL_EXPORTER_ZIPKIN_TIMEOUT") !== undefined
+        ? positiveInteger("OTEL_EXPORTER_ZIPKIN_TIMEOUT", read("OTEL_EXPORTER_ZIPKIN_TIMEOUT"))
+        : DEFAULT_EXPORT_TIMEOUT;
+
   let prometheus: Required<PrometheusOptions> | undefined;
   const wantsPrometheus =
     metricNames.includes("prometheus") || (options.prometheus !== undefined && options.prometheus !== false);
@@ -438,6 +464,8 @@ function resolveExporters(options: ExporterOptions, disabled: boolean): Resolved
     timeoutMillis: Math.min(timeoutMillis, intervalMillis),
     tracesExportTimeout: exportTimeout("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"),
     metricsExportTimeout: exportTimeout("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"),
+    zipkinUrl,
+    zipkinExportTimeout,
     prometheus: disabled ? undefined : prometheus,
     headers: options.headers,
   };
@@ -656,6 +684,11 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
     if (name === "console") {
       spanProcessors.push(new BatchSpanProcessor({ ...batch, exporter: new ConsoleSpanExporter() }));
       traceDestinations.push({ kind: "console" });
+    } else if (name === "zipkin") {
+      const url = exporters.zipkinUrl;
+      const timeoutMillis = exporters.zipkinExportTimeout;
+      spanProcessors.push(batched(new ZipkinSpanExporter({ url, timeoutMillis }), url, timeoutMillis));
+      traceDestinations.push({ kind: "zipkin", url });
     } else if (useFileForTraces) {
       const path = join(options.fileDirectory!, `traces-${fileBase}.jsonl`);
       spanProcessors.push(batched(new FileSpanExporter(new JsonLinesFile(path), serializers!.traces), path));

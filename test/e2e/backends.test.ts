@@ -22,6 +22,7 @@ const PORTS = [
   "TJ_JAEGER_QUERY_PORT",
   "TJ_JAEGER_QUERY_GRPC_PORT",
   "TJ_PROMETHEUS_PORT",
+  "TJ_ZIPKIN_PORT",
 ];
 const tempDirs: string[] = [];
 
@@ -112,6 +113,7 @@ describe("backends.sh: one set of backends per checkout", () => {
       "26686",
       "26685",
       "29999",
+      "19411",
     ]);
     const bad = await backends(other, ["env"], plainEnv({ TJ_PORT_OFFSET: "ten" }));
     expect(bad.code).toBe(2);
