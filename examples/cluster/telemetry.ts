@@ -8,6 +8,7 @@
 import path from "node:path";
 import type { TaskJourneys, TaskJourneysOptions } from "../../src/index.js";
 import type { Destination, ExportFailure } from "../../src/sdk.js";
+import { partOff } from "./parts.js";
 import { sdk } from "./taskjourney.js";
 
 export interface TelemetryOptions {
@@ -81,10 +82,14 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         // No traces at all: neither head-sampled nor kept at their end.
         ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
+      // Benchmark switch (parts.ts): the stall probe left out.
+      ...(partOff("stalls") ? { processStalls: false } : {}),
       ...options.journeys,
     },
     fileDirectory: path.join(options.outDir, "otlp"),
     exporters: {
+      // Benchmark switch (parts.ts): no metric reader and no span export at all.
+      ...(partOff("export") ? { traces: "none" as const, metrics: "none" as const } : {}),
       // Every 10 s unless OTEL_METRIC_EXPORT_INTERVAL says otherwise.
       ...(process.env.OTEL_METRIC_EXPORT_INTERVAL === undefined ? { metricExportIntervalMillis: 10_000 } : {}),
       // An export (retries included) gives up within the flush deadline unless
