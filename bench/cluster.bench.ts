@@ -116,7 +116,7 @@ interface Sample {
   /** Tasks in one round's graph. */
   tasks: number;
   /** Garbage collections over the measured round (all processes, and the scheduler's), when counted. */
-  gc?: { count: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
+  gc?: { count: number; major: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
   /** The machine's 1-minute load average as the run ended. */
   load: number;
   result: unknown;
@@ -334,6 +334,7 @@ if (attributeParts) {
       );
     notes.push(
       `GC ${mode.padEnd(pad)}: ${per((item) => item.count, 1000).toFixed(2)} collections per 1,000 tasks ` +
+        `(${per((item) => item.major, 1000).toFixed(2)} major) ` +
         `(scheduler ${per((item) => item.schedulerCount, 1000).toFixed(2)}), pauses ${per((item) => item.seconds, 1e6).toFixed(1)} µs per task ` +
         `(scheduler ${per((item) => item.schedulerSeconds, 1e6).toFixed(1)})`,
     );

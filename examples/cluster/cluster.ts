@@ -63,7 +63,7 @@ export interface RoundSummary {
   /** CPU seconds of all processes (threads included) over the round. */
   cpuSeconds: number;
   /** Garbage collections of all processes over the round, and the scheduler's, when counted (TASKJOURNEY_CLUSTER_GC=1). */
-  gc?: { count: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
+  gc?: { count: number; major: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
 }
 
 export interface RunSummary {
@@ -291,6 +291,7 @@ export async function runCluster(
         ? {
             gc: {
               count: after.gc.count - before.gc.count,
+              major: after.gc.major - before.gc.major,
               seconds: after.gc.seconds - before.gc.seconds,
               schedulerCount: schedulerGcEnd.count - schedulerGcStart.count,
               schedulerSeconds: schedulerGcEnd.seconds - schedulerGcStart.seconds,

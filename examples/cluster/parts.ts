@@ -62,17 +62,21 @@ export function partOff(part: Part): boolean {
 /** Garbage collections of this process since it started counting (TASKJOURNEY_CLUSTER_GC=1), else undefined. */
 export interface GcTotals {
   count: number;
-  /** Summed pause durations, seconds. */
+  /** Of `count`, the major (mark-compact) collections. */
+  major: number;
+  /** Summed pause durations, seconds (wall time: a loaded machine stretches them). */
   seconds: number;
 }
 
 let gcTotals: GcTotals | undefined;
 if (process.env.TASKJOURNEY_CLUSTER_GC === "1") {
-  const totals: GcTotals = { count: 0, seconds: 0 };
+  const totals: GcTotals = { count: 0, major: 0, seconds: 0 };
   gcTotals = totals;
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       totals.count++;
+      // perf_hooks.constants.NODE_PERFORMANCE_GC_MAJOR
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === 4) totals.major++;
       totals.seconds += entry.duration / 1000;
     }
   }).observe({ entryTypes: ["gc"] });

@@ -299,7 +299,11 @@ export class Scheduler {
     let gc = ownGc;
     for (const worker of workers)
       if (gc !== undefined && worker.gc !== undefined)
-        gc = { count: gc.count + worker.gc.count, seconds: gc.seconds + worker.gc.seconds };
+        gc = {
+          count: gc.count + worker.gc.count,
+          major: gc.major + worker.gc.major,
+          seconds: gc.seconds + worker.gc.seconds,
+        };
     return {
       cpuSeconds: (own.user + own.system) / 1e6 + workers.reduce((sum, worker) => sum + worker.cpuSeconds, 0),
       gc,
