@@ -19,6 +19,13 @@ export const PARTS = {
   "worker-execute": "the workers' execute ledgers (execute wrapper, the thread times digested into it)",
   // Workers: no gather ledger (gatherDep and its activities unwrapped) and no serve ledger per get_data.
   "worker-transfers": "the workers' gather and serve ledgers (gatherDep and its activities, get_data served)",
+  // Workers: the computeTask wrapper left out, so no key's dependencies are told (its transitions
+  // and ledgers still recorded).
+  "worker-dependencies": "the workers' computeTask wrapper (journeys.dependencies per task)",
+  // Workers: the store's instrument() left out (serialize for get_data, the spill activities).
+  "worker-store": "the workers' store activities (serialize per key served; spill, unspill, disk)",
+  // Every process: `retainedJourneys: 0`, no ended journeys kept for explain().
+  retained: "ended journeys retained for explain() (retainedJourneys 1000 → 0)",
   // Piscina threads: `measure: false`, so a task reads no thread CPU clock (two WASI clock reads);
   // the execute ledger gets thread-wall instead of thread-cpu and thread-noncpu.
   "thread-clock": "the thread CPU readings in the piscina threads (tasks.mjs) and their digest",
@@ -38,7 +45,8 @@ export const PARTS = {
 
 export type Part = keyof typeof PARTS;
 
-function parse(text: string | undefined): ReadonlySet<Part> {
+/** The parts a TASKJOURNEY_CLUSTER_OFF value names; an unknown name throws, naming the variable, the value and the parts. */
+export function parseParts(text: string | undefined): ReadonlySet<Part> {
   const parts = new Set<Part>();
   if (text === undefined || text.trim() === "") return parts;
   for (const name of text.split(",").map((item) => item.trim())) {
@@ -52,7 +60,7 @@ function parse(text: string | undefined): ReadonlySet<Part> {
   return parts;
 }
 
-const off = parse(process.env.TASKJOURNEY_CLUSTER_OFF);
+const off = parseParts(process.env.TASKJOURNEY_CLUSTER_OFF);
 
 /** Whether `part` of the telemetry is switched off in this process (TASKJOURNEY_CLUSTER_OFF). */
 export function partOff(part: Part): boolean {

@@ -45,7 +45,13 @@ import { gcSoFar, partOff } from "./parts.js";
 import { startTelemetry, type Telemetry } from "./telemetry.js";
 import type { ExportFailure } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
-import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
+import {
+  DEFAULT_WORKER_STATE_OPTIONS,
+  WorkerState,
+  type ComputeTaskEvent,
+  type GatherOutcome,
+  type WorkerTask,
+} from "./worker-state.js";
 
 export interface WorkerConfig {
   scheduler: string;
@@ -88,11 +94,16 @@ export function instrumentWorker(
   const unwraps = [
     taskjourney.instrument(state, journeys, {
       transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
-      dependencies: {
-        method: "computeTask",
-        key: (event) => event.key,
-        dependencies: (event) => event.deps.map((dep) => dep.key),
-      },
+      // Benchmark switch (parts.ts): no dependencies told.
+      ...(partOff("worker-dependencies")
+        ? {}
+        : {
+            dependencies: {
+              method: "computeTask" as const,
+              key: (event: ComputeTaskEvent) => event.key,
+              dependencies: (event: ComputeTaskEvent) => event.deps.map((dep) => dep.key),
+            },
+          }),
     }),
     taskjourney.instrument(worker, journeys, {
       // Benchmark switches (parts.ts): the execute ledger, or the gather ledger and its activities, left out.
@@ -115,9 +126,8 @@ export function instrumentWorker(
             ],
           }),
     }),
-    taskjourney.instrument(store, journeys, {
-      activities: SPILL_ACTIVITIES,
-    }),
+    // Benchmark switch (parts.ts): the store's activities left out.
+    ...(partOff("worker-store") ? [] : [taskjourney.instrument(store, journeys, { activities: SPILL_ACTIVITIES })]),
   ];
   state.observer = { queued: (key, reason) => journeys.queued(key, reason) };
   // Spill file sizes, as quantities of the execution or transfer that caused the spill.
