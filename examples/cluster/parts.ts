@@ -24,6 +24,9 @@ export const PARTS = {
   "worker-dependencies": "the workers' computeTask wrapper (journeys.dependencies per task)",
   // Workers: the store's instrument() left out (serialize for get_data, the spill activities).
   "worker-store": "the workers' store activities (serialize per key served; spill, unspill, disk)",
+  // Every process: `traces: false`, so the span bridge neither listens to transitions nor hands
+  // out trace ids for carriers (with no sampling at all, in metrics-only mode, nothing is ever kept).
+  "span-bridge": "the span bridge (traces: false): its listener on every transition and the ids inject() hands out",
   // Every process: `retainedJourneys: 0`, no ended journeys kept for explain().
   retained: "ended journeys retained for explain() (retainedJourneys 1000 → 0)",
   // Piscina threads: `measure: false`, so a task reads no thread CPU clock (two WASI clock reads);

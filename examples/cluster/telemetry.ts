@@ -84,6 +84,8 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       },
       // Benchmark switch (parts.ts): the stall probe left out.
       ...(partOff("stalls") ? { processStalls: false } : {}),
+      // Benchmark switch (parts.ts): no span bridge.
+      ...(partOff("span-bridge") ? { traces: false } : {}),
       // Benchmark switch (parts.ts): no ended journeys kept for explain().
       ...(partOff("retained") ? { retainedJourneys: 0 } : {}),
       ...options.journeys,
