@@ -82,6 +82,11 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         // No traces at all: neither head-sampled nor kept at their end.
         ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
+      // No traces at all also means no span bridge: with nothing ever sampled, it would still listen
+      // to every transition and hand out trace ids for every task's carriers (inject() returns
+      // true), which the other side parses: 13–17 µs of CPU a task in the cluster's tiny-task
+      // workload (bench/README.md, issue 34). With traces: false, inject() writes nothing.
+      ...(options.traceRatio === "off" ? { traces: false } : {}),
       // Benchmark switch (parts.ts): the stall probe left out.
       ...(partOff("stalls") ? { processStalls: false } : {}),
       // Benchmark switch (parts.ts): no span bridge.
