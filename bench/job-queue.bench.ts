@@ -21,6 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { printSuite, report, type CaseResult, type SuiteResult } from "./harness.js";
 
 const { values } = parseArgs({
   options: {
@@ -155,9 +156,44 @@ async function main(): Promise<void> {
     );
   }
   const loads = modes.flatMap((mode) => samples[mode].map((sample) => sample.load));
-  console.log(
-    `node ${process.version}, ${os.cpus().length} CPUs; load average (1 min) at the runs' ends: median ${quantile(loads, 0.5).toFixed(1)}, range ${Math.min(...loads).toFixed(1)}…${Math.max(...loads).toFixed(1)}`,
+  const notes: string[] = [];
+  for (const mode of ["metrics", "on"] as const) {
+    const paired = perJob(mode).map((value, index) => value - perJob("off")[index]);
+    notes.push(
+      `added per job (${mode}), per round: median ${quantile(paired, 0.5).toFixed(1)} µs, quartiles ${quantile(paired, 0.25).toFixed(1)}…${quantile(paired, 0.75).toFixed(1)}`,
+    );
+  }
+  notes.push(
+    `load average (1 min) at the runs' ends: median ${quantile(loads, 0.5).toFixed(1)}, range ${Math.min(...loads).toFixed(1)}…${Math.max(...loads).toFixed(1)}`,
   );
+  // For `npm run bench`'s summary: CPU per job of each mode, as timings (ns).
+  const cases: CaseResult[] = modes.map((mode) => {
+    const list = perJob(mode).map((us) => us * 1000);
+    return {
+      name: `job queue, CPU per job, ${mode === "off" ? "telemetry off" : mode === "metrics" ? "metrics only" : `metrics + traces ${values["trace-ratio"]}`}`,
+      p25: quantile(list, 0.25),
+      median: quantile(list, 0.5),
+      p75: quantile(list, 0.75),
+      p99: quantile(list, 0.99),
+      mean: list.reduce((sum, value) => sum + value, 0) / list.length,
+      samples: list.length,
+    };
+  });
+  const result: SuiteResult = {
+    suite: "job-queue",
+    runtime: `node ${process.version} ${process.arch}, ${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+    cases,
+    ratios: (["metrics", "on"] as const).map((mode) => ({
+      name: `${mode} / off (CPU per job)`,
+      value: quantile(perJob(mode), 0.5) / quantile(perJob("off"), 0.5),
+    })),
+    notes,
+  };
+  printSuite(result);
+  report(result);
 }
 
 if (values.child !== undefined) await child(values.child as Mode);
