@@ -19,6 +19,13 @@
  * --attribute adds a third mode, metrics only (telemetry on, no traces at all), to tell the cost
  * of recording and metrics from that of traces.
  *
+ * --attribute-parts (issue 34, "Where it goes") adds, beside off and the base mode (--parts-base
+ * metrics, the default, or on), one mode per part of the telemetry with that part alone switched
+ * off (examples/cluster/parts.ts, through TASKJOURNEY_CLUSTER_OFF), and one with all of them off:
+ * a part's cost is the base minus the mode without it, paired per round. --parts a,b picks the
+ * parts (implies --attribute-parts). Every process then also counts its garbage collections
+ * (TASKJOURNEY_CLUSTER_GC=1, in every mode alike), reported per task beside the CPU.
+ *
  * "Off" runs no taskjourney code at all in the workers (no instrument(), no ledgers, no thread CPU
  * readings); the scheduler then keeps its duration statistics itself with DurationStatistics, so
  * both modes schedule alike. Each run is a fresh set of processes started through main.ts.
@@ -32,6 +39,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { printSuite, report, type CaseResult, type RatioResult, type SuiteResult } from "./harness.js";
+import { PARTS, type Part } from "../examples/cluster/parts.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = path.join(ROOT, "examples/cluster/main.ts");
@@ -46,6 +54,9 @@ const { values } = parseArgs({
     "trace-ratio": { type: "string", default: "0.01" },
     warmup: { type: "string", default: "1" },
     attribute: { type: "boolean", default: false },
+    "attribute-parts": { type: "boolean", default: false },
+    parts: { type: "string" },
+    "parts-base": { type: "string", default: "metrics" },
     length: { type: "string" },
     "memory-limit": { type: "string" },
   },
@@ -53,13 +64,45 @@ const { values } = parseArgs({
 const runs = Math.max(3, Number(values.runs));
 const warmup = Math.max(0, Number(values.warmup));
 
-type Mode = "off" | "on" | "metrics";
-const MODES: Mode[] = values.attribute ? ["off", "on", "metrics"] : ["off", "on"];
-const LABELS: Record<Mode, string> = {
+type Base = "off" | "on" | "metrics";
+/** A base mode, or a base with parts of the telemetry switched off: "metrics-carriers", "metrics-all". */
+type Mode = string;
+const partNames = Object.keys(PARTS) as Part[];
+const attributeParts = values["attribute-parts"] || values.parts !== undefined;
+const partsBase = values["parts-base"] as Base;
+if (partsBase !== "metrics" && partsBase !== "on")
+  throw new Error(`--parts-base must be metrics or on, got "${partsBase}"`);
+const chosenParts = (values.parts ?? partNames.join(",")).split(",").filter(Boolean) as Part[];
+for (const part of chosenParts)
+  if (!partNames.includes(part))
+    throw new Error(`--parts: unknown part "${part}"; the parts are ${partNames.join(", ")}`);
+/** Each mode's base and the parts it switches off. */
+const MODE_PARTS = new Map<Mode, { base: Base; off: Part[] }>();
+// Attributing parts without --attribute: off, the base and the part modes only (each run costs ~10 s).
+const MODES: Mode[] = values.attribute ? ["off", "on", "metrics"] : attributeParts ? ["off"] : ["off", "on"];
+if (attributeParts) {
+  if (!MODES.includes(partsBase)) MODES.push(partsBase);
+  for (const part of chosenParts) {
+    MODES.push(`${partsBase}-${part}`);
+    MODE_PARTS.set(`${partsBase}-${part}`, { base: partsBase, off: [part] });
+  }
+  if (chosenParts.length > 1) {
+    MODES.push(`${partsBase}-all`);
+    MODE_PARTS.set(`${partsBase}-all`, { base: partsBase, off: chosenParts });
+  }
+}
+const BASE_LABELS: Record<Base, string> = {
   off: "cluster run, telemetry off",
   on: `cluster run, metrics + traces ${values["trace-ratio"]}`,
   metrics: "cluster run, metrics only (no traces)",
 };
+const label = (mode: Mode): string => {
+  const parts = MODE_PARTS.get(mode);
+  return parts === undefined
+    ? BASE_LABELS[mode as Base]
+    : `${BASE_LABELS[parts.base]} without ${parts.off.length > 1 ? "all parts" : parts.off[0]}`;
+};
+const baseOf = (mode: Mode): Base => MODE_PARTS.get(mode)?.base ?? (mode as Base);
 
 interface Sample {
   runSeconds: number;
@@ -72,13 +115,18 @@ interface Sample {
   coldCpuSeconds: number;
   /** Tasks in one round's graph. */
   tasks: number;
+  /** Garbage collections over the measured round (all processes, and the scheduler's), when counted. */
+  gc?: { count: number; major: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
+  /** The machine's 1-minute load average as the run ended. */
+  load: number;
   result: unknown;
   taskjourney: string;
 }
 
 function modeArgs(mode: Mode): string[] {
-  if (mode === "off") return ["--no-telemetry"];
-  return ["--trace-ratio", mode === "metrics" ? "off" : values["trace-ratio"]];
+  const base = baseOf(mode);
+  if (base === "off") return ["--no-telemetry"];
+  return ["--trace-ratio", base === "metrics" ? "off" : values["trace-ratio"]];
 }
 
 function runOnce(mode: Mode): Promise<Sample> {
@@ -106,7 +154,12 @@ function runOnce(mode: Mode): Promise<Sample> {
   ];
   return new Promise((resolve, reject) => {
     let output = "";
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const env = { ...process.env };
+    delete env.TASKJOURNEY_CLUSTER_OFF;
+    const off = MODE_PARTS.get(mode)?.off;
+    if (off !== undefined) env.TASKJOURNEY_CLUSTER_OFF = off.join(",");
+    if (attributeParts) env.TASKJOURNEY_CLUSTER_GC = "1";
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (chunk: Buffer) => (output += chunk));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk));
     child.once("exit", (code) => {
@@ -122,6 +175,8 @@ function runOnce(mode: Mode): Promise<Sample> {
           coldRunSeconds: cold.runSeconds,
           coldCpuSeconds: cold.cpuSeconds,
           tasks: summary.tasks,
+          gc: summary.rounds[summary.rounds.length - 1].gc,
+          load: os.loadavg()[0],
           result: summary.result,
           taskjourney: summary.taskjourney,
         });
@@ -141,7 +196,7 @@ function quantile(list: number[], q: number): number {
   return sorted[low] + (sorted[Math.ceil(position)] - sorted[low]) * (position - low);
 }
 
-const samples: Record<Mode, Sample[]> = { off: [], on: [], metrics: [] };
+const samples: Record<Mode, Sample[]> = Object.fromEntries(MODES.map((mode) => [mode, []]));
 console.log(
   `cluster overhead: ${values.workload} of ~${values.size} tasks on ${values.workers} workers × ${values.threads} threads, ` +
     `${runs} runs per mode (${MODES.join(", ")}), alternating`,
@@ -153,7 +208,8 @@ for (let round = 0; round < runs; round++) {
     const sample = await runOnce(mode);
     samples[mode].push(sample);
     console.log(
-      `  round ${round + 1} ${mode.padEnd(7)} run ${sample.runSeconds.toFixed(3)} s, ${sample.cpuSeconds.toFixed(3)} CPU s` +
+      `  round ${round + 1} ${mode.padEnd(attributeParts ? 28 : 7)} run ${sample.runSeconds.toFixed(3)} s, ${sample.cpuSeconds.toFixed(3)} CPU s` +
+        ` (scheduler ${sample.schedulerCpuSeconds.toFixed(3)}, load ${sample.load.toFixed(1)})` +
         (warmup > 0 ? `; cold ${sample.coldRunSeconds.toFixed(3)} s, ${sample.coldCpuSeconds.toFixed(3)} CPU s` : "") +
         ` (wall with start-up ${sample.wallSeconds.toFixed(2)} s)`,
     );
@@ -178,7 +234,7 @@ const median = (mode: Mode, field: Field) => quantile(seconds(mode, field), 0.5)
 const cases: CaseResult[] = MODES.map((mode) => {
   const times = seconds(mode, "runSeconds");
   return {
-    name: LABELS[mode],
+    name: label(mode),
     p25: quantile(times, 0.25) * 1e9,
     median: quantile(times, 0.5) * 1e9,
     p75: quantile(times, 0.75) * 1e9,
@@ -188,7 +244,9 @@ const cases: CaseResult[] = MODES.map((mode) => {
   };
 });
 const ratios: RatioResult[] = [];
-for (const mode of MODES.filter((mode) => mode !== "off")) {
+/** The telemetry modes against off (the part modes are reported against their base below). */
+const TELEMETRY_MODES = MODES.filter((mode) => mode !== "off" && !MODE_PARTS.has(mode));
+for (const mode of TELEMETRY_MODES) {
   const run = median(mode, "runSeconds") / median("off", "runSeconds");
   const cpu = median(mode, "cpuSeconds") / median("off", "cpuSeconds");
   ratios.push({
@@ -208,16 +266,26 @@ for (const mode of MODES.filter((mode) => mode !== "off")) {
     });
   }
 }
+const pad = attributeParts ? 28 : 7;
 const notes = MODES.flatMap((mode) => [
-  `per-run time (s) ${mode.padEnd(7)}: ${seconds(mode, "runSeconds")
+  `per-run time (s) ${mode.padEnd(pad)}: ${seconds(mode, "runSeconds")
     .map((x) => x.toFixed(3))
     .join(" ")}`,
-  `per-run CPU  (s) ${mode.padEnd(7)}: ${seconds(mode, "cpuSeconds")
+  `per-run CPU  (s) ${mode.padEnd(pad)}: ${seconds(mode, "cpuSeconds")
     .map((x) => x.toFixed(3))
     .join(" ")}`,
 ]);
 const tasks = samples.off[0].tasks;
-for (const mode of MODES.filter((mode) => mode !== "off")) {
+/** Per round, (a − b) per task in µs, for one field: the runs of a round ran side by side, so the machine's drift cancels. */
+const paired = (a: Mode, b: Mode, field: Field): number[] => {
+  const first = seconds(a, field);
+  const second = seconds(b, field);
+  return first.map((value, index) => ((value - second[index]) / tasks) * 1e6);
+};
+const spread = (list: number[]): string =>
+  `median ${quantile(list, 0.5).toFixed(1)} µs per task, quartiles ${quantile(list, 0.25).toFixed(1)}…${quantile(list, 0.75).toFixed(1)}, ` +
+  `range ${Math.min(...list).toFixed(1)}…${Math.max(...list).toFixed(1)}`;
+for (const mode of TELEMETRY_MODES) {
   // The figure that carries over to other workloads: what telemetry adds per task, whatever the task costs.
   const added = (field: Field) => ((median(mode, field) - median("off", field)) / tasks) * 1e6;
   notes.push(
@@ -232,19 +300,61 @@ for (const mode of MODES.filter((mode) => mode !== "off")) {
     ["schedulerCpuSeconds", "scheduler"],
     ["workerCpuSeconds", "workers + threads"],
   ] as const) {
-    const on = seconds(mode, field);
-    const off = seconds("off", field);
-    const paired = on.map((value, index) => ((value - off[index]) / tasks) * 1e6);
     notes.push(
-      `  per round, ${mode} − off, ${role}: median ${quantile(paired, 0.5).toFixed(1)} µs per task, ` +
-        `quartiles ${quantile(paired, 0.25).toFixed(1)}…${quantile(paired, 0.75).toFixed(1)}, range ${Math.min(...paired).toFixed(1)}…${Math.max(...paired).toFixed(1)}` +
-        ` (off: ${((quantile(off, 0.5) / tasks) * 1e6).toFixed(0)} µs per task)`,
+      `  per round, ${mode} − off, ${role}: ${spread(paired(mode, "off", field))}` +
+        ` (off: ${((median("off", field) / tasks) * 1e6).toFixed(0)} µs per task)`,
+    );
+  }
+}
+if (attributeParts) {
+  // What each part costs: the base mode minus the same mode with that part alone switched off.
+  notes.push(`Parts (${partsBase} − ${partsBase} without the part, per round; CPU µs per task):`);
+  for (const mode of MODES.filter((mode) => MODE_PARTS.has(mode))) {
+    const off = MODE_PARTS.get(mode)!.off;
+    const name = off.length > 1 ? "all parts" : off[0];
+    notes.push(
+      `  ${name}: all processes ${spread(paired(partsBase, mode, "cpuSeconds"))}; ` +
+        `scheduler ${quantile(paired(partsBase, mode, "schedulerCpuSeconds"), 0.5).toFixed(1)}, ` +
+        `workers + threads ${quantile(paired(partsBase, mode, "workerCpuSeconds"), 0.5).toFixed(1)}`,
+    );
+  }
+  notes.push(
+    `  (${MODES.filter((mode) => MODE_PARTS.has(mode))
+      .map((mode) => `${mode}: ${label(mode)}`)
+      .join("; ")})`,
+  );
+  // Garbage collection, counted in every process in every mode alike (pauses on the main threads).
+  for (const mode of MODES) {
+    const gc = samples[mode].map((sample) => sample.gc);
+    if (gc.some((item) => item === undefined)) continue;
+    const per = (pick: (item: NonNullable<Sample["gc"]>) => number, scale: number) =>
+      quantile(
+        gc.map((item) => (pick(item!) / tasks) * scale),
+        0.5,
+      );
+    notes.push(
+      `GC ${mode.padEnd(pad)}: ${per((item) => item.count, 1000).toFixed(2)} collections per 1,000 tasks ` +
+        `(${per((item) => item.major, 1000).toFixed(2)} major) ` +
+        `(scheduler ${per((item) => item.schedulerCount, 1000).toFixed(2)}), pauses ${per((item) => item.seconds, 1e6).toFixed(1)} µs per task ` +
+        `(scheduler ${per((item) => item.schedulerSeconds, 1e6).toFixed(1)})`,
     );
   }
 }
 notes.push(
-  `ratio of median wall times, start-up and final export included (on / off): ${(median("on", "wallSeconds") / median("off", "wallSeconds")).toFixed(3)}×`,
+  ...(MODES.includes("on")
+    ? [
+        `ratio of median wall times, start-up and final export included (on / off): ${(median("on", "wallSeconds") / median("off", "wallSeconds")).toFixed(3)}×`,
+      ]
+    : []),
   `taskjourney loaded from: ${[...new Set(MODES.filter((mode) => mode !== "off").flatMap((mode) => samples[mode].map((s) => s.taskjourney)))].join(", ")}`,
+  `load average (1 min) at the runs' ends: median ${quantile(
+    MODES.flatMap((mode) => samples[mode].map((sample) => sample.load)),
+    0.5,
+  ).toFixed(
+    1,
+  )}, range ${Math.min(...MODES.flatMap((mode) => samples[mode].map((sample) => sample.load))).toFixed(1)}…${Math.max(
+    ...MODES.flatMap((mode) => samples[mode].map((sample) => sample.load)),
+  ).toFixed(1)}`,
   "Run time: graph submitted → result fetched, at the scheduler. Differences smaller than the spread of each mode's runs are noise.",
   warmup > 0
     ? `Measured: the round after ${warmup} warm-up round(s) on the same processes; "cold": the first round of a fresh cluster.`

@@ -17,6 +17,7 @@ import { ProgressBar } from "./progress.js";
 import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
+import { gcSoFar } from "./parts.js";
 import type { FlushReport, WorkerConfig } from "./worker.js";
 import type { ExportFailure } from "../../src/sdk.js";
 import { buildGraph, renamedForRound, withInjected, type Workload } from "./workloads.js";
@@ -63,6 +64,8 @@ export interface RoundSummary {
   runSeconds: number;
   /** CPU seconds of all processes (threads included) over the round. */
   cpuSeconds: number;
+  /** Garbage collections of all processes over the round, and the scheduler's, when counted (TASKJOURNEY_CLUSTER_GC=1). */
+  gc?: { count: number; major: number; seconds: number; schedulerCount: number; schedulerSeconds: number };
 }
 
 export interface RunSummary {
@@ -350,14 +353,34 @@ export async function runCluster(
     }
     const progress = new ProgressBar(graph.tasks.length, options.workload, options.progress);
     scheduler.onProgress = (done) => progress.update(done);
-    const cpuBefore = await Promise.race([scheduler.cpuSeconds(), crashed]);
+    const before = await Promise.race([scheduler.usage(), crashed]);
     runStart = performance.now();
     const cpuStart = process.cpuUsage();
+    const schedulerGcStart = gcSoFar();
     const value = await Promise.race([scheduler.compute(graph), crashed]);
     const runSeconds = (performance.now() - runStart) / 1000;
     const schedulerCpu = process.cpuUsage(cpuStart);
-    const cpuSeconds = (await Promise.race([scheduler.cpuSeconds(), crashed])) - cpuBefore;
-    rounds.push({ runSeconds, cpuSeconds });
+    const schedulerGcEnd = gcSoFar();
+    const after = await Promise.race([scheduler.usage(), crashed]);
+    const cpuSeconds = after.cpuSeconds - before.cpuSeconds;
+    rounds.push({
+      runSeconds,
+      cpuSeconds,
+      ...(before.gc !== undefined &&
+      after.gc !== undefined &&
+      schedulerGcStart !== undefined &&
+      schedulerGcEnd !== undefined
+        ? {
+            gc: {
+              count: after.gc.count - before.gc.count,
+              major: after.gc.major - before.gc.major,
+              seconds: after.gc.seconds - before.gc.seconds,
+              schedulerCount: schedulerGcEnd.count - schedulerGcStart.count,
+              schedulerSeconds: schedulerGcEnd.seconds - schedulerGcStart.seconds,
+            },
+          }
+        : {}),
+    });
     progress.finish();
 
     phase("computed");

@@ -27,6 +27,7 @@ import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../sr
 import { DurationStatistics } from "../../src/model/statistics/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { Heap } from "./heap.js";
+import { gcSoFar, partOff, type GcTotals } from "./parts.js";
 import type {
   ComputeTaskMessage,
   GetDataReply,
@@ -38,6 +39,12 @@ import { Connection, connect, listen, type Message } from "./transport.js";
 import { priorities, type Graph, type TaskSpec } from "./workloads.js";
 import v8 from "node:v8";
 import type { Server } from "node:net";
+
+// Benchmark switches (parts.ts), read once: trace carriers in compute-task and task-finished; the
+// duration estimates read from journeys.stats (off with the scheduler's instrument(), whose
+// transitions feed those statistics: the scheduler then keeps its own, as with telemetry off).
+const CARRIERS = !partOff("carriers");
+const JOURNEY_STATS = !partOff("scheduler-instrument");
 
 export type SchedulerTaskState =
   "released" | "waiting" | "queued" | "no-worker" | "processing" | "memory" | "erred" | "forgotten";
@@ -273,14 +280,34 @@ export class Scheduler {
 
   /** CPU seconds used so far by every process of the cluster (threads included): this one and each worker. */
   async cpuSeconds(): Promise<number> {
+    return (await this.usage()).cpuSeconds;
+  }
+
+  /**
+   * CPU seconds so far of every process (threads included), and, when the processes count their
+   * garbage collections (TASKJOURNEY_CLUSTER_GC=1, parts.ts), their collections and pauses summed.
+   */
+  async usage(): Promise<{ cpuSeconds: number; gc: GcTotals | undefined }> {
     const own = process.cpuUsage();
+    const ownGc = gcSoFar();
     const workers = await Promise.all(
       [...this.workers.values()].map(async (worker) => {
         const reply = await worker.connection.request({ op: "cpu" });
-        return reply.cpuSeconds as number;
+        return { cpuSeconds: reply.cpuSeconds as number, gc: reply.gc as GcTotals | undefined };
       }),
     );
-    return (own.user + own.system) / 1e6 + workers.reduce((sum, seconds) => sum + seconds, 0);
+    let gc = ownGc;
+    for (const worker of workers)
+      if (gc !== undefined && worker.gc !== undefined)
+        gc = {
+          count: gc.count + worker.gc.count,
+          major: gc.major + worker.gc.major,
+          seconds: gc.seconds + worker.gc.seconds,
+        };
+    return {
+      cpuSeconds: (own.user + own.system) / 1e6 + workers.reduce((sum, worker) => sum + worker.cpuSeconds, 0),
+      gc,
+    };
   }
 
   /**
@@ -349,7 +376,7 @@ export class Scheduler {
 
   private readEstimate(prefix: string): Estimate {
     let stats: DurationStats | undefined;
-    if (this.journeys !== undefined) stats = this.journeys.stats(prefix, "processing");
+    if (this.journeys !== undefined && JOURNEY_STATS) stats = this.journeys.stats(prefix, "processing");
     else stats = this.ownStatistics.get(prefix)?.snapshot();
     if (stats !== undefined && stats.count >= 3) {
       return { mean: stats.mean, p90: stats.quantile(0.9), count: stats.count, informed: true };
@@ -429,7 +456,7 @@ export class Scheduler {
     const worker = this.workerOf(connection);
     if (task === undefined || worker === undefined || task.state !== "processing") return;
     // The result's carrier: a worker journey kept at its end keeps this one, before it ends.
-    if (this.journeys !== undefined && message.carrier !== undefined)
+    if (this.journeys !== undefined && CARRIERS && message.carrier !== undefined)
       this.journeys.returned(task.key, message.carrier as Record<string, string>);
     worker.processing.delete(task);
     worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
@@ -437,7 +464,7 @@ export class Scheduler {
     task.nbytes = message.nbytes;
     task.whoHas.add(worker);
     worker.hasWhat.add(task);
-    if (this.journeys === undefined) {
+    if (this.journeys === undefined || !JOURNEY_STATS) {
       let statistics = this.ownStatistics.get(task.prefix);
       if (statistics === undefined) this.ownStatistics.set(task.prefix, (statistics = new DurationStatistics()));
       statistics.record((performance.now() - task.processingSince) / 1000);
@@ -470,7 +497,7 @@ export class Scheduler {
     const task = this.tasks.get(key);
     const worker = this.workerOf(connection);
     if (task === undefined || task.state !== "processing") return;
-    if (this.journeys !== undefined && carrier !== undefined) this.journeys.returned(key, carrier);
+    if (this.journeys !== undefined && CARRIERS && carrier !== undefined) this.journeys.returned(key, carrier);
     if (worker !== undefined) {
       worker.processing.delete(task);
       worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
@@ -620,7 +647,7 @@ export class Scheduler {
     // here will have if it is kept at its end (slow or failed), so that the worker's journey, kept
     // too, nests under it. Through taskjourney/sdk's provider, those ids cost no span. When inject()
     // returns false it wrote nothing, and the same empty carrier serves the next task.
-    if (this.journeys !== undefined && this.journeys.inject(task.key, this.carrier)) {
+    if (this.journeys !== undefined && CARRIERS && this.journeys.inject(task.key, this.carrier)) {
       message.carrier = this.carrier as Record<string, string>;
       this.carrier = {};
     }
@@ -665,6 +692,8 @@ export class Scheduler {
  */
 export function instrumentScheduler(scheduler: Scheduler, journeys: TaskJourneys): Unwrap {
   scheduler.useJourneys(journeys);
+  // Benchmark switch (parts.ts): the scheduler's transitions not recorded (carriers still go).
+  if (!JOURNEY_STATS) return () => {};
   return taskjourney.instrument(scheduler, journeys, {
     transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
   });

@@ -8,6 +8,7 @@
 import path from "node:path";
 import type { TaskJourneys, TaskJourneysOptions } from "../../src/index.js";
 import type { Destination, ExportFailure } from "../../src/sdk.js";
+import { partOff } from "./parts.js";
 import { sdk } from "./taskjourney.js";
 
 export interface TelemetryOptions {
@@ -81,10 +82,23 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
         // No traces at all: neither head-sampled nor kept at their end.
         ...(options.traceRatio === "off" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : {}),
       },
+      // No traces at all also means no span bridge: with nothing ever sampled, it would still listen
+      // to every transition and hand out trace ids for every task's carriers (inject() returns
+      // true), which the other side parses: 13–17 µs of CPU a task in the cluster's tiny-task
+      // workload (bench/README.md, issue 34). With traces: false, inject() writes nothing.
+      ...(options.traceRatio === "off" ? { traces: false } : {}),
+      // Benchmark switch (parts.ts): the stall probe left out.
+      ...(partOff("stalls") ? { processStalls: false } : {}),
+      // Benchmark switch (parts.ts): no span bridge.
+      ...(partOff("span-bridge") ? { traces: false } : {}),
+      // Benchmark switch (parts.ts): no ended journeys kept for explain().
+      ...(partOff("retained") ? { retainedJourneys: 0 } : {}),
       ...options.journeys,
     },
     fileDirectory: path.join(options.outDir, "otlp"),
     exporters: {
+      // Benchmark switch (parts.ts): no metric reader and no span export at all.
+      ...(partOff("export") ? { traces: "none" as const, metrics: "none" as const } : {}),
       // Every 10 s unless OTEL_METRIC_EXPORT_INTERVAL says otherwise.
       ...(process.env.OTEL_METRIC_EXPORT_INTERVAL === undefined ? { metricExportIntervalMillis: 10_000 } : {}),
       // An export (retries included) gives up within the flush deadline unless

@@ -41,10 +41,17 @@ import type {
 } from "./protocol.js";
 import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
+import { gcSoFar, partOff } from "./parts.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
 import type { ExportFailure } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
-import { DEFAULT_WORKER_STATE_OPTIONS, WorkerState, type GatherOutcome, type WorkerTask } from "./worker-state.js";
+import {
+  DEFAULT_WORKER_STATE_OPTIONS,
+  WorkerState,
+  type ComputeTaskEvent,
+  type GatherOutcome,
+  type WorkerTask,
+} from "./worker-state.js";
 
 export interface WorkerConfig {
   scheduler: string;
@@ -87,31 +94,40 @@ export function instrumentWorker(
   const unwraps = [
     taskjourney.instrument(state, journeys, {
       transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
-      dependencies: {
-        method: "computeTask",
-        key: (event) => event.key,
-        dependencies: (event) => event.deps.map((dep) => dep.key),
-      },
+      // Benchmark switch (parts.ts): no dependencies told.
+      ...(partOff("worker-dependencies")
+        ? {}
+        : {
+            dependencies: {
+              method: "computeTask" as const,
+              key: (event: ComputeTaskEvent) => event.key,
+              dependencies: (event: ComputeTaskEvent) => event.deps.map((dep) => dep.key),
+            },
+          }),
     }),
     taskjourney.instrument(worker, journeys, {
-      execute: { method: "execute", key: (task) => task.key },
-      gather: {
-        method: "gatherDep",
-        peer: (peer) => peer,
-        keys: (_peer, tasks) => tasks.map((task) => task.key),
-        outcome: (result) => result?.outcome,
-      },
-      activities: [
-        { method: "connectTo", activity: "connect" },
-        { method: "requestData", activity: "network" },
-        { method: "deserialize", activity: "deserialize" },
-        { method: "compress", activity: "compress" },
-        { method: "decompress", activity: "decompress" },
-      ],
+      // Benchmark switches (parts.ts): the execute ledger, or the gather ledger and its activities, left out.
+      ...(partOff("worker-execute") ? {} : { execute: { method: "execute", key: (task: WorkerTask) => task.key } }),
+      ...(partOff("worker-transfers")
+        ? {}
+        : {
+            gather: {
+              method: "gatherDep",
+              peer: (peer: string) => peer,
+              keys: (_peer: string, tasks: WorkerTask[]) => tasks.map((task) => task.key),
+              outcome: (result: GatherResult | undefined) => result?.outcome,
+            },
+            activities: [
+              { method: "connectTo", activity: "connect" },
+              { method: "requestData", activity: "network" },
+              { method: "deserialize", activity: "deserialize" },
+              { method: "compress", activity: "compress" },
+              { method: "decompress", activity: "decompress" },
+            ],
+          }),
     }),
-    taskjourney.instrument(store, journeys, {
-      activities: SPILL_ACTIVITIES,
-    }),
+    // Benchmark switch (parts.ts): the store's activities left out.
+    ...(partOff("worker-store") ? [] : [taskjourney.instrument(store, journeys, { activities: SPILL_ACTIVITIES })]),
   ];
   state.observer = { queued: (key, reason) => journeys.queued(key, reason) };
   // Spill file sizes, as quantities of the execution or transfer that caused the spill.
@@ -123,6 +139,14 @@ export function instrumentWorker(
 }
 
 const SLOWEST_KEPT = 3;
+
+// Benchmark switches (parts.ts), read once: trace carriers in messages, the thread CPU readings,
+// the worker's instrument() (and serve ledgers), the transfers' ledgers. All on unless
+// TASKJOURNEY_CLUSTER_OFF names them.
+const CARRIERS = !partOff("carriers");
+const THREAD_CLOCK = !partOff("thread-clock");
+const INSTRUMENT = !partOff("worker-instrument");
+const SERVE_LEDGERS = INSTRUMENT && !partOff("worker-transfers");
 /** get_data values above this many bytes go compressed (deflate), as Dask compresses large frames. */
 export const COMPRESS_ABOVE = 16 * 1024;
 
@@ -205,7 +229,7 @@ export class Worker {
         whoHas: (keys) => void this.whoHas(keys),
       },
     );
-    if (this.journeys !== undefined) instrumentWorker(this, this.state, this.store, this.journeys);
+    if (this.journeys !== undefined && INSTRUMENT) instrumentWorker(this, this.state, this.store, this.journeys);
     // Start every thread before taking work, so that the first tasks do not wait for thread start-up.
     await Promise.all(
       Array.from({ length: this.config.nthreads }, () =>
@@ -239,7 +263,8 @@ export class Worker {
         const task = message as ComputeTaskMessage;
         this.cpuAtFirstTask ??= process.cpuUsage();
         // Before the key's first transition here, so that its journey nests under the scheduler's.
-        if (this.journeys !== undefined && task.carrier !== undefined) this.journeys.parent(task.key, task.carrier);
+        if (this.journeys !== undefined && CARRIERS && task.carrier !== undefined)
+          this.journeys.parent(task.key, task.carrier);
         this.state.computeTask(task);
         break;
       }
@@ -248,7 +273,7 @@ export class Worker {
         break;
       case "cpu": {
         const used = process.cpuUsage();
-        this.scheduler.reply(message, { op: "cpu", cpuSeconds: (used.user + used.system) / 1e6 });
+        this.scheduler.reply(message, { op: "cpu", cpuSeconds: (used.user + used.system) / 1e6, gc: gcSoFar() });
         break;
       }
       case "summary":
@@ -267,13 +292,20 @@ export class Worker {
     // The serving side of the peer's gather_dep (Dask's get-data-* activities): reading spilled
     // values back (disk-read) and serializing held ones, metered by the instrumented store, and
     // the socket taking the reply (network). A traced request carries its gather_dep's context.
-    const ledger = this.journeys?.serve(String(message.who), keys, message.carrier as TraceCarrier | undefined);
+    const ledger = SERVE_LEDGERS
+      ? this.journeys?.serve(
+          String(message.who),
+          keys,
+          CARRIERS ? (message.carrier as TraceCarrier | undefined) : undefined,
+        )
+      : undefined;
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
       const busy: GetDataReply = { op: "data", status: "busy" };
       // A busy answer is a served request too: the requester's gather_dep links to it.
       const serveCarrier: TraceCarrier = {};
-      if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) busy.serveCarrier = serveCarrier;
+      if (ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger, serveCarrier))
+        busy.serveCarrier = serveCarrier;
       connection.reply(message, busy);
       ledger?.end("busy");
       return;
@@ -297,7 +329,7 @@ export class Worker {
         data[key] = serialized;
         bytes += serialized.byteLength;
         // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
-        if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
+        if (this.journeys !== undefined && CARRIERS && this.journeys.inject(key, carrier)) {
           (carriers ??= {})[key] = carrier as Record<string, string>;
           carrier = {};
         }
@@ -307,7 +339,8 @@ export class Worker {
     if (carriers !== undefined) reply.carriers = carriers;
     if (compressed !== undefined) reply.compressed = compressed;
     const serveCarrier: TraceCarrier = {};
-    if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) reply.serveCarrier = serveCarrier;
+    if (ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger, serveCarrier))
+      reply.serveCarrier = serveCarrier;
     const sending = performance.now();
     connection.reply(message, reply);
     const sent = () => {
@@ -352,7 +385,7 @@ export class Worker {
       if (value === undefined) throw new Error(`dependency ${arg.ref} of ${task.key} is not in memory`);
       return value;
     });
-    const message: ThreadTask = { func: task.func, args, measure: this.journeys !== undefined };
+    const message: ThreadTask = { func: task.func, args, measure: this.journeys !== undefined && THREAD_CLOCK };
     const transferList = [];
     if (SECEDING.has(task.func)) {
       const channel = new MessageChannel();
@@ -399,7 +432,7 @@ export class Worker {
     let reply: GetDataReply;
     // The gather_dep's trace context, for the serving peer's get_data span (traced transfers only).
     const carrier: TraceCarrier = {};
-    const traced = ledger !== undefined && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
+    const traced = ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
     try {
       reply = await within(ledger, () => this.requestData(connection, keys, traced ? carrier : undefined));
     } catch {
@@ -407,7 +440,7 @@ export class Worker {
       return { outcome: "failed", received };
     }
     this.peers.release(peer, connection);
-    if (ledger !== undefined && reply.serveCarrier !== undefined)
+    if (ledger !== undefined && CARRIERS && reply.serveCarrier !== undefined)
       this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
@@ -436,7 +469,7 @@ export class Worker {
       this.store.set(key, value, size);
       received.set(key, size);
       const carrier = carriers?.[key];
-      if (this.journeys !== undefined && carrier !== undefined) this.journeys.linkFrom(key, carrier);
+      if (this.journeys !== undefined && CARRIERS && carrier !== undefined) this.journeys.linkFrom(key, carrier);
     }
   }
 
@@ -488,7 +521,7 @@ export class Worker {
    */
   private resultCarrier(key: string): { carrier?: TraceCarrier } {
     const carrier: TraceCarrier = {};
-    return this.journeys !== undefined && this.journeys.inject(key, carrier) ? { carrier } : {};
+    return this.journeys !== undefined && CARRIERS && this.journeys.inject(key, carrier) ? { carrier } : {};
   }
 
   private async whoHas(keys: string[]): Promise<void> {

@@ -58,9 +58,9 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
-function start(args: string[]): Run {
+function start(args: string[], extraEnv: Record<string, string> = {}): Run {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-cluster-test-"));
-  const env = { ...process.env };
+  const env = { ...process.env, ...extraEnv };
   for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
   const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args, "--out", outDir, "--quiet"], {
     cwd: ROOT,
@@ -340,6 +340,28 @@ describe("the cluster example", () => {
     expect(stallOf(inReport(gcExplained[0]!.key), "gc")).toBeDefined();
     expect(stallOf(inReport(blockExplained[0]!.key), "event-loop")).toBeDefined();
     expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
+  });
+
+  it("metrics only (--trace-ratio off): no trace context in any message, so no carrier costs a task anything", async () => {
+    // The workers write every message they receive (compute-task, free-keys, get_data) there.
+    const stimulus = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-cluster-stimulus-"));
+    try {
+      const run = start(["--workload", "reduction", "--size", "60", "--workers", "2", "--trace-ratio", "off"], {
+        TASKJOURNEY_STIMULUS: stimulus,
+      });
+      const { code, output } = await finished(run, 60_000);
+      expect(code, output).toBe(0);
+      const messages = fs
+        .readdirSync(stimulus)
+        .flatMap((file) => fs.readFileSync(path.join(stimulus, file), "utf8").trim().split("\n"))
+        .map((line) => (JSON.parse(line) as { message: Record<string, unknown> }).message);
+      const computeTasks = messages.filter((message) => message.op === "compute-task");
+      expect(computeTasks.length).toBeGreaterThan(0);
+      expect(messages.filter((message) => message.op === "get_data").length).toBeGreaterThan(0);
+      expect(messages.filter((message) => message.carrier !== undefined)).toEqual([]);
+    } finally {
+      fs.rmSync(stimulus, { recursive: true, force: true });
+    }
   });
 
   it("leaves no worker behind when the scheduler process is killed", async () => {
