@@ -345,8 +345,10 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     const byRatio = ratioSampler(resolved.sampling.ratio);
     // (`bridge` is set below, before any transition can reach the sampler.)
     let bridge: SpanBridge | undefined = undefined;
+    // A journey that came with a producer's hand-off carrier follows the producer's decision alone.
     const sampler = (id: string | number): boolean =>
-      this.#tracing() && ((byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id));
+      this.#tracing() &&
+      (bridge!.followsHandOff(id) ?? ((byRatio !== undefined && byRatio(id)) || bridge!.hasParent(id)));
     const recorder = new Recorder({
       role: resolved.role,
       machine: resolved.machine,
@@ -647,12 +649,26 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * true when queued. A journey already under way cannot be re-parented: its task span links to a
    * sampled context instead (returns false).
    */
-  parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  parent(
+    key: Key,
+    context: Readonly<Record<string, unknown>> | Context,
+    options?: { readonly attempt?: number },
+  ): boolean {
     if (this.#closed || !this.#tracing()) return false;
+    let attempt = 1;
+    const given = options?.attempt;
+    if (given !== undefined) {
+      if (typeof given === "number" && Number.isSafeInteger(given) && given >= 1) attempt = given;
+      else
+        this.#recorder.drop(
+          "invalid-value",
+          `parent() given attempt ${typeof given === "number" ? given : typeof given}, not an integer >= 1 (1: the first delivery); took 1`,
+        );
+    }
     let queued: boolean | "no-context" | "began";
     let problem: string | undefined;
     try {
-      queued = this.#spans.parent(key, context);
+      queued = this.#spans.parent(key, context, attempt);
       if (queued === "no-context") problem = carrierProblem(context);
     } catch {
       return this.#badCarrier("parent()");
@@ -678,6 +694,57 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       );
     else if (queued === false) recorder.idOf(key);
     return false;
+  }
+
+  /**
+   * A producer's hand-off: `key`'s journey here passes the task on to consumers it never hears
+   * from again (a job enqueued, a message published). Writes the journey into `carrier` as
+   * `inject()` does, plus what the consumers need to keep the task's trace whole: the producer's
+   * head-sampling decision (the consumers follow it, whatever their own ratio) and the producer's
+   * span as far as now (`at`), which the first consumer attempt that keeps its journey emits in
+   * the producer's stead when the producer did not sample it (docs/propagation.md). Put the
+   * carrier in the message; consumers call `parent(key, carrier, { attempt })`.
+   *
+   * With `to`, the journey ends here too, moving from its current state to `to` at `at` (e.g.
+   * `handOff(id, carrier, { to: "enqueued" })`); without it, end it yourself when the hand-off is
+   * done (`transition(id, "sending", "enqueued", at)` once the queue confirmed it). Either way the
+   * journey is exported from here only if it was head-sampled (or failed): its keeping, for slowness or
+   * failure, is the consumers' to decide. Returns false (writing nothing) when `key` has no live
+   * journey here or traces are off; `to` still ends a live journey.
+   */
+  handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
+    if (this.#closed) return false;
+    let at: number | undefined;
+    let to: S | undefined;
+    try {
+      at = options?.at;
+      to = options?.to;
+    } catch {
+      return this.#badCarrier("handOff()", "its options");
+    }
+    const recorder = this.#recorder;
+    const journey = recorder.journeyOf(key);
+    if (journey === undefined || journey.ended) {
+      recorder.drop(
+        "hand-off-without-journey",
+        `handOff() of key ${show(key)} with no live journey of it here: begin one (a transition out of the machine's initial state) before handing it off; nothing written or ended`,
+      );
+      return false;
+    }
+    let written = false;
+    if (this.#tracing()) {
+      try {
+        written = this.#spans.handOff(
+          key,
+          carrier,
+          typeof at === "number" && Number.isFinite(at) ? at : recorder.clock(),
+        );
+      } catch {
+        this.#badCarrier("handOff()");
+      }
+    }
+    if (to !== undefined) recorder.transition(key, recorder.machine.names[journey.state] as S, to, at);
+    return written;
   }
 
   /**

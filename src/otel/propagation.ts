@@ -38,6 +38,52 @@ export const TRACESTATE = "tracestate";
  * scheduler's processing) becomes the receiver's link.
  */
 export const TRACESTATE_STATE = "taskjourney";
+/**
+ * Our tracestate member on a hand-off carrier (`handOff()`): the producer's journey as far as the
+ * hand-off (its start and the hand-off's time, epoch seconds and nanoseconds, and its prefix), so
+ * that a consumer that keeps a journey the producer did not sample can emit the producer's span
+ * in its stead: `<startSeconds>:<startNanos>:<endSeconds>:<endNanos>:<prefix, URI-encoded>`.
+ */
+export const TRACESTATE_HANDOFF = "taskjourney-handoff";
+/** The prefix a hand-off member carries at most (before encoding): the member stays well under W3C's 256 characters. */
+const HANDOFF_PREFIX_LIMIT = 64;
+
+/** The producer's span as far as the hand-off, as a hand-off member carries it. */
+export interface HandOffSpan {
+  start: [number, number];
+  end: [number, number];
+  prefix: string;
+}
+
+/** The value of a hand-off member. */
+export function formatHandOff(
+  start: readonly [number, number],
+  end: readonly [number, number],
+  prefix: string,
+): string {
+  return `${start[0]}:${start[1]}:${end[0]}:${end[1]}:${encodeURIComponent(prefix.slice(0, HANDOFF_PREFIX_LIMIT))}`;
+}
+
+/** The hand-off member of a received context, or undefined when it has none (or a malformed one). */
+export function handOffOf(spanContext: SpanContext): HandOffSpan | undefined {
+  const value = spanContext.traceState?.get(TRACESTATE_HANDOFF);
+  if (value === undefined) return undefined;
+  const parts = value.split(":");
+  if (parts.length !== 5) return undefined;
+  const numbers = parts.slice(0, 4).map((part) => (/^[0-9]{1,16}$/.test(part) ? Number(part) : Number.NaN));
+  if (numbers.some((n) => !Number.isSafeInteger(n)) || numbers[1] >= 1e9 || numbers[3] >= 1e9) return undefined;
+  let prefix: string;
+  try {
+    prefix = decodeURIComponent(parts[4]).slice(0, HANDOFF_PREFIX_LIMIT);
+  } catch {
+    return undefined;
+  }
+  const start: [number, number] = [numbers[0], numbers[1]];
+  let end: [number, number] = [numbers[2], numbers[3]];
+  // Never a span ending before it began.
+  if (end[0] < start[0] || (end[0] === start[0] && end[1] < start[1])) end = start;
+  return { start, end, prefix };
+}
 
 /** Lower-case hex: W3C forbids upper case, which the api's id checks accept. */
 const HEX = /^[0-9a-f]*$/;
@@ -170,9 +216,15 @@ export function sampledParent(spanContext: SpanContext): SpanContext {
     spanId: spanContext.spanId,
     traceFlags: spanContext.traceFlags | TraceFlags.SAMPLED,
     isRemote: true,
-    // Our member names the sender's state span; it must not travel on to the receiver's own spans.
-    traceState: traceState?.get(TRACESTATE_STATE) === undefined ? traceState : traceState.unset(TRACESTATE_STATE),
+    // Our members name the sender's state span and hand-off; they must not travel on to the receiver's own spans.
+    traceState: withoutOurMembers(traceState),
   };
+}
+
+function withoutOurMembers(traceState: SpanContext["traceState"]): SpanContext["traceState"] {
+  if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
+  if (traceState?.get(TRACESTATE_HANDOFF) !== undefined) traceState = traceState.unset(TRACESTATE_HANDOFF);
+  return traceState;
 }
 
 /** The sender's state span named in a carrier's tracestate, as a context to link to, or undefined. */

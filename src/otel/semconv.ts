@@ -39,6 +39,12 @@ export const ATTR_UNFINISHED = "taskjourney.unfinished";
  * "live-journeys-limit", evicted as the oldest live journey past maxLiveJourneys.
  */
 export const ATTR_ABANDONED = "taskjourney.abandoned";
+/**
+ * On a producer's task span that a consumer emitted in its stead ("hand-off"): the producer handed
+ * the task off unsampled, the consumer kept its journey, and the hand-off carrier said what the
+ * producer's span was (docs/propagation.md#producers-and-consumers).
+ */
+export const ATTR_STAND_IN = "taskjourney.stand_in";
 
 /** Span names: low-cardinality; the task span is `task <prefix>`, state spans carry the state's name. */
 export const SPAN_TASK_PREFIX = "task ";

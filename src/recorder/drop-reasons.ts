@@ -20,6 +20,8 @@ export const DROP_REASONS = {
     "a state of the other role (a scheduler state on a worker, or the reverse); the transition is dropped",
   "unknown-key":
     "a transition of a key with no journey here, from a live state (not the initial or a terminal one) and with no ended journey retained; its journey starts at the new state.",
+  "hand-off-without-journey":
+    "handOff() of a key with no live journey here (none begun, or already ended); nothing is written or ended",
   "stale-transition":
     "a transition from a live state of a key whose journey already ended (among the retained ones), into a live state or an end other than the one it had: a late event of it; dropped, no journey begins",
   "state-mismatch": "a transition from a state the key is not in; repaired from the state it is in",

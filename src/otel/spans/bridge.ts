@@ -2,6 +2,7 @@ import {
   context as contextApi,
   isSpanContextValid,
   ROOT_CONTEXT,
+  SpanKind,
   trace,
   TraceFlags,
   type Link,
@@ -14,10 +15,12 @@ import type { Journey, Transfer } from "../../recorder/journey.js";
 import type { RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
 import { keyId } from "../../recorder/key-id.js";
-import { ATTR_ABANDONED, ATTR_UNFINISHED } from "../semconv.js";
+import { ATTR_ABANDONED, ATTR_STAND_IN, ATTR_TASK_PREFIX, ATTR_UNFINISHED, SPAN_TASK_PREFIX } from "../semconv.js";
 import {
   carrierContext,
+  formatHandOff,
   formatTraceparent,
+  handOffOf,
   injectSpanContext,
   isSampled,
   parseTraceparent,
@@ -29,8 +32,10 @@ import {
   unsampledTraceparent,
   TRACEPARENT,
   TRACESTATE,
+  TRACESTATE_HANDOFF,
   type TraceCarrier,
 } from "../propagation.js";
+import { tell } from "../warn.js";
 import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
@@ -81,6 +86,12 @@ export class SpanBridge implements RecorderListener {
   private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
   /** Keys whose live journey is to be kept at its end because the other side kept its own (`returned()`). */
   private readonly keep = new BoundedMap<true>(PENDING_CONTEXTS_LIMIT);
+  /** Producer side: keys whose live journey handed its carrier off (`handOff()`): its spans are exported only if head-sampled. */
+  private readonly handedOff = new BoundedMap<true>(PENDING_CONTEXTS_LIMIT);
+  /** Consumer side: keys whose next journey came with a hand-off carrier, and which attempt it is (1: the first). */
+  private readonly handOffs = new BoundedMap<number>(PENDING_CONTEXTS_LIMIT);
+  /** Whether the one warning that stand-ins cannot be made (ids not ours to choose) was given. */
+  private standInWarned = false;
   private readonly tail: TailSampler;
   private readonly writer: SpanWriter;
   private readonly transfers: TransferSpans;
@@ -143,8 +154,9 @@ export class SpanBridge implements RecorderListener {
    * See TaskJourneys.inject: true when written; "unknown" when `key` has neither a live journey
    * here nor a recently kept one (the caller tells whether it is unknown altogether), false when
    * there is nothing to write otherwise (a key or carrier that is not one: the caller tells).
+   * `withState`: name the current state span (for the receiver's link).
    */
-  inject(key: Key, carrier: TraceCarrier): boolean | "unknown" {
+  inject(key: Key, carrier: TraceCarrier, withState = true): boolean | "unknown" {
     const id = keyId(key);
     if (id === undefined || carrier === null || typeof carrier !== "object") return false;
     let spanContext: SpanContext | undefined;
@@ -165,7 +177,11 @@ export class SpanBridge implements RecorderListener {
         }
         if (spans instanceof TaskSpan) {
           const state = spans.visits[journey.visitIndex];
-          spanContext = carrierContext(spans.span.spanContext(), !spans.deferred, state?.span.spanContext().spanId);
+          spanContext = carrierContext(
+            spans.span.spanContext(),
+            !spans.deferred,
+            withState ? state?.span.spanContext().spanId : undefined,
+          );
         }
       }
     } else {
@@ -178,11 +194,44 @@ export class SpanBridge implements RecorderListener {
   }
 
   /**
+   * See TaskJourneys.handOff: writes `key`'s live journey into `carrier` as inject() does (no
+   * state span: the hand-off is where the producer's part ends), plus our hand-off member (the
+   * journey's start, `at` and its prefix, for a consumer's stand-in), and marks the journey: it is
+   * not kept at its end here (a success), since whether the task is worth keeping is the
+   * consumers' to find out, and a stand-in they emit must not meet the same span from here.
+   */
+  handOff(key: Key, carrier: TraceCarrier, at: number): boolean {
+    if (this.closed) return false;
+    const id = keyId(key);
+    if (id === undefined || carrier === null || typeof carrier !== "object") return false;
+    const journey = this.recorder.live.get(id);
+    if (journey === undefined || this.inject(key, carrier, false) !== true) return false;
+    const start = this.writer.hr(journey.start);
+    const startTime: [number, number] = [start[0], start[1]];
+    const member = `${TRACESTATE_HANDOFF}=${formatHandOff(startTime, this.writer.hr(Math.max(at, journey.start)), journey.prefixName)}`;
+    const existing = carrier[TRACESTATE];
+    // W3C: a member added goes first.
+    carrier[TRACESTATE] = typeof existing === "string" && existing.length > 0 ? `${member},${existing}` : member;
+    this.handedOff.set(id, true);
+    return true;
+  }
+
+  /**
+   * Whether a hand-off carrier waits for the journey of this key id, and if so whether it said
+   * sampled: a consumer follows the producer's decision, not its own ratio (its key may not be
+   * the producer's, and a journey sampled under a producer's span not exported would lose its root).
+   */
+  followsHandOff(id: string | number): boolean | undefined {
+    if (this.handOffs.size === 0 || !this.handOffs.has(id)) return undefined;
+    return this.hasParent(id);
+  }
+
+  /**
    * See TaskJourneys.parent: true when queued; "no-context" when `source` holds no span context;
    * "began" when the key's journey here is under way (too late: linked instead when sampled);
    * false otherwise (closed, or a key that is not one). The caller tells what was wrong.
    */
-  parent(key: Key, source: unknown): boolean | "no-context" | "began" {
+  parent(key: Key, source: unknown, attempt = 1): boolean | "no-context" | "began" {
     if (this.closed) return false;
     // The usual carrier (not sampled, nothing more) is kept as it came; anything else is parsed.
     const header = unsampledTraceparent(source);
@@ -205,6 +254,9 @@ export class SpanBridge implements RecorderListener {
       return "began";
     }
     this.parents.set(id, spanContext);
+    if (typeof spanContext !== "string" && spanContext.traceState?.get(TRACESTATE_HANDOFF) !== undefined)
+      this.handOffs.set(id, attempt);
+    else if (this.handOffs.size !== 0) this.handOffs.take(id);
     return true;
   }
 
@@ -374,10 +426,25 @@ export class SpanBridge implements RecorderListener {
       this.recorder.machine.failed[outcome] === 1 || journey.hadFailedAttempt,
     );
     if (this.keep.size !== 0 && this.keep.take(journey.id) === true) keep = true;
+    // A producer's journey that handed its task off and succeeded: exported only if head-sampled,
+    // so that a consumer's stand-in for it (below) never meets the same span from here.
+    if (
+      this.handedOff.size !== 0 &&
+      this.handedOff.take(journey.id) === true &&
+      this.recorder.machine.failed[outcome] !== 1
+    )
+      keep = false;
+    // A consumer's journey that came with a hand-off carrier: a retry (attempt 2 on) is kept, since
+    // an attempt before it failed (what keepErrors keeps within one journey, hadFailedAttempt).
+    const attempt = this.handOffs.size !== 0 ? this.handOffs.take(journey.id) : undefined;
+    if (attempt !== undefined && attempt > 1 && this.options.keepErrors) keep = true;
     // The ids another process handed this key: a head-sampled journey took them at its start.
     // Taken whatever happens, parsed only for a journey kept.
     const received = this.parents.size !== 0 ? this.parents.take(journey.id) : undefined;
     const parent = typeof received !== "string" ? received : keep ? parseTraceparent(received) : undefined;
+    // The first attempt kept under a producer's hand-off that was not sampled: the producer's
+    // span, which no process exported, is emitted here in its stead, so the trace has its root.
+    if (keep && attempt === 1 && parent !== undefined && !isSampled(parent)) this.standIn(parent);
     const spans = journey.spanState;
     if (spans instanceof HandedOutIds) {
       journey.spanState = undefined;
@@ -399,6 +466,42 @@ export class SpanBridge implements RecorderListener {
         stateLink(parent),
       );
     }
+  }
+
+  /**
+   * The producer's task span, from what the hand-off carrier said of it, under its own ids: a
+   * root, marked `taskjourney.stand_in`. Only with ids of our choosing (useIds()); without them it
+   * cannot have the ids the consumers' spans name as their parent, and the user is told once.
+   */
+  private standIn(parent: SpanContext): void {
+    const handOff = handOffOf(parent);
+    if (handOff === undefined) return;
+    const generator = this.ids;
+    if (generator === undefined) {
+      if (!this.standInWarned) {
+        this.standInWarned = true;
+        tell(
+          "warn",
+          "taskjourney: a journey kept under a producer's hand-off that was not sampled has no root span in its trace: the producer's span can be emitted in its stead only when taskjourney chooses span ids (taskjourney/sdk's tracer provider); see docs/propagation.md#producers-and-consumers",
+        );
+      }
+      return;
+    }
+    generator.preset(parent.traceId, parent.spanId);
+    let span;
+    try {
+      span = this.writer.startSpan(
+        SPAN_TASK_PREFIX + handOff.prefix,
+        ROOT_CONTEXT,
+        handOff.start,
+        SpanKind.INTERNAL,
+        { [ATTR_TASK_PREFIX]: handOff.prefix, [ATTR_STAND_IN]: "hand-off" },
+        undefined,
+      );
+    } finally {
+      generator.clear();
+    }
+    span.end(handOff.end);
   }
 
   /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */
