@@ -80,7 +80,9 @@ describe("the package entries", () => {
     const files = [...reachable("../src/index.ts")].map((file) =>
       path.relative(fileURLToPath(new URL("../src/", import.meta.url)), file),
     );
+    // arguments.ts: formatBreakdown's argument guard (no dependency beyond model/show.ts).
     expect(files.filter((file) => file.startsWith("report")).sort()).toEqual([
+      "report/arguments.ts",
       "report/format.ts",
       "report/terminal.ts",
     ]);

@@ -1,4 +1,5 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { guarded } from "./arguments.js";
 import { terminalSafe } from "./terminal.js";
 
 /** Seconds as the tree shows them: ms below one second, s above, one decimal. */
@@ -52,60 +53,69 @@ function isGatherActivity(name: string): boolean {
  *     │  ├─ gather: network  2.0 s
  */
 export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean } = {}): string {
-  // A machine of the user's own has no "worker" or "scheduler" of Dask's: the report leaves the role out.
-  const role = options.roles === false ? "" : breakdown.kind === "scheduler" ? "scheduler " : "worker ";
-  const where = breakdown.instance === "" ? "" : ` on ${role}${terminalSafe(breakdown.instance)}`;
-  const ending =
-    breakdown.outcome === undefined
-      ? " (not ended)"
-      : (breakdown.failed ?? FAILED_OUTCOMES.has(breakdown.outcome))
-        ? ` (ended in ${terminalSafe(breakdown.outcome)})`
-        : "";
-  const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
-  const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
-  // parentState: the state node the nodes are the activities of ("" deeper down); waits: whether it
-  // is the state where the task waited for its dependencies (its activities are its fetches'). A
-  // breakdown that does not say (made by hand) goes by Dask's name.
-  const waitingState = breakdown.waitingState ?? (breakdown.kind === "compute" ? "waiting" : "");
-  const waitsIn = (node: BreakdownNode): boolean => waitingState !== "" && node.name === waitingState;
-  const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined, waits = false) => {
-    nodes.forEach((node, index) => {
-      const last = index === nodes.length - 1;
-      const name = terminalSafe(node.name);
-      const label = waits && isGatherActivity(node.name) ? `gather: ${name}` : name;
-      // An attempt that did not succeed says how, and why when known, after its time (a long message
-      // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
-      const attempt =
-        node.outcome === undefined
-          ? ""
-          : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
-      rows.push({
-        prefix: `${indent}${last ? "└─ " : "├─ "}`,
-        label,
-        seconds: node.seconds,
-        quantities: formatQuantities(node.quantities),
-        attempt,
-      });
-      walk(
-        node.children,
-        `${indent}${last ? "   " : "│  "}`,
-        parentState === undefined ? node.name : "",
-        parentState === undefined && waitsIn(node),
-      );
-    });
-  };
-  walk(breakdown.children, "", undefined);
-  // The get_data requests of peers this worker served the key to, after its own journey.
-  const servedFrom = rows.length;
-  if (breakdown.served !== undefined && breakdown.served.length > 0) walk(breakdown.served, "", "");
-  const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
-  for (const [index, row] of rows.entries()) {
-    if (index === servedFrom) lines.push("served to peers");
-    const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
-    const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
-    lines.push(
-      `${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`,
-    );
-  }
-  return lines.join("\n");
+  return guarded(
+    "formatBreakdown(breakdown, options)",
+    [
+      ["breakdown", "a Breakdown, as explain() gives", breakdown],
+      ["options", "{ roles?: boolean }", options],
+    ],
+    () => {
+      // A machine of the user's own has no "worker" or "scheduler" of Dask's: the report leaves the role out.
+      const role = options.roles === false ? "" : breakdown.kind === "scheduler" ? "scheduler " : "worker ";
+      const where = breakdown.instance === "" ? "" : ` on ${role}${terminalSafe(breakdown.instance)}`;
+      const ending =
+        breakdown.outcome === undefined
+          ? " (not ended)"
+          : (breakdown.failed ?? FAILED_OUTCOMES.has(breakdown.outcome))
+            ? ` (ended in ${terminalSafe(breakdown.outcome)})`
+            : "";
+      const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
+      const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
+      // parentState: the state node the nodes are the activities of ("" deeper down); waits: whether it
+      // is the state where the task waited for its dependencies (its activities are its fetches'). A
+      // breakdown that does not say (made by hand) goes by Dask's name.
+      const waitingState = breakdown.waitingState ?? (breakdown.kind === "compute" ? "waiting" : "");
+      const waitsIn = (node: BreakdownNode): boolean => waitingState !== "" && node.name === waitingState;
+      const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined, waits = false) => {
+        nodes.forEach((node, index) => {
+          const last = index === nodes.length - 1;
+          const name = terminalSafe(node.name);
+          const label = waits && isGatherActivity(node.name) ? `gather: ${name}` : name;
+          // An attempt that did not succeed says how, and why when known, after its time (a long message
+          // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
+          const attempt =
+            node.outcome === undefined
+              ? ""
+              : terminalSafe(`${node.outcome}${node.error === undefined ? "" : `: ${node.error}`}`);
+          rows.push({
+            prefix: `${indent}${last ? "└─ " : "├─ "}`,
+            label,
+            seconds: node.seconds,
+            quantities: formatQuantities(node.quantities),
+            attempt,
+          });
+          walk(
+            node.children,
+            `${indent}${last ? "   " : "│  "}`,
+            parentState === undefined ? node.name : "",
+            parentState === undefined && waitsIn(node),
+          );
+        });
+      };
+      walk(breakdown.children, "", undefined);
+      // The get_data requests of peers this worker served the key to, after its own journey.
+      const servedFrom = rows.length;
+      if (breakdown.served !== undefined && breakdown.served.length > 0) walk(breakdown.served, "", "");
+      const width = Math.max(0, ...rows.map((row) => row.prefix.length + row.label.length));
+      for (const [index, row] of rows.entries()) {
+        if (index === servedFrom) lines.push("served to peers");
+        const quantities = row.quantities === "" ? "" : `  ${row.quantities}`;
+        const attempt = row.attempt === "" ? "" : `  ${row.attempt}`;
+        lines.push(
+          `${row.prefix}${row.label}${" ".repeat(width - row.prefix.length - row.label.length + 2)}${formatSeconds(row.seconds).padStart(8)}${quantities}${attempt}`,
+        );
+      }
+      return lines.join("\n");
+    },
+  );
 }

@@ -17,6 +17,7 @@ import {
   ATTR_UNFINISHED,
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
+import { dataError, guarded } from "./arguments.js";
 import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
 import {
   breakdownOfTask,
@@ -371,120 +372,131 @@ export function reportDataFromTelemetry(
   telemetry: Pick<TelemetryFiles, "spans" | "metrics" | "summaries" | "files">,
   options: ReportFromTelemetryOptions = {},
 ): ReportData {
-  const slowestCount = options.slowest ?? 10;
-  const index = telemetry.spans.length > 0 ? new SpanIndex(telemetry.spans) : undefined;
-  const slowest = (): Breakdown[] => (index === undefined ? [] : slowestJourneys(index, slowestCount));
-  const failed = index === undefined ? { failures: [], total: 0 } : failedTasks(index, options.failures ?? 100);
-  if (telemetry.summaries.length > 1) {
-    throw new TypeError(
-      `several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`,
-    );
-  }
-  if (telemetry.summaries.length === 1) {
-    const { file, summary } = telemetry.summaries[0];
-    let data: ReportData;
-    try {
-      data = reportDataFrom(summary);
-    } catch (error) {
-      throw new TypeError(`${file}: ${(error as Error).message}`, { cause: error });
-    }
-    if (data.slowest === undefined || data.slowest.length === 0) data.slowest = slowest();
-    // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
-    if (failed.failures.length > 0) data.failures = failed.failures;
-    if (options.title !== undefined) data.title = options.title;
-    return data;
-  }
-  const hasMetrics = telemetry.metrics.some(
-    (point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION,
-  );
-  if (!hasMetrics && index === undefined) {
-    throw new TypeError(
-      `no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}: expected OTLP/JSON requests ({"resourceSpans": …}, {"resourceMetrics": …}) ` +
-        "or a summary (ReportData {title, prefixes, execute, gather, wait, slowest?}, or the cluster example's summary.json)",
-    );
-  }
-  if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
-    throw new TypeError(
-      `${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`,
-    );
-  }
-  const shapes = index === undefined ? undefined : journeyShapes(index);
-  let aggregates: Aggregates;
-  let measured: Record<Role, string | undefined>;
-  if (hasMetrics) {
-    aggregates = fromMetrics(
-      telemetry.metrics,
-      new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]),
-    );
-    measured = measuredStates(
-      statesIn(aggregates.worker),
-      statesIn(aggregates.scheduler),
-      options.state,
-      shapes,
-      executeTime(aggregates),
-    );
-  } else {
-    // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
-    const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
-    measured = measuredStates(lived("worker"), lived("scheduler"), options.state, shapes);
-    aggregates = fromSpans(index!, measured);
-  }
-  const dropped = Object.entries(aggregates.dropped).filter(([, count]) => count > 0);
-  const processes = new Set(telemetry.metrics.map((point) => JSON.stringify(point.resource))).size;
-  const source = hasMetrics
-    ? `from the metrics of ${processes} process${processes === 1 ? "" : "es"}${index === undefined ? "" : ` and ${index.tasks.length} sampled journeys' spans`}`
-    : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
-  const workerRows = rowsOf(aggregates.worker, measured.worker);
-  const schedulerRows = rowsOf(aggregates.scheduler, measured.scheduler);
-  const unmeasured = (["worker", "scheduler"] as const).filter(
-    (role) => measured[role] === undefined && aggregates[role].size > 0,
-  );
-  // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
-  const failureCounts = hasMetrics
-    ? aggregates.failed
-    : countBy(
-        index!.tasks
-          .filter((task) => failedOutcome(task) !== undefined)
-          .map(
-            (task) => `${journeyKind(index!, task) === "scheduler" ? "scheduler" : "worker"}:${failedOutcome(task)}`,
-          ),
+  return guarded(
+    "reportDataFromTelemetry(telemetry, options)",
+    [
+      ["telemetry", "{ spans, metrics, summaries, files }, as readTelemetryFiles() gives", telemetry],
+      ["options", "{ title?, slowest?, failures?, generatedAt?, state? } (ReportFromTelemetryOptions)", options],
+    ],
+    () => {
+      const slowestCount = options.slowest ?? 10;
+      const index = telemetry.spans.length > 0 ? new SpanIndex(telemetry.spans) : undefined;
+      const slowest = (): Breakdown[] => (index === undefined ? [] : slowestJourneys(index, slowestCount));
+      const failed = index === undefined ? { failures: [], total: 0 } : failedTasks(index, options.failures ?? 100);
+      if (telemetry.summaries.length > 1) {
+        throw dataError(
+          `several summaries among the inputs (${telemetry.summaries.map((summary) => summary.file).join(", ")}): give one`,
+        );
+      }
+      if (telemetry.summaries.length === 1) {
+        const { file, summary } = telemetry.summaries[0];
+        let data: ReportData;
+        try {
+          data = reportDataFrom(summary);
+        } catch (error) {
+          throw dataError(`${file}: ${(error as Error).message}`, { cause: error });
+        }
+        if (data.slowest === undefined || data.slowest.length === 0) data.slowest = slowest();
+        // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
+        if (failed.failures.length > 0) data.failures = failed.failures;
+        if (options.title !== undefined) data.title = options.title;
+        return data;
+      }
+      const hasMetrics = telemetry.metrics.some(
+        (point) => point.metric === METRIC_STATE_TIME || point.metric === METRIC_STATE_DURATION,
       );
-  return {
-    title: options.title ?? "taskjourney report",
-    generatedAt: options.generatedAt ?? new Date().toISOString(),
-    description:
-      `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
-      `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
-      `${unmeasured.length === 0 ? "" : `; no state to measure found in the data for the quantiles of ${unmeasured.map((role) => (role === "scheduler" ? "the tasks" : "the attempts")).join(" and ")} (give one with --state)`}`,
-    prefixes: workerRows,
-    // Named only when not Dask's (the page's default).
-    durationOf: measured.worker === undefined || measured.worker === DASK_MEASURED.worker ? undefined : measured.worker,
-    // The declared order first (from the metrics), then the order the sampled journeys lived.
-    states: stateOrder(statesIn(aggregates.worker), [
-      ...aggregates.declared.worker,
-      ...(shapes?.sequences.worker ?? []),
-    ]),
-    schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
-    schedulerDurationOf:
-      measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler
-        ? undefined
-        : measured.scheduler,
-    schedulerStates:
-      schedulerRows.length > 0
-        ? stateOrder(statesIn(aggregates.scheduler), [
-            ...aggregates.declared.scheduler,
-            ...(shapes?.sequences.scheduler ?? []),
-          ])
-        : undefined,
-    execute: aggregates.execute,
-    gather: aggregates.gather,
-    wait: aggregates.wait,
-    slowest: slowest(),
-    ...slowestInMeasured(index, measured, slowestCount),
-    failures: failed.failures,
-    failureCounts,
-    outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
-  };
+      if (!hasMetrics && index === undefined) {
+        throw dataError(
+          `no taskjourney spans, metrics or summary in ${telemetry.files.join(", ")}: expected OTLP/JSON requests ({"resourceSpans": …}, {"resourceMetrics": …}) ` +
+            "or a summary (ReportData {title, prefixes, execute, gather, wait, slowest?}, or the cluster example's summary.json)",
+        );
+      }
+      if (!hasMetrics && index !== undefined && index.tasks.length === 0) {
+        throw dataError(
+          `${telemetry.files.join(", ")}: ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key) and no taskjourney metrics`,
+        );
+      }
+      const shapes = index === undefined ? undefined : journeyShapes(index);
+      let aggregates: Aggregates;
+      let measured: Record<Role, string | undefined>;
+      if (hasMetrics) {
+        aggregates = fromMetrics(
+          telemetry.metrics,
+          new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]),
+        );
+        measured = measuredStates(
+          statesIn(aggregates.worker),
+          statesIn(aggregates.scheduler),
+          options.state,
+          shapes,
+          executeTime(aggregates),
+        );
+      } else {
+        // The states of the spans' journeys (fetch journeys' do not execute), before the rows are made.
+        const lived = (role: Role) => new Set(shapes!.sequences[role].flat());
+        measured = measuredStates(lived("worker"), lived("scheduler"), options.state, shapes);
+        aggregates = fromSpans(index!, measured);
+      }
+      const dropped = Object.entries(aggregates.dropped).filter(([, count]) => count > 0);
+      const processes = new Set(telemetry.metrics.map((point) => JSON.stringify(point.resource))).size;
+      const source = hasMetrics
+        ? `from the metrics of ${processes} process${processes === 1 ? "" : "es"}${index === undefined ? "" : ` and ${index.tasks.length} sampled journeys' spans`}`
+        : `from the spans of ${index!.tasks.length} sampled journeys (no taskjourney metrics among the inputs: the tables count these journeys only)`;
+      const workerRows = rowsOf(aggregates.worker, measured.worker);
+      const schedulerRows = rowsOf(aggregates.scheduler, measured.scheduler);
+      const unmeasured = (["worker", "scheduler"] as const).filter(
+        (role) => measured[role] === undefined && aggregates[role].size > 0,
+      );
+      // Every failure the metrics counted (or, without metrics, the sampled journeys that failed).
+      const failureCounts = hasMetrics
+        ? aggregates.failed
+        : countBy(
+            index!.tasks
+              .filter((task) => failedOutcome(task) !== undefined)
+              .map(
+                (task) =>
+                  `${journeyKind(index!, task) === "scheduler" ? "scheduler" : "worker"}:${failedOutcome(task)}`,
+              ),
+          );
+      return {
+        title: options.title ?? "taskjourney report",
+        generatedAt: options.generatedAt ?? new Date().toISOString(),
+        description:
+          `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
+          `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
+          `${unmeasured.length === 0 ? "" : `; no state to measure found in the data for the quantiles of ${unmeasured.map((role) => (role === "scheduler" ? "the tasks" : "the attempts")).join(" and ")} (give one with --state)`}`,
+        prefixes: workerRows,
+        // Named only when not Dask's (the page's default).
+        durationOf:
+          measured.worker === undefined || measured.worker === DASK_MEASURED.worker ? undefined : measured.worker,
+        // The declared order first (from the metrics), then the order the sampled journeys lived.
+        states: stateOrder(statesIn(aggregates.worker), [
+          ...aggregates.declared.worker,
+          ...(shapes?.sequences.worker ?? []),
+        ]),
+        schedulerPrefixes: schedulerRows.length > 0 ? schedulerRows : undefined,
+        schedulerDurationOf:
+          measured.scheduler === undefined || measured.scheduler === DASK_MEASURED.scheduler
+            ? undefined
+            : measured.scheduler,
+        schedulerStates:
+          schedulerRows.length > 0
+            ? stateOrder(statesIn(aggregates.scheduler), [
+                ...aggregates.declared.scheduler,
+                ...(shapes?.sequences.scheduler ?? []),
+              ])
+            : undefined,
+        execute: aggregates.execute,
+        gather: aggregates.gather,
+        wait: aggregates.wait,
+        slowest: slowest(),
+        ...slowestInMeasured(index, measured, slowestCount),
+        failures: failed.failures,
+        failureCounts,
+        outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
+      };
+    },
+  );
 }
 
 /** How journeys ended, from the metrics: entries into each role's terminal states (those with no task.active point). */
@@ -550,7 +562,7 @@ function measuredStates(
 ): Record<Role, string | undefined> {
   if (explicit !== undefined && !worker.has(explicit) && !scheduler.has(explicit)) {
     const known = [...new Set([...worker, ...scheduler])].sort();
-    throw new TypeError(
+    throw dataError(
       `no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`,
     );
   }

@@ -1,4 +1,5 @@
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
+import { guarded } from "./arguments.js";
 import {
   ActivityLevel,
   addNode,
@@ -89,6 +90,10 @@ export interface BreakdownFromSpansOptions {
   instance?: string;
 }
 
+/** What the helpers' `spans` and `key` must be, for the errors of guarded(). */
+const SPANS = "an array of decoded spans (decodeOtlpJson(), readTelemetryFiles()) or a SpanIndex";
+const KEY = "a string, a task.key as the spans hold it";
+
 /** The spans of one trace file, indexed once for any number of look-ups. */
 export class SpanIndex {
   readonly spans: readonly DecodedSpan[];
@@ -110,36 +115,42 @@ export class SpanIndex {
    */
   constructor(spans: readonly DecodedSpan[]) {
     this.spans = spans;
-    spans.forEach((span, index) => {
-      const id = idOf(span.traceId, span.spanId);
-      const twin = this.byId.get(id);
-      if (twin !== undefined) {
-        throw new OtlpJsonError(
-          `span id ${terminalSafe(span.spanId)} appears twice in trace ${terminalSafe(span.traceId)} (spans "${terminalSafe(twin.name)}" and "${terminalSafe(span.name)}"): ` +
-            "the same file given twice, or spans no OpenTelemetry exporter writes",
-        );
-      }
-      this.order.set(span, index);
-      this.byId.set(id, span);
-      if (span.parentSpanId !== undefined) {
-        const key = idOf(span.traceId, span.parentSpanId);
-        let list = this.children.get(key);
-        if (list === undefined) {
-          list = [];
-          this.children.set(key, list);
-        }
-        list.push(span);
-      }
-      if (isTaskSpan(span)) this.tasks.push(span);
-      if (span.name === SPAN_GATHER_DEP) {
-        const start = span.startNanos;
-        let list = this.gathersByStart.get(start);
-        if (list === undefined) this.gathersByStart.set(start, (list = []));
-        list.push(span);
-      }
-    });
-    this.checkAncestry();
-    this.tasks.sort((a, b) => compareBigint(a.startNanos, b.startNanos));
+    guarded(
+      "new SpanIndex(spans)",
+      [["spans", "an array of decoded spans (decodeOtlpJson(), readTelemetryFiles())", spans]],
+      () => {
+        spans.forEach((span, index) => {
+          const id = idOf(span.traceId, span.spanId);
+          const twin = this.byId.get(id);
+          if (twin !== undefined) {
+            throw new OtlpJsonError(
+              `span id ${terminalSafe(span.spanId)} appears twice in trace ${terminalSafe(span.traceId)} (spans "${terminalSafe(twin.name)}" and "${terminalSafe(span.name)}"): ` +
+                "the same file given twice, or spans no OpenTelemetry exporter writes",
+            );
+          }
+          this.order.set(span, index);
+          this.byId.set(id, span);
+          if (span.parentSpanId !== undefined) {
+            const key = idOf(span.traceId, span.parentSpanId);
+            let list = this.children.get(key);
+            if (list === undefined) {
+              list = [];
+              this.children.set(key, list);
+            }
+            list.push(span);
+          }
+          if (isTaskSpan(span)) this.tasks.push(span);
+          if (span.name === SPAN_GATHER_DEP) {
+            const start = span.startNanos;
+            let list = this.gathersByStart.get(start);
+            if (list === undefined) this.gathersByStart.set(start, (list = []));
+            list.push(span);
+          }
+        });
+        this.checkAncestry();
+        this.tasks.sort((a, b) => compareBigint(a.startNanos, b.startNanos));
+      },
+    );
   }
 
   /**
@@ -339,9 +350,20 @@ function isTaskOf(task: DecodedSpan, key: string): boolean {
 
 /** Every journey of `key` in the spans (scheduler, compute, fetches), in start order. */
 export function breakdownsFromSpans(spans: readonly DecodedSpan[] | SpanIndex, key: string): Breakdown[] {
-  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
-  // Named by the key asked for: the spans may hold only its truncated beginning.
-  return index.tasks.filter((task) => isTaskOf(task, key)).map((task) => ({ ...breakdownOfTask(index, task), key }));
+  return guarded(
+    "breakdownsFromSpans(spans, key)",
+    [
+      ["spans", SPANS, spans],
+      ["key", KEY, key],
+    ],
+    () => {
+      const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+      // Named by the key asked for: the spans may hold only its truncated beginning.
+      return index.tasks
+        .filter((task) => isTaskOf(task, key))
+        .map((task) => ({ ...breakdownOfTask(index, task), key }));
+    },
+  );
 }
 
 /**
@@ -353,18 +375,28 @@ export function breakdownFromSpans(
   key: string,
   options: BreakdownFromSpansOptions = {},
 ): Breakdown | undefined {
-  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
-  const candidates = index.tasks
-    .filter((task) => isTaskOf(task, key))
-    .filter((task) => options.instance === undefined || journeyInstance(task) === options.instance)
-    .map((task) => ({ task, kind: journeyKind(index, task) }));
-  const preference: JourneyKind[] = options.kind !== undefined ? [options.kind] : ["compute", "scheduler", "fetch"];
-  for (const kind of preference) {
-    const ofKind = candidates.filter((candidate) => candidate.kind === kind);
-    // The latest: a key computed again after being lost is explained by its last computation.
-    if (ofKind.length > 0) return { ...breakdownOfTask(index, ofKind[ofKind.length - 1].task, kind), key };
-  }
-  return undefined;
+  return guarded(
+    "breakdownFromSpans(spans, key, options)",
+    [
+      ["spans", SPANS, spans],
+      ["key", KEY, key],
+      ["options", "{ kind?: JourneyKind, instance?: string }", options],
+    ],
+    () => {
+      const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+      const candidates = index.tasks
+        .filter((task) => isTaskOf(task, key))
+        .filter((task) => options.instance === undefined || journeyInstance(task) === options.instance)
+        .map((task) => ({ task, kind: journeyKind(index, task) }));
+      const preference: JourneyKind[] = options.kind !== undefined ? [options.kind] : ["compute", "scheduler", "fetch"];
+      for (const kind of preference) {
+        const ofKind = candidates.filter((candidate) => candidate.kind === kind);
+        // The latest: a key computed again after being lost is explained by its last computation.
+        if (ofKind.length > 0) return { ...breakdownOfTask(index, ofKind[ofKind.length - 1].task, kind), key };
+      }
+      return undefined;
+    },
+  );
 }
 
 /** The Breakdown of one task span. */
@@ -625,7 +657,16 @@ function carrier(index: SpanIndex, visit: DecodedSpan): DecodedSpan | undefined 
 
 /** A few `task.key` values of the spans, for telling what a file holds. */
 export function keysInSpans(spans: readonly DecodedSpan[] | SpanIndex, limit = 10): { keys: string[]; total: number } {
-  const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
-  const keys = index.keys();
-  return { keys: keys.slice(0, limit), total: keys.length };
+  return guarded(
+    "keysInSpans(spans, limit)",
+    [
+      ["spans", SPANS, spans],
+      ["limit", "a number of keys", limit],
+    ],
+    () => {
+      const index = spans instanceof SpanIndex ? spans : new SpanIndex(spans);
+      const keys = index.keys();
+      return { keys: keys.slice(0, limit), total: keys.length };
+    },
+  );
 }

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { createRequire } from "node:module";
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { keySplit } from "../model/keys.js";
+import { dataError, guarded } from "./arguments.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
 import { activitiesOnPage, activityMeaning } from "./glossary.js";
 import { chartColors, STATE_COLORS } from "./palette.js";
@@ -384,6 +385,18 @@ function readPageAsset(name: string): string {
 
 /** The report page for `data`, as one HTML string. */
 export function renderHtmlReport(data: ReportData, options: RenderOptions = {}): string {
+  return guarded(
+    "renderHtmlReport(data, options)",
+    [
+      ["data", "ReportData, as reportDataFrom() or reportDataFromTelemetry() gives", data],
+      ["options", "{ inlineEcharts?: boolean }", options],
+    ],
+    () => htmlPage(data, options),
+  );
+}
+
+// Out of renderHtmlReport's guard, unindented: the page's template is whitespace the page keeps.
+function htmlPage(data: ReportData, options: RenderOptions): string {
   const states = statesOf(data.prefixes, data.states);
   const custom = isCustomMachine(data);
   const { script, style } = loadPageAssets();
@@ -486,18 +499,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function stateNames(value: unknown, field: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || value.some((name) => typeof name !== "string"))
-    throw new TypeError(`${field} must be an array of state names`);
+    throw dataError(`${field} must be an array of state names`);
   return value as string[];
 }
 
 function secondsRecord(value: unknown, field: string, what = "seconds"): Record<string, number> {
   if (value === undefined || value === null) return {};
-  if (!isRecord(value)) throw new TypeError(`${field} must be an object of ${what} by name`);
+  if (!isRecord(value)) throw dataError(`${field} must be an object of ${what} by name`);
   // No prototype: an activity named `__proto__` or `constructor` is a name like any other.
   const out = Object.create(null) as Record<string, number>;
   for (const [name, seconds] of Object.entries(value)) {
     if (seconds === null) continue;
-    if (typeof seconds !== "number") throw new TypeError(`${field}.${name} must be a number of ${what}`);
+    if (typeof seconds !== "number") throw dataError(`${field}.${name} must be a number of ${what}`);
     out[name] = seconds;
   }
   return out;
@@ -509,10 +522,10 @@ function quantile(value: unknown): number {
 
 function prefixRows(value: unknown, field: string): PrefixRow[] {
   if (!Array.isArray(value))
-    throw new TypeError(`${field} must be an array of {prefix, count, p50, p90, p99, stateSeconds}`);
+    throw dataError(`${field} must be an array of {prefix, count, p50, p90, p99, stateSeconds}`);
   return value.map((row: unknown, index) => {
     if (!isRecord(row) || typeof row.prefix !== "string")
-      throw new TypeError(`${field}[${index}] must have a string prefix`);
+      throw dataError(`${field}[${index}] must have a string prefix`);
     return {
       prefix: row.prefix,
       count: typeof row.count === "number" ? row.count : 0,
@@ -532,10 +545,9 @@ function prefixRows(value: unknown, field: string): PrefixRow[] {
 const MAX_BREAKDOWN_DEPTH = 256;
 
 function breakdownNode(value: unknown, field: string, depth = 1): BreakdownNode {
-  if (!isRecord(value) || typeof value.name !== "string")
-    throw new TypeError(`${field} must be {name, seconds, children}`);
+  if (!isRecord(value) || typeof value.name !== "string") throw dataError(`${field} must be {name, seconds, children}`);
   if (depth > MAX_BREAKDOWN_DEPTH)
-    throw new TypeError(
+    throw dataError(
       `${field.slice(0, field.indexOf(".children"))}: its children nest more than ${MAX_BREAKDOWN_DEPTH} levels deep`,
     );
   const node: BreakdownNode = {
@@ -555,12 +567,10 @@ function breakdownNode(value: unknown, field: string, depth = 1): BreakdownNode 
 function failureList(value: unknown, field: string): ReportFailure[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value))
-    throw new TypeError(
-      `${field} must be an array of {key, prefix, instance, kind, outcome, state?, error?, seconds?}`,
-    );
+    throw dataError(`${field} must be an array of {key, prefix, instance, kind, outcome, state?, error?, seconds?}`);
   return value.map((item: unknown, index) => {
     if (!isRecord(item) || typeof item.key !== "string")
-      throw new TypeError(`${field}[${index}] must be a failure with a string key`);
+      throw dataError(`${field}[${index}] must be a failure with a string key`);
     const failure: ReportFailure = {
       key: item.key,
       prefix: typeof item.prefix === "string" ? item.prefix : "",
@@ -608,12 +618,12 @@ function summaryFailures(json: Record<string, unknown>): Pick<ReportData, "failu
 
 function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw new TypeError(`${field} must be an array of breakdowns`);
+  if (!Array.isArray(value)) throw dataError(`${field} must be an array of breakdowns`);
   return value
     .filter((item) => item !== null && item !== undefined)
     .map((item: unknown, index) => {
       if (!isRecord(item) || typeof item.key !== "string")
-        throw new TypeError(`${field}[${index}] must be a breakdown with a string key`);
+        throw dataError(`${field}[${index}] must be a breakdown with a string key`);
       return {
         key: item.key,
         prefix: typeof item.prefix === "string" ? item.prefix : "",
@@ -631,7 +641,7 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
 function slowestInFrom(value: unknown): ReportData["slowestIn"] {
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value) || typeof value.state !== "string" || !Array.isArray(value.journeys))
-    throw new TypeError("slowestIn must be {state, journeys: [{key, seconds, breakdown}]}");
+    throw dataError("slowestIn must be {state, journeys: [{key, seconds, breakdown}]}");
   const items = (value.journeys as unknown[]).map((item) => (isRecord(item) ? item : {}));
   const trees = breakdowns(
     items.map((item) => item.breakdown),
@@ -648,7 +658,7 @@ function slowestInFrom(value: unknown): ReportData["slowestIn"] {
 
 function waitRecord(value: unknown, field: string): Record<string, Record<string, number>> {
   if (value === undefined || value === null) return {};
-  if (!isRecord(value)) throw new TypeError(`${field} must be an object: dependent prefix → activity → seconds`);
+  if (!isRecord(value)) throw dataError(`${field} must be an object: dependent prefix → activity → seconds`);
   const out = Object.create(null) as Record<string, Record<string, number>>;
   for (const [prefix, activities] of Object.entries(value))
     out[prefix] = secondsRecord(activities, `${field}.${prefix}`);
@@ -662,70 +672,72 @@ function waitRecord(value: unknown, field: string): Record<string, Record<string
  * the field that is wrong.
  */
 export function reportDataFrom(json: unknown): ReportData {
-  if (!isRecord(json))
-    throw new TypeError(
-      "expected a JSON object: ReportData {title, generatedAt, prefixes, execute, gather, wait, slowest?}",
+  return guarded("reportDataFrom(json)", [["json", "a ReportData JSON object", json]], () => {
+    if (!isRecord(json))
+      throw dataError(
+        "expected a JSON object: ReportData {title, generatedAt, prefixes, execute, gather, wait, slowest?}",
+      );
+    const generatedAt = typeof json.generatedAt === "string" ? json.generatedAt : new Date().toISOString();
+    const workload = typeof json.workload === "string" ? json.workload : undefined;
+    const description = typeof json.description === "string" ? json.description : undefined;
+    if (Array.isArray(json.prefixes)) {
+      return {
+        title: typeof json.title === "string" ? json.title : "taskjourney report",
+        generatedAt,
+        workload,
+        description,
+        prefixes: prefixRows(json.prefixes, "prefixes"),
+        durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
+        states: stateNames(json.states, "states"),
+        schedulerPrefixes:
+          json.schedulerPrefixes === undefined || json.schedulerPrefixes === null
+            ? undefined
+            : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
+        schedulerDurationOf: typeof json.schedulerDurationOf === "string" ? json.schedulerDurationOf : undefined,
+        schedulerStates: stateNames(json.schedulerStates, "schedulerStates"),
+        execute: secondsRecord(json.execute, "execute"),
+        gather: secondsRecord(json.gather, "gather"),
+        wait: waitRecord(json.wait, "wait"),
+        slowest: breakdowns(json.slowest, "slowest"),
+        failures: failureList(json.failures, "failures"),
+        failureCounts:
+          json.failureCounts === undefined || json.failureCounts === null
+            ? undefined
+            : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
+        outcomes:
+          json.outcomes === undefined || json.outcomes === null
+            ? undefined
+            : secondsRecord(json.outcomes, "outcomes", "journeys"),
+        slowestIn: slowestInFrom(json.slowestIn),
+      };
+    }
+    const report = json.report;
+    if (isRecord(report) && Array.isArray(report.rows)) {
+      const slowest = Array.isArray(report.slowest)
+        ? report.slowest.map((item: unknown) => (isRecord(item) ? item.breakdown : undefined))
+        : undefined;
+      return {
+        title: typeof json.title === "string" ? json.title : `taskjourney: ${workload ?? "cluster run"}`,
+        generatedAt,
+        workload,
+        description,
+        prefixes: prefixRows(report.rows, "report.rows"),
+        schedulerPrefixes: Array.isArray(report.schedulerRows)
+          ? prefixRows(report.schedulerRows, "report.schedulerRows")
+          : undefined,
+        execute: secondsRecord(report.execute, "report.execute"),
+        gather: secondsRecord(report.gather, "report.gather"),
+        wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
+        // The demo ranks its slowest by its own clock (since the task arrived); the page shows each
+        // tree's own seconds, so it ranks them by those: the order and the numbers shown agree.
+        slowest: breakdowns(slowest, "report.slowest[].breakdown")?.sort(
+          (a, b) => (finite(b.seconds) || 0) - (finite(a.seconds) || 0),
+        ),
+        ...summaryFailures(json),
+      };
+    }
+    throw dataError(
+      "expected ReportData: {title, generatedAt, workload?, prefixes: [{prefix, count, p50, p90, p99, stateSeconds}], execute: {activity: s}, gather: {activity: s}, wait: {prefix: {activity: s}}, slowest?: [Breakdown]}, or the cluster example's summary {report: {rows, ...}}",
     );
-  const generatedAt = typeof json.generatedAt === "string" ? json.generatedAt : new Date().toISOString();
-  const workload = typeof json.workload === "string" ? json.workload : undefined;
-  const description = typeof json.description === "string" ? json.description : undefined;
-  if (Array.isArray(json.prefixes)) {
-    return {
-      title: typeof json.title === "string" ? json.title : "taskjourney report",
-      generatedAt,
-      workload,
-      description,
-      prefixes: prefixRows(json.prefixes, "prefixes"),
-      durationOf: typeof json.durationOf === "string" ? json.durationOf : undefined,
-      states: stateNames(json.states, "states"),
-      schedulerPrefixes:
-        json.schedulerPrefixes === undefined || json.schedulerPrefixes === null
-          ? undefined
-          : prefixRows(json.schedulerPrefixes, "schedulerPrefixes"),
-      schedulerDurationOf: typeof json.schedulerDurationOf === "string" ? json.schedulerDurationOf : undefined,
-      schedulerStates: stateNames(json.schedulerStates, "schedulerStates"),
-      execute: secondsRecord(json.execute, "execute"),
-      gather: secondsRecord(json.gather, "gather"),
-      wait: waitRecord(json.wait, "wait"),
-      slowest: breakdowns(json.slowest, "slowest"),
-      failures: failureList(json.failures, "failures"),
-      failureCounts:
-        json.failureCounts === undefined || json.failureCounts === null
-          ? undefined
-          : secondsRecord(json.failureCounts, "failureCounts", "tasks"),
-      outcomes:
-        json.outcomes === undefined || json.outcomes === null
-          ? undefined
-          : secondsRecord(json.outcomes, "outcomes", "journeys"),
-      slowestIn: slowestInFrom(json.slowestIn),
-    };
-  }
-  const report = json.report;
-  if (isRecord(report) && Array.isArray(report.rows)) {
-    const slowest = Array.isArray(report.slowest)
-      ? report.slowest.map((item: unknown) => (isRecord(item) ? item.breakdown : undefined))
-      : undefined;
-    return {
-      title: typeof json.title === "string" ? json.title : `taskjourney: ${workload ?? "cluster run"}`,
-      generatedAt,
-      workload,
-      description,
-      prefixes: prefixRows(report.rows, "report.rows"),
-      schedulerPrefixes: Array.isArray(report.schedulerRows)
-        ? prefixRows(report.schedulerRows, "report.schedulerRows")
-        : undefined,
-      execute: secondsRecord(report.execute, "report.execute"),
-      gather: secondsRecord(report.gather, "report.gather"),
-      wait: waitRecord(report.waitByPrefix, "report.waitByPrefix"),
-      // The demo ranks its slowest by its own clock (since the task arrived); the page shows each
-      // tree's own seconds, so it ranks them by those: the order and the numbers shown agree.
-      slowest: breakdowns(slowest, "report.slowest[].breakdown")?.sort(
-        (a, b) => (finite(b.seconds) || 0) - (finite(a.seconds) || 0),
-      ),
-      ...summaryFailures(json),
-    };
-  }
-  throw new TypeError(
-    "expected ReportData: {title, generatedAt, workload?, prefixes: [{prefix, count, p50, p90, p99, stateSeconds}], execute: {activity: s}, gather: {activity: s}, wait: {prefix: {activity: s}}, slowest?: [Breakdown]}, or the cluster example's summary {report: {rows, ...}}",
-  );
+  });
 }

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
+import { markMeant, OtlpJsonError } from "./arguments.js";
 import { terminalSafe } from "./terminal.js";
 
 /**
@@ -12,10 +13,8 @@ import { terminalSafe } from "./terminal.js";
  * for the JSON files in them (as `taskjourney/sdk`'s `fileDirectory` writes one file per process).
  */
 
-/** Bad input, with where it was found; the CLI reports it as a data error. */
-export class OtlpJsonError extends Error {
-  override name = "OtlpJsonError";
-}
+// Defined beside the toolkit's other meant errors (arguments.ts, which the main entry loads for formatBreakdown).
+export { OtlpJsonError } from "./arguments.js";
 
 /** The default limit on one input file: 512 MiB. */
 export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
@@ -325,7 +324,7 @@ export function readInputFile(
 ): { skipped: string | undefined; duplicates: string | undefined } {
   const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted, maxLineChars, seen } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
-    throw new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`);
+    throw markMeant(new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`));
   let descriptor: number;
   try {
     descriptor = fs.openSync(file, "r");

@@ -1,4 +1,5 @@
 import { decodeTraceRequest, type DecodedSpan } from "./otlp-json.js";
+import { guarded } from "./arguments.js";
 import { decodeMetricsRequest, type MetricPoint } from "./otlp-metrics.js";
 import { expandInputs, MAX_ARRAY_NESTING, OtlpJsonError, readInputFile } from "./input-files.js";
 
@@ -51,61 +52,70 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * lines that are requests cut off are skipped and noted in `skipped`.
  */
 export function readTelemetryFiles(inputs: readonly string[], options: ReadTelemetryOptions = {}): TelemetryFiles {
-  if (inputs.length === 0) throw new OtlpJsonError("no input files given");
-  const files = expandInputs(inputs);
-  const result: TelemetryFiles = {
-    files,
-    spans: [],
-    metrics: [],
-    summaries: [],
-    unused: [],
-    skipped: [],
-    duplicates: [],
-  };
-  const seen = new Map<string, string>();
-  const withMetrics = options.metrics ?? true;
-  for (const file of files) {
-    let used = false;
-    const route = (document: unknown, where: string, depth = 0): void => {
-      if (Array.isArray(document)) {
-        // Bounded: a line of a million `[` overflowed the stack here.
-        if (depth === MAX_ARRAY_NESTING)
-          throw new OtlpJsonError(
-            `${file}: ${where} nests arrays more than ${MAX_ARRAY_NESTING} deep; expected OTLP/JSON requests, one per line, or one JSON document holding a request or an array of them`,
-          );
-        for (const item of document) route(item, where, depth + 1);
-        return;
-      }
-      if (!isRecord(document)) return;
-      if ("resourceSpans" in document) {
-        decodeTraceRequest(document, result.spans);
-        used = true;
-      } else if ("resourceMetrics" in document) {
-        if (withMetrics) decodeMetricsRequest(document, result.metrics);
-        used = true;
-      } else if (Array.isArray(document.prefixes) || isRecord(document.report)) {
-        result.summaries.push({ file, summary: document });
-        used = true;
-      }
-    };
-    // Without metrics (explain), a metrics request as the exporters write it is not even parsed,
-    // and one cut off is no concern of this command's.
-    const unwanted = withMetrics
-      ? undefined
-      : (line: string): boolean => {
-          if (!line.startsWith(METRICS_REQUEST)) return false;
-          used = true;
-          return true;
+  return guarded(
+    "readTelemetryFiles(inputs, options)",
+    [
+      ["inputs", "an array of file and directory names", inputs],
+      ["options", "{ maxBytes?: number, metrics?: boolean }", options],
+    ],
+    () => {
+      if (inputs.length === 0) throw new OtlpJsonError("no input files given");
+      const files = expandInputs(inputs);
+      const result: TelemetryFiles = {
+        files,
+        spans: [],
+        metrics: [],
+        summaries: [],
+        unused: [],
+        skipped: [],
+        duplicates: [],
+      };
+      const seen = new Map<string, string>();
+      const withMetrics = options.metrics ?? true;
+      for (const file of files) {
+        let used = false;
+        const route = (document: unknown, where: string, depth = 0): void => {
+          if (Array.isArray(document)) {
+            // Bounded: a line of a million `[` overflowed the stack here.
+            if (depth === MAX_ARRAY_NESTING)
+              throw new OtlpJsonError(
+                `${file}: ${where} nests arrays more than ${MAX_ARRAY_NESTING} deep; expected OTLP/JSON requests, one per line, or one JSON document holding a request or an array of them`,
+              );
+            for (const item of document) route(item, where, depth + 1);
+            return;
+          }
+          if (!isRecord(document)) return;
+          if ("resourceSpans" in document) {
+            decodeTraceRequest(document, result.spans);
+            used = true;
+          } else if ("resourceMetrics" in document) {
+            if (withMetrics) decodeMetricsRequest(document, result.metrics);
+            used = true;
+          } else if (Array.isArray(document.prefixes) || isRecord(document.report)) {
+            result.summaries.push({ file, summary: document });
+            used = true;
+          }
         };
-    const { skipped, duplicates } = readInputFile(file, route, {
-      maxBytes: options.maxBytes,
-      skipBroken: true,
-      unwanted,
-      seen,
-    });
-    if (skipped !== undefined) result.skipped.push(skipped);
-    if (duplicates !== undefined) result.duplicates.push(duplicates);
-    if (!used) result.unused.push(file);
-  }
-  return result;
+        // Without metrics (explain), a metrics request as the exporters write it is not even parsed,
+        // and one cut off is no concern of this command's.
+        const unwanted = withMetrics
+          ? undefined
+          : (line: string): boolean => {
+              if (!line.startsWith(METRICS_REQUEST)) return false;
+              used = true;
+              return true;
+            };
+        const { skipped, duplicates } = readInputFile(file, route, {
+          maxBytes: options.maxBytes,
+          skipBroken: true,
+          unwanted,
+          seen,
+        });
+        if (skipped !== undefined) result.skipped.push(skipped);
+        if (duplicates !== undefined) result.duplicates.push(duplicates);
+        if (!used) result.unused.push(file);
+      }
+      return result;
+    },
+  );
 }

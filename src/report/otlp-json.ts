@@ -1,4 +1,5 @@
 import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_TYPE, EVENT_EXCEPTION } from "../otel/semconv.js";
+import { guarded } from "./arguments.js";
 import { OtlpDocumentReader, readInputFile } from "./input-files.js";
 
 export { OtlpJsonError } from "./input-files.js";
@@ -230,11 +231,20 @@ function decodeStatus(value: unknown): number {
  * exporter writes), or one JSON document holding a request or an array of requests.
  */
 export function decodeOtlpJson(text: string, source = "input"): DecodedSpan[] {
-  const spans: DecodedSpan[] = [];
-  const reader = new OtlpDocumentReader(source, (document) => decodeDocument(document, spans));
-  reader.feed(text);
-  reader.end();
-  return spans;
+  return guarded(
+    "decodeOtlpJson(text, source)",
+    [
+      ["text", "a string of OTLP/JSON", text],
+      ["source", "a string naming the input, for messages", source],
+    ],
+    () => {
+      const spans: DecodedSpan[] = [];
+      const reader = new OtlpDocumentReader(source, (document) => decodeDocument(document, spans));
+      reader.feed(text);
+      reader.end();
+      return spans;
+    },
+  );
 }
 
 function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
@@ -251,10 +261,19 @@ function decodeDocument(document: unknown, into: DecodedSpan[]): DecodedSpan[] {
  * more than `maxBytes` bytes (default 512 MiB).
  */
 export function readOtlpJsonFile(path: string, options: { maxBytes?: number } = {}): DecodedSpan[] {
-  const spans: DecodedSpan[] = [];
-  readInputFile(path, (document) => decodeDocument(document, spans), {
-    maxBytes: options.maxBytes,
-    what: "trace file",
-  });
-  return spans;
+  return guarded(
+    "readOtlpJsonFile(path, options)",
+    [
+      ["path", "a file name", path],
+      ["options", "{ maxBytes?: number }", options],
+    ],
+    () => {
+      const spans: DecodedSpan[] = [];
+      readInputFile(path, (document) => decodeDocument(document, spans), {
+        maxBytes: options.maxBytes,
+        what: "trace file",
+      });
+      return spans;
+    },
+  );
 }

@@ -1,4 +1,5 @@
 import { byLifecycle } from "../model/states.js";
+import { dataError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
 
 /** One task prefix's numbers, as the per-prefix table shows them. */
@@ -87,41 +88,51 @@ function columnStart(widths: readonly number[], column: number): number {
  *     square    858  4.1 ms  6.0 ms  9.9 ms    1.2 s   0.8 s      3.6 s
  */
 export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTableOptions = {}): string {
-  if (!Array.isArray(rows))
-    throw new TypeError(
-      `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
-    );
-  const states = options.states ?? statesOf(rows);
-  const header = ["prefix", "count", "p50", "p90", "p99", ...states];
-  const lines: string[][] = [header, header];
-  for (const row of rows) {
-    lines.push([
-      row.prefix,
-      String(row.count),
-      formatSeconds(row.p50),
-      formatSeconds(row.p90),
-      formatSeconds(row.p99),
-      ...states.map((state) => formatSeconds(row.stateSeconds[state] ?? 0)),
-    ]);
-  }
-  const rules = new Set([1]);
-  if ((options.total ?? true) && rows.length > 0) {
-    rules.add(lines.length);
-    lines.push(header);
-    lines.push([
-      "total",
-      String(rows.reduce((sum, row) => sum + row.count, 0)),
-      "",
-      "",
-      "",
-      ...states.map((state) => formatSeconds(rows.reduce((sum, row) => sum + (row.stateSeconds[state] ?? 0), 0))),
-    ]);
-  }
-  const widths = columnWidths(lines);
-  let title = " ".repeat(columnStart(widths, 2)) + `${options.durationOf ?? "executing"} duration`;
-  if (states.length > 0)
-    title = title.padEnd(Math.max(title.length + 2, columnStart(widths, 5))) + (options.timeTitle ?? "time by state");
-  return `${title}\n${layout(lines, widths, rules)}`;
+  return guarded(
+    "formatPrefixTable(rows, options)",
+    [
+      ["rows", "an array of prefix rows, such as a ReportData's `prefixes`", rows],
+      ["options", "{ states?: string[], durationOf?: string, total?: boolean, timeTitle?: string }", options],
+    ],
+    () => {
+      if (!Array.isArray(rows))
+        throw dataError(
+          `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
+        );
+      const states = options.states ?? statesOf(rows);
+      const header = ["prefix", "count", "p50", "p90", "p99", ...states];
+      const lines: string[][] = [header, header];
+      for (const row of rows) {
+        lines.push([
+          row.prefix,
+          String(row.count),
+          formatSeconds(row.p50),
+          formatSeconds(row.p90),
+          formatSeconds(row.p99),
+          ...states.map((state) => formatSeconds(row.stateSeconds[state] ?? 0)),
+        ]);
+      }
+      const rules = new Set([1]);
+      if ((options.total ?? true) && rows.length > 0) {
+        rules.add(lines.length);
+        lines.push(header);
+        lines.push([
+          "total",
+          String(rows.reduce((sum, row) => sum + row.count, 0)),
+          "",
+          "",
+          "",
+          ...states.map((state) => formatSeconds(rows.reduce((sum, row) => sum + (row.stateSeconds[state] ?? 0), 0))),
+        ]);
+      }
+      const widths = columnWidths(lines);
+      let title = " ".repeat(columnStart(widths, 2)) + `${options.durationOf ?? "executing"} duration`;
+      if (states.length > 0)
+        title =
+          title.padEnd(Math.max(title.length + 2, columnStart(widths, 5))) + (options.timeTitle ?? "time by state");
+      return `${title}\n${layout(lines, widths, rules)}`;
+    },
+  );
 }
 
 export interface ActivityTableOptions {
@@ -144,25 +155,35 @@ export function formatActivityTable(
   seconds: Readonly<Record<string, number>>,
   options: ActivityTableOptions = {},
 ): string {
-  if (typeof title !== "string")
-    throw new TypeError(`formatActivityTable(title, seconds): title must be a string, not ${kindOf(title)}`);
-  if (typeof seconds !== "object" || seconds === null || Array.isArray(seconds))
-    throw new TypeError(
-      `formatActivityTable(title, seconds): seconds must be an object of seconds by activity, such as a ReportData's \`execute\`, not ${kindOf(seconds)}`,
-    );
-  const indent = " ".repeat(options.indent ?? 2);
-  const entries = Object.entries(seconds)
-    .filter(([, value]) => value > 0 && Number.isFinite(value))
-    .sort(([a, x], [b, y]) => (a === "other" ? 1 : 0) - (b === "other" ? 1 : 0) || y - x || a.localeCompare(b));
-  const total = entries.reduce((sum, [, value]) => sum + value, 0);
-  const share = (value: number) => (total > 0 ? `${((value / total) * 100).toFixed(1)}%` : "-");
-  const lines = [
-    [title, "seconds", "share"],
-    ...entries.map(([name, value]) => [`${indent}${name}`, formatSeconds(value), share(value)]),
-  ];
-  if (entries.length === 0) lines.push([`${indent}(nothing recorded)`, "", ""]);
-  else if (options.total ?? true) lines.push([`${indent}total`, formatSeconds(total), share(total)]);
-  return layout(lines);
+  return guarded(
+    "formatActivityTable(title, seconds, options)",
+    [
+      ["seconds", "an object of seconds by activity, such as a ReportData's `execute`", seconds],
+      ["title", "a string", title],
+      ["options", "{ indent?: number, total?: boolean }", options],
+    ],
+    () => {
+      if (typeof title !== "string")
+        throw dataError(`formatActivityTable(title, seconds): title must be a string, not ${kindOf(title)}`);
+      if (typeof seconds !== "object" || seconds === null || Array.isArray(seconds))
+        throw dataError(
+          `formatActivityTable(title, seconds): seconds must be an object of seconds by activity, such as a ReportData's \`execute\`, not ${kindOf(seconds)}`,
+        );
+      const indent = " ".repeat(options.indent ?? 2);
+      const entries = Object.entries(seconds)
+        .filter(([, value]) => value > 0 && Number.isFinite(value))
+        .sort(([a, x], [b, y]) => (a === "other" ? 1 : 0) - (b === "other" ? 1 : 0) || y - x || a.localeCompare(b));
+      const total = entries.reduce((sum, [, value]) => sum + value, 0);
+      const share = (value: number) => (total > 0 ? `${((value / total) * 100).toFixed(1)}%` : "-");
+      const lines = [
+        [title, "seconds", "share"],
+        ...entries.map(([name, value]) => [`${indent}${name}`, formatSeconds(value), share(value)]),
+      ];
+      if (entries.length === 0) lines.push([`${indent}(nothing recorded)`, "", ""]);
+      else if (options.total ?? true) lines.push([`${indent}total`, formatSeconds(total), share(total)]);
+      return layout(lines);
+    },
+  );
 }
 
 /** What a wrong argument was, for the error that names it. */

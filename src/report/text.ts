@@ -3,6 +3,7 @@
  * the data carries (what the quantiles measure, the machine's state order), so a job queue's or
  * a scheduler-only run's tables read as the page's do, in the machine's own words (words.ts).
  */
+import { dataError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
 import { terminalSafe } from "./terminal.js";
 import type { ReportData } from "./report-data.js";
@@ -38,62 +39,69 @@ function visitsLine(durationOf: string | undefined, where: string): string {
  * `formatPrefixTable(data.prefixes)` alone leaves half of for a scheduler's or a custom machine's data.
  */
 export function formatReportTables(data: ReportData): string {
-  if (typeof data !== "object" || data === null || !Array.isArray(data.prefixes))
-    throw new TypeError(
-      "formatReportTables(data): data must be a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives",
-    );
-  const custom = isCustomMachine(data);
-  const sections: string[] = [];
-  const scheduler = data.schedulerPrefixes ?? [];
-  // A run with no worker journeys (a job queue recorded on its scheduler side only) shows the
-  // scheduler's table alone, as the page does.
-  if (data.prefixes.length > 0 || scheduler.length === 0) {
-    const durationOf = measuredOf(data.prefixes, data.durationOf, "executing", custom);
-    sections.push(
-      (custom ? `${workerSide(custom)}\n` : "") +
-        formatPrefixTable(data.prefixes, {
-          durationOf: durationOf ?? "(no measured state)",
-          states: statesOf(data.prefixes, data.states),
-        }) +
-        `\n${visitsLine(durationOf, "")} (a task retried counts once per attempt)`,
-    );
-  }
-  if (scheduler.length > 0) {
-    const durationOf = measuredOf(scheduler, data.schedulerDurationOf, "processing", custom);
-    sections.push(
-      `${schedulerSide(custom)}\n` +
-        formatPrefixTable(scheduler, {
-          durationOf: durationOf ?? "(no measured state)",
-          states: statesOf(scheduler, data.schedulerStates),
-          timeTitle: "task-seconds by state",
-        }) +
-        `\n${visitsLine(durationOf, custom ? "" : " on the scheduler")}; task-seconds: summed over the tasks, which overlap`,
-    );
-  }
-  const wait = waitByActivity(data.wait ?? {});
-  const leftOut: string[] = [];
-  if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
-  else
-    leftOut.push(
-      custom ? "execution breakdown (no execution was metered)" : "execute (no execute() ledger recorded time)",
-    );
-  if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
-  else leftOut.push(custom ? "transfers between processes (none recorded)" : "gather (no transfer between workers)");
-  if (hasTime(wait)) sections.push(formatActivityTable("wait (dependencies)", wait));
-  else
-    leftOut.push(
-      custom
-        ? "waiting for dependencies fetched from peers (none recorded)"
-        : "wait (no worker waited for dependencies)",
-    );
-  if (leftOut.length > 0) sections.push(`left out, as nothing applies: ${leftOut.join("; ")}`);
-  const ended = outcomeWords(data.outcomes, custom);
-  if (ended !== undefined) sections.push(`ended: ${ended}`);
-  const failed = failureWords(data.failureCounts, custom);
-  if (failed !== undefined) sections.push(`failed: ${failed}`);
-  const slowest = slowestLines(data);
-  if (slowest !== "") sections.push(slowest);
-  return sections.join("\n\n");
+  return guarded(
+    "formatReportTables(data)",
+    [["data", "a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives", data]],
+    () => {
+      if (typeof data !== "object" || data === null || !Array.isArray(data.prefixes))
+        throw dataError(
+          "formatReportTables(data): data must be a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives",
+        );
+      const custom = isCustomMachine(data);
+      const sections: string[] = [];
+      const scheduler = data.schedulerPrefixes ?? [];
+      // A run with no worker journeys (a job queue recorded on its scheduler side only) shows the
+      // scheduler's table alone, as the page does.
+      if (data.prefixes.length > 0 || scheduler.length === 0) {
+        const durationOf = measuredOf(data.prefixes, data.durationOf, "executing", custom);
+        sections.push(
+          (custom ? `${workerSide(custom)}\n` : "") +
+            formatPrefixTable(data.prefixes, {
+              durationOf: durationOf ?? "(no measured state)",
+              states: statesOf(data.prefixes, data.states),
+            }) +
+            `\n${visitsLine(durationOf, "")} (a task retried counts once per attempt)`,
+        );
+      }
+      if (scheduler.length > 0) {
+        const durationOf = measuredOf(scheduler, data.schedulerDurationOf, "processing", custom);
+        sections.push(
+          `${schedulerSide(custom)}\n` +
+            formatPrefixTable(scheduler, {
+              durationOf: durationOf ?? "(no measured state)",
+              states: statesOf(scheduler, data.schedulerStates),
+              timeTitle: "task-seconds by state",
+            }) +
+            `\n${visitsLine(durationOf, custom ? "" : " on the scheduler")}; task-seconds: summed over the tasks, which overlap`,
+        );
+      }
+      const wait = waitByActivity(data.wait ?? {});
+      const leftOut: string[] = [];
+      if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
+      else
+        leftOut.push(
+          custom ? "execution breakdown (no execution was metered)" : "execute (no execute() ledger recorded time)",
+        );
+      if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
+      else
+        leftOut.push(custom ? "transfers between processes (none recorded)" : "gather (no transfer between workers)");
+      if (hasTime(wait)) sections.push(formatActivityTable("wait (dependencies)", wait));
+      else
+        leftOut.push(
+          custom
+            ? "waiting for dependencies fetched from peers (none recorded)"
+            : "wait (no worker waited for dependencies)",
+        );
+      if (leftOut.length > 0) sections.push(`left out, as nothing applies: ${leftOut.join("; ")}`);
+      const ended = outcomeWords(data.outcomes, custom);
+      if (ended !== undefined) sections.push(`ended: ${ended}`);
+      const failed = failureWords(data.failureCounts, custom);
+      if (failed !== undefined) sections.push(`failed: ${failed}`);
+      const slowest = slowestLines(data);
+      if (slowest !== "") sections.push(slowest);
+      return sections.join("\n\n");
+    },
+  );
 }
 
 /** The slowest journeys by total time and, when the data has them, by their longest visit to the measured state. */
