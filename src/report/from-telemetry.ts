@@ -58,6 +58,8 @@ export interface ReportFromTelemetryOptions {
    * only) the state whose time matches the execute ledgers'.
    */
   state?: string;
+  /** What the inputs were, for the page's description; default "N files". */
+  inputs?: string;
 }
 
 function roleOf(point: MetricPoint): Role {
@@ -410,7 +412,7 @@ export function reportDataFromTelemetry(
     title: options.title ?? "taskjourney report",
     generatedAt: options.generatedAt ?? new Date().toISOString(),
     description:
-      `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
+      `${source}, ${options.inputs ?? `${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}`}` +
       `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
       `${unmeasured.length === 0 ? "" : `; no executing state found in the data for the ${unmeasured.join(" and ")} quantiles (give one with --state)`}`,
     prefixes: workerRows,
