@@ -140,9 +140,9 @@ export async function requestJson(
     );
   }
   if (!parsed) {
-    const start = terminalSafe(text.trimStart().slice(0, 80));
+    const start = terminalSafe(JSON.stringify(text.trimStart().slice(0, 80)));
     throw new BackendError(
-      `${where}: the answer is not JSON (${contentType === "" ? "no content type" : contentType}, beginning ${JSON.stringify(start)}): is the URL ${what}'s API?`,
+      `${where}: the answer is not JSON (${contentType === "" ? "no content type" : terminalSafe(contentType)}, beginning ${start}): is the URL ${what}'s API?`,
     );
   }
   return body;
