@@ -74,6 +74,40 @@ async function servicesOf(query: JaegerQuery, warnings: string[]): Promise<strin
   return sorted;
 }
 
+/** The attribute where Jaeger notes what it changed in a span as it stored it. */
+const WARNINGS = "@jaeger@warnings";
+const SANITIZED_END =
+  /^Negative duration detected, sanitizing end timestamp\. Original end timestamp: (\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,9}))? ([+-]\d\d)(\d\d)\b/;
+
+/** A Go time as Jaeger writes it ("2026-12-05 14:08:30.895042896 +0000 UTC") in epoch nanoseconds. */
+function goTimeNanos(match: RegExpExecArray): bigint | undefined {
+  const [, date, time, fraction = "", hours, minutes] = match;
+  const ms = Date.parse(`${date}T${time}${hours}:${minutes}`);
+  if (!Number.isFinite(ms)) return undefined;
+  return BigInt(ms) * 1_000_000n + BigInt(fraction.padEnd(9, "0"));
+}
+
+/**
+ * A span as it was exported: Jaeger (v2) stores a span that ends where it begins — taskjourney's
+ * zero-length state visits, a task ready the moment it became so — with its end moved 1 ns later
+ * and a warning saying so in `@jaeger@warnings`; the end written there is put back, and the
+ * warning taken away, so that such a span reads as it does from the files (0 s, not 0.0 µs).
+ */
+function unsanitized(span: DecodedSpan): DecodedSpan {
+  const warnings = span.attributes[WARNINGS];
+  if (!Array.isArray(warnings)) return span;
+  const kept = warnings.filter((warning) => {
+    const match = typeof warning === "string" ? SANITIZED_END.exec(warning) : null;
+    const end = match === null ? undefined : goTimeNanos(match);
+    if (end === undefined) return true;
+    span.endNanos = end;
+    return false;
+  });
+  if (kept.length === 0) delete span.attributes[WARNINGS];
+  else span.attributes[WARNINGS] = kept;
+  return span;
+}
+
 /** The spans of an api_v3 answer (`{"result": TracesData}`). */
 function decodeAnswer(body: unknown, url: string): DecodedSpan[] {
   const result = record(record(body)?.result);
@@ -81,7 +115,7 @@ function decodeAnswer(body: unknown, url: string): DecodedSpan[] {
     throw new BackendError(
       `${WHAT} at ${url}: expected an api_v3 answer {"result": {"resourceSpans": …}}, got ${JSON.stringify(body).slice(0, 200)}`,
     );
-  return decodeTraceRequest(result);
+  return decodeTraceRequest(result).map(unsanitized);
 }
 
 /**

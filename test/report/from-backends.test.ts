@@ -234,6 +234,101 @@ describe("reading Jaeger and Prometheus as their query APIs answer", () => {
   });
 });
 
+describe("spans as Jaeger v2 stores them", () => {
+  it("a span that ends where it begins, stored 1 ns long with a warning, reads as exported: 0 s, the warning gone", async () => {
+    // As Jaeger v1.76 answered for a task ready the moment it became so (its negative-duration sanitizer).
+    const span = (
+      name: string,
+      id: string,
+      parent: string,
+      start: string,
+      end: string,
+      attributes: unknown[] = [],
+    ) => ({
+      traceId: "4fa88dae26bb233b5e8c066ff3862917",
+      spanId: id,
+      parentSpanId: parent,
+      name,
+      kind: 1,
+      startTimeUnixNano: start,
+      endTimeUnixNano: end,
+      attributes,
+      status: {},
+    });
+    const warning = {
+      key: "@jaeger@warnings",
+      value: {
+        arrayValue: {
+          values: [
+            {
+              stringValue:
+                "Negative duration detected, sanitizing end timestamp. Original end timestamp: 2026-12-05 14:08:30.895042896 +0000 UTC, adjusted to: 2026-12-05 14:08:30.895042897 +0000 UTC",
+            },
+          ],
+        },
+      },
+    };
+    const answer = {
+      result: {
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: "taskjourney.role", value: { stringValue: "worker" } }] },
+            scopeSpans: [
+              {
+                scope: { name: "taskjourney" },
+                spans: [
+                  span("task load", "aaaaaaaaaaaaaaa1", "", "1796479710770042896", "1796479712145042896", [
+                    { key: "task.key", value: { stringValue: "load-4" } },
+                    { key: "task.prefix", value: { stringValue: "load" } },
+                  ]),
+                  span("waiting", "aaaaaaaaaaaaaaa2", "aaaaaaaaaaaaaaa1", "1796479710770042896", "1796479710895042896"),
+                  span("ready", "aaaaaaaaaaaaaaa3", "aaaaaaaaaaaaaaa1", "1796479710895042896", "1796479710895042897", [
+                    warning,
+                  ]),
+                  span(
+                    "executing",
+                    "aaaaaaaaaaaaaaa4",
+                    "aaaaaaaaaaaaaaa1",
+                    "1796479710895042896",
+                    "1796479712145042896",
+                  ),
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    };
+    const jaeger = await serve((_request, url, _body, response) => {
+      if (url.pathname === "/api/traces")
+        return json(response, 200, '{"data":[{"traceID":"4fa88dae26bb233b5e8c066ff3862917"}]}');
+      if (url.pathname.startsWith("/api/v3/traces")) return json(response, 200, JSON.stringify(answer));
+      json(response, 404, fixture("jaeger-v3-none.json"));
+    });
+    const read = await readBackends({
+      jaeger,
+      service: "s",
+      sinceMs: 3_600_000,
+      limit: 10,
+      timeoutMs: 10_000,
+      maxBytes: 1 << 20,
+    });
+    const ready = read.spans.find((s) => s.name === "ready")!;
+    expect(ready.endNanos).toBe(ready.startNanos);
+    expect(ready.attributes["@jaeger@warnings"]).toBeUndefined();
+    const result = await cli("explain", "load-4", "--jaeger", jaeger, "--service", "s");
+    expect(result.stdout).toBe(
+      [
+        "load-4 spent 1.4 s (not ended)",
+        "├─ waiting    125.0 ms",
+        "├─ ready           0 s",
+        "└─ executing     1.3 s",
+        "",
+      ].join("\n"),
+    );
+  });
+});
+
 describe("a native histogram's buckets as the query API writes them, back into OTel's exponential buckets", () => {
   it("gives the scale, the OTel indexes and the zero bucket the histogram had", () => {
     // OTel scale 3, buckets 5..7 (base^5, base^8] with counts 1, 0, 2, and 4 zeros: Prometheus indexes 6..8.
