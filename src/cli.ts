@@ -75,7 +75,7 @@ Backends (instead of files, or beside them):
   --limit <n>         the most traces read from Jaeger (default ${DEFAULT_LIMIT.report} for report, ${DEFAULT_LIMIT.explain} for explain)
   --timeout <s>       the seconds one request may take, its whole answer read (default ${DEFAULT_TIMEOUT_MS / 1000})
 
-Exit status: 0 done, 1 bad or missing data (file, key), 2 bad usage.
+Exit status: 0 done, 1 bad or missing data (file, backend, key), 2 bad usage.
 `;
 
 /** A mistake in the command line: exit code 2. */
