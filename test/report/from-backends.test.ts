@@ -329,6 +329,113 @@ describe("spans as Jaeger v2 stores them", () => {
   });
 });
 
+describe("duration histograms as other Prometheus versions and exporters keep them", () => {
+  const labels = {
+    service_name: "s",
+    service_instance_id: "w1",
+    taskjourney_role: "worker",
+    task_prefix: "inc",
+    task_state: "executing",
+  };
+  const vector = (result: unknown[]) => JSON.stringify({ status: "success", data: { resultType: "vector", result } });
+  /** A Prometheus answering `answers[query]`, an empty vector to any other query. */
+  const fake = (answers: Record<string, string>) =>
+    serve((_request, _url, body, response) =>
+      json(response, 200, answers[new URLSearchParams(body).get("query") ?? ""] ?? vector([])),
+    );
+  const timeCounter = vector([
+    { metric: { ...labels, __name__: "task_state_time_seconds_total" }, value: [100, "4.5"] },
+  ]);
+
+  it("Prometheus 3's last_over_time of a native histogram is the histogram: no window of samples is read", async () => {
+    const prometheus = await fake({
+      'last_over_time(task_state_time_seconds_total{service_name="s"}[60s])': timeCounter,
+      'last_over_time(task_state_duration_seconds{service_name="s"}[60s])': vector([
+        {
+          metric: labels,
+          histogram: [
+            100,
+            {
+              count: "2",
+              sum: "3.75",
+              buckets: [
+                [0, "1.4969554117672352", "1.5010140696264251", "1"],
+                [0, "2.2469511346660394", "2.2530432372164837", "1"],
+              ],
+            },
+          ],
+        },
+      ]),
+    });
+    const read = await readBackends({
+      prometheus,
+      service: "s",
+      sinceMs: 60_000,
+      limit: 1,
+      timeoutMs: 10_000,
+      maxBytes: 1 << 20,
+    });
+    expect(requests.filter((line) => line.includes("task_state_duration"))).toHaveLength(1);
+    const [point] = read.metrics.filter((p) => p.exponential !== undefined);
+    expect(point.exponential).toMatchObject({
+      count: 2,
+      sum: 3.75,
+      scale: 8,
+      offset: 149,
+      counts: [1, ...new Array<number>(149).fill(0), 1],
+    });
+    expect(histogramQuantile(point.exponential!, 0.5) / 1.5).toBeCloseTo(1, 2);
+    expect({ ...point.attributes }).toEqual({ "task.prefix": "inc", "task.state": "executing" });
+    expect({ ...point.resource }).toEqual({
+      "service.name": "s",
+      "service.instance.id": "w1",
+      "taskjourney.role": "worker",
+    });
+  });
+
+  it("a classic histogram (exported with explicit buckets): _bucket by le and _sum, into explicit buckets", async () => {
+    const bucket = (le: string, count: string) => ({
+      metric: { ...labels, __name__: "task_state_duration_seconds_bucket", le },
+      value: [100, count],
+    });
+    const prometheus = await fake({
+      'last_over_time(task_state_time_seconds_total{service_name="s"}[60s])': timeCounter,
+      'last_over_time(task_state_duration_seconds_bucket{service_name="s"}[60s])': vector([
+        bucket("+Inf", "3"),
+        bucket("1", "1"),
+        bucket("0.5", "1"),
+        bucket("2.5", "3"),
+      ]),
+      'last_over_time(task_state_duration_seconds_sum{service_name="s"}[60s])': vector([
+        { metric: { ...labels, __name__: "task_state_duration_seconds_sum" }, value: [100, "4.5"] },
+      ]),
+    });
+    const read = await readBackends({
+      prometheus,
+      service: "s",
+      sinceMs: 60_000,
+      limit: 1,
+      timeoutMs: 10_000,
+      maxBytes: 1 << 20,
+    });
+    const [point] = read.metrics.filter((p) => p.explicit !== undefined);
+    expect(point.explicit).toEqual({
+      count: 3,
+      sum: 4.5,
+      min: NaN,
+      max: NaN,
+      bounds: [0.5, 1, 2.5],
+      counts: [1, 0, 2, 0],
+    });
+    const data = reportDataFromTelemetry(
+      { spans: [], metrics: read.metrics, summaries: [], files: [] },
+      { generatedAt: "x" },
+    );
+    // Rank 2 of 3 in (1, 2.5], which holds 2: 1 + 1.5 × 1/2.
+    expect(data.prefixes[0]).toMatchObject({ prefix: "inc", count: 3, p50: 1.75, stateSeconds: { executing: 4.5 } });
+  });
+});
+
 describe("a native histogram's buckets as the query API writes them, back into OTel's exponential buckets", () => {
   it("gives the scale, the OTel indexes and the zero bucket the histogram had", () => {
     // OTel scale 3, buckets 5..7 (base^5, base^8] with counts 1, 0, 2, and 4 zeros: Prometheus indexes 6..8.
