@@ -73,7 +73,8 @@ Backends (instead of files, or beside them):
   --since <time>      traces begun, series sampled, within this long before now: 90s, 30m, 1h
                       (default), 2d
   --limit <n>         the most traces read from Jaeger (default ${DEFAULT_LIMIT.report} for report, ${DEFAULT_LIMIT.explain} for explain)
-  --timeout <s>       the seconds one request may take, its whole answer read (default ${DEFAULT_TIMEOUT_MS / 1000})
+  --timeout <s>       the seconds one request may take, its whole answer read (default ${DEFAULT_TIMEOUT_MS / 1000});
+                      all requests together, 10 times that
 
 Exit status: 0 done, 1 bad or missing data (file, backend, key), 2 bad usage.
 `;

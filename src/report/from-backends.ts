@@ -1,4 +1,4 @@
-import type { RequestBounds } from "./http-json.js";
+import { DEADLINE_TIMEOUTS, type RequestBounds } from "./http-json.js";
 import { readJaegerSpans } from "./jaeger.js";
 import type { DecodedSpan } from "./otlp-json.js";
 import type { MetricPoint } from "./otlp-metrics.js";
@@ -22,6 +22,8 @@ export interface BackendsQuery extends RequestBounds {
   /** Only the traces of this task key (explain). */
   key?: string;
   now?: number;
+  /** Epoch milliseconds by which all requests must be done; default 10 × timeoutMs from now. */
+  deadline?: number;
 }
 
 export interface BackendsData {
@@ -32,11 +34,19 @@ export interface BackendsData {
   warnings: string[];
 }
 
-/** Reads the backends given (one after the other: each request bounded, one at a time). */
+/**
+ * Reads the backends given, one request at a time: each within `timeoutMs` and `maxBytes`, all
+ * of them within 10 × `timeoutMs` (or by `deadline`).
+ */
 export async function readBackends(query: BackendsQuery): Promise<BackendsData> {
   const now = query.now ?? Date.now();
   const result: BackendsData = { spans: [], metrics: [], sources: [], warnings: [] };
-  const bounds = { timeoutMs: query.timeoutMs, maxBytes: query.maxBytes };
+  // All requests together within DEADLINE_TIMEOUTS timeouts: each is bounded, and so is their sum.
+  const bounds = {
+    timeoutMs: query.timeoutMs,
+    maxBytes: query.maxBytes,
+    deadline: query.deadline ?? Date.now() + DEADLINE_TIMEOUTS * query.timeoutMs,
+  };
   if (query.jaeger !== undefined) {
     const read = await readJaegerSpans({
       ...bounds,

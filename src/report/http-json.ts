@@ -18,7 +18,15 @@ export interface RequestBounds {
   timeoutMs: number;
   /** Bytes of the answer read at most; a longer one is refused. */
   maxBytes: number;
+  /**
+   * Epoch milliseconds by which every request of one command must be done (a request's own
+   * timeout is cut to what is left), so that many requests cannot add up to a hang.
+   */
+  deadline?: number;
 }
+
+/** The whole of a command's requests may take this many times one request's timeout. */
+export const DEADLINE_TIMEOUTS = 10;
 
 /** Default bounds of one request: 30 s and 64 MiB. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -64,10 +72,13 @@ function bytes(count: number): string {
 }
 
 /** Why fetch() failed, in words: connection refused, no such host, timed out. */
-function failure(error: unknown, timeoutMs: number): string {
+function failure(error: unknown, timeoutMs: number, cut: boolean): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const name = (error as { name?: string }).name;
-  if (name === "TimeoutError") return `no whole answer within ${timeoutMs / 1000} s (the --timeout)`;
+  if (name === "TimeoutError")
+    return cut
+      ? `no whole answer by the end of the time all requests may take (${DEADLINE_TIMEOUTS} × the --timeout of ${timeoutMs / 1000} s; ask for less: --service, --limit)`
+      : `no whole answer within ${timeoutMs / 1000} s (the --timeout)`;
   switch (cause?.code) {
     case "ECONNREFUSED":
       return "connection refused (is it running, on that port?)";
@@ -98,7 +109,9 @@ export async function requestJson(
   form?: Record<string, string>,
 ): Promise<unknown> {
   const where = `${what} at ${url}`;
-  const signal = AbortSignal.timeout(bounds.timeoutMs);
+  const left = bounds.deadline === undefined ? Number.POSITIVE_INFINITY : bounds.deadline - Date.now();
+  const cut = left < bounds.timeoutMs;
+  const signal = AbortSignal.timeout(Math.max(1, Math.min(bounds.timeoutMs, left)));
   let text: string;
   let status: number;
   let contentType: string;
@@ -122,7 +135,7 @@ export async function requestJson(
     text = await readCapped(response, bounds.maxBytes, where);
   } catch (error) {
     if (error instanceof BackendError) throw error;
-    throw new BackendError(`${where}: ${failure(error, bounds.timeoutMs)}`);
+    throw new BackendError(`${where}: ${failure(error, bounds.timeoutMs, cut)}`);
   }
   let body: unknown;
   let parsed = true;

@@ -496,6 +496,26 @@ describe("a backend that cannot answer as its API does: an error naming the URL 
     );
   });
 
+  it("many requests, each within its timeout, cannot add up to a hang: all of them end by one deadline", async () => {
+    // Five services, each answering after 150 ms: the 400 ms left for all of them cut the third.
+    const slow = await serve((_request, url, _body, response) => {
+      if (url.pathname === "/api/v3/services") return json(response, 200, '{"services":["a","b","c","d","e"]}');
+      setTimeout(() => json(response, 404, fixture("jaeger-v3-none.json")), 150);
+    });
+    const reading = readBackends({
+      jaeger: slow,
+      sinceMs: 60_000,
+      limit: 10,
+      timeoutMs: 10_000,
+      maxBytes: 1 << 20,
+      deadline: Date.now() + 400,
+    });
+    await expect(reading).rejects.toThrow(
+      "no whole answer by the end of the time all requests may take (10 × the --timeout of 10 s; ask for less: --service, --limit)",
+    );
+    expect(requests.filter((line) => line.startsWith("GET /api/v3/traces")).length).toBeLessThan(5);
+  });
+
   it("an answer larger than the cap, with or without its length declared", async () => {
     const declared = await serve((_request, _url, _body, response) =>
       response
