@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `taskjourney` command: explain a task from trace files, render the HTML report.
- * Exit codes: 0 done, 1 bad data (file missing, unreadable, too large or malformed, key not
- * found), 2 bad usage. Everything printed that comes from a file is terminal-safe.
+ * The `taskjourney` command: explain a task from trace files or Jaeger, render the HTML report
+ * from files or Jaeger and Prometheus. Exit codes: 0 done, 1 bad data (file missing,
+ * unreadable, too large or malformed, a backend that cannot be asked or answers amiss, key not
+ * found), 2 bad usage. Everything printed that comes from a file or a backend is terminal-safe.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -18,16 +19,24 @@ import {
   SpanIndex,
 } from "./report.js";
 import { keysInSpans } from "./report/from-trace.js";
+import type { DecodedSpan } from "./report/otlp-json.js";
 import { loadEcharts } from "./report/html.js";
 import { DEFAULT_MAX_BYTES } from "./report/input-files.js";
 import { readTelemetryFiles, type TelemetryFiles } from "./report/inputs.js";
+import { readBackends } from "./report/from-backends.js";
+import { checkBaseUrl, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_TIMEOUT_MS } from "./report/http-json.js";
 import { terminalSafe, terminalSafeLines } from "./report/terminal.js";
+
+/** The most traces read from Jaeger by default: a report's slowest and failed journeys, a key's journeys. */
+const DEFAULT_LIMIT = { report: 1000, explain: 20 } as const;
 
 export const USAGE = `taskjourney ${VERSION}: where every task's time goes
 
 Usage:
   taskjourney explain <key> [--from] <file or directory>... [--json] [--all] [--max-bytes <n>]
+  taskjourney explain <key> --jaeger <url> [--service <name>] [--since <time>] [--limit <n>] [--json] [--all]
   taskjourney report [--from] <file or directory>... [--out <report.html>] [--title <text>] [--state <name>] [--max-bytes <n>]
+  taskjourney report --jaeger <url> --prometheus <url> [--service <name>] [--since <time>] [--limit <n>] [--out …]
   taskjourney --help | --version
 
 Inputs (--from, repeatable, or as arguments: after the key for explain): OTLP/JSON files, one
@@ -53,9 +62,21 @@ Commands:
                               show (default: Dask's executing / processing, else
                               the state the exported journeys end from, which is
                               a state machine's executing state)
-  Both:       --max-bytes <n> refuse an input file larger than n bytes (default ${DEFAULT_MAX_BYTES}, 512 MiB)
+  Both:       --max-bytes <n> refuse an input file larger than n bytes (default ${DEFAULT_MAX_BYTES}, 512 MiB),
+                              or a backend's answer (default ${DEFAULT_MAX_ANSWER_BYTES}, 64 MiB)
 
-Exit status: 0 done, 1 bad or missing data (file, key), 2 bad usage.
+Backends (instead of files, or beside them):
+  --jaeger <url>      spans from Jaeger's query API (its UI's address, e.g. http://localhost:16686)
+  --prometheus <url>  metrics from Prometheus' HTTP API (e.g. http://localhost:9090): the latest
+                      sample of each series in the window, its total since its process started
+  --service <name>    only this service.name (default: every service Jaeger lists, every series)
+  --since <time>      traces begun, series sampled, within this long before now: 90s, 30m, 1h
+                      (default), 2d
+  --limit <n>         the most traces read from Jaeger (default ${DEFAULT_LIMIT.report} for report, ${DEFAULT_LIMIT.explain} for explain)
+  --timeout <s>       the seconds one request may take, its whole answer read (default ${DEFAULT_TIMEOUT_MS / 1000});
+                      all requests together, 10 times that
+
+Exit status: 0 done, 1 bad or missing data (file, backend, key), 2 bad usage.
 `;
 
 /** A mistake in the command line: exit code 2. */
@@ -69,10 +90,10 @@ interface Io {
 }
 
 /** Runs the command line `argv` (without node and script); returns the exit code. */
-export function main(
+export async function main(
   argv: readonly string[],
   io: Io = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
-): number {
+): Promise<number> {
   try {
     const [command, ...rest] = argv;
     switch (command) {
@@ -90,9 +111,9 @@ export function main(
         io.out(`${VERSION}\n`);
         return 0;
       case "explain":
-        return explain(rest, io);
+        return await explain(rest, io);
       case "report":
-        return report(rest, io);
+        return await report(rest, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -114,7 +135,92 @@ const COMMON = {
   help: { type: "boolean", short: "h" },
   from: { type: "string", multiple: true },
   "max-bytes": { type: "string" },
+  jaeger: { type: "string" },
+  prometheus: { type: "string" },
+  service: { type: "string" },
+  since: { type: "string" },
+  limit: { type: "string" },
+  timeout: { type: "string" },
 } as const;
+
+/** The window of traces and series read by default. */
+const DEFAULT_SINCE = "1h";
+/** The longest --since: 400 days. */
+const MAX_SINCE_MS = 400 * 24 * 3600 * 1000;
+
+type CommonValues = {
+  [K in keyof typeof COMMON]?: (typeof COMMON)[K] extends { multiple: true }
+    ? string[]
+    : K extends "help"
+      ? boolean
+      : string;
+};
+
+function positiveInteger(option: string, value: string, max = Number.MAX_SAFE_INTEGER): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number <= 0 || number > max)
+    throw new UsageError(`${option} takes a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+  return number;
+}
+
+/** "90s", "30m", "1h", "2d" in milliseconds. */
+function duration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(value.trim());
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const ms = match === null ? Number.NaN : Number(match[1]) * unit[match[2] as keyof typeof unit];
+  if (!(ms >= 1000 && ms <= MAX_SINCE_MS))
+    throw new UsageError(
+      `--since takes a time from 1s to 400d such as 90s, 30m, 1h or 2d, got ${JSON.stringify(value)}`,
+    );
+  return ms;
+}
+
+function baseUrl(option: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return checkBaseUrl(option, value);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The backends named on the command line, their options checked; undefined when none is. */
+function backendsOf(values: CommonValues, command: keyof typeof DEFAULT_LIMIT) {
+  const jaeger = baseUrl("--jaeger", values.jaeger);
+  const prometheus = command === "report" ? baseUrl("--prometheus", values.prometheus) : undefined;
+  if (command === "explain" && values.prometheus !== undefined)
+    throw new UsageError("explain reads spans: --jaeger <url>, not --prometheus");
+  if (jaeger === undefined && prometheus === undefined) {
+    for (const option of ["service", "since", "limit", "timeout"] as const)
+      if (values[option] !== undefined)
+        throw new UsageError(`--${option} is for --jaeger or --prometheus, and neither is given`);
+    return undefined;
+  }
+  if (values.service !== undefined && values.service.trim() === "")
+    throw new UsageError("--service takes a service.name, e.g. --service my-scheduler");
+  return {
+    jaeger,
+    prometheus,
+    service: values.service,
+    sinceMs: duration(values.since ?? DEFAULT_SINCE),
+    limit: values.limit === undefined ? DEFAULT_LIMIT[command] : positiveInteger("--limit", values.limit, 100_000),
+    timeoutMs:
+      values.timeout === undefined ? DEFAULT_TIMEOUT_MS : positiveInteger("--timeout", values.timeout, 3600) * 1000,
+    maxBytes: values["max-bytes"] === undefined ? DEFAULT_MAX_ANSWER_BYTES : maxBytes(values["max-bytes"]),
+  };
+}
+
+/** Reads the backends, any problem a data error; what may be missing is warned of. */
+async function readFromBackends(query: Parameters<typeof readBackends>[0], io: Io) {
+  let read;
+  try {
+    read = await readBackends(query);
+  } catch (error) {
+    throw new DataError(error instanceof Error ? error.message : String(error));
+  }
+  for (const warning of read.warnings) io.err(`taskjourney: warning: ${terminalSafe(warning)}\n`);
+  return read;
+}
 
 function maxBytes(value: string | undefined): number {
   if (value === undefined) return DEFAULT_MAX_BYTES;
@@ -137,7 +243,7 @@ function read(inputs: readonly string[], options: { maxBytes: number; metrics: b
   return telemetry;
 }
 
-function explain(args: readonly string[], io: Io): number {
+async function explain(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     options: { ...COMMON, json: { type: "boolean" }, all: { type: "boolean" } },
@@ -152,11 +258,23 @@ function explain(args: readonly string[], io: Io): number {
   if (positionals.length === 0) throw new UsageError("explain needs a key: taskjourney explain <key> --from <file>");
   // One key, first; what follows it are inputs, as report takes them (`explain inc-1 ./otlp`).
   const inputs = [...(values.from ?? []), ...positionals.slice(1)].filter((input) => input !== "");
-  if (inputs.length === 0)
-    throw new UsageError("explain needs --from <file>, the OTLP/JSON trace files or their directory");
+  const backends = backendsOf(values, "explain");
+  if (inputs.length === 0 && backends === undefined)
+    throw new UsageError(
+      "explain needs --from <file>, the OTLP/JSON trace files or their directory, or --jaeger <url>",
+    );
   const key = positionals[0];
-  const telemetry = read(inputs, { maxBytes: limit, metrics: false }, io);
-  const where = telemetry.files.length === 1 ? telemetry.files[0] : `${telemetry.files.length} files`;
+  const telemetry =
+    inputs.length === 0
+      ? { files: [] as string[], spans: [] as DecodedSpan[] }
+      : read(inputs, { maxBytes: limit, metrics: false }, io);
+  const sources: string[] = [...telemetry.files];
+  if (backends !== undefined) {
+    const fromBackends = await readFromBackends({ ...backends, key }, io);
+    telemetry.spans.push(...fromBackends.spans);
+    sources.push(...fromBackends.sources);
+  }
+  const where = sources.length === 1 ? sources[0] : `${sources.length} ${backends === undefined ? "files" : "inputs"}`;
   let index: SpanIndex;
   try {
     index = new SpanIndex(telemetry.spans);
@@ -169,11 +287,18 @@ function explain(args: readonly string[], io: Io): number {
       : [breakdownFromSpans(index, key)].filter((b) => b !== undefined);
   if (breakdowns.length === 0) {
     const { keys, total } = keysInSpans(index, 10);
+    const holds = `hold${sources.length === 1 ? "s" : ""}`;
     if (index.spans.length === 0)
-      throw new DataError(`${where} hold${telemetry.files.length === 1 ? "s" : ""} no spans`);
+      throw new DataError(
+        backends?.jaeger !== undefined && inputs.length === 0
+          ? `no trace holds task.key ${JSON.stringify(key)} in ${where}, begun in the last ${values.since ?? DEFAULT_SINCE}. ` +
+              "Only journeys that became spans are there: sampled ones (sampling.ratio, 1% of keys by default), slow ones and failed ones " +
+              "(and those a Collector's tail sampling kept); an older one needs a longer --since"
+          : `${where} ${holds} no spans`,
+      );
     if (total === 0)
       throw new DataError(
-        `${where} hold${telemetry.files.length === 1 ? "s" : ""} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`,
+        `${where} ${holds} ${index.spans.length} spans but no taskjourney task span (a "task <prefix>" span with task.key)`,
       );
     const listed = keys.map((found) => JSON.stringify(found)).join(", ");
     throw new DataError(
@@ -206,7 +331,7 @@ function jsonSafe(json: string): string {
   );
 }
 
-function report(args: readonly string[], io: Io): number {
+async function report(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
     options: { ...COMMON, out: { type: "string", short: "o" }, title: { type: "string" }, state: { type: "string" } },
@@ -219,18 +344,35 @@ function report(args: readonly string[], io: Io): number {
   }
   const limit = maxBytes(values["max-bytes"]);
   const inputs = [...(values.from ?? []), ...positionals].filter((input) => input !== "");
-  if (inputs.length === 0)
-    throw new UsageError("report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json");
+  const backends = backendsOf(values, "report");
+  if (inputs.length === 0 && backends === undefined)
+    throw new UsageError(
+      "report needs --from <files or directories>: OTLP/JSON traces and metrics, or a summary.json; or --jaeger <url> and --prometheus <url>",
+    );
   if (values.state !== undefined && values.state.trim() === "")
     throw new UsageError("--state takes a state's name, e.g. --state active");
-  const telemetry = read(inputs, { maxBytes: limit, metrics: true }, io);
+  const telemetry: TelemetryFiles =
+    inputs.length === 0
+      ? { files: [], spans: [], metrics: [], summaries: [], unused: [], skipped: [], duplicates: [] }
+      : read(inputs, { maxBytes: limit, metrics: true }, io);
+  let described: string | undefined;
+  if (backends !== undefined) {
+    const fromBackends = await readFromBackends(backends, io);
+    telemetry.spans.push(...fromBackends.spans);
+    telemetry.metrics.push(...fromBackends.metrics);
+    telemetry.files.push(...fromBackends.sources);
+    const files = telemetry.files.length - fromBackends.sources.length;
+    described = [...(files === 0 ? [] : [`${files} file${files === 1 ? "" : "s"}`]), ...fromBackends.sources].join(
+      ", ",
+    );
+  }
   let data;
   try {
-    data = reportDataFromTelemetry(telemetry, { title: values.title, state: values.state });
+    data = reportDataFromTelemetry(telemetry, { title: values.title, state: values.state, inputs: described });
   } catch (error) {
     throw new DataError((error as Error).message);
   }
-  const out = values.out ?? defaultOut(inputs[0], telemetry);
+  const out = values.out ?? (inputs.length === 0 ? "report.html" : defaultOut(inputs[0], telemetry));
   if (loadEcharts() === null)
     io.err(
       "taskjourney: warning: ECharts is missing from this installation, so the report has its tables and trees but no charts\n",
@@ -269,4 +411,4 @@ function invokedDirectly(): boolean {
   }
 }
 
-if (invokedDirectly()) process.exitCode = main(process.argv.slice(2));
+if (invokedDirectly()) process.exitCode = await main(process.argv.slice(2));

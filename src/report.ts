@@ -7,6 +7,7 @@ export { breakdownFromSpans, breakdownsFromSpans, SpanIndex } from "./report/fro
 export { decodeOtlpJson, readOtlpJsonFile } from "./report/otlp-json.js";
 export { renderHtmlReport, reportDataFrom } from "./report/html.js";
 export { readTelemetryFiles } from "./report/inputs.js";
+export { readBackends } from "./report/from-backends.js";
 export { reportDataFromTelemetry } from "./report/from-telemetry.js";
 export { formatPrefixTable, formatActivityTable } from "./report/table.js";
 export { formatReportTables } from "./report/text.js";
@@ -16,6 +17,7 @@ export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace
 export type { DecodedSpan } from "./report/otlp-json.js";
 export type { ReportData, ReportFailure, RenderOptions } from "./report/html.js";
 export type { TelemetryFiles, ReadTelemetryOptions } from "./report/inputs.js";
+export type { BackendsQuery, BackendsData } from "./report/from-backends.js";
 export type { ReportFromTelemetryOptions } from "./report/from-telemetry.js";
 export type { MetricPoint } from "./report/otlp-metrics.js";
 export type { PrefixRow, PrefixTableOptions, ActivityTableOptions } from "./report/table.js";

@@ -36,7 +36,7 @@ interface Run {
 async function run(...args: string[]): Promise<Run> {
   let stdout = "";
   let stderr = "";
-  const code = main(args, {
+  const code = await main(args, {
     out: (text) => {
       stdout += text;
     },

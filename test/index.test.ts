@@ -16,6 +16,7 @@ const REPORT_TOOLKIT = [
   "readOtlpJsonFile",
   "renderHtmlReport",
   "readTelemetryFiles",
+  "readBackends",
   "reportDataFrom",
   "reportDataFromTelemetry",
 ];

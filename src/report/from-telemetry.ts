@@ -70,6 +70,8 @@ export interface ReportFromTelemetryOptions {
    * only) the state whose time matches the execute ledgers'.
    */
   state?: string;
+  /** What the inputs were, for the page's description; default "N files". */
+  inputs?: string;
 }
 
 function roleOf(point: MetricPoint): Role {
@@ -462,7 +464,7 @@ export function reportDataFromTelemetry(
         title: options.title ?? "taskjourney report",
         generatedAt: options.generatedAt ?? new Date().toISOString(),
         description:
-          `${source}, ${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}` +
+          `${source}, ${options.inputs ?? `${telemetry.files.length} file${telemetry.files.length === 1 ? "" : "s"}`}` +
           `${dropped.length === 0 ? "" : `; taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`}` +
           `${unmeasured.length === 0 ? "" : `; no state to measure found in the data for the quantiles of ${unmeasured.map((role) => (role === "scheduler" ? "the tasks" : "the attempts")).join(" and ")} (give one with --state)`}`,
         prefixes: workerRows,

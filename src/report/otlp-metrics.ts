@@ -1,4 +1,9 @@
 import {
+  ATTR_DROPPED_REASON,
+  ATTR_TASK_ACTIVITY,
+  ATTR_TASK_PREFIX,
+  ATTR_TASK_STATE,
+  RESOURCE_ROLE,
   METRIC_ACTIVE,
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
@@ -31,6 +36,39 @@ const READ: ReadonlySet<string> = new Set([
   METRIC_TRANSITIONS,
   METRIC_DROPPED,
 ]);
+
+/**
+ * The same metrics as Prometheus names them (collector/README.md, "Metric names in Prometheus":
+ * the Collector's `UnderscoreEscapingWithSuffixes`), for reading them back from Prometheus.
+ * `task.state.duration` is a native histogram there, or, exported with `histogram: "explicit"`,
+ * a classic one (`_bucket`, `_sum`, `_count`). `task.active` (unit `{task}`, no suffix) tells
+ * the report which states are live, hence which are the ends ("How they ended").
+ */
+export const PROMETHEUS_NAMES: ReadonlyArray<{ metric: string; name: string; histogram?: true }> = [
+  { metric: METRIC_ACTIVE, name: "task_active" },
+  { metric: METRIC_STATE_TIME, name: "task_state_time_seconds_total" },
+  { metric: METRIC_STATE_DURATION, name: "task_state_duration_seconds", histogram: true },
+  { metric: METRIC_EXECUTE_TIME, name: "task_execute_time_seconds_total" },
+  { metric: METRIC_GATHER_TIME, name: "task_gather_time_seconds_total" },
+  { metric: METRIC_WAIT_TIME, name: "task_wait_time_seconds_total" },
+  { metric: METRIC_TRANSITIONS, name: "task_transitions_total" },
+  { metric: METRIC_DROPPED, name: "taskjourney_dropped_total" },
+];
+
+/** The Prometheus labels of the metrics' own attributes, by the attribute each stands for. */
+export const PROMETHEUS_ATTRIBUTE_LABELS: Readonly<Record<string, string>> = {
+  task_prefix: ATTR_TASK_PREFIX,
+  task_state: ATTR_TASK_STATE,
+  task_activity: ATTR_TASK_ACTIVITY,
+  reason: ATTR_DROPPED_REASON,
+};
+
+/** Resource attributes the report reads, by their Prometheus label (`resource_constant_labels`). */
+export const PROMETHEUS_RESOURCE_LABELS: Readonly<Record<string, string>> = {
+  taskjourney_role: RESOURCE_ROLE,
+  service_name: "service.name",
+  service_instance_id: "service.instance.id",
+};
 
 /** An exponential histogram data point's buckets (positive values only: durations). */
 export interface ExponentialBuckets {

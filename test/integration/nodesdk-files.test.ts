@@ -40,10 +40,10 @@ function runApp(cwd: string): Promise<{ code: number | null; stdout: string; std
 }
 
 /** The command line `args`, in process: its exit code and what it printed. */
-function cli(...args: string[]): { code: number; stdout: string; stderr: string } {
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = "";
   let stderr = "";
-  const code = main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
+  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
   return { code, stdout, stderr };
 }
 
@@ -78,10 +78,10 @@ describe("a NodeSDK app writing through taskjourney's file exporters, read by th
     }
   });
 
-  it("explain gives each job's explain() from the app", () => {
+  it("explain gives each job's explain() from the app", async () => {
     expect(Object.keys(explained).sort()).toEqual(JOBS.map((job) => job.key).sort());
     for (const job of JOBS) {
-      const result = cli("explain", job.key, otlp);
+      const result = await cli("explain", job.key, otlp);
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
       expect(result.stdout).toBe(`${formatBreakdown(explained[job.key])}\n`);
@@ -89,9 +89,9 @@ describe("a NodeSDK app writing through taskjourney's file exporters, read by th
     expect(formatBreakdown(explained["load-1"])).toContain("error: Error: bad row 7 in load-1");
   });
 
-  it("report shows the slowest job's explain(), the jobs counted from the metrics, the failed one and why", () => {
+  it("report shows the slowest job's explain(), the jobs counted from the metrics, the failed one and why", async () => {
     const out = path.join(cwd, "report.html");
-    const result = cli("report", otlp, "--out", out);
+    const result = await cli("report", otlp, "--out", out);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const page = fs.readFileSync(out, "utf8");

@@ -41,7 +41,7 @@ describe("the report in headless Chromium", () => {
       fs.mkdirSync(OUTPUT, { recursive: true });
       const page = path.join(OUTPUT, "report.html");
       const printed: string[] = [];
-      const code = main(
+      const code = await main(
         ["report", "--from", telemetryDir, "--out", page, "--title", "taskjourney report (browser test)"],
         { out: (text) => printed.push(text), err: (text) => printed.push(text) },
       );

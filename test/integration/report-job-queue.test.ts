@@ -185,14 +185,14 @@ describe("the report of a job queue with its own state machine", () => {
     expect(data.schedulerStates).toEqual(["waiting-children", "waiting", "delayed", "active"]);
   });
 
-  it("--state names the measured state; one the data does not have is an error naming those it has", () => {
+  it("--state names the measured state; one the data does not have is an error naming those it has", async () => {
     const telemetryDir = path.join(directory, "ratio-1");
     const data = reportDataFromTelemetry(readTelemetryFiles([telemetryDir], { metrics: true }), { state: "waiting" });
     // The workers have no waiting state: they keep the one found in the data.
     expect([data.durationOf, data.schedulerDurationOf]).toEqual(["active", "waiting"]);
     expect(counts(data.schedulerPrefixes!)).toEqual({ fetch: 3, merge: 1, flaky: 2, broken: 1 });
     const printed: string[] = [];
-    const code = main(
+    const code = await main(
       ["report", "--from", telemetryDir, "--state", "executing", "--out", path.join(directory, "unused.html")],
       { out: (text) => printed.push(text), err: (text) => printed.push(text) },
     );
@@ -202,7 +202,7 @@ describe("the report of a job queue with its own state machine", () => {
     );
     printed.length = 0;
     expect(
-      main(["report", "--from", telemetryDir, "--state", " "], {
+      await main(["report", "--from", telemetryDir, "--state", " "], {
         out: (text) => printed.push(text),
         err: (text) => printed.push(text),
       }),
@@ -218,7 +218,7 @@ describe("the report of a job queue with its own state machine", () => {
       fs.mkdirSync(OUTPUT, { recursive: true });
       const page = path.join(OUTPUT, "report.html");
       const printed: string[] = [];
-      const code = main(["report", "--from", telemetryDir, "--out", page, "--title", "job queue"], {
+      const code = await main(["report", "--from", telemetryDir, "--out", page, "--title", "job queue"], {
         out: (text) => printed.push(text),
         err: (text) => printed.push(text),
       });

@@ -1,0 +1,226 @@
+/**
+ * `taskjourney explain` and `report` reading the backends users run: a NodeSDK app
+ * (test/fixtures/backends-app.ts), two processes of it, exports the same journeys over OTLP to the
+ * real Collector (and from it to Jaeger and, by remote write, Prometheus) and to OTLP/JSON files;
+ * then the command gives from `--jaeger` and `--prometheus` what it gives from the files:
+ * each key's tree, and the report's tables, breakdowns, counts, failures and slowest journeys.
+ *
+ * Exact but for what Prometheus' data model does not keep: a native histogram holds at most
+ * scale 8 and no min or max, so the report's quantiles are held to the files' histograms at
+ * that scale without min and max (src/report/prometheus.ts).
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "../../src/cli.js";
+import { formatBreakdown, type Breakdown } from "../../src/index.js";
+import { readBackends } from "../../src/report/from-backends.js";
+import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
+import { readTelemetryFiles } from "../../src/report/inputs.js";
+import type { ExponentialBuckets, MetricPoint } from "../../src/report/otlp-metrics.js";
+import { backendsEnv, pollUntil, promQuery } from "./helpers.js";
+
+const APP = fileURLToPath(new URL("../fixtures/backends-app.ts", import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+/** Its own service.name, so that nothing else in the backends (other tests, earlier runs) is read. */
+const SERVICE = `taskjourney-e2e-cli-${process.pid}-${Date.now()}`;
+const PROCESSES = [
+  ["queue-1", "0"],
+  ["queue-2", "100"],
+] as const;
+
+function runApp(
+  cwd: string,
+  args: readonly string[],
+  endpoint: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")),
+  );
+  Object.assign(env, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_SERVICE_NAME: SERVICE,
+    // Remote write keeps cumulative series only (the SDK's default), said aloud.
+    OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "cumulative",
+  });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", TSX, APP, ...args], {
+      env,
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
+  return { code, stdout, stderr };
+}
+
+/** A histogram as Prometheus keeps it: at most scale 8 (buckets merged, as a coarser scale's), no min or max. */
+function asPrometheusKeepsIt(h: ExponentialBuckets): ExponentialBuckets {
+  const shift = Math.max(0, h.scale - 8);
+  const divisor = 2 ** shift;
+  const low = Math.floor(h.offset / divisor);
+  const counts: number[] = [];
+  h.counts.forEach((count, i) => {
+    const slot = Math.floor((h.offset + i) / divisor) - low;
+    counts[slot] = (counts[slot] ?? 0) + count;
+  });
+  return {
+    ...h,
+    scale: h.scale - shift,
+    offset: low,
+    counts: Array.from(counts, (count) => count ?? 0),
+    min: NaN,
+    max: NaN,
+  };
+}
+
+describe("explain and report from Jaeger and Prometheus give what they give from the files", () => {
+  let cwd: string;
+  let otlp: string;
+  let jaeger: string;
+  let prometheus: string;
+  const explained: Record<string, Breakdown> = {};
+
+  beforeAll(async () => {
+    const env = backendsEnv();
+    jaeger = env.JAEGER_QUERY_URL;
+    prometheus = env.PROMETHEUS_URL;
+    cwd = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-e2e-cli-"));
+    otlp = path.join(cwd, "otlp");
+    for (const args of PROCESSES) {
+      const result = await runApp(cwd, args, env.OTEL_EXPORTER_OTLP_ENDPOINT);
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      Object.assign(explained, JSON.parse(result.stdout) as Record<string, Breakdown>);
+    }
+    expect(Object.keys(explained)).toHaveLength(24);
+    // Every job's trace in Jaeger (after the Collector's tail-sampling wait), every series in Prometheus.
+    await pollUntil(
+      "every job's trace in Jaeger",
+      async () => {
+        const read = await readBackends({
+          jaeger,
+          service: SERVICE,
+          sinceMs: 3_600_000,
+          limit: 1000,
+          timeoutMs: 10_000,
+          maxBytes: 1 << 26,
+        });
+        return read.spans.filter((span) => span.name.startsWith("task ")).length === 24 ? true : undefined;
+      },
+      60_000,
+    );
+    const series = readTelemetryFiles([otlp]).metrics.filter((point) => point.metric === "task.state.time").length;
+    await pollUntil(
+      `the ${series} task.state.time series in Prometheus`,
+      async () =>
+        (await promQuery(prometheus, `last_over_time(task_state_time_seconds_total{service_name="${SERVICE}"}[1h])`))
+          .length === series
+          ? true
+          : undefined,
+      60_000,
+    );
+  }, 240_000);
+  afterAll(() => fs.rmSync(cwd, { recursive: true, force: true }));
+
+  it("explain <key> --jaeger prints each key's tree as from the files, and as the app's explain() gave it", async () => {
+    for (const key of Object.keys(explained)) {
+      const fromFiles = await cli("explain", key, otlp);
+      const fromJaeger = await cli("explain", key, "--jaeger", jaeger, "--service", SERVICE);
+      expect(fromJaeger.stderr, key).toBe("");
+      expect(fromJaeger.code, key).toBe(0);
+      expect(fromJaeger.stdout, key).toBe(fromFiles.stdout);
+      expect(fromJaeger.stdout, key).toBe(`${formatBreakdown(explained[key])}\n`);
+    }
+    // And without --service: Jaeger's services are listed and each searched (other services' load-4, from other
+    // runs against these backends, may be there too).
+    const all = await cli("explain", "load-4", "--jaeger", jaeger, "--all", "--json");
+    expect(all.code).toBe(0);
+    const everywhere = JSON.parse(all.stdout) as Breakdown[];
+    for (const breakdown of JSON.parse((await cli("explain", "load-4", otlp, "--all", "--json")).stdout) as Breakdown[])
+      expect(everywhere).toContainEqual(breakdown);
+  });
+
+  it("report --jaeger --prometheus: the same tables, breakdowns, counts, failures and slowest journeys as from the files", async () => {
+    const files = readTelemetryFiles([otlp]);
+    const backends = await readBackends({
+      jaeger,
+      prometheus,
+      service: SERVICE,
+      sinceMs: 3_600_000,
+      limit: 1000,
+      timeoutMs: 10_000,
+      maxBytes: 1 << 26,
+    });
+    expect(backends.warnings).toEqual([]);
+    const options = { generatedAt: "now", title: "t" };
+    const fromBackends = reportDataFromTelemetry(
+      { ...backends, summaries: [], files: backends.sources },
+      { ...options, inputs: backends.sources.join(", ") },
+    );
+    // The files' histograms as Prometheus keeps them; everything else as the files hold it.
+    const kept: MetricPoint[] = files.metrics.map((point) =>
+      point.exponential === undefined ? point : { ...point, exponential: asPrometheusKeepsIt(point.exponential) },
+    );
+    const fromFiles = reportDataFromTelemetry({ ...files, metrics: kept }, options);
+    const { description: _backends, ...same } = fromBackends;
+    const { description: _files, ...expected } = fromFiles;
+    expect(JSON.parse(JSON.stringify(same))).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect(fromBackends.description).toBe(
+      `from the metrics of 2 processes and 24 sampled journeys' spans, Jaeger at ${jaeger} (24 traces of service ${SERVICE}), Prometheus at ${prometheus} (${backends.metrics.length} series of service ${SERVICE})`,
+    );
+    // What the data holds: 24 jobs of 3 prefixes, 4 failed, each with why.
+    expect(fromBackends.prefixes.map((row) => row.count).reduce((a, b) => a + b)).toBe(24);
+    expect(fromBackends.failureCounts).toEqual({ "worker:error": 4 });
+    expect(fromBackends.failures!.map((failure) => failure.error).sort()).toEqual([
+      "Error: bad row 4 in queue-1",
+      "Error: bad row 4 in queue-2",
+      "Error: bad row 9 in queue-1",
+      "Error: bad row 9 in queue-2",
+    ]);
+
+    // Unscaled, the quantiles are within one bucket of scale 8 of the files' (a factor 2^(1/256)).
+    const exact = reportDataFromTelemetry(files, options);
+    for (const [i, row] of fromBackends.prefixes.entries())
+      for (const q of ["p50", "p90", "p99"] as const) {
+        const ratio = row[q] / exact.prefixes[i][q];
+        expect(ratio, `${row.prefix} ${q}`).toBeGreaterThan(2 ** (-1 / 256));
+        expect(ratio, `${row.prefix} ${q}`).toBeLessThan(2 ** (1 / 256));
+      }
+
+    // The command writes the page from the backends alone.
+    const out = path.join(cwd, "report.html");
+    const result = await cli(
+      "report",
+      "--jaeger",
+      jaeger,
+      "--prometheus",
+      prometheus,
+      "--service",
+      SERVICE,
+      "--out",
+      out,
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(fs.readFileSync(out, "utf8").includes('<td class="why">Error: bad row 9 in queue-2</td>')).toBe(true);
+  });
+});
