@@ -184,6 +184,7 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
     expect(scope).toMatchObject({ name: "taskjourney", version: expect.any(String) });
     expect(Object.keys(metrics).sort()).toEqual([
       "task.active",
+      "task.active.oldest",
       "task.execute.count",
       "task.execute.size",
       "task.execute.time",

@@ -480,11 +480,14 @@ describe("startTelemetry configuration", () => {
     }
     // Once they are gone, a scrape is served.
     for (let waited = 0; waited < 5_000; waited += 50) {
-      const response = await fetch(telemetry.prometheusUrl!).catch(() => undefined);
+      // Bounded: a request may meet a connection the server is still closing.
+      const response = await fetch(telemetry.prometheusUrl!, { signal: AbortSignal.timeout(1_000) }).catch(
+        () => undefined,
+      );
       if (response?.status === 200) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect((await fetch(telemetry.prometheusUrl!)).status).toBe(200);
+    expect((await fetch(telemetry.prometheusUrl!, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
     expect(await telemetry.shutdown({ timeoutMillis: 5_000 })).toEqual({ completed: true });
   });
 
@@ -537,7 +540,7 @@ describe("startTelemetry configuration", () => {
       [{ fileDirectory: 3 as never }, /option "fileDirectory"/],
       [{ registerGlobal: "yes" as never }, /option "registerGlobal"/],
       [{ exporters: { protocol: "grpc" as never } }, /option "exporters\.protocol"/],
-      [{ exporters: { traces: "zipkin" as never } }, /option "exporters\.traces"/],
+      [{ exporters: { traces: "jaeger" as never } }, /option "exporters\.traces"/],
       [{ exporters: { metricExportIntervalMillis: 0 } }, /option "exporters\.metricExportIntervalMillis"/],
       [{ exporters: { endpoint: "not a url" } }, /option "exporters\.endpoint"/],
       [{ exporters: { prometheus: { port: 70000 } } }, /option "exporters\.prometheus\.port"/],
