@@ -25,6 +25,12 @@ import { show } from "./show.js";
  */
 export interface LedgerHost {
   now(at?: unknown): number;
+  /**
+   * Reads the clock into `lastReading`. The hot path reads time so, not through now(): a double
+   * returned from a call that is not inlined is a fresh 16 B HeapNumber (see Recorder.tick).
+   */
+  tick(): void;
+  readonly lastReading: number;
   /** Seconds a time may lie from the clock; a longer digested duration is absurd too. */
   readonly maxClockSkew: number;
   activityId(name: string): number;
@@ -48,6 +54,9 @@ export interface LedgerHost {
    */
   transferEnded(transfer: Transfer, nextState: number, lumpId: number, other: number, time: number): void;
 }
+
+/** close()'s `end` for the clock's now. */
+const NOW = Number.NaN;
 
 /**
  * Meters the activities of one execution or one transfer. Activity records are appended to a flat
@@ -117,7 +126,10 @@ export abstract class Ledger {
     let record: number;
     let frame: AmbientFrame;
     try {
-      record = this.open(this.host.activityId(activity), this.parentRecord(), this.host.now());
+      const activityId = this.host.activityId(activity);
+      const parent = this.parentRecord();
+      this.host.tick();
+      record = this.open(activityId, parent, this.host.lastReading);
       // The record is the ambient frame's, so `journeys.meter()` and `currentLedger()` inside the
       // work find this ledger and nest under the record: synchronously, and (with asyncContext)
       // in the continuations of whatever promise the work makes, async function or not.
@@ -136,7 +148,7 @@ export abstract class Ledger {
         pending = ambientLedger.apply(frame, fn, self, args, asyncContext);
       } catch (error) {
         this.asyncOpen--;
-        this.close(record, this.host.now());
+        this.close(record, NOW);
         throw error;
       }
       return this.closeWhenSettled(record, pending);
@@ -149,7 +161,7 @@ export abstract class Ledger {
       result = ambientLedger.apply(frame, fn, self, args, asyncContext);
     } catch (error) {
       this.openRecord = outer;
-      this.close(record, this.host.now());
+      this.close(record, NOW);
       throw error;
     }
     this.openRecord = outer;
@@ -157,7 +169,7 @@ export abstract class Ledger {
       this.asyncOpen++;
       return this.closeWhenSettled(record, result);
     }
-    this.close(record, this.host.now());
+    this.close(record, NOW);
     return result;
   }
 
@@ -182,7 +194,8 @@ export abstract class Ledger {
       return;
     }
     if (unit === "seconds") {
-      const now = this.host.now();
+      this.host.tick();
+      const now = this.host.lastReading;
       const record = this.open(this.host.activityId(activity), this.parentRecord(), now - value);
       this.close(record, now);
       this.markDigest(record);
@@ -214,7 +227,11 @@ export abstract class Ledger {
 
   /** The time `end(…, at)` ends at: never before the ledger's start (a `time-backwards` drop), so no wall time is negative. */
   protected endTime(at: unknown): number {
-    const time = this.host.now(at);
+    let time: number;
+    if (at === undefined) {
+      this.host.tick();
+      time = this.host.lastReading;
+    } else time = this.host.now(at);
     if (time >= this.start) return time;
     this.host.drop("time-backwards", `end() at ${time}, before the ledger began at ${this.start}; ended at its start`);
     return this.start;
@@ -243,7 +260,12 @@ export abstract class Ledger {
     return openActivity(this.records, this.currentVisit(), activityId, parent, start);
   }
 
+  /** Closes `record` at `end`; NOW (NaN): at the clock's now, read here so that no reading crosses a call boxed. */
   private close(record: number, end: number): void {
+    if (end !== end) {
+      this.host.tick();
+      end = this.host.lastReading;
+    }
     const records = this.records;
     if (records[record + ACTIVITY_END] === records[record + ACTIVITY_END]) return; // closed at end()
     const start = records[record + ACTIVITY_START];
@@ -271,7 +293,7 @@ export abstract class Ledger {
       // A thenable whose then() throws is not one to wait for: the activity ends now, the value
       // goes back as it was.
       this.asyncOpen--;
-      this.close(record, this.host.now());
+      this.close(record, NOW);
       return pending;
     }
   }
@@ -280,12 +302,12 @@ export abstract class Ledger {
     return (pending as unknown as PromiseLike<unknown>).then(
       (value) => {
         this.asyncOpen--;
-        this.close(record, this.host.now());
+        this.close(record, NOW);
         return value;
       },
       (error: unknown) => {
         this.asyncOpen--;
-        this.close(record, this.host.now());
+        this.close(record, NOW);
         throw error;
       },
     ) as unknown as T;
