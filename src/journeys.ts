@@ -45,6 +45,7 @@ import { show } from "./recorder/show.js";
 import { registerInternals } from "./internal.js";
 import { configurationError, guardedCheck, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
+import { performanceSeconds } from "./runtime/clock.js";
 import { failureDetail } from "./recorder/failure-detail.js";
 import { failureText } from "./model/breakdown.js";
 
@@ -61,11 +62,8 @@ export type AnyTaskJourneys = TaskJourneys<Role, string>;
 export const DEFAULT_OPTIONS = {
   role: "worker",
   instance: "",
-  // `performance` is taken once: in Node the global is a lazy getter, paid on every read otherwise.
-  clock: (
-    (timer: { now(): number }) => () =>
-      timer.now() / 1000
-  )(performance),
+  // performance.now() in seconds, read without allocating (runtime/clock.ts).
+  clock: performanceSeconds(),
   sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
   prefixLimit: 100,
   activityLimit: 64,

@@ -12,6 +12,12 @@ export interface AmbientFrame {
   readonly record: number;
 }
 
+/** A frame reused for one ledger's synchronous activities (applyAt): its record set for each. */
+export interface MutableFrame {
+  readonly ledger: Ledger;
+  record: number;
+}
+
 /**
  * Two ways to make a frame ambient:
  *  - across awaits and timers, through an AsyncLocalStorage (the default). Its first `run()`
@@ -56,6 +62,20 @@ export const ambientLedger = {
    * (default), else only for its synchronous part. A call rather than a closure to run, so that
    * the wrappers make no closure per call (≈ 450 B a task in the cluster worker, on Node 24).
    */
+  /**
+   * apply() synchronously only, with `frame` at `record` for the call and back at its record
+   * after: without AsyncLocalStorage nothing can keep a frame past the call (getStore()'s callers
+   * read it at once), so one frame serves a ledger's every activity.
+   */
+  applyAt(frame: MutableFrame, record: number, fn: AnyFunction, self: unknown, args: ArrayLike<unknown>): unknown {
+    const outerRecord = frame.record;
+    frame.record = record;
+    try {
+      return applySync(frame, fn, self, args);
+    } finally {
+      frame.record = outerRecord;
+    }
+  },
   apply(frame: AmbientFrame, fn: AnyFunction, self: unknown, args: ArrayLike<unknown>, async = true): unknown {
     if (!async) return applySync(frame, fn, self, args);
     storageUsed = true;

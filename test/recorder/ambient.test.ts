@@ -11,6 +11,30 @@ function started(options: ConstructorParameters<typeof TaskJourneys>[0]): TaskJo
 }
 
 describe("asyncContext: false (synchronous ambient ledger)", () => {
+  it("nests under the activity the work is in, after a nested activity returned (one frame reused per ledger)", async () => {
+    const journeys = started({ asyncContext: false });
+    const ledger = journeys.execute("inc-1");
+    // An async function's synchronous part: its activities nest through the ambient frame, not
+    // the ledger's synchronous nesting. The frame, reused, is back at "outer" after "inner" returned.
+    await ledger.meter("outer", async () => {
+      journeys.meter("inner", () => journeys.meter("deep", () => 0));
+      journeys.meter("sibling", () => 0);
+      await Promise.resolve();
+    });
+    ledger.end("memory");
+    const executing = journeys.explain("inc-1")!.children.find((node) => node.name === "executing")!;
+    // "other": the part of an activity's time its children do not cover.
+    const names = (node: { children: Array<{ name: string }> }) =>
+      node.children
+        .map((child) => child.name)
+        .filter((name) => name !== "other")
+        .sort();
+    const outer = executing.children.find((node) => node.name === "outer")!;
+    expect(names(outer)).toEqual(["inner", "sibling"]);
+    expect(names(outer.children.find((node) => node.name === "inner")!)).toEqual(["deep"]);
+    expect(executing.children.map((node) => node.name)).not.toContain("sibling");
+  });
+
   it("finds the ledger synchronously inside run() and meter(), not after an await", async () => {
     const journeys = started({ asyncContext: false });
     const ledger = journeys.execute("inc-1");
