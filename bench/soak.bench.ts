@@ -105,7 +105,7 @@ function journeyWithFetchedDependency(key: string, dependency: string): void {
   journeys.dependencies(key, [dependency]);
   journeys.transition(key, "released", "waiting");
   journeys.transition(dependency, "released", "fetch");
-  const transfer = journeys.gather(PEER, [dependency], 65_536);
+  const transfer = journeys.gather(PEER, [dependency], { bytes: 65_536 });
   transfer.meter("network", noWork);
   transfer.meter("deserialize", noWork);
   transfer.end("ok");

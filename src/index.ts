@@ -27,6 +27,11 @@ export type {
   ExecuteLedger,
   GatherLedger,
   ServeLedger,
+  TransitionOptions,
+  ExecuteOptions,
+  GatherOptions,
+  ServeOptions,
+  EndOptions,
   TraceCarrier,
   KeyDescription,
 } from "./types.js";

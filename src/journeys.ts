@@ -22,7 +22,11 @@ import { METRIC_DESCRIPTORS, TaskMetricProducer, type MetricProducerOptions } fr
 import type {
   ActivityLedger,
   ExecuteLedger,
+  ExecuteOptions,
   GatherLedger,
+  GatherOptions,
+  ServeOptions,
+  TransitionOptions,
   KeyDescription,
   ServeLedger,
   TaskJourneysOptions,
@@ -40,6 +44,14 @@ import { configurationError, guardedCheck, defined } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
 import { failureDetail } from "./recorder/failure-detail.js";
 import { failureText } from "./model/breakdown.js";
+import { isCallOptions } from "./recorder/call-options.js";
+import { show } from "./recorder/show.js";
+
+/** The names of each call's trailing options object (call-options.ts tells them from the deprecated positional values). */
+const TRANSITION_OPTIONS = ["at", "error", "prefix"] as const;
+const EXECUTE_OPTIONS = ["at", "prefix"] as const;
+const GATHER_OPTIONS = ["bytes", "at"] as const;
+const SERVE_OPTIONS = ["context", "at"] as const;
 
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
@@ -455,11 +467,63 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * as a scheduler knows it: into a failure state, or a retry (active → delayed). The visit left
    * carries it (`task.outcome` error, `task.error`, explain(), the report) as an execution's error
    * does, and a failure state's task span its status; with a success state it is counted
-   * (`invalid-outcome`), not recorded.
+   * (`invalid-outcome`), not recorded. `options`: `{ at, error, prefix }` (TransitionOptions).
    */
-  transition(key: Key, from: S, to: S, at?: number, error?: unknown): void {
+  transition(key: Key, from: S, to: S, options?: TransitionOptions): void;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `transition(key, from, to, { at, error })`. */
+  transition(key: Key, from: S, to: S, at: number | undefined, error?: unknown): void;
+  transition(key: Key, from: S, to: S, options?: TransitionOptions | number, error?: unknown): void {
     if (this.#closed) return;
-    this.#recorder.transition(key, from, to, at, error);
+    // The hot path's usual call, with nothing after the states: nothing more is read.
+    if (options === undefined && error === undefined) this.#recorder.transition(key, from, to, undefined, undefined);
+    else this.#transitionWith(key, from, to, options, error);
+  }
+
+  /** transition() given options, or the deprecated positional `at, error`: apart, so the usual call stays small. */
+  #transitionWith(key: Key, from: S, to: S, options: unknown, legacyError: unknown): void {
+    const recorder = this.#recorder;
+    if (legacyError !== undefined || !isCallOptions(options, TRANSITION_OPTIONS)) {
+      recorder.failures.deprecated("transition(key, from, to, at, error)", "transition(key, from, to, { at, error })");
+      recorder.transition(key, from, to, options as number | undefined, legacyError);
+      return;
+    }
+    let at: unknown, error: unknown, prefix: unknown;
+    try {
+      ({ at, error, prefix } = options);
+    } catch {
+      recorder.drop("invalid-options", "transition() given options that threw when read; recorded as if given none");
+      recorder.transition(key, from, to, undefined, undefined);
+      return;
+    }
+    // No closure unless a prefix is given: a call with `{ at }` allocates nothing of its own.
+    if (prefix === undefined) recorder.transition(key, from, to, at as number | undefined, error);
+    else
+      this.#withPrefix("transition()", prefix, () =>
+        recorder.transition(key, from, to, at as number | undefined, error),
+      );
+  }
+
+  /**
+   * Runs `record` with `prefix` as the prefix of a journey it begins (the recorder's prefix hint,
+   * cleared after: nothing is kept per key). A prefix that is not a non-empty string is counted
+   * (`invalid-description`) and left out.
+   */
+  #withPrefix<T>(call: string, prefix: unknown, record: () => T): T {
+    if (prefix === undefined) return record();
+    if (typeof prefix !== "string" || prefix === "") {
+      this.#recorder.drop(
+        "invalid-description",
+        `${call} given the prefix ${show(prefix)}, not a non-empty string; left out`,
+      );
+      return record();
+    }
+    const recorder = this.#recorder;
+    recorder.prefixHint = prefix;
+    try {
+      return record();
+    } finally {
+      recorder.prefixHint = undefined;
+    }
   }
 
   /**
@@ -480,16 +544,55 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#recorder.dependencies(key, dependencies);
   }
 
-  /** Opens the ledger of one execution of `key`, moving it to executing if it is not there yet. */
-  execute(key: Key, at?: number): ExecuteLedger<S> {
+  /**
+   * Opens the ledger of one execution of `key`, moving it to executing if it is not there yet.
+   * `options`: `{ at, prefix }` (ExecuteOptions).
+   */
+  execute(key: Key, options?: ExecuteOptions): ExecuteLedger<S>;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `execute(key, { at })`. */
+  execute(key: Key, at: number | undefined): ExecuteLedger<S>;
+  execute(key: Key, options?: ExecuteOptions | number): ExecuteLedger<S> {
     if (this.#closed) return this.#recorder.noLedger;
-    return this.#recorder.execute(key, at);
+    if (options === undefined) return this.#recorder.execute(key, undefined);
+    const recorder = this.#recorder;
+    if (!isCallOptions(options, EXECUTE_OPTIONS)) {
+      recorder.failures.deprecated("execute(key, at)", "execute(key, { at })");
+      return recorder.execute(key, options as number);
+    }
+    let at: unknown, prefix: unknown;
+    try {
+      ({ at, prefix } = options);
+    } catch {
+      recorder.drop("invalid-options", "execute() given options that threw when read; recorded as if given none");
+      return recorder.execute(key, undefined);
+    }
+    if (prefix === undefined) return recorder.execute(key, at as number | undefined);
+    return this.#withPrefix("execute()", prefix, () => recorder.execute(key, at as number | undefined));
   }
 
-  /** Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight. */
-  gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): GatherLedger {
+  /**
+   * Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight.
+   * `options`: `{ bytes, at }` (GatherOptions).
+   */
+  gather(peer: string, keys: readonly Key[], options?: GatherOptions): GatherLedger;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `gather(peer, keys, { bytes, at })`. */
+  gather(peer: string, keys: readonly Key[], bytes: number | undefined, at?: number): GatherLedger;
+  gather(peer: string, keys: readonly Key[], options?: GatherOptions | number, legacyAt?: number): GatherLedger {
     if (this.#closed) return this.#recorder.noLedger;
-    return this.#recorder.gather(peer, keys, bytes, at);
+    const recorder = this.#recorder;
+    if (options === undefined && legacyAt === undefined) return recorder.gather(peer, keys, undefined, undefined);
+    if (legacyAt !== undefined || !isCallOptions(options, GATHER_OPTIONS)) {
+      recorder.failures.deprecated("gather(peer, keys, bytes, at)", "gather(peer, keys, { bytes, at })");
+      return recorder.gather(peer, keys, options as number | undefined, legacyAt);
+    }
+    let bytes: unknown, at: unknown;
+    try {
+      ({ bytes, at } = options);
+    } catch {
+      recorder.drop("invalid-options", "gather() given options that threw when read; recorded as if given none");
+      return recorder.gather(peer, keys, undefined, undefined);
+    }
+    return recorder.gather(peer, keys, bytes as number | undefined, at as number | undefined);
   }
 
   /**
@@ -497,19 +600,39 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * side of its gather_dep): meter what answering takes (disk-read, serialize, network with the
    * bytes sent) and `end()` it. With the requester's trace context (`context`: the request's
    * carrier, filled by `injectTransfer(gatherLedger, …)` there), a traced transfer gets a
-   * get_data span here, a child of its gather_dep.
+   * get_data span here, a child of its gather_dep. `options`: `{ context, at }` (ServeOptions).
    */
+  serve(peer: string, keys: readonly Key[], options?: ServeOptions): ServeLedger;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `serve(peer, keys, { context, at })`. */
   serve(
     peer: string,
     keys: readonly Key[],
-    context?: Readonly<Record<string, unknown>> | Context,
+    context: Readonly<Record<string, unknown>> | Context | undefined,
     at?: number,
-  ): ServeLedger {
+  ): ServeLedger;
+  serve(peer: string, keys: readonly Key[], options?: unknown, legacyAt?: number): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
-    const ledger = this.#recorder.serve(peer, keys, at);
+    const recorder = this.#recorder;
+    let context: unknown = undefined;
+    let at: unknown = undefined;
+    if (options !== undefined || legacyAt !== undefined) {
+      if (legacyAt === undefined && isCallOptions(options, SERVE_OPTIONS)) {
+        try {
+          ({ context, at } = options);
+        } catch {
+          recorder.drop("invalid-options", "serve() given options that threw when read; recorded as if given none");
+        }
+      } else {
+        // A carrier ({ traceparent }) or a Context where the options go: the positional form.
+        recorder.failures.deprecated("serve(peer, keys, context, at)", "serve(peer, keys, { context, at })");
+        context = options;
+        at = legacyAt;
+      }
+    }
+    const ledger = recorder.serve(peer, keys, at as number | undefined);
     if (this.#tracing() && context !== undefined && ledger instanceof ServeLedgerImpl) {
       try {
-        this.#spans.serveStarted(ledger.serve, context);
+        this.#spans.serveStarted(ledger.serve, context as Readonly<Record<string, unknown>> | Context);
       } catch {
         this.#badCarrier("serve()");
       }

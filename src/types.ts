@@ -1,4 +1,4 @@
-import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
+import type { Context, MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { Role } from "./model/states.js";
 import type { StateMachine } from "./model/machine.js";
 import type { Key } from "./model/keys.js";
@@ -119,6 +119,48 @@ export interface ActivityLedger {
   run<T>(work: () => T): T;
 }
 
+/** The trailing options of `journeys.transition(key, from, to, { at, error, prefix })`. */
+export interface TransitionOptions {
+  /** When the move happened, in the journeys' clock (seconds); default now. */
+  at?: number;
+  /** Why the attempt being left failed (an Error or a message): into a failure state, or a retry. */
+  error?: unknown;
+  /** The prefix of a journey this move begins, instead of `describe()`'s, `keyPrefix`'s or key_split's; nothing is kept per key. */
+  prefix?: string;
+}
+
+/** The trailing options of `journeys.execute(key, { at, prefix })`. */
+export interface ExecuteOptions {
+  /** When the execution began, in the journeys' clock (seconds); default now. */
+  at?: number;
+  /** The prefix of a journey this execution begins (see `TransitionOptions.prefix`). */
+  prefix?: string;
+}
+
+/** The trailing options of `journeys.gather(peer, keys, { bytes, at })`. */
+export interface GatherOptions {
+  /** The bytes the transfer is expected to carry (Dask's total_nbytes); network bytes digested add to it. */
+  bytes?: number;
+  /** When the transfer began, in the journeys' clock (seconds); default now. */
+  at?: number;
+}
+
+/** The trailing options of `journeys.serve(peer, keys, { context, at })`. */
+export interface ServeOptions {
+  /** The get_data request's carrier (or an extracted Context): a traced transfer gets a get_data span here. */
+  context?: Readonly<Record<string, unknown>> | Context;
+  /** When the request arrived, in the journeys' clock (seconds); default now. */
+  at?: number;
+}
+
+/** The trailing options of a ledger's `end(outcome, { error, at })`. */
+export interface EndOptions {
+  /** What was thrown or rejected with, for a failed outcome: spans and explain() show its type and message. */
+  error?: unknown;
+  /** When it ended, in the journeys' clock (seconds); default now. */
+  at?: number;
+}
+
 /**
  * The ledger of one execution; `end()` moves the key from executing to the outcome state: with a
  * `machine` of your own, "memory", "error" and "cancelled" mean its first success, failure and
@@ -128,7 +170,10 @@ export interface ActivityLedger {
  * `delayed`, Dask's `rescheduled`) as "error".
  */
 export interface ExecuteLedger<S extends string = never> extends ActivityLedger {
-  end(outcome?: "memory" | "error" | "cancelled" | S, error?: unknown, at?: number): void;
+  /** Ends the ledger: `end("memory")`, `end("error", { error })`, `end(outcome, { at })`. */
+  end(outcome?: "memory" | "error" | "cancelled" | S, options?: EndOptions): void;
+  /** @deprecated Positional since 0.2, removed in the next minor release: write `end(outcome, { error, at })`. */
+  end(outcome: "memory" | "error" | "cancelled" | S, error: unknown, at?: number): void;
 }
 
 /**
@@ -136,7 +181,10 @@ export interface ExecuteLedger<S extends string = never> extends ActivityLedger 
  * With "failed", pass what was thrown: spans and explain() show its type and message.
  */
 export interface GatherLedger extends ActivityLedger {
-  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", error?: unknown, at?: number): void;
+  /** Ends the ledger: `end("memory")`, `end("error", { error })`, `end(outcome, { at })`. */
+  end(outcome?: "ok" | "busy" | "missing" | "failed" | "cancelled", options?: EndOptions): void;
+  /** @deprecated Positional since 0.2, removed in the next minor release: write `end(outcome, { error, at })`. */
+  end(outcome: "ok" | "busy" | "missing" | "failed" | "cancelled", error: unknown, at?: number): void;
 }
 
 /**
@@ -145,5 +193,8 @@ export interface GatherLedger extends ActivityLedger {
  * With "failed", pass what was thrown: the get_data span shows its type and message.
  */
 export interface ServeLedger extends ActivityLedger {
-  end(outcome?: "ok" | "busy" | "missing" | "failed", error?: unknown, at?: number): void;
+  /** Ends the ledger: `end("memory")`, `end("error", { error })`, `end(outcome, { at })`. */
+  end(outcome?: "ok" | "busy" | "missing" | "failed", options?: EndOptions): void;
+  /** @deprecated Positional since 0.2, removed in the next minor release: write `end(outcome, { error, at })`. */
+  end(outcome: "ok" | "busy" | "missing" | "failed", error: unknown, at?: number): void;
 }

@@ -267,7 +267,9 @@ export class Worker {
     // The serving side of the peer's gather_dep (Dask's get-data-* activities): reading spilled
     // values back (disk-read) and serializing held ones, metered by the instrumented store, and
     // the socket taking the reply (network). A traced request carries its gather_dep's context.
-    const ledger = this.journeys?.serve(String(message.who), keys, message.carrier as TraceCarrier | undefined);
+    const ledger = this.journeys?.serve(String(message.who), keys, {
+      context: message.carrier as TraceCarrier | undefined,
+    });
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
       const busy: GetDataReply = { op: "data", status: "busy" };

@@ -50,12 +50,9 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
     journeys.describe(job.id, { prefix: job.name });
     if (job.children.length > 0) journeys.dependencies(job.id, job.children);
     // A job without children goes straight to waiting: it never waits for dependencies.
-    journeys.transition(
-      job.id,
-      "added",
-      job.state === "waiting" ? "waiting" : "waiting-children",
-      seconds(job.createdAt),
-    );
+    journeys.transition(job.id, "added", job.state === "waiting" ? "waiting" : "waiting-children", {
+      at: seconds(job.createdAt),
+    });
   };
   queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting-children", "waiting");
   queue.hooks.active = (job) => {
@@ -74,7 +71,7 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
     journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
     // A retried attempt's backoff is `delayed`, recorded as such; the last attempt's failure ends
     // the journey. Each failed attempt carries the queue's reason (explain(), its span, the report).
-    journeys.transition(job.id, "active", retry ? "delayed" : "failed", undefined, job.error);
+    journeys.transition(job.id, "active", retry ? "delayed" : "failed", { error: job.error });
   };
   queue.hooks.retrying = (job) => journeys.transition(job.id, "delayed", "waiting");
 }

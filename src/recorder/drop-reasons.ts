@@ -37,6 +37,8 @@ export const DROP_REASONS = {
     "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
   "invalid-outcome":
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
+  "invalid-options":
+    "a call's trailing options object ({ at, error, prefix }, { bytes, at }, …) whose properties threw when read (a getter, a Proxy); the call is recorded as if given none",
   "invalid-carrier":
     "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written; the call did nothing",
   "ledger-open-at-end":
