@@ -83,7 +83,7 @@ const journeys = new TaskJourneys({
   instance: "tcp://10.0.0.7:40001",
   tracerProvider,
   sampling: { ratio: 0.01, keepSlowerThan: 0, keepErrors: false },
-  prefixLimit: PREFIXES,
+  limits: { maxPrefixes: PREFIXES },
 });
 const reader = new PeriodicExportingMetricReader({
   exporter: metricExporter,

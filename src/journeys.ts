@@ -29,6 +29,9 @@ import type {
   TransitionOptions,
   KeyDescription,
   ServeLedger,
+  DeprecatedFlatOptions,
+  MetricOptions,
+  SamplingOptions,
   TaskJourneysOptions,
   TraceCarrier,
 } from "./types.js";
@@ -40,11 +43,20 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
 import { registerInternals } from "./internal.js";
-import { configurationError, guardedCheck, defined } from "./configuration.js";
+import { configurationError, guardedCheck, defined, unknownOption } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
 import { failureDetail } from "./recorder/failure-detail.js";
 import { failureText } from "./model/breakdown.js";
 import { isCallOptions } from "./recorder/call-options.js";
+import { deprecated } from "./recorder/deprecations.js";
+import {
+  FLAT_OPTIONS,
+  OPTION_GROUPS,
+  OPTION_SUGGESTIONS,
+  TOP_LEVEL_OPTIONS,
+  type FlatOption,
+  type OptionGroup,
+} from "./option-groups.js";
 import { show } from "./recorder/show.js";
 
 /** The names of each call's trailing options object (call-options.ts tells them from the deprecated positional values). */
@@ -62,38 +74,57 @@ export type StateOf<R extends Role> = { worker: WorkerState; scheduler: Schedule
 /** Journeys of any role and machine: what instrument() and wrap() take. */
 export type AnyTaskJourneys = TaskJourneys<Role, string>;
 
-/** Every option's default, in one place. */
+/** Every option's default, in one place, grouped as the options are. */
 export const DEFAULT_OPTIONS = {
   role: "worker",
   instance: "",
-  // `performance` is taken once: in Node the global is a lazy getter, paid on every read otherwise.
-  clock: (
-    (timer: { now(): number }) => () =>
-      timer.now() / 1000
-  )(performance),
-  sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
-  prefixLimit: 100,
-  activityLimit: 64,
-  retainedJourneys: 1000,
-  retainedJourneyBytes: 64 * 1024 * 1024,
-  maxLiveJourneys: DEFAULT_MAX_LIVE_JOURNEYS,
-  maxKeyLength: 4096,
   strict: false,
-  temporality: "cumulative",
-  histogram: "exponential",
-  explicitBuckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
-  histogramMaxSize: 512,
-  executeTimeByPrefix: false,
-  maxLinksPerSpan: 128,
-  maxAttributeLength: 256,
-  maxKeysPerTransfer: 32,
-  maxChildrenPerSpan: 256,
-  asyncContext: true,
-  maxClockSkew: 86_400,
   traces: true,
-  // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
-  processStalls: true,
+  sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
+  limits: {
+    maxPrefixes: 100,
+    maxActivities: 64,
+    maxLiveJourneys: DEFAULT_MAX_LIVE_JOURNEYS,
+    maxKeyLength: 4096,
+    maxClockSkew: 86_400,
+  },
+  retention: { journeys: 1000, bytes: 64 * 1024 * 1024 },
+  spans: { maxLinks: 128, maxChildren: 256, maxAttributeLength: 256, maxKeysPerTransfer: 32 },
+  metrics: {
+    temporality: "cumulative",
+    histogram: "exponential",
+    explicitBuckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
+    histogramMaxSize: 512,
+    executeTimeByPrefix: false,
+  },
+  runtime: {
+    // `performance` is taken once: in Node the global is a lazy getter, paid on every read otherwise.
+    clock: (
+      (timer: { now(): number }) => () =>
+        timer.now() / 1000
+    )(performance),
+    asyncContext: true,
+    // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
+    processStalls: true,
+  },
 } as const;
+
+/** The defaults under the flat names the checks below read (as 0.1 named the options). */
+const FLAT_DEFAULTS = {
+  role: DEFAULT_OPTIONS.role,
+  instance: DEFAULT_OPTIONS.instance,
+  strict: DEFAULT_OPTIONS.strict,
+  traces: DEFAULT_OPTIONS.traces,
+  ...Object.fromEntries(
+    Object.entries(FLAT_OPTIONS).flatMap(([flat, path]) => {
+      const [group, field] = path.split(".") as [OptionGroup, string];
+      const defaults = DEFAULT_OPTIONS[group] as Record<string, unknown>;
+      return field in defaults ? [[flat, defaults[field]]] : [];
+    }),
+  ),
+} as unknown as Required<
+  Omit<FlatOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "keyPrefix" | "machine" | "sampling">
+>;
 
 /** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
@@ -107,23 +138,77 @@ export function isNoopTracerProvider(provider: TracerProvider): boolean {
   return provider === NOOP_TRACER_PROVIDER || provider.constructor === NOOP_TRACER_PROVIDER.constructor;
 }
 
+/** The options under the flat names of 0.1: what the checks read, whichever form was given. */
+type FlatOptions = Omit<TaskJourneysOptions, OptionGroup> & DeprecatedFlatOptions & { sampling?: SamplingOptions };
+
 /** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
 export type ResolvedOptions = Required<
-  Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">
+  Omit<FlatOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">
 > &
-  Pick<TaskJourneysOptions, "tracerProvider" | "meterProvider"> & {
+  Pick<FlatOptions, "tracerProvider" | "meterProvider"> & {
     /** The `machine` option compiled, or the role's Dask preset. */
     machine: Machine;
-    sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
+    sampling: Required<SamplingOptions>;
     timeOrigin: number;
     keyPrefix: TaskJourneysOptions["keyPrefix"];
     /** The clock's first reading, taken (and checked) at construction: the recorder's first good one. */
     clockReading: number;
   };
 
+/** Refuses a bad value, naming its option by its grouped path (`limits.maxPrefixes`), whichever form was given. */
 function fail(option: string, expected: string, value: unknown): never {
-  configurationError("TaskJourneys", `option "${option}"`, expected, value);
+  // createMetricProducer()'s own flat names (`temporality`) come marked, not mapped.
+  const path = option.startsWith("=") ? option.slice(1) : ((FLAT_OPTIONS as Record<string, string>)[option] ?? option);
+  configurationError("TaskJourneys", `option "${path}"`, expected, value);
 }
+
+/** The flat name of 0.1 each grouped path stands for (sampling's fields stay in their object). */
+const FLAT_BY_PATH = new Map<string, string>(Object.entries(FLAT_OPTIONS).map(([flat, path]) => [path, flat]));
+
+/**
+ * The options given, grouped or by their deprecated flat names (each told once per process), under
+ * the flat names the checks read. Read once; a name nothing reads is refused, naming the nearest
+ * valid one; a flat name and its grouped path given different values are refused too.
+ */
+function flatOptions(options: object): Partial<FlatOptions> {
+  const given = readable("options", options) as Record<string, unknown>;
+  const flat: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(given)) {
+    if (Object.hasOwn(OPTION_GROUPS, name)) continue;
+    if ((TOP_LEVEL_OPTIONS as readonly string[]).includes(name)) {
+      flat[name] = value;
+    } else if (Object.hasOwn(FLAT_OPTIONS, name)) {
+      const [group, field] = FLAT_OPTIONS[name as FlatOption].split(".");
+      deprecated(warn, `option "${name}"`, `${group}: { ${field} }`);
+      flat[name] = value;
+    } else {
+      unknownOption("TaskJourneys", name, OPTION_SUGGESTIONS);
+    }
+  }
+  for (const group of Object.keys(OPTION_GROUPS) as OptionGroup[]) {
+    const value = given[group];
+    if (value === undefined || value === null) continue;
+    const names: readonly string[] = OPTION_GROUPS[group];
+    if (typeof value !== "object") fail(group, `an object: { ${names.join("?, ")}? }`, value);
+    const fields = readable(group, value) as Record<string, unknown>;
+    for (const [field, inner] of Object.entries(fields)) {
+      if (!names.includes(field)) unknownOption("TaskJourneys", `${group}.${field}`, OPTION_SUGGESTIONS);
+      if (group === "sampling") continue;
+      const flatName = FLAT_BY_PATH.get(`${group}.${field}`)!;
+      if (flat[flatName] !== undefined && !Object.is(flat[flatName], inner))
+        fail(
+          `${group}.${field}`,
+          `the value of the deprecated "${flatName}" given with it, ${show(flat[flatName])}`,
+          inner,
+        );
+      flat[flatName] = inner;
+    }
+    if (group === "sampling") flat.sampling = fields;
+  }
+  return flat as Partial<FlatOptions>;
+}
+
+const warn = (message: string): void => tell("warn", message);
 
 function wholeNumber(option: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!Number.isInteger(value) || value < min || value > max) {
@@ -137,27 +222,33 @@ function fraction(option: string, value: number): number {
   return value;
 }
 
-function temporality(value: unknown): "cumulative" | "delta" {
-  if (value !== "cumulative" && value !== "delta") fail("temporality", '"cumulative" or "delta"', value);
+/** The name of a metric option in an error: its path, or as createMetricProducer() takes it (flat, `producer`). */
+const metricOption = (name: string, producer: boolean): string => (producer ? `=${name}` : `metrics.${name}`);
+
+function temporality(value: unknown, producer = false): "cumulative" | "delta" {
+  if (value !== "cumulative" && value !== "delta")
+    fail(metricOption("temporality", producer), '"cumulative" or "delta"', value);
   return value;
 }
 
-function histogram(value: unknown): "exponential" | "explicit" {
-  if (value !== "exponential" && value !== "explicit") fail("histogram", '"exponential" or "explicit"', value);
+function histogram(value: unknown, producer = false): "exponential" | "explicit" {
+  if (value !== "exponential" && value !== "explicit")
+    fail(metricOption("histogram", producer), '"exponential" or "explicit"', value);
   return value;
 }
 
-function explicitBuckets(buckets: unknown): readonly number[] {
+function explicitBuckets(buckets: unknown, producer = false): readonly number[] {
   const expected = "an increasing array of finite numbers";
+  const option = metricOption("explicitBuckets", producer);
   // A copy, read once: the array given may change (or a Proxy of one answer otherwise) later.
-  const copy = guardedCheck("TaskJourneys", 'option "explicitBuckets"', expected, buckets, () =>
+  const copy = guardedCheck("TaskJourneys", `option "${option.replace(/^=/, "")}"`, expected, buckets, () =>
     Array.isArray(buckets) ? Array.from(buckets as unknown[]) : undefined,
   );
   if (
     copy === undefined ||
     copy.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= (copy[i - 1] as number)))
   ) {
-    fail("explicitBuckets", expected, buckets);
+    fail(option, expected, buckets);
   }
   return copy as number[];
 }
@@ -170,16 +261,16 @@ function readable<T extends object>(option: string, value: T | undefined | null)
 }
 
 /** What `createMetricProducer()` may choose per reader; the rest follows the journeys' options. */
-export type MetricProducerOverrides = Pick<TaskJourneysOptions, "temporality" | "histogram" | "explicitBuckets">;
+export type MetricProducerOverrides = Pick<MetricOptions, "temporality" | "histogram" | "explicitBuckets">;
 
 /** The overrides given (undefined ones left out), checked as the constructor checks those options. */
 function checkProducerOverrides(given: MetricProducerOverrides): Partial<MetricProducerOptions> {
   if (given === null || typeof given !== "object") fail("options", "an object", given);
   const options = readable("options", given);
   const checked: Partial<MetricProducerOptions> = {};
-  if (options.temporality !== undefined) checked.temporality = temporality(options.temporality);
-  if (options.histogram !== undefined) checked.histogram = histogram(options.histogram);
-  if (options.explicitBuckets !== undefined) checked.explicitBuckets = explicitBuckets(options.explicitBuckets);
+  if (options.temporality !== undefined) checked.temporality = temporality(options.temporality, true);
+  if (options.histogram !== undefined) checked.histogram = histogram(options.histogram, true);
+  if (options.explicitBuckets !== undefined) checked.explicitBuckets = explicitBuckets(options.explicitBuckets, true);
   return checked;
 }
 
@@ -197,7 +288,7 @@ function firstReading(clock: () => unknown): number {
   } catch (error) {
     const { type, message } = failureDetail(error);
     throw new TypeError(
-      `TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
+      `TaskJourneys: option "runtime.clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
       { cause: error },
     );
   }
@@ -207,22 +298,19 @@ function firstReading(clock: () => unknown): number {
 }
 
 /** Checks every option once, at construction, and fills in the defaults. */
-export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
+export function resolveOptions(options: TaskJourneysOptions & DeprecatedFlatOptions): ResolvedOptions {
   if (options === null || typeof options !== "object") fail("options", "an object", options);
   // Every option read once, here: a getter or a Proxy is not asked again (nor can it throw later).
-  const given = readable("options", options);
-  const sampling = given.sampling;
-  if (sampling !== undefined && sampling !== null && typeof sampling !== "object")
-    fail("sampling", "an object: { ratio?, keepSlowerThan?, keepErrors? }", sampling);
+  const given = flatOptions(options);
   const merged = {
-    ...DEFAULT_OPTIONS,
+    ...FLAT_DEFAULTS,
     ...given,
-    sampling: { ...DEFAULT_OPTIONS.sampling, ...readable("sampling", sampling) },
+    sampling: { ...DEFAULT_OPTIONS.sampling, ...given.sampling },
   };
   if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
   if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
   if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
-  const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
+  const keyPrefix = given.keyPrefix;
   if (keyPrefix !== undefined && typeof keyPrefix !== "function")
     fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
   const probe = firstReading(merged.clock);
@@ -267,7 +355,7 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
   if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin))
     fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
   // Compiled once, here: the recorder only reads its tables.
-  const declared = (given as TaskJourneysOptions).machine;
+  const declared = given.machine;
   const machine =
     declared === undefined
       ? PRESETS[merged.role]
@@ -317,7 +405,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   #removeObservers: (() => void) | undefined;
   #processStalls: ProcessStalls | undefined;
 
-  constructor(options: TaskJourneysOptions & { role?: R; machine?: StateMachine<S> } = {}) {
+  constructor(options: TaskJourneysOptions & DeprecatedFlatOptions & { role?: R; machine?: StateMachine<S> } = {}) {
     const resolved = resolveOptions(options);
     const tracerProvider = resolved.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is

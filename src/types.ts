@@ -13,40 +13,46 @@ export interface SamplingOptions {
   keepErrors?: boolean;
 }
 
-/** Options of `new TaskJourneys(options)`. */
-export interface TaskJourneysOptions {
-  /** Whose journeys these are: a worker's or the scheduler's. */
-  role?: Role;
-  /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
-  machine?: StateMachine;
-  /** This process's name among its peers, e.g. the worker address "tcp://10.0.0.7:40001". */
-  instance?: string;
-  /** Current time in seconds; injectable so tests are exact. */
-  clock?: () => number;
-  /** Seconds since the Unix epoch at which `clock()` read 0; spans are stamped with it. Default: `performance.timeOrigin` with the default clock, else from `Date.now()` at construction. */
-  timeOrigin?: number;
-  /** Where span trees go; default: the global tracer provider. */
-  tracerProvider?: TracerProvider;
-  /** For readers that cannot take `metricProducer`: export the task sums and gauges (not the duration histogram) as observable instruments of this provider. */
-  meterProvider?: MeterProvider;
-  /** Which journeys become span trees. */
-  sampling?: SamplingOptions;
-  /** The prefix of a key nothing `describe()`d, for keys that encode it their own way (`"fetch:42"`); default Dask's key_split. */
-  keyPrefix?: (key: Key) => string;
+/** Bounds on what is recorded: each past its bound is counted, folded or dropped, never grown. */
+export interface LimitOptions {
   /** Distinct task prefixes kept before further ones fold into "other". */
-  prefixLimit?: number;
+  maxPrefixes?: number;
   /** Distinct activity names kept before further ones fold into "other". */
-  activityLimit?: number;
-  /** Finished journeys kept for `explain()`. */
-  retainedJourneys?: number;
-  /** Approximate bytes the finished journeys kept for `explain()` may hold (8 a number, 40 a journey), and the serves apart; the oldest go first past it. */
-  retainedJourneyBytes?: number;
+  maxActivities?: number;
   /** Journeys live at once at most; past it the oldest is abandoned (counted, its spans ended) to make room. */
   maxLiveJourneys?: number;
   /** Longer keys are dropped (and counted) instead of recorded. */
   maxKeyLength?: number;
-  /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */
-  strict?: boolean;
+  /**
+   * Seconds a time given to `transition()`, `execute()`, `gather()` or `end()` may lie from the
+   * clock (earlier or later) before it is a `clock-skew` drop and the clock's reading is used;
+   * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
+   */
+  maxClockSkew?: number;
+}
+
+/** What is kept of finished journeys (and, apart, get_data serves) for `explain()`. */
+export interface RetentionOptions {
+  /** Finished journeys kept for `explain()`. */
+  journeys?: number;
+  /** Approximate bytes the finished journeys kept for `explain()` may hold (8 a number, 40 a journey), and the serves apart; the oldest go first past it. */
+  bytes?: number;
+}
+
+/** Limits of the span trees (as OpenTelemetry's `spanLimits`). */
+export interface SpanOptions {
+  /** Links kept per span; further links are counted in an attribute. */
+  maxLinks?: number;
+  /** Child spans kept per span (states, activities, gather_deps); further ones are counted in an attribute. */
+  maxChildren?: number;
+  /** Characters kept of a key in span attributes. */
+  maxAttributeLength?: number;
+  /** Keys listed on a gather_dep span's attribute. */
+  maxKeysPerTransfer?: number;
+}
+
+/** How `metricProducer` exports the task metrics. */
+export interface MetricOptions {
   /** Metric temporality of `metricProducer`: "cumulative" or "delta". */
   temporality?: "cumulative" | "delta";
   /** Histogram kind of task.state.duration: "exponential", or "explicit" buckets for pull-mode Prometheus. */
@@ -57,14 +63,14 @@ export interface TaskJourneysOptions {
   histogramMaxSize?: number;
   /** Add task.prefix to task.execute.time (multiplies its series by the number of prefixes). */
   executeTimeByPrefix?: boolean;
-  /** Links kept per span; further links are counted in an attribute. */
-  maxLinksPerSpan?: number;
-  /** Characters kept of a key in span attributes. */
-  maxAttributeLength?: number;
-  /** Keys listed on a gather_dep span's attribute. */
-  maxKeysPerTransfer?: number;
-  /** Child spans kept per span (states, activities, gather_deps); further ones are counted in an attribute. */
-  maxChildrenPerSpan?: number;
+}
+
+/** The process these journeys run in: its clock, its async context, its stalls. */
+export interface RuntimeOptions {
+  /** Current time in seconds; injectable so tests are exact. */
+  clock?: () => number;
+  /** Seconds since the Unix epoch at which `clock()` read 0; spans are stamped with it. Default: `performance.timeOrigin` with the default clock, else from `Date.now()` at construction. */
+  timeOrigin?: number;
   /**
    * How the ledger of an execution or transfer is found by `meter()`, `currentLedger()` and
    * instrumented activity methods. true (default): across awaits and timers, through
@@ -75,22 +81,93 @@ export interface TaskJourneysOptions {
    */
   asyncContext?: boolean;
   /**
-   * Seconds a time given to `transition()`, `execute()`, `gather()` or `end()` may lie from the
-   * clock (earlier or later) before it is a `clock-skew` drop and the clock's reading is used;
-   * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
+   * Watch this process's GC pauses and event-loop stalls: the v8js.gc.duration and
+   * nodejs.eventloop.delay.* metrics, and `gc` / `event-loop` in the breakdown of the states they
+   * overlapped. Default true, false with a custom `clock` (stalls are timed on the performance clock).
    */
-  maxClockSkew?: number;
+  processStalls?: boolean;
+}
+
+/** Options of `new TaskJourneys(options)`, grouped by concern; checked once, at construction (an unknown name is a TypeError naming the nearest valid one). */
+export interface TaskJourneysOptions {
+  /** Whose journeys these are: a worker's or the scheduler's. */
+  role?: Role;
+  /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
+  machine?: StateMachine;
+  /** This process's name among its peers, e.g. the worker address "tcp://10.0.0.7:40001". */
+  instance?: string;
+  /** Where span trees go; default: the global tracer provider. */
+  tracerProvider?: TracerProvider;
+  /** For readers that cannot take `metricProducer`: export the task sums and gauges (not the duration histogram) as observable instruments of this provider. */
+  meterProvider?: MeterProvider;
+  /** Which journeys become span trees. */
+  sampling?: SamplingOptions;
+  /** The prefix of a key nothing `describe()`d, for keys that encode it their own way (`"fetch:42"`); default Dask's key_split. */
+  keyPrefix?: (key: Key) => string;
+  /** Bounds on prefixes, activities, live journeys, key length and given times. */
+  limits?: LimitOptions;
+  /** What is kept of finished journeys for `explain()`. */
+  retention?: RetentionOptions;
+  /** Limits of the span trees. */
+  spans?: SpanOptions;
+  /** How the task metrics are exported. */
+  metrics?: MetricOptions;
+  /** The clock, the async context and the process's stalls. */
+  runtime?: RuntimeOptions;
+  /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */
+  strict?: boolean;
   /**
    * false: make no spans at all (no sampling, no span objects; `inject()`, `parent()` and
    * `linkFrom()` return false). Also the case, decided at construction, when the tracer provider
    * is the API's no-op one or the global provider with no SDK registered yet.
    */
   traces?: boolean;
-  /**
-   * Watch this process's GC pauses and event-loop stalls: the v8js.gc.duration and
-   * nodejs.eventloop.delay.* metrics, and `gc` / `event-loop` in the breakdown of the states they
-   * overlapped. Default true, false with a custom `clock` (stalls are timed on the performance clock).
-   */
+}
+
+/**
+ * The flat option names of 0.1, each now a field of a group: they still work until the next minor
+ * release, each told once per process as deprecated. Given with its grouped path too, the two must agree.
+ */
+export interface DeprecatedFlatOptions {
+  /** @deprecated Since 0.2.0: write `limits: { maxPrefixes }`. */
+  prefixLimit?: number;
+  /** @deprecated Since 0.2.0: write `limits: { maxActivities }`. */
+  activityLimit?: number;
+  /** @deprecated Since 0.2.0: write `limits: { maxLiveJourneys }`. */
+  maxLiveJourneys?: number;
+  /** @deprecated Since 0.2.0: write `limits: { maxKeyLength }`. */
+  maxKeyLength?: number;
+  /** @deprecated Since 0.2.0: write `limits: { maxClockSkew }`. */
+  maxClockSkew?: number;
+  /** @deprecated Since 0.2.0: write `retention: { journeys }`. */
+  retainedJourneys?: number;
+  /** @deprecated Since 0.2.0: write `retention: { bytes }`. */
+  retainedJourneyBytes?: number;
+  /** @deprecated Since 0.2.0: write `spans: { maxLinks }`. */
+  maxLinksPerSpan?: number;
+  /** @deprecated Since 0.2.0: write `spans: { maxChildren }`. */
+  maxChildrenPerSpan?: number;
+  /** @deprecated Since 0.2.0: write `spans: { maxAttributeLength }`. */
+  maxAttributeLength?: number;
+  /** @deprecated Since 0.2.0: write `spans: { maxKeysPerTransfer }`. */
+  maxKeysPerTransfer?: number;
+  /** @deprecated Since 0.2.0: write `metrics: { temporality }`. */
+  temporality?: "cumulative" | "delta";
+  /** @deprecated Since 0.2.0: write `metrics: { histogram }`. */
+  histogram?: "exponential" | "explicit";
+  /** @deprecated Since 0.2.0: write `metrics: { explicitBuckets }`. */
+  explicitBuckets?: readonly number[];
+  /** @deprecated Since 0.2.0: write `metrics: { histogramMaxSize }`. */
+  histogramMaxSize?: number;
+  /** @deprecated Since 0.2.0: write `metrics: { executeTimeByPrefix }`. */
+  executeTimeByPrefix?: boolean;
+  /** @deprecated Since 0.2.0: write `runtime: { clock }`. */
+  clock?: () => number;
+  /** @deprecated Since 0.2.0: write `runtime: { timeOrigin }`. */
+  timeOrigin?: number;
+  /** @deprecated Since 0.2.0: write `runtime: { asyncContext }`. */
+  asyncContext?: boolean;
+  /** @deprecated Since 0.2.0: write `runtime: { processStalls }`. */
   processStalls?: boolean;
 }
 

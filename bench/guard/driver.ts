@@ -44,7 +44,12 @@ const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
 const OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
 
 function recorder(): TaskJourneys {
-  const journeys = new TaskJourneys({ role: "worker", prefixLimit: PREFIXES, sampling: OFF, processStalls: false });
+  const journeys = new TaskJourneys({
+    role: "worker",
+    limits: { maxPrefixes: PREFIXES },
+    sampling: OFF,
+    runtime: { processStalls: false },
+  });
   for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
   return journeys;
 }

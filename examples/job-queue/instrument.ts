@@ -42,7 +42,7 @@ export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
 /**
  * The queue's side: a job's life is one journey, retries and their backoff included:
  * added → waiting-children → waiting → active (→ delayed → waiting → active …) → completed | failed.
- * `journeys` must use the epoch clock: `clock: () => Date.now() / 1000, timeOrigin: 0`.
+ * `journeys` must use the epoch clock: `runtime: { clock: () => Date.now() / 1000, timeOrigin: 0 }`.
  */
 export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"scheduler", JobJourneyState>): void {
   queue.hooks.added = (job) => {

@@ -6,6 +6,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace";
 import { TaskJourneys, type TaskJourneysOptions } from "../../../src/index.js";
+import type { DeprecatedFlatOptions } from "../../../src/types.js";
 import { keyHashUnit } from "../../../src/model/sampling.js";
 import { FakeClock } from "../../helpers/clock.js";
 
@@ -38,7 +39,7 @@ export interface Harness {
 }
 
 export function harness(
-  options: TaskJourneysOptions = {},
+  options: TaskJourneysOptions & DeprecatedFlatOptions = {},
   exporter = new InMemorySpanExporter(),
   clock = new FakeClock(100),
 ): Harness {
