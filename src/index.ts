@@ -34,6 +34,9 @@ export type {
   EndOptions,
   TraceCarrier,
   KeyDescription,
+  Propagation,
+  PropagationSender,
+  PropagationReceiver,
 } from "./types.js";
 export type { MetricProducerOverrides, StateOf } from "./journeys.js";
 export type { TaskMetricProducer } from "./otel/metric-producer.js";

@@ -31,6 +31,7 @@ import type {
   ServeLedger,
   DeprecatedFlatOptions,
   MetricOptions,
+  Propagation,
   SamplingOptions,
   TaskJourneysOptions,
   TraceCarrier,
@@ -384,6 +385,26 @@ export function resolveOptions(options: TaskJourneysOptions & DeprecatedFlatOpti
 export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
+  /**
+   * Trace context across processes, by side: `propagation.sender.inject(key, carrier)` before
+   * sending a message, `propagation.receiver.continueFrom(key, carrier)` (and `resultFrom`,
+   * `dataFrom`, `replyFrom`, `extract`) on receiving one. One frozen object, made once.
+   */
+  readonly propagation: Propagation = Object.freeze({
+    sender: Object.freeze({
+      inject: (key: Key, carrier: TraceCarrier) => this.#inject(key, carrier),
+      injectTransfer: (ledger: GatherLedger | ServeLedger, carrier: TraceCarrier) =>
+        this.#injectTransfer(ledger, carrier),
+    }),
+    receiver: Object.freeze({
+      extract: (carrier: Readonly<Record<string, unknown>>) => this.#extract(carrier),
+      continueFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#parent(key, carrier),
+      resultFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#returned(key, carrier),
+      dataFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#linkFrom(key, carrier),
+      replyFrom: (ledger: GatherLedger, carrier: Readonly<Record<string, unknown>> | Context) =>
+        this.#linkTransfer(ledger, carrier),
+    }),
+  });
   readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
@@ -733,26 +754,26 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * (into the get_data request) or a serve ledger's get_data (into the reply). Returns false and
    * writes nothing when the transfer is not traced.
    */
-  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+  #injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
     if (!this.#tracing()) return false;
     try {
       if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
       if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
       return false;
     } catch {
-      return this.#badCarrier("injectTransfer()", "its ledger or carrier");
+      return this.#badCarrier("propagation.sender.injectTransfer()", "its ledger or carrier");
     }
   }
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
-  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
     try {
       // Inside the guard: `instanceof` asks a Proxy's getPrototypeOf trap, which may throw.
       if (!(ledger instanceof TransferLedger)) return false;
       return this.#spans.linkTransfer(ledger.transfer, context);
     } catch {
-      return this.#badCarrier("linkTransfer()", "its ledger or context");
+      return this.#badCarrier("propagation.receiver.replyFrom()", "its ledger or carrier");
     }
   }
 
@@ -793,12 +814,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * end it is emitted under them, so every journey of a task shares one trace. Returns false and
    * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
-  inject(key: Key, carrier: TraceCarrier): boolean {
+  #inject(key: Key, carrier: TraceCarrier): boolean {
     if (!this.#tracing()) return false;
     try {
       return this.#spans.inject(key, carrier);
     } catch {
-      return this.#badCarrier("inject()");
+      return this.#badCarrier("propagation.sender.inject()");
     }
   }
 
@@ -807,12 +828,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * (for your own spans, or for `parent()` / `linkFrom()`), or undefined when it holds no valid
    * `traceparent`. Independent of the global propagator.
    */
-  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
+  #extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
     let spanContext: ReturnType<typeof extractSpanContext>;
     try {
       spanContext = extractSpanContext(carrier);
     } catch {
-      this.#badCarrier("extract()");
+      this.#badCarrier("propagation.receiver.extract()");
       return undefined;
     }
     return spanContext === undefined ? undefined : remoteContext(spanContext);
@@ -828,12 +849,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * true when queued. A journey already under way cannot be re-parented: its task span links to a
    * sampled context instead (returns false).
    */
-  parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
     try {
       return this.#spans.parent(key, context);
     } catch {
-      return this.#badCarrier("parent()");
+      return this.#badCarrier("propagation.receiver.continueFrom()");
     }
   }
 
@@ -844,12 +865,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
    * it before the transition that ends the journey. Returns true when it made the journey kept.
    */
-  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
     try {
       return this.#spans.returned(key, context);
     } catch {
-      return this.#badCarrier("returned()");
+      return this.#badCarrier("propagation.receiver.resultFrom()");
     }
   }
 
@@ -860,13 +881,73 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * emitted. On the scheduler, `linkFrom(key, clientCarrier)` links a submission to a client's
    * span in another process.
    */
-  linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
     try {
       return this.#spans.linkFrom(key, context);
     } catch {
-      return this.#badCarrier("linkFrom()");
+      return this.#badCarrier("propagation.receiver.dataFrom()");
     }
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.injectTransfer(ledger, carrier)`. */
+  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.injectTransfer(ledger, carrier)",
+      "journeys.propagation.sender.injectTransfer(ledger, carrier)",
+    );
+    return this.#injectTransfer(ledger, carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.replyFrom(ledger, carrier)`. */
+  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.linkTransfer(ledger, carrier)",
+      "journeys.propagation.receiver.replyFrom(ledger, carrier)",
+    );
+    return this.#linkTransfer(ledger, context);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.inject(key, carrier)`. */
+  inject(key: Key, carrier: TraceCarrier): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.inject(key, carrier)",
+      "journeys.propagation.sender.inject(key, carrier)",
+    );
+    return this.#inject(key, carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.extract(carrier)`. */
+  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
+    this.#recorder.failures.deprecated("journeys.extract(carrier)", "journeys.propagation.receiver.extract(carrier)");
+    return this.#extract(carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.continueFrom(key, carrier)`. */
+  parent(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.parent(key, carrier)",
+      "journeys.propagation.receiver.continueFrom(key, carrier)",
+    );
+    return this.#parent(key, context);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.resultFrom(key, carrier)`. */
+  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.returned(key, carrier)",
+      "journeys.propagation.receiver.resultFrom(key, carrier)",
+    );
+    return this.#returned(key, context);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.dataFrom(key, carrier)`. */
+  linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.linkFrom(key, carrier)",
+      "journeys.propagation.receiver.dataFrom(key, carrier)",
+    );
+    return this.#linkFrom(key, context);
   }
 
   /**

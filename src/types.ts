@@ -117,8 +117,8 @@ export interface TaskJourneysOptions {
   /** Throw `InvalidTransition` on bad data instead of counting and repairing it; for your own tests. */
   strict?: boolean;
   /**
-   * false: make no spans at all (no sampling, no span objects; `inject()`, `parent()` and
-   * `linkFrom()` return false). Also the case, decided at construction, when the tracer provider
+   * false: make no spans at all (no sampling, no span objects; the `propagation` calls
+   * return false). Also the case, decided at construction, when the tracer provider
    * is the API's no-op one or the global provider with no SDK registered yet.
    */
   traces?: boolean;
@@ -173,10 +173,54 @@ export interface DeprecatedFlatOptions {
 
 /**
  * Trace context as carried in a message between processes: W3C `traceparent` (and `tracestate`)
- * under lowercase names, string values. Write one with `journeys.inject(key, carrier)`. Defined
+ * under lowercase names, string values. Write one with `journeys.propagation.sender.inject(key, carrier)`. Defined
  * once, beside the code that reads and writes it.
  */
 export type { TraceCarrier } from "./otel/propagation.js";
+import type { TraceCarrier } from "./otel/propagation.js";
+
+/**
+ * Trace context across processes, by side: who sends a message calls `sender`, who receives one
+ * calls `receiver` (`journeys.propagation`). Every call returns false (extract: undefined) and does
+ * nothing when there is nothing to carry: no traces, no journey, a carrier that cannot be read.
+ */
+export interface Propagation {
+  /** The side that sends a message: writes a trace context into its carrier. */
+  readonly sender: PropagationSender;
+  /** The side that receives a message: reads the trace context its carrier holds. */
+  readonly receiver: PropagationReceiver;
+}
+
+/** What the sender of a message calls, just before sending it. */
+export interface PropagationSender {
+  /**
+   * Writes the trace context of `key`'s journey here into `carrier`: the compute-task message (or a
+   * job handed to a worker), the result or error going back, the data a peer fetches.
+   */
+  inject(key: Key, carrier: TraceCarrier): boolean;
+  /** Writes a gather ledger's gather_dep (into the get_data request) or a serve ledger's get_data (into its reply). */
+  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean;
+}
+
+/** What the receiver of a message calls, on receiving it. */
+export interface PropagationReceiver {
+  /** The trace context in `carrier` as an OpenTelemetry Context (for spans of your own), or undefined. */
+  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined;
+  /**
+   * On receiving the message that hands `key` over (compute-task, a job), before its first
+   * transition here: the journey here continues the sender's trace, under its task span.
+   */
+  continueFrom(key: Key, carrier: Readonly<Record<string, unknown>> | Context): boolean;
+  /**
+   * On receiving `key`'s result or error back, before the transition that ends its journey here:
+   * keeps this journey when the other side kept its own, so the trace holds both.
+   */
+  resultFrom(key: Key, carrier: Readonly<Record<string, unknown>> | Context): boolean;
+  /** On receiving `key`'s data with its producer's carrier: the task spans of `key` and its dependents here link to it. */
+  dataFrom(key: Key, carrier: Readonly<Record<string, unknown>> | Context): boolean;
+  /** On receiving a get_data reply: the gather ledger's gather_dep span links to the get_data span it names. */
+  replyFrom(ledger: GatherLedger, carrier: Readonly<Record<string, unknown>> | Context): boolean;
+}
 
 /** What `journeys.describe(key, …)` tells of a key, for its journeys until it is forgotten. */
 export interface KeyDescription {

@@ -15,9 +15,9 @@
  *     files' sizes digested into the same ledger as bytes (task.execute.size);
  *   - `journeys.serve` on each get_data request answered for a peer: a serve ledger (disk-read
  *     and serialize through the instrumented store, network until the socket took the reply);
- *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
- *     `journeys.inject` into task-finished / task-erred (the carrier back to the scheduler) and
- *     into get_data replies, and `journeys.linkFrom` on receiving those;
+ *   - trace context: `propagation.receiver.continueFrom` from the scheduler's compute-task carrier,
+ *     `propagation.sender.inject` into task-finished / task-erred (the carrier back to the scheduler) and
+ *     into get_data replies, and `propagation.receiver.dataFrom` on receiving those;
  *     `journeys.injectTransfer` of the gather_dep into the request and of the get_data into the
  *     reply, `journeys.linkTransfer` on receiving it.
  */
@@ -239,7 +239,8 @@ export class Worker {
         const task = message as ComputeTaskMessage;
         this.cpuAtFirstTask ??= process.cpuUsage();
         // Before the key's first transition here, so that its journey nests under the scheduler's.
-        if (this.journeys !== undefined && task.carrier !== undefined) this.journeys.parent(task.key, task.carrier);
+        if (this.journeys !== undefined && task.carrier !== undefined)
+          this.journeys.propagation.receiver.continueFrom(task.key, task.carrier);
         this.state.computeTask(task);
         break;
       }
@@ -275,7 +276,8 @@ export class Worker {
       const busy: GetDataReply = { op: "data", status: "busy" };
       // A busy answer is a served request too: the requester's gather_dep links to it.
       const serveCarrier: TraceCarrier = {};
-      if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) busy.serveCarrier = serveCarrier;
+      if (ledger !== undefined && this.journeys!.propagation.sender.injectTransfer(ledger, serveCarrier))
+        busy.serveCarrier = serveCarrier;
       connection.reply(message, busy);
       ledger?.end("busy");
       return;
@@ -299,7 +301,7 @@ export class Worker {
         data[key] = serialized;
         bytes += serialized.byteLength;
         // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
-        if (this.journeys !== undefined && this.journeys.inject(key, carrier)) {
+        if (this.journeys !== undefined && this.journeys.propagation.sender.inject(key, carrier)) {
           (carriers ??= {})[key] = carrier as Record<string, string>;
           carrier = {};
         }
@@ -309,7 +311,8 @@ export class Worker {
     if (carriers !== undefined) reply.carriers = carriers;
     if (compressed !== undefined) reply.compressed = compressed;
     const serveCarrier: TraceCarrier = {};
-    if (ledger !== undefined && this.journeys!.injectTransfer(ledger, serveCarrier)) reply.serveCarrier = serveCarrier;
+    if (ledger !== undefined && this.journeys!.propagation.sender.injectTransfer(ledger, serveCarrier))
+      reply.serveCarrier = serveCarrier;
     const sending = performance.now();
     connection.reply(message, reply);
     const sent = () => {
@@ -401,7 +404,8 @@ export class Worker {
     let reply: GetDataReply;
     // The gather_dep's trace context, for the serving peer's get_data span (traced transfers only).
     const carrier: TraceCarrier = {};
-    const traced = ledger !== undefined && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
+    const traced =
+      ledger !== undefined && this.journeys!.propagation.sender.injectTransfer(ledger as GatherLedger, carrier);
     try {
       reply = await within(ledger, () => this.requestData(connection, keys, traced ? carrier : undefined));
     } catch {
@@ -410,7 +414,7 @@ export class Worker {
     }
     this.peers.release(peer, connection);
     if (ledger !== undefined && reply.serveCarrier !== undefined)
-      this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
+      this.journeys!.propagation.receiver.replyFrom(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
     let bytes = 0;
@@ -438,7 +442,8 @@ export class Worker {
       this.store.set(key, value, size);
       received.set(key, size);
       const carrier = carriers?.[key];
-      if (this.journeys !== undefined && carrier !== undefined) this.journeys.linkFrom(key, carrier);
+      if (this.journeys !== undefined && carrier !== undefined)
+        this.journeys.propagation.receiver.dataFrom(key, carrier);
     }
   }
 
@@ -490,7 +495,7 @@ export class Worker {
    */
   private resultCarrier(key: string): { carrier?: TraceCarrier } {
     const carrier: TraceCarrier = {};
-    return this.journeys !== undefined && this.journeys.inject(key, carrier) ? { carrier } : {};
+    return this.journeys !== undefined && this.journeys.propagation.sender.inject(key, carrier) ? { carrier } : {};
   }
 
   private async whoHas(keys: string[]): Promise<void> {

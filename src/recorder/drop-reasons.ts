@@ -40,7 +40,7 @@ export const DROP_REASONS = {
   "invalid-options":
     "a call's trailing options object ({ at, error, prefix }, { bytes, at }, …) whose properties threw when read (a getter, a Proxy); the call is recorded as if given none",
   "invalid-carrier":
-    "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written; the call did nothing",
+    "a propagation call (sender.inject(), sender.injectTransfer(), receiver.extract(), continueFrom(), resultFrom(), dataFrom(), replyFrom(); or their deprecated names) or serve() given a carrier, context or ledger that could not be read or written; the call did nothing",
   "ledger-open-at-end":
     "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
   "live-journeys-limit":
