@@ -23,6 +23,12 @@ export { VERSION } from "./version.js";
 export type {
   TaskJourneysOptions,
   SamplingOptions,
+  LimitOptions,
+  RetentionOptions,
+  SpanOptions,
+  MetricOptions,
+  RuntimeOptions,
+  DeprecatedFlatOptions,
   ActivityLedger,
   ExecuteLedger,
   GatherLedger,
