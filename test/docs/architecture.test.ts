@@ -39,6 +39,7 @@ function layerOf(file: string): Layer {
     "src/types.ts": "facade",
     "src/configuration.ts": "facade",
     "src/option-groups.ts": "facade",
+    "src/options.ts": "facade",
     "src/index.ts": "main entry",
     "src/report.ts": "report entry",
     "src/sdk.ts": "sdk",
