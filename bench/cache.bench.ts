@@ -19,7 +19,7 @@ import { MinimalRecorder } from "./lower-bound.js";
 import { DEFAULT_OPTIONS } from "../src/journeys.js";
 
 const { TaskJourneys } = library;
-const clock = DEFAULT_OPTIONS.clock;
+const clock = DEFAULT_OPTIONS.runtime.clock;
 const PREFIXES = 100;
 const KEY_POOL = 1 << 16;
 const IN_FLIGHT = 1000;
@@ -42,7 +42,7 @@ const recorders: Record<string, JourneyRecorder> = {
     new TaskJourneys({
       role: "worker",
       sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false },
-      prefixLimit: PREFIXES,
+      limits: { maxPrefixes: PREFIXES },
       clock,
     }),
   ),

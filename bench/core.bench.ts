@@ -1,7 +1,7 @@
 /**
  * The core overhead benchmark, side by side in one process (sampling off unless a case says so):
  *
- *   clock read            one read of the journeys' clock (DEFAULT_OPTIONS.clock: performance.now() / 1000)
+ *   clock read            one read of the journeys' clock (DEFAULT_OPTIONS.runtime.clock: performance.now() / 1000)
  *   transition()          one steady-state transition of a live fetch journey: fetch → flight and
  *                         flight → fetch (a busy retry), alternating, over 1,024 live journeys
  *   full journey          released → waiting → ready → executing → memory with an execute ledger
@@ -43,7 +43,7 @@ const ROUND_TRIPS = 16;
 /** Journeys advanced in lockstep by the interleaved case. */
 const LOCKSTEP = 16;
 
-const clock = DEFAULT_OPTIONS.clock;
+const clock = DEFAULT_OPTIONS.runtime.clock;
 const names = prefixNames(PREFIXES);
 const keys = keyPool(KEY_POOL, names, 1);
 const mask = KEY_POOL - 1;
@@ -52,13 +52,15 @@ const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
 /** Sampling off: no head sampling and no tail sampling, so recording alone is measured (spans.bench.ts measures spans). */
 const SAMPLING_OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
 
-function makeJourneys(options: Pick<TaskJourneysOptions, "clock" | "sampling" | "tracerProvider"> = {}): TaskJourneys {
+function makeJourneys(
+  options: Pick<TaskJourneysOptions, "sampling" | "tracerProvider"> & { clock?: () => number } = {},
+): TaskJourneys {
   const journeys = new TaskJourneys({
     role: "worker",
     tracerProvider: options.tracerProvider,
     sampling: options.sampling ?? SAMPLING_OFF,
-    prefixLimit: PREFIXES,
-    clock: options.clock ?? clock,
+    limits: { maxPrefixes: PREFIXES },
+    runtime: { clock: options.clock ?? clock },
   });
   for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
   return journeys;

@@ -27,11 +27,11 @@ const FLUSH_EVERY = 1024;
 const names = prefixNames(PREFIXES);
 const keys = keyPool(KEY_POOL, names, 1);
 const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
-const clock = DEFAULT_OPTIONS.clock;
+const clock = DEFAULT_OPTIONS.runtime.clock;
 const OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
 
 function journeys(options: ConstructorParameters<typeof TaskJourneys>[0]): InstanceType<typeof TaskJourneys> {
-  const recorder = new TaskJourneys({ role: "worker", prefixLimit: PREFIXES, ...options });
+  const recorder = new TaskJourneys({ role: "worker", limits: { maxPrefixes: PREFIXES }, ...options });
   for (const key of inFlightKeys) recorder.transition(key, "released", "waiting");
   return recorder;
 }
@@ -39,7 +39,7 @@ function journeys(options: ConstructorParameters<typeof TaskJourneys>[0]): Insta
 /** How often the taskjourney journey reads the clock, counted. */
 export function journeyClockReads(): number {
   const counted = countingClock(clock);
-  const probe = journeys({ sampling: OFF, clock: counted.clock });
+  const probe = journeys({ sampling: OFF, runtime: { clock: counted.clock } });
   const before = counted.reads();
   workerJourney(probe, keys[0]);
   return counted.reads() - before;

@@ -41,8 +41,7 @@ function bytesPerJourney(moves: ReadonlyArray<readonly [WorkerState, WorkerState
   const journeys = new TaskJourneys({
     role: "worker",
     sampling: { ratio: 0 },
-    prefixLimit: 100,
-    maxLiveJourneys: N + 1,
+    limits: { maxPrefixes: 100, maxLiveJourneys: N + 1 },
   });
   journeys.transition("p0-f00000000f1e2d3c4b5a69788796a5b4", "released", "waiting");
   const before = heap();

@@ -33,7 +33,7 @@ const names = prefixNames(PREFIXES);
 const TAIL = "0f1e2d3c4b5a69788796a5b4";
 const PEER = "tcp://10.0.0.8:40001";
 
-const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 }, prefixLimit: PREFIXES });
+const journeys = new TaskJourneys({ role: "worker", sampling: { ratio: 0 }, limits: { maxPrefixes: PREFIXES } });
 
 /** Key i, built on the fly (10 million keys would not fit in memory up front): "<prefix>-<32 hex>". */
 function keyOf(i: number): string {
@@ -45,7 +45,7 @@ function journeyWithFetchedDependency(key: string, dependency: string): void {
   journeys.dependencies(key, [dependency]);
   journeys.transition(key, "released", "waiting");
   journeys.transition(dependency, "released", "fetch");
-  const transfer = journeys.gather(PEER, [dependency], 65_536);
+  const transfer = journeys.gather(PEER, [dependency], { bytes: 65_536 });
   transfer.meter("network", noWork);
   transfer.meter("deserialize", noWork);
   transfer.end("ok");

@@ -62,7 +62,7 @@ function journeys(clock: { now: number }, kept = false): Journeys {
 /** One dependency fetched alone: fetch → flight (a gather of 1 s of network) → memory. */
 function fetchOne(j: Journeys, t: Timer, clock: { now: number }, key: string): void {
   t.timed("transition released → fetch", () => j.transition(key, "released", "fetch"));
-  const ledger = t.timed("gather()", () => j.gather(PEER, [key], 1024));
+  const ledger = t.timed("gather()", () => j.gather(PEER, [key], { bytes: 1024 }));
   clock.now += 1;
   t.timed("meter()", () => ledger.meter("network", () => (clock.now += 1)));
   t.timed("end()", () => ledger.end("ok"));

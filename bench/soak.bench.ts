@@ -83,7 +83,7 @@ const journeys = new TaskJourneys({
   instance: "tcp://10.0.0.7:40001",
   tracerProvider,
   sampling: { ratio: 0.01, keepSlowerThan: 0, keepErrors: false },
-  prefixLimit: PREFIXES,
+  limits: { maxPrefixes: PREFIXES },
 });
 const reader = new PeriodicExportingMetricReader({
   exporter: metricExporter,
@@ -105,7 +105,7 @@ function journeyWithFetchedDependency(key: string, dependency: string): void {
   journeys.dependencies(key, [dependency]);
   journeys.transition(key, "released", "waiting");
   journeys.transition(dependency, "released", "fetch");
-  const transfer = journeys.gather(PEER, [dependency], 65_536);
+  const transfer = journeys.gather(PEER, [dependency], { bytes: 65_536 });
   transfer.meter("network", noWork);
   transfer.meter("deserialize", noWork);
   transfer.end("ok");

@@ -117,7 +117,12 @@ function countingProvider(): { provider: BasicTracerProvider; ended: () => numbe
 }
 
 function makeJourneys(sampling: Sampling, provider: BasicTracerProvider, withInFlight = true): TaskJourneys {
-  const journeys = new TaskJourneys({ role: "worker", sampling, prefixLimit: PREFIXES, tracerProvider: provider });
+  const journeys = new TaskJourneys({
+    role: "worker",
+    sampling,
+    limits: { maxPrefixes: PREFIXES },
+    tracerProvider: provider,
+  });
   if (withInFlight) for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
   return journeys;
 }

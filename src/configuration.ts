@@ -42,3 +42,63 @@ export function defined<T extends object>(options: T | undefined): Partial<T> {
   if (options === undefined || options === null) return {};
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
+
+/** Edit distance of two names, letters only and case aside: "samplingRatio" is "sampling.ratio". */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const y = b.toLowerCase().replace(/[^a-z0-9]/g, "");
+  let previous = Array.from({ length: y.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= x.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= y.length; j++)
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[y.length];
+}
+
+/**
+ * The valid name nearest `name`, or undefined when none is near (more than a third of its letters
+ * apart). `candidates` maps each name a user might write (a path, a group's field alone, an old
+ * flat name) to the name to suggest.
+ */
+export function nearestName(name: string, candidates: ReadonlyMap<string, string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const [written, suggested] of candidates) {
+    const d = distance(name, written);
+    if (d < bestDistance) [best, bestDistance] = [suggested, d];
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/**
+ * Refuses an option name nothing reads: in plain JavaScript a misspelt name (`samplingRatio`,
+ * `fileDirectry`) would otherwise pass silently and its default be used. Names the nearest valid one.
+ */
+export function unknownOption(owner: string, name: string, candidates: ReadonlyMap<string, string>): never {
+  const nearest = nearestName(name, candidates);
+  const valid = [...new Set(candidates.values())].join(", ");
+  const error = new TypeError(
+    `${owner}: unknown option ${show(name)}${nearest === undefined ? "" : `; did you mean ${show(nearest)}?`} ` +
+      `(the options: ${valid})`,
+  );
+  thrown.add(error);
+  throw error;
+}
+
+/**
+ * Refuses every own name of `options` not among `names` (`prefix`: the path of a nested object,
+ * "exporters."), naming the nearest valid one. Options that cannot be listed are left to the
+ * checks that read them.
+ */
+export function refuseUnknownNames(owner: string, options: object, names: readonly string[], prefix = ""): void {
+  let given: string[];
+  try {
+    given = Object.keys(options);
+  } catch {
+    return;
+  }
+  const suggestions = new Map(names.map((name) => [`${prefix}${name}`, `${prefix}${name}`]));
+  for (const name of given) if (!names.includes(name)) unknownOption(owner, `${prefix}${name}`, suggestions);
+}

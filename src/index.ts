@@ -23,12 +23,26 @@ export { VERSION } from "./version.js";
 export type {
   TaskJourneysOptions,
   SamplingOptions,
+  LimitOptions,
+  RetentionOptions,
+  SpanOptions,
+  MetricOptions,
+  RuntimeOptions,
+  DeprecatedFlatOptions,
   ActivityLedger,
   ExecuteLedger,
   GatherLedger,
   ServeLedger,
+  TransitionOptions,
+  ExecuteOptions,
+  GatherOptions,
+  ServeOptions,
+  EndOptions,
   TraceCarrier,
   KeyDescription,
+  Propagation,
+  PropagationSender,
+  PropagationReceiver,
 } from "./types.js";
 export type { MetricProducerOverrides, StateOf } from "./journeys.js";
 export type { TaskMetricProducer } from "./otel/metric-producer.js";

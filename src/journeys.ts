@@ -7,13 +7,13 @@ import {
   type TracerProvider,
 } from "@opentelemetry/api";
 import type { Key } from "./model/keys.js";
-import { PRESETS, type Role, type SchedulerState, type WorkerState } from "./model/states.js";
-import { Machine, type StateMachine } from "./model/machine.js";
+import { type Role, type SchedulerState, type WorkerState } from "./model/states.js";
+import { type StateMachine } from "./model/machine.js";
 import type { Breakdown } from "./model/breakdown.js";
 import type { DurationStats } from "./model/statistics/index.js";
 import { DurationStatistics } from "./model/statistics/index.js";
 import { ratioSampler } from "./model/sampling.js";
-import { DEFAULT_MAX_LIVE_JOURNEYS, Recorder } from "./recorder/recorder.js";
+import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import { serveNodes } from "./recorder/explain-serves.js";
@@ -27,9 +27,15 @@ import {
 import type {
   ActivityLedger,
   ExecuteLedger,
+  ExecuteOptions,
   GatherLedger,
+  GatherOptions,
+  ServeOptions,
+  TransitionOptions,
   KeyDescription,
   ServeLedger,
+  DeprecatedFlatOptions,
+  Propagation,
   TaskJourneysOptions,
   TraceCarrier,
 } from "./types.js";
@@ -41,13 +47,32 @@ import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
 import { openJourneysLine } from "./recorder/open-journeys.js";
-import { show } from "./recorder/show.js";
 import { registerInternals } from "./internal.js";
-import { configurationError, guardedCheck, defined } from "./configuration.js";
+import { guardedCheck } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
-import { performanceSeconds } from "./runtime/clock.js";
-import { failureDetail } from "./recorder/failure-detail.js";
-import { failureText } from "./model/breakdown.js";
+import { isCallOptions } from "./recorder/call-options.js";
+import { show } from "./recorder/show.js";
+import {
+  checkProducerOverrides,
+  fail,
+  isNoopTracerProvider,
+  resolveOptions,
+  type MetricProducerOverrides,
+} from "./options.js";
+// Where they were before options.ts: sdk.ts, internal.ts, the tests and the benches import them from here.
+export {
+  DEFAULT_OPTIONS,
+  isNoopTracerProvider,
+  resolveOptions,
+  type MetricProducerOverrides,
+  type ResolvedOptions,
+} from "./options.js";
+
+/** The names of each call's trailing options object (call-options.ts tells them from the deprecated positional values). */
+const TRANSITION_OPTIONS = ["at", "error", "prefix"] as const;
+const EXECUTE_OPTIONS = ["at", "prefix"] as const;
+const GATHER_OPTIONS = ["bytes", "at"] as const;
+const SERVE_OPTIONS = ["context", "at"] as const;
 
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
@@ -58,229 +83,6 @@ export type StateOf<R extends Role> = { worker: WorkerState; scheduler: Schedule
 /** Journeys of any role and machine: what instrument() and wrap() take. */
 export type AnyTaskJourneys = TaskJourneys<Role, string>;
 
-/** Every option's default, in one place. */
-export const DEFAULT_OPTIONS = {
-  role: "worker",
-  instance: "",
-  // performance.now() in seconds, read without allocating (runtime/clock.ts).
-  clock: performanceSeconds(),
-  sampling: { ratio: 0.01, keepSlowerThan: 0.99, keepErrors: true },
-  prefixLimit: 100,
-  activityLimit: 64,
-  retainedJourneys: 1000,
-  retainedJourneyBytes: 64 * 1024 * 1024,
-  maxLiveJourneys: DEFAULT_MAX_LIVE_JOURNEYS,
-  maxKeyLength: 4096,
-  strict: false,
-  temporality: "cumulative",
-  histogram: "exponential",
-  explicitBuckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800],
-  histogramMaxSize: 512,
-  executeTimeByPrefix: false,
-  maxLinksPerSpan: 128,
-  maxAttributeLength: 256,
-  maxKeysPerTransfer: 32,
-  maxChildrenPerSpan: 256,
-  asyncContext: true,
-  maxClockSkew: 86_400,
-  traces: true,
-  // Off with a custom clock (see resolveOptions): stalls are timed on the performance clock.
-  processStalls: true,
-} as const;
-
-/** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
-const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
-
-/**
- * Whether spans made through `provider` would go nowhere: the API's no-op provider, or a proxy
- * (the global one) delegating to it, as when no SDK was registered. Decided at construction.
- */
-export function isNoopTracerProvider(provider: TracerProvider): boolean {
-  if (provider instanceof ProxyTracerProvider) provider = provider.getDelegate();
-  return provider === NOOP_TRACER_PROVIDER || provider.constructor === NOOP_TRACER_PROVIDER.constructor;
-}
-
-/** @internal Every option checked and defaulted, as the parts of a TaskJourneys read them. */
-export type ResolvedOptions = Required<
-  Omit<TaskJourneysOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "sampling" | "keyPrefix" | "machine">
-> &
-  Pick<TaskJourneysOptions, "tracerProvider" | "meterProvider"> & {
-    /** The `machine` option compiled, or the role's Dask preset. */
-    machine: Machine;
-    sampling: Required<NonNullable<TaskJourneysOptions["sampling"]>>;
-    timeOrigin: number;
-    keyPrefix: TaskJourneysOptions["keyPrefix"];
-    /** The clock's first reading, taken (and checked) at construction: the recorder's first good one. */
-    clockReading: number;
-  };
-
-function fail(option: string, expected: string, value: unknown): never {
-  configurationError("TaskJourneys", `option "${option}"`, expected, value);
-}
-
-function wholeNumber(option: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    fail(option, max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`, value);
-  }
-  return value;
-}
-
-function fraction(option: string, value: number): number {
-  if (typeof value !== "number" || !(value >= 0 && value <= 1)) fail(option, "a number from 0 to 1", value);
-  return value;
-}
-
-function temporality(value: unknown): "cumulative" | "delta" {
-  if (value !== "cumulative" && value !== "delta") fail("temporality", '"cumulative" or "delta"', value);
-  return value;
-}
-
-function histogram(value: unknown): "exponential" | "explicit" {
-  if (value !== "exponential" && value !== "explicit") fail("histogram", '"exponential" or "explicit"', value);
-  return value;
-}
-
-function explicitBuckets(buckets: unknown): readonly number[] {
-  const expected = "an increasing array of finite numbers";
-  // A copy, read once: the array given may change (or a Proxy of one answer otherwise) later.
-  const copy = guardedCheck("TaskJourneys", 'option "explicitBuckets"', expected, buckets, () =>
-    Array.isArray(buckets) ? Array.from(buckets as unknown[]) : undefined,
-  );
-  if (
-    copy === undefined ||
-    copy.some((b, i) => typeof b !== "number" || !Number.isFinite(b) || (i > 0 && b <= (copy[i - 1] as number)))
-  ) {
-    fail("explicitBuckets", expected, buckets);
-  }
-  return copy as number[];
-}
-
-/** An option object's own values (undefined ones left out), read once; one that throws when read is refused, naming it. */
-function readable<T extends object>(option: string, value: T | undefined | null): Partial<T> {
-  return guardedCheck("TaskJourneys", `option "${option}"`, "an object whose properties can be read", value, () =>
-    defined(value ?? undefined),
-  );
-}
-
-/** What `createMetricProducer()` may choose per reader; the rest follows the journeys' options. */
-export type MetricProducerOverrides = Pick<TaskJourneysOptions, "temporality" | "histogram" | "explicitBuckets">;
-
-/** The overrides given (undefined ones left out), checked as the constructor checks those options. */
-function checkProducerOverrides(given: MetricProducerOverrides): Partial<MetricProducerOptions> {
-  if (given === null || typeof given !== "object") fail("options", "an object", given);
-  const options = readable("options", given);
-  const checked: Partial<MetricProducerOptions> = {};
-  if (options.temporality !== undefined) checked.temporality = temporality(options.temporality);
-  if (options.histogram !== undefined) checked.histogram = histogram(options.histogram);
-  if (options.explicitBuckets !== undefined) checked.explicitBuckets = explicitBuckets(options.explicitBuckets);
-  return checked;
-}
-
-/**
- * The clock's first reading, at construction: a clock that cannot give one good reading (finite
- * seconds >= 0) is bad configuration, refused here naming the option, as every other option is.
- * A clock that fails only later is the recorder's to guard (`invalid-clock`, counted, its last
- * good reading used: this one at first), since it already worked once and a time source that
- * hiccups must not throw into the host mid-run.
- */
-function firstReading(clock: () => unknown): number {
-  let reading: unknown;
-  try {
-    reading = clock();
-  } catch (error) {
-    const { type, message } = failureDetail(error);
-    throw new TypeError(
-      `TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
-      { cause: error },
-    );
-  }
-  if (typeof reading !== "number" || !(reading >= 0 && reading < Infinity))
-    fail("clock", "a function returning finite seconds >= 0", reading);
-  return reading;
-}
-
-/** Checks every option once, at construction, and fills in the defaults. */
-export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
-  if (options === null || typeof options !== "object") fail("options", "an object", options);
-  // Every option read once, here: a getter or a Proxy is not asked again (nor can it throw later).
-  const given = readable("options", options);
-  const sampling = given.sampling;
-  if (sampling !== undefined && sampling !== null && typeof sampling !== "object")
-    fail("sampling", "an object: { ratio?, keepSlowerThan?, keepErrors? }", sampling);
-  const merged = {
-    ...DEFAULT_OPTIONS,
-    ...given,
-    sampling: { ...DEFAULT_OPTIONS.sampling, ...readable("sampling", sampling) },
-  };
-  if (merged.role !== "worker" && merged.role !== "scheduler") fail("role", '"worker" or "scheduler"', merged.role);
-  if (typeof merged.instance !== "string") fail("instance", "a string", merged.instance);
-  if (typeof merged.clock !== "function") fail("clock", "a function returning seconds", merged.clock);
-  const keyPrefix = (given as TaskJourneysOptions).keyPrefix;
-  if (keyPrefix !== undefined && typeof keyPrefix !== "function")
-    fail("keyPrefix", "a function from a key to its prefix", keyPrefix);
-  const probe = firstReading(merged.clock);
-  fraction("sampling.ratio", merged.sampling.ratio);
-  fraction("sampling.keepSlowerThan", merged.sampling.keepSlowerThan);
-  if (typeof merged.sampling.keepErrors !== "boolean")
-    fail("sampling.keepErrors", "a boolean", merged.sampling.keepErrors);
-  // Upper bounds keep typed arrays sized (prefixes × states, prefixes × activities) allocatable.
-  wholeNumber("prefixLimit", merged.prefixLimit, 1, 100_000);
-  wholeNumber("activityLimit", merged.activityLimit, 1, 4096);
-  // The ring is allocated as it fills, but a million slots is already more than explain() needs.
-  wholeNumber("retainedJourneys", merged.retainedJourneys, 0, 1_000_000);
-  wholeNumber("retainedJourneyBytes", merged.retainedJourneyBytes, 0);
-  // At least one: a journey must fit. No upper bound: live journeys take memory only as they come.
-  wholeNumber("maxLiveJourneys", merged.maxLiveJourneys, 1);
-  wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
-  wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
-  wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
-  wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);
-  wholeNumber("maxKeysPerTransfer", merged.maxKeysPerTransfer, 0);
-  wholeNumber("maxChildrenPerSpan", merged.maxChildrenPerSpan, 0);
-  if (typeof merged.maxClockSkew !== "number" || !(merged.maxClockSkew > 0))
-    fail("maxClockSkew", "a number of seconds > 0 (Infinity: no limit)", merged.maxClockSkew);
-  if (typeof merged.strict !== "boolean") fail("strict", "a boolean", merged.strict);
-  if (typeof merged.asyncContext !== "boolean") fail("asyncContext", "a boolean", merged.asyncContext);
-  if (typeof merged.traces !== "boolean") fail("traces", "a boolean", merged.traces);
-  if (typeof merged.processStalls !== "boolean") fail("processStalls", "a boolean", merged.processStalls);
-  // A clock of the caller's (a test's fake one) has no known relation to the times perf_hooks
-  // gives GC pauses: stalls are watched with it only when asked for.
-  const processStalls = given.processStalls ?? (given.clock === undefined && merged.processStalls);
-  if (typeof merged.executeTimeByPrefix !== "boolean")
-    fail("executeTimeByPrefix", "a boolean", merged.executeTimeByPrefix);
-  temporality(merged.temporality);
-  histogram(merged.histogram);
-  const buckets = explicitBuckets(merged.explicitBuckets);
-  // The default clock is performance.now(), whose epoch is performance.timeOrigin to the
-  // microsecond. Date.now() is whole milliseconds: an origin taken from it is up to 1 ms early, a
-  // different error in each process, and a worker's span seen from the scheduler's ended up to
-  // 1 ms after its parent (190 µs in a CI run). A clock of the caller's has only Date.now().
-  const timeOrigin =
-    given.timeOrigin ?? (given.clock === undefined ? performance.timeOrigin / 1000 : Date.now() / 1000 - probe);
-  if (typeof timeOrigin !== "number" || !Number.isFinite(timeOrigin))
-    fail("timeOrigin", "finite seconds since the epoch", timeOrigin);
-  // Compiled once, here: the recorder only reads its tables.
-  const declared = (given as TaskJourneysOptions).machine;
-  const machine =
-    declared === undefined
-      ? PRESETS[merged.role]
-      : guardedCheck(
-          "TaskJourneys",
-          'option "machine"',
-          "a state machine",
-          declared,
-          () => new Machine(declared, (part, expected, value) => fail(`machine${part}`, expected, value)),
-        );
-  return {
-    ...(merged as unknown as ResolvedOptions),
-    explicitBuckets: buckets,
-    timeOrigin,
-    machine,
-    processStalls,
-    clockReading: probe,
-  };
-}
-
 /**
  * Where every task's time goes, as OpenTelemetry span trees and per-prefix metrics. Record with
  * `transition()` and the ledgers; read with `stats()`, `explain()` and `metricProducer`. `S`, the
@@ -289,6 +91,32 @@ export function resolveOptions(options: TaskJourneysOptions): ResolvedOptions {
 export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> {
   /** Pass to a MetricReader's `metricProducers` to export the task metrics. */
   readonly metricProducer: TaskMetricProducer;
+  /**
+   * Trace context across processes, by side: `propagation.sender.inject(key, carrier)` before
+   * sending a message, `propagation.receiver.continueFrom(key, carrier)` (and `resultFrom`,
+   * `dataFrom`, `replyFrom`, `extract`) on receiving one. One frozen object, made once.
+   */
+  readonly propagation: Propagation<S> = Object.freeze({
+    sender: Object.freeze({
+      inject: (key: Key, carrier: TraceCarrier) => this.#inject(key, carrier),
+      injectTransfer: (ledger: GatherLedger | ServeLedger, carrier: TraceCarrier) =>
+        this.#injectTransfer(ledger, carrier),
+      handOff: (key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }) =>
+        this.#handOff(key, carrier, options),
+    }),
+    receiver: Object.freeze({
+      extract: (carrier: Readonly<Record<string, unknown>>) => this.#extract(carrier),
+      continueFrom: (
+        key: Key,
+        carrier: Readonly<Record<string, unknown>> | Context,
+        options?: { readonly attempt?: number },
+      ) => this.#parent(key, carrier, options),
+      resultFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#returned(key, carrier),
+      dataFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#linkFrom(key, carrier),
+      replyFrom: (ledger: GatherLedger, carrier: Readonly<Record<string, unknown>> | Context) =>
+        this.#linkTransfer(ledger, carrier),
+    }),
+  });
   readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
@@ -310,7 +138,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   #removeObservers: (() => void) | undefined;
   #processStalls: ProcessStalls | undefined;
 
-  constructor(options: TaskJourneysOptions & { role?: R; machine?: StateMachine<S> } = {}) {
+  constructor(options: TaskJourneysOptions & DeprecatedFlatOptions & { role?: R; machine?: StateMachine<S> } = {}) {
     const resolved = resolveOptions(options);
     const tracerProvider = resolved.tracerProvider ?? traceApi.getTracerProvider();
     // No work for nothing: with spans going nowhere, no journey is sampled and no span object is
@@ -462,11 +290,63 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * as a scheduler knows it: into a failure state, or a retry (active → delayed). The visit left
    * carries it (`task.outcome` error, `task.error`, explain(), the report) as an execution's error
    * does, and a failure state's task span its status; with a success state it is counted
-   * (`invalid-outcome`), not recorded.
+   * (`invalid-outcome`), not recorded. `options`: `{ at, error, prefix }` (TransitionOptions).
    */
-  transition(key: Key, from: S, to: S, at?: number, error?: unknown): void {
+  transition(key: Key, from: S, to: S, options?: TransitionOptions): void;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `transition(key, from, to, { at, error })`. */
+  transition(key: Key, from: S, to: S, at: number | undefined, error?: unknown): void;
+  transition(key: Key, from: S, to: S, options?: TransitionOptions | number, error?: unknown): void {
     if (this.#closed) return;
-    this.#recorder.transition(key, from, to, at, error);
+    // The hot path's usual call, with nothing after the states: nothing more is read.
+    if (options === undefined && error === undefined) this.#recorder.transition(key, from, to, undefined, undefined);
+    else this.#transitionWith(key, from, to, options, error);
+  }
+
+  /** transition() given options, or the deprecated positional `at, error`: apart, so the usual call stays small. */
+  #transitionWith(key: Key, from: S, to: S, options: unknown, legacyError: unknown): void {
+    const recorder = this.#recorder;
+    if (legacyError !== undefined || !isCallOptions(options, TRANSITION_OPTIONS)) {
+      recorder.failures.deprecated("transition(key, from, to, at, error)", "transition(key, from, to, { at, error })");
+      recorder.transition(key, from, to, options as number | undefined, legacyError);
+      return;
+    }
+    let at: unknown, error: unknown, prefix: unknown;
+    try {
+      ({ at, error, prefix } = options);
+    } catch {
+      recorder.drop("invalid-options", "transition() given options that threw when read; recorded as if given none");
+      recorder.transition(key, from, to, undefined, undefined);
+      return;
+    }
+    // No closure unless a prefix is given: a call with `{ at }` allocates nothing of its own.
+    if (prefix === undefined) recorder.transition(key, from, to, at as number | undefined, error);
+    else
+      this.#withPrefix("transition()", prefix, () =>
+        recorder.transition(key, from, to, at as number | undefined, error),
+      );
+  }
+
+  /**
+   * Runs `record` with `prefix` as the prefix of a journey it begins (the recorder's prefix hint,
+   * cleared after: nothing is kept per key). A prefix that is not a non-empty string is counted
+   * (`invalid-description`) and left out.
+   */
+  #withPrefix<T>(call: string, prefix: unknown, record: () => T): T {
+    if (prefix === undefined) return record();
+    if (typeof prefix !== "string" || prefix === "") {
+      this.#recorder.drop(
+        "invalid-description",
+        `${call} given the prefix ${show(prefix)}, not a non-empty string; left out`,
+      );
+      return record();
+    }
+    const recorder = this.#recorder;
+    recorder.prefixHint = prefix;
+    try {
+      return record();
+    } finally {
+      recorder.prefixHint = undefined;
+    }
   }
 
   /**
@@ -487,16 +367,55 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     this.#recorder.dependencies(key, dependencies);
   }
 
-  /** Opens the ledger of one execution of `key`, moving it to executing if it is not there yet. */
-  execute(key: Key, at?: number): ExecuteLedger<S> {
+  /**
+   * Opens the ledger of one execution of `key`, moving it to executing if it is not there yet.
+   * `options`: `{ at, prefix }` (ExecuteOptions).
+   */
+  execute(key: Key, options?: ExecuteOptions): ExecuteLedger<S>;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `execute(key, { at })`. */
+  execute(key: Key, at: number | undefined): ExecuteLedger<S>;
+  execute(key: Key, options?: ExecuteOptions | number): ExecuteLedger<S> {
     if (this.#closed) return this.#recorder.noLedger;
-    return this.#recorder.execute(key, at);
+    if (options === undefined) return this.#recorder.execute(key, undefined);
+    const recorder = this.#recorder;
+    if (!isCallOptions(options, EXECUTE_OPTIONS)) {
+      recorder.failures.deprecated("execute(key, at)", "execute(key, { at })");
+      return recorder.execute(key, options as number);
+    }
+    let at: unknown, prefix: unknown;
+    try {
+      ({ at, prefix } = options);
+    } catch {
+      recorder.drop("invalid-options", "execute() given options that threw when read; recorded as if given none");
+      return recorder.execute(key, undefined);
+    }
+    if (prefix === undefined) return recorder.execute(key, at as number | undefined);
+    return this.#withPrefix("execute()", prefix, () => recorder.execute(key, at as number | undefined));
   }
 
-  /** Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight. */
-  gather(peer: string, keys: readonly Key[], bytes?: number, at?: number): GatherLedger {
+  /**
+   * Opens the ledger of one gather_dep transfer of `keys` from `peer`, moving them to flight.
+   * `options`: `{ bytes, at }` (GatherOptions).
+   */
+  gather(peer: string, keys: readonly Key[], options?: GatherOptions): GatherLedger;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `gather(peer, keys, { bytes, at })`. */
+  gather(peer: string, keys: readonly Key[], bytes: number | undefined, at?: number): GatherLedger;
+  gather(peer: string, keys: readonly Key[], options?: GatherOptions | number, legacyAt?: number): GatherLedger {
     if (this.#closed) return this.#recorder.noLedger;
-    return this.#recorder.gather(peer, keys, bytes, at);
+    const recorder = this.#recorder;
+    if (options === undefined && legacyAt === undefined) return recorder.gather(peer, keys, undefined, undefined);
+    if (legacyAt !== undefined || !isCallOptions(options, GATHER_OPTIONS)) {
+      recorder.failures.deprecated("gather(peer, keys, bytes, at)", "gather(peer, keys, { bytes, at })");
+      return recorder.gather(peer, keys, options as number | undefined, legacyAt);
+    }
+    let bytes: unknown, at: unknown;
+    try {
+      ({ bytes, at } = options);
+    } catch {
+      recorder.drop("invalid-options", "gather() given options that threw when read; recorded as if given none");
+      return recorder.gather(peer, keys, undefined, undefined);
+    }
+    return recorder.gather(peer, keys, bytes as number | undefined, at as number | undefined);
   }
 
   /**
@@ -504,19 +423,39 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * side of its gather_dep): meter what answering takes (disk-read, serialize, network with the
    * bytes sent) and `end()` it. With the requester's trace context (`context`: the request's
    * carrier, filled by `injectTransfer(gatherLedger, …)` there), a traced transfer gets a
-   * get_data span here, a child of its gather_dep.
+   * get_data span here, a child of its gather_dep. `options`: `{ context, at }` (ServeOptions).
    */
+  serve(peer: string, keys: readonly Key[], options?: ServeOptions): ServeLedger;
+  /** @deprecated Positional since 0.2.0, removed in the next minor release: write `serve(peer, keys, { context, at })`. */
   serve(
     peer: string,
     keys: readonly Key[],
-    context?: Readonly<Record<string, unknown>> | Context,
+    context: Readonly<Record<string, unknown>> | Context | undefined,
     at?: number,
-  ): ServeLedger {
+  ): ServeLedger;
+  serve(peer: string, keys: readonly Key[], options?: unknown, legacyAt?: number): ServeLedger {
     if (this.#closed) return this.#recorder.noLedger;
-    const ledger = this.#recorder.serve(peer, keys, at);
+    const recorder = this.#recorder;
+    let context: unknown = undefined;
+    let at: unknown = undefined;
+    if (options !== undefined || legacyAt !== undefined) {
+      if (legacyAt === undefined && isCallOptions(options, SERVE_OPTIONS)) {
+        try {
+          ({ context, at } = options);
+        } catch {
+          recorder.drop("invalid-options", "serve() given options that threw when read; recorded as if given none");
+        }
+      } else {
+        // A carrier ({ traceparent }) or a Context where the options go: the positional form.
+        recorder.failures.deprecated("serve(peer, keys, context, at)", "serve(peer, keys, { context, at })");
+        context = options;
+        at = legacyAt;
+      }
+    }
+    const ledger = recorder.serve(peer, keys, at as number | undefined);
     if (this.#tracing() && context !== undefined && ledger instanceof ServeLedgerImpl) {
       try {
-        this.#spans.serveStarted(ledger.serve, context);
+        this.#spans.serveStarted(ledger.serve, context as Readonly<Record<string, unknown>> | Context);
       } catch {
         this.#badCarrier("serve()");
       }
@@ -529,26 +468,26 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * (into the get_data request) or a serve ledger's get_data (into the reply). Returns false and
    * writes nothing when the transfer is not traced.
    */
-  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+  #injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
     if (!this.#tracing()) return false;
     try {
       if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
       if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
       return false;
     } catch {
-      return this.#badCarrier("injectTransfer()", "its ledger or carrier");
+      return this.#badCarrier("propagation.sender.injectTransfer()", "its ledger or carrier");
     }
   }
 
   /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
-  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
     try {
       // Inside the guard: `instanceof` asks a Proxy's getPrototypeOf trap, which may throw.
       if (!(ledger instanceof TransferLedger)) return false;
       return this.#spans.linkTransfer(ledger.transfer, context);
     } catch {
-      return this.#badCarrier("linkTransfer()", "its ledger or context");
+      return this.#badCarrier("propagation.receiver.replyFrom()", "its ledger or carrier");
     }
   }
 
@@ -589,13 +528,13 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * end it is emitted under them, so every journey of a task shares one trace. Returns false and
    * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
    */
-  inject(key: Key, carrier: TraceCarrier): boolean {
+  #inject(key: Key, carrier: TraceCarrier): boolean {
     if (!this.#tracing()) return false;
     let written: boolean | "unknown";
     try {
       written = this.#spans.inject(key, carrier);
     } catch {
-      return this.#badCarrier("inject()");
+      return this.#badCarrier("propagation.sender.inject()");
     }
     if (written === true) return true;
     // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
@@ -607,8 +546,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       if (recorder.journeyOf(key) === undefined)
         recorder.failures.notice(
           "inject() unknown key",
-          `inject(${show(key)}) wrote nothing: no journey of this key here, live or among the last retainedJourneys ended. ` +
-            "inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept",
+          `inject(${show(key)}) wrote nothing: no journey of this key here, live or among the last retention.journeys ended. ` +
+            "propagation.sender.inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept",
         );
     } else if (carrier === null || typeof carrier !== "object")
       recorder.drop(
@@ -626,12 +565,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * (for your own spans, or for `parent()` / `linkFrom()`), or undefined when it holds no valid
    * `traceparent`. Independent of the global propagator.
    */
-  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
+  #extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
     let spanContext: ReturnType<typeof extractSpanContext>;
     try {
       spanContext = extractSpanContext(carrier);
     } catch {
-      this.#badCarrier("extract()");
+      this.#badCarrier("propagation.receiver.extract()");
       return undefined;
     }
     return spanContext === undefined ? undefined : remoteContext(spanContext);
@@ -647,7 +586,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * true when queued. A journey already under way cannot be re-parented: its task span links to a
    * sampled context instead (returns false).
    */
-  parent(
+  #parent(
     key: Key,
     context: Readonly<Record<string, unknown>> | Context,
     options?: { readonly attempt?: number },
@@ -660,7 +599,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       else
         this.#recorder.drop(
           "invalid-value",
-          `parent() given attempt ${typeof given === "number" ? given : typeof given}, not an integer >= 1 (1: the first delivery); took 1`,
+          `continueFrom() given attempt ${typeof given === "number" ? given : typeof given}, not an integer >= 1 (1: the first delivery); took 1`,
         );
     }
     let queued: boolean | "no-context" | "began";
@@ -669,7 +608,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       queued = this.#spans.parent(key, context, attempt);
       if (queued === "no-context") problem = carrierProblem(context);
     } catch {
-      return this.#badCarrier("parent()");
+      return this.#badCarrier("propagation.receiver.continueFrom()");
     }
     if (queued === true) return true;
     // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
@@ -679,14 +618,14 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       const state = journey === undefined ? undefined : recorder.machine.names[journey.state];
       recorder.drop(
         "late-parent",
-        `parent(${show(key)}) after its journey here began (it is in ${state ?? "a live state"}): too late to make the context its parent; ` +
-          "a sampled one is linked from its task span instead. Call parent() with the message's carrier before the key's first transition here",
+        `continueFrom(${show(key)}) after its journey here began (it is in ${state ?? "a live state"}): too late to make the context its parent; ` +
+          "a sampled one is linked from its task span instead. Call propagation.receiver.continueFrom() with the message's carrier before the key's first transition here",
         undefined,
       );
     } else if (problem !== undefined)
       recorder.drop(
         "invalid-carrier",
-        `parent(${show(key)}) given ${problem}; nothing queued`,
+        `continueFrom(${show(key)}) given ${problem}; nothing queued`,
         undefined,
         "invalid-carrier parent()",
       );
@@ -710,7 +649,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * failure, is the consumers' to decide. Returns false (writing nothing) when `key` has no live
    * journey here or traces are off; `to` still ends a live journey.
    */
-  handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
+  #handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
     if (this.#closed) return false;
     let at: number | undefined;
     let to: S | undefined;
@@ -718,7 +657,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       at = options?.at;
       to = options?.to;
     } catch {
-      return this.#badCarrier("handOff()", "its options");
+      return this.#badCarrier("propagation.sender.handOff()", "its options");
     }
     const recorder = this.#recorder;
     const journey = recorder.journeyOf(key);
@@ -738,7 +677,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
           typeof at === "number" && Number.isFinite(at) ? at : recorder.clock(),
         );
       } catch {
-        this.#badCarrier("handOff()");
+        this.#badCarrier("propagation.sender.handOff()");
       }
     }
     if (to !== undefined) recorder.transition(key, recorder.machine.names[journey.state] as S, to, at);
@@ -752,12 +691,12 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
    * it before the transition that ends the journey. Returns true when it made the journey kept.
    */
-  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed) return false;
     try {
       return this.#spans.returned(key, context);
     } catch {
-      return this.#badCarrier("returned()");
+      return this.#badCarrier("propagation.receiver.resultFrom()");
     }
   }
 
@@ -768,13 +707,86 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * emitted. On the scheduler, `linkFrom(key, clientCarrier)` links a submission to a client's
    * span in another process.
    */
-  linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+  #linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     if (this.#closed || !this.#tracing()) return false;
     try {
       return this.#spans.linkFrom(key, context);
     } catch {
-      return this.#badCarrier("linkFrom()");
+      return this.#badCarrier("propagation.receiver.dataFrom()");
     }
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.injectTransfer(ledger, carrier)`. */
+  injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.injectTransfer(ledger, carrier)",
+      "journeys.propagation.sender.injectTransfer(ledger, carrier)",
+    );
+    return this.#injectTransfer(ledger, carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.replyFrom(ledger, carrier)`. */
+  linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.linkTransfer(ledger, carrier)",
+      "journeys.propagation.receiver.replyFrom(ledger, carrier)",
+    );
+    return this.#linkTransfer(ledger, context);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.inject(key, carrier)`. */
+  inject(key: Key, carrier: TraceCarrier): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.inject(key, carrier)",
+      "journeys.propagation.sender.inject(key, carrier)",
+    );
+    return this.#inject(key, carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.extract(carrier)`. */
+  extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
+    this.#recorder.failures.deprecated("journeys.extract(carrier)", "journeys.propagation.receiver.extract(carrier)");
+    return this.#extract(carrier);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.continueFrom(key, carrier, { attempt })`. */
+  parent(
+    key: Key,
+    context: Readonly<Record<string, unknown>> | Context,
+    options?: { readonly attempt?: number },
+  ): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.parent(key, carrier)",
+      "journeys.propagation.receiver.continueFrom(key, carrier)",
+    );
+    return this.#parent(key, context, options);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.handOff(key, carrier, { at, to })`. */
+  handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.handOff(key, carrier, { at, to })",
+      "journeys.propagation.sender.handOff(key, carrier, { at, to })",
+    );
+    return this.#handOff(key, carrier, options);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.resultFrom(key, carrier)`. */
+  returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.returned(key, carrier)",
+      "journeys.propagation.receiver.resultFrom(key, carrier)",
+    );
+    return this.#returned(key, context);
+  }
+
+  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.dataFrom(key, carrier)`. */
+  linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
+    this.#recorder.failures.deprecated(
+      "journeys.linkFrom(key, carrier)",
+      "journeys.propagation.receiver.dataFrom(key, carrier)",
+    );
+    return this.#linkFrom(key, context);
   }
 
   /**

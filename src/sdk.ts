@@ -80,7 +80,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { resolveOptions, TaskJourneys, type StateOf } from "./journeys.js";
 import type { StateMachine } from "./model/machine.js";
-import { configurationError, defined } from "./configuration.js";
+import { configurationError, defined, refuseUnknownNames } from "./configuration.js";
 import {
   ATTR_ERROR_TYPE,
   ATTR_SIGNAL,
@@ -93,7 +93,7 @@ import { VERSION } from "./version.js";
 import { SpanIds } from "./otel/span-ids.js";
 import { internalsOf } from "./internal.js";
 import type { Role } from "./model/states.js";
-import type { TaskJourneysOptions } from "./types.js";
+import type { DeprecatedFlatOptions, TaskJourneysOptions } from "./types.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./sdk/counted-exporters.js";
 import { BATCH_DEFAULTS, QueueCountedSpanProcessor, type BatchSettings } from "./sdk/queue-counted-processor.js";
 import { ExportFailures, type ExportFailure } from "./sdk/export-failures.js";
@@ -164,10 +164,11 @@ export interface StartTelemetryOptions<R extends Role = Role, S extends string =
   /** More resource attributes, over those of OTEL_RESOURCE_ATTRIBUTES. */
   resourceAttributes?: Attributes;
   /** Options of the TaskJourneys made here (its providers are the ones made here). */
-  journeys?: Omit<TaskJourneysOptions, "role" | "instance" | "tracerProvider" | "meterProvider" | "machine"> & {
-    /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
-    machine?: StateMachine<S>;
-  };
+  journeys?: Omit<TaskJourneysOptions, "role" | "instance" | "tracerProvider" | "meterProvider" | "machine"> &
+    DeprecatedFlatOptions & {
+      /** Your scheduler's state machine (its states, moves, terminal states and roles), instead of the role's Dask preset. */
+      machine?: StateMachine<S>;
+    };
   exporters?: ExporterOptions;
   /**
    * When set and no OTLP endpoint is configured for a signal, its OTLP export goes to OTLP JSON
@@ -231,6 +232,35 @@ const DEFAULT_PROMETHEUS_PORT = 9464;
 /** Connections the Prometheus endpoint holds at once, and the milliseconds a request may take to arrive whole. */
 const PROMETHEUS_MAX_CONNECTIONS = 64;
 const PROMETHEUS_REQUEST_TIMEOUT = 10_000;
+
+/**
+ * The names startTelemetry() reads, and those of its `exporters` option: records keyed by every
+ * option, so that an option added to the types and not here fails to compile (instead of being refused).
+ */
+const START_OPTION_NAMES = Object.keys({
+  role: true,
+  instance: true,
+  serviceName: true,
+  resourceAttributes: true,
+  journeys: true,
+  exporters: true,
+  fileDirectory: true,
+  registerGlobal: true,
+} satisfies Record<keyof StartTelemetryOptions<Role>, true>);
+const EXPORTER_OPTION_NAMES = Object.keys({
+  traces: true,
+  metrics: true,
+  endpoint: true,
+  tracesEndpoint: true,
+  metricsEndpoint: true,
+  zipkinEndpoint: true,
+  protocol: true,
+  headers: true,
+  metricExportIntervalMillis: true,
+  metricExportTimeoutMillis: true,
+  timeoutMillis: true,
+  prometheus: true,
+} satisfies Record<keyof ExporterOptions, true>);
 
 function fail(what: string, expected: string, value: unknown): never {
   configurationError("startTelemetry", what, expected, value);
@@ -598,6 +628,10 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
       (options as { env?: unknown }).env,
     );
   }
+  // A misspelt name (`fileDirectry`) would pass silently in plain JavaScript, its default used.
+  refuseUnknownNames("startTelemetry", options, START_OPTION_NAMES);
+  if (options.exporters !== null && typeof options.exporters === "object")
+    refuseUnknownNames("startTelemetry", options.exporters, EXPORTER_OPTION_NAMES, "exporters.");
   const { role, instance } = options;
   if (role !== "worker" && role !== "scheduler") fail('option "role"', '"worker" or "scheduler"', role);
   if (typeof instance !== "string") fail('option "instance"', "a string", instance);
@@ -628,9 +662,14 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
   const journeyOptions = defined(options.journeys);
   const preference = read("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE")?.toLowerCase();
   // The journeys' temporality follows the OTLP exporters' preference unless set.
-  const temporality = journeyOptions.temporality ?? (preference === "delta" ? "delta" : "cumulative");
+  const temporality =
+    journeyOptions.metrics?.temporality ??
+    journeyOptions.temporality ??
+    (preference === "delta" ? "delta" : "cumulative");
+  // The grouped form, so that only a user's own flat names are told as deprecated.
+  const metricOptions = { ...journeyOptions.metrics, temporality };
   // Bad journeys options throw here, before anything is made.
-  resolveOptions({ ...journeyOptions, temporality, role, instance });
+  resolveOptions({ ...journeyOptions, metrics: metricOptions, role, instance });
   const disabled = getBooleanFromEnv("OTEL_SDK_DISABLED");
   const exporters = resolveExporters(options.exporters ?? {}, disabled);
   // Before the logger below: detectResources prints what it found at debug level, which would
@@ -753,7 +792,14 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
   // would export the sums a second time next to the metric producer registered below.
   // With no span exporter (OTEL_TRACES_EXPORTER=none), no span is built only to be dropped.
   const traces = spanProcessors.length > 0 && (journeyOptions as { traces?: boolean }).traces !== false;
-  const journeys = new TaskJourneys({ ...journeyOptions, temporality, role, instance, tracerProvider, traces });
+  const journeys = new TaskJourneys({
+    ...journeyOptions,
+    metrics: metricOptions,
+    role,
+    instance,
+    tracerProvider,
+    traces,
+  });
   internalsOf(journeys)!.spans.useIds(spanIds);
   // Delta state lives in a producer, so each reader gets its own; the first gets journeys.metricProducer.
   const producerFor = (index: number): MetricProducer =>

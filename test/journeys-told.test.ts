@@ -20,12 +20,12 @@ describe("parent() and inject() that do nothing say why, once", () => {
     const messages = captureDiag();
     const { journeys } = harness();
     journeys.transition("k-1", "released", "waiting");
-    expect(journeys.parent("k-1", { traceparent: SAMPLED })).toBe(false);
-    expect(journeys.parent("k-1", { traceparent: SAMPLED })).toBe(false);
+    expect(journeys.propagation.receiver.continueFrom("k-1", { traceparent: SAMPLED })).toBe(false);
+    expect(journeys.propagation.receiver.continueFrom("k-1", { traceparent: SAMPLED })).toBe(false);
     expect(journeys.dropped()).toEqual({ "late-parent": 2 });
     expect(messages).toEqual([
-      'taskjourney: dropped input (late-parent): parent("k-1") after its journey here began (it is in waiting): too late to make the context its parent; ' +
-        "a sampled one is linked from its task span instead. Call parent() with the message's carrier before the key's first transition here. " +
+      'taskjourney: dropped input (late-parent): continueFrom("k-1") after its journey here began (it is in waiting): too late to make the context its parent; ' +
+        "a sampled one is linked from its task span instead. Call propagation.receiver.continueFrom() with the message's carrier before the key's first transition here. " +
         'Counted in taskjourney.dropped{reason="late-parent"}; further ones are counted silently.',
     ]);
   });
@@ -33,22 +33,22 @@ describe("parent() and inject() that do nothing say why, once", () => {
   it("parent() with something that is no carrier, or a traceparent that is not W3C: invalid-carrier, naming the value", () => {
     const messages = captureDiag();
     const { journeys } = harness();
-    expect(journeys.parent("k-1", "00-abc" as never)).toBe(false);
-    expect(journeys.parent("k-2", { traceparent: "garbage" })).toBe(false);
+    expect(journeys.propagation.receiver.continueFrom("k-1", "00-abc" as never)).toBe(false);
+    expect(journeys.propagation.receiver.continueFrom("k-2", { traceparent: "garbage" })).toBe(false);
     // No traceparent: a sender that does not trace. No mistake, nothing told.
-    expect(journeys.parent("k-3", {})).toBe(false);
+    expect(journeys.propagation.receiver.continueFrom("k-3", {})).toBe(false);
     expect(journeys.dropped()).toEqual({ "invalid-carrier": 2 });
     expect(messages).toEqual([
-      'taskjourney: dropped input (invalid-carrier): parent("k-1") given "00-abc", not a carrier (an object of headers) or a Context from extract(); nothing queued. ' +
+      'taskjourney: dropped input (invalid-carrier): continueFrom("k-1") given "00-abc", not a carrier (an object of headers) or a Context from extract(); nothing queued. ' +
         'Counted in taskjourney.dropped{reason="invalid-carrier"}; further ones are counted silently.',
     ]);
     // The second (a carrier with a bad traceparent) is another call's kind of the same reason:
     // its message, had it come first, names the header.
     const other = harness();
     const more = captureDiag();
-    other.journeys.parent("k-2", { traceparent: "garbage" });
+    other.journeys.propagation.receiver.continueFrom("k-2", { traceparent: "garbage" });
     expect(more[0]).toContain(
-      'parent("k-2") given a carrier whose traceparent "garbage" is not a W3C one ("00-" 32 hex digits',
+      'continueFrom("k-2") given a carrier whose traceparent "garbage" is not a W3C one ("00-" 32 hex digits',
     );
   });
 
@@ -56,23 +56,23 @@ describe("parent() and inject() that do nothing say why, once", () => {
     const messages = captureDiag();
     const { journeys } = harness();
     const carrier: Record<string, string> = {};
-    expect(journeys.inject("nobody-1", carrier)).toBe(false);
-    expect(journeys.inject("nobody-2", carrier)).toBe(false);
+    expect(journeys.propagation.sender.inject("nobody-1", carrier)).toBe(false);
+    expect(journeys.propagation.sender.inject("nobody-2", carrier)).toBe(false);
     expect(carrier).toEqual({});
     expect(journeys.dropped()).toEqual({});
     expect(messages).toEqual([
-      'taskjourney: inject("nobody-1") wrote nothing: no journey of this key here, live or among the last retainedJourneys ended. ' +
-        "inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept. Told once.",
+      'taskjourney: inject("nobody-1") wrote nothing: no journey of this key here, live or among the last retention.journeys ended. ' +
+        "propagation.sender.inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept. Told once.",
     ]);
     // A journey that ended unkept is known: nothing to name, nothing told.
     const unkept = harness({ sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false } });
     const quiet = captureDiag();
     unkept.journeys.transition("k-1", "released", "waiting");
     unkept.journeys.transition("k-1", "waiting", "released");
-    expect(unkept.journeys.inject("k-1", {})).toBe(false);
+    expect(unkept.journeys.propagation.sender.inject("k-1", {})).toBe(false);
     expect(quiet).toEqual([]);
     // Something that is no carrier: invalid-carrier.
-    expect(journeys.inject("k-1", "carrier" as never)).toBe(false);
+    expect(journeys.propagation.sender.inject("k-1", "carrier" as never)).toBe(false);
     expect(journeys.dropped()).toEqual({ "invalid-carrier": 1 });
   });
 });
@@ -80,7 +80,7 @@ describe("parent() and inject() that do nothing say why, once", () => {
 describe("misspelt states and outcomes are each told, naming the key, the value and what is valid", () => {
   it("every distinct unknown state name is told once, with the key and the role's states", () => {
     const messages = captureDiag();
-    const journeys = new TaskJourneys({ clock: () => 0 });
+    const journeys = new TaskJourneys({ runtime: { clock: () => 0 } });
     journeys.transition("k-1", "released", "wating" as never);
     journeys.transition("k-2", "released", "wating" as never);
     journeys.transition("k-1", "released", "redy" as never);
@@ -98,7 +98,7 @@ describe("misspelt states and outcomes are each told, naming the key, the value 
 
   it("distinct values told are bounded per reason: a stream of garbage names cannot flood stderr", () => {
     const messages = captureDiag();
-    const journeys = new TaskJourneys({ clock: () => 0 });
+    const journeys = new TaskJourneys({ runtime: { clock: () => 0 } });
     for (let index = 0; index < 100; index++) journeys.transition("k-1", "released", `state-${index}` as never);
     expect(journeys.dropped()).toEqual({ "unknown-state": 100 });
     expect(messages).toHaveLength(KINDS_TOLD_PER_REASON);
@@ -106,10 +106,10 @@ describe("misspelt states and outcomes are each told, naming the key, the value 
 
   it("a misspelt outcome is told per value with the ledger's key and the outcomes it takes, recorded as success unless an error came with it", () => {
     const messages = captureDiag();
-    const journeys = new TaskJourneys({ clock: () => 0, sampling: { ratio: 0 } });
+    const journeys = new TaskJourneys({ runtime: { clock: () => 0 }, sampling: { ratio: 0 } });
     journeys.execute("k-1").end("done" as never);
     journeys.execute("k-2").end("done" as never);
-    journeys.execute("k-3").end("failed" as never, new Error("boom"));
+    journeys.execute("k-3").end("failed" as never, { error: new Error("boom") });
     journeys.transition("d-1", "released", "fetch");
     journeys.gather("tcp://peer", ["d-1"]).end("done" as never);
     expect(journeys.dropped()).toEqual({ "invalid-outcome": 4 });
@@ -129,10 +129,12 @@ describe("misspelt states and outcomes are each told, naming the key, the value 
   it("strict: the same mistakes throw InvalidTransition", () => {
     const { journeys } = harness({ strict: true });
     journeys.transition("k-1", "released", "waiting");
-    expect(() => journeys.parent("k-1", { traceparent: SAMPLED })).toThrow(InvalidTransition);
-    expect(() => journeys.parent("k-2", 7 as never)).toThrow(InvalidTransition);
+    expect(() => journeys.propagation.receiver.continueFrom("k-1", { traceparent: SAMPLED })).toThrow(
+      InvalidTransition,
+    );
+    expect(() => journeys.propagation.receiver.continueFrom("k-2", 7 as never)).toThrow(InvalidTransition);
     expect(() => journeys.execute("k-3").end("done" as never)).toThrow(InvalidTransition);
     // Not a mistake for sure: told, never thrown.
-    expect(journeys.inject("nobody", {})).toBe(false);
+    expect(journeys.propagation.sender.inject("nobody", {})).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { TaskJourneys } from "../src/index.js";
 describe("TaskJourneys, the facade", () => {
   it("is sealed: its own enumerable fields are the documented ones, its internals are not reachable by name", () => {
     const journeys = new TaskJourneys({ role: "worker", instance: "w-1" });
-    expect(Object.keys(journeys).sort()).toEqual(["instance", "metricProducer", "role"]);
+    expect(Object.keys(journeys).sort()).toEqual(["instance", "metricProducer", "propagation", "role"]);
     for (const name of ["recorder", "options", "spans", "listeners", "closed"]) expect(name in journeys).toBe(false);
   });
 });

@@ -16,6 +16,11 @@
  *             `execute` method (its ledger ambient through AsyncLocalStorage), two activities
  *             through instrument()ed methods inside it and a thread-CPU time digested, as the
  *             example cluster's worker does for every task.
+ *   timed     the `journey` case with every call given its trailing options: each transition
+ *             `{ at }`, `execute(key, { at })`, `end("memory", { at })`. One options object is
+ *             reused (its `at` a whole number of seconds, a small integer: no number box), so
+ *             whatever it costs over `journey` is the facade's reading of options, not the
+ *             caller's literal: it must be 0.
  *
  * --bytes runs WARMUP journeys, then `journeys` more with the heap's used size read before and
  * after, in a young generation large enough that no collection runs between the readings (checked:
@@ -24,7 +29,7 @@
 import v8 from "node:v8";
 import { PerformanceObserver } from "node:perf_hooks";
 import { TaskJourneys, instrument } from "taskjourney";
-import { keyPool, prefixNames, workerJourney } from "../workload.js";
+import { keyPool, noWork, prefixNames, workerJourney } from "../workload.js";
 import { GUARD_CASES, type GuardCase } from "./compare.js";
 
 const PREFIXES = 100;
@@ -39,7 +44,12 @@ const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
 const OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
 
 function recorder(): TaskJourneys {
-  const journeys = new TaskJourneys({ role: "worker", prefixLimit: PREFIXES, sampling: OFF, processStalls: false });
+  const journeys = new TaskJourneys({
+    role: "worker",
+    limits: { maxPrefixes: PREFIXES },
+    sampling: OFF,
+    runtime: { processStalls: false },
+  });
   for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
   return journeys;
 }
@@ -70,6 +80,22 @@ class Store {
 function makeCase(name: GuardCase): (key: string) => void {
   const journeys = recorder();
   if (name === "journey") return (key) => workerJourney(journeys, key);
+  if (name === "timed") {
+    const options = { at: 0 };
+    return (key) => {
+      // Whole seconds of the journeys' clock: within maxClockSkew, and a small integer.
+      options.at = Math.floor(performance.now() / 1000);
+      journeys.transition(key, "released", "waiting", options);
+      journeys.transition(key, "waiting", "ready", options);
+      journeys.transition(key, "ready", "executing", options);
+      const ledger = journeys.execute(key, options);
+      ledger.meter("deserialize", noWork);
+      ledger.meter("thread-cpu", noWork);
+      ledger.meter("serialize", noWork);
+      ledger.end("memory", options);
+      journeys.transition(key, "executing", "memory", options);
+    };
+  }
   const worker = new Worker(journeys);
   const store = new Store();
   instrument(worker, journeys, {

@@ -17,9 +17,9 @@
  * taskjourney's own DurationStatistics, so decisions are made alike in both modes.
  *
  * Telemetry (`instrumentScheduler`): `instrument()` on the `transition` method records every
- * scheduler state change; the compute-task message carries `journeys.inject(key)` — the context
+ * scheduler state change; the compute-task message carries `journeys.propagation.sender.inject(key)` — the context
  * of the key's task span, naming the processing span for a link — so the worker's journey nests
- * under it; task-finished / task-erred bring the worker's back for `journeys.returned(key)`.
+ * under it; task-finished / task-erred bring the worker's back for `journeys.propagation.receiver.resultFrom(key)`.
  */
 import type { DurationStats, TaskJourneys, TraceCarrier, Unwrap } from "../../src/index.js";
 // Not part of the package's API: the statistics taskjourney keeps, used here by path so that
@@ -457,7 +457,7 @@ export class Scheduler {
     if (task === undefined || worker === undefined || task.state !== "processing") return;
     // The result's carrier: a worker journey kept at its end keeps this one, before it ends.
     if (this.journeys !== undefined && CARRIERS && message.carrier !== undefined)
-      this.journeys.returned(task.key, message.carrier as Record<string, string>);
+      this.journeys.propagation.receiver.resultFrom(task.key, message.carrier as Record<string, string>);
     worker.processing.delete(task);
     worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
     task.processingOn = undefined;
@@ -497,7 +497,8 @@ export class Scheduler {
     const task = this.tasks.get(key);
     const worker = this.workerOf(connection);
     if (task === undefined || task.state !== "processing") return;
-    if (this.journeys !== undefined && CARRIERS && carrier !== undefined) this.journeys.returned(key, carrier);
+    if (this.journeys !== undefined && CARRIERS && carrier !== undefined)
+      this.journeys.propagation.receiver.resultFrom(key, carrier);
     if (worker !== undefined) {
       worker.processing.delete(task);
       worker.occupancy = Math.max(0, worker.occupancy - task.estimate);
@@ -647,7 +648,7 @@ export class Scheduler {
     // here will have if it is kept at its end (slow or failed), so that the worker's journey, kept
     // too, nests under it. Through taskjourney/sdk's provider, those ids cost no span. When inject()
     // returns false it wrote nothing, and the same empty carrier serves the next task.
-    if (this.journeys !== undefined && CARRIERS && this.journeys.inject(task.key, this.carrier)) {
+    if (this.journeys !== undefined && CARRIERS && this.journeys.propagation.sender.inject(task.key, this.carrier)) {
       message.carrier = this.carrier as Record<string, string>;
       this.carrier = {};
     }

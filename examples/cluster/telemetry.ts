@@ -76,7 +76,7 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
       // promise hooks on every promise in the process (piscina's, the sockets'): each await 3–7×
       // slower, 0.6–0.9 µs more. (On Node 24 and later, built on AsyncContextFrame, it costs an
       // await nothing measurable, so the library's default stays on for applications.)
-      asyncContext: false,
+      runtime: { asyncContext: false },
       sampling: {
         ratio: options.traceRatio === "off" ? 0 : options.traceRatio,
         // No traces at all: neither head-sampled nor kept at their end.

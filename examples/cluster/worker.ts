@@ -15,9 +15,9 @@
  *     files' sizes digested into the same ledger as bytes (task.execute.size);
  *   - `journeys.serve` on each get_data request answered for a peer: a serve ledger (disk-read
  *     and serialize through the instrumented store, network until the socket took the reply);
- *   - trace context: `journeys.parent` from the scheduler's compute-task carrier,
- *     `journeys.inject` into task-finished / task-erred (the carrier back to the scheduler) and
- *     into get_data replies, and `journeys.linkFrom` on receiving those;
+ *   - trace context: `propagation.receiver.continueFrom` from the scheduler's compute-task carrier,
+ *     `propagation.sender.inject` into task-finished / task-erred (the carrier back to the scheduler) and
+ *     into get_data replies, and `propagation.receiver.dataFrom` on receiving those;
  *     `journeys.injectTransfer` of the gather_dep into the request and of the get_data into the
  *     reply, `journeys.linkTransfer` on receiving it.
  */
@@ -264,7 +264,7 @@ export class Worker {
         this.cpuAtFirstTask ??= process.cpuUsage();
         // Before the key's first transition here, so that its journey nests under the scheduler's.
         if (this.journeys !== undefined && CARRIERS && task.carrier !== undefined)
-          this.journeys.parent(task.key, task.carrier);
+          this.journeys.propagation.receiver.continueFrom(task.key, task.carrier);
         this.state.computeTask(task);
         break;
       }
@@ -293,18 +293,16 @@ export class Worker {
     // values back (disk-read) and serializing held ones, metered by the instrumented store, and
     // the socket taking the reply (network). A traced request carries its gather_dep's context.
     const ledger = SERVE_LEDGERS
-      ? this.journeys?.serve(
-          String(message.who),
-          keys,
-          CARRIERS ? (message.carrier as TraceCarrier | undefined) : undefined,
-        )
+      ? this.journeys?.serve(String(message.who), keys, {
+          context: CARRIERS ? (message.carrier as TraceCarrier | undefined) : undefined,
+        })
       : undefined;
     if (this.outgoing >= this.config.outgoingLimit) {
       this.counters.answeredBusy++;
       const busy: GetDataReply = { op: "data", status: "busy" };
       // A busy answer is a served request too: the requester's gather_dep links to it.
       const serveCarrier: TraceCarrier = {};
-      if (ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger, serveCarrier))
+      if (ledger !== undefined && CARRIERS && this.journeys!.propagation.sender.injectTransfer(ledger, serveCarrier))
         busy.serveCarrier = serveCarrier;
       connection.reply(message, busy);
       ledger?.end("busy");
@@ -329,7 +327,7 @@ export class Worker {
         data[key] = serialized;
         bytes += serialized.byteLength;
         // inject() writes nothing when it returns false, so the same empty carrier serves the next key.
-        if (this.journeys !== undefined && CARRIERS && this.journeys.inject(key, carrier)) {
+        if (this.journeys !== undefined && CARRIERS && this.journeys.propagation.sender.inject(key, carrier)) {
           (carriers ??= {})[key] = carrier as Record<string, string>;
           carrier = {};
         }
@@ -339,7 +337,7 @@ export class Worker {
     if (carriers !== undefined) reply.carriers = carriers;
     if (compressed !== undefined) reply.compressed = compressed;
     const serveCarrier: TraceCarrier = {};
-    if (ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger, serveCarrier))
+    if (ledger !== undefined && CARRIERS && this.journeys!.propagation.sender.injectTransfer(ledger, serveCarrier))
       reply.serveCarrier = serveCarrier;
     const sending = performance.now();
     connection.reply(message, reply);
@@ -432,7 +430,10 @@ export class Worker {
     let reply: GetDataReply;
     // The gather_dep's trace context, for the serving peer's get_data span (traced transfers only).
     const carrier: TraceCarrier = {};
-    const traced = ledger !== undefined && CARRIERS && this.journeys!.injectTransfer(ledger as GatherLedger, carrier);
+    const traced =
+      ledger !== undefined &&
+      CARRIERS &&
+      this.journeys!.propagation.sender.injectTransfer(ledger as GatherLedger, carrier);
     try {
       reply = await within(ledger, () => this.requestData(connection, keys, traced ? carrier : undefined));
     } catch {
@@ -441,7 +442,7 @@ export class Worker {
     }
     this.peers.release(peer, connection);
     if (ledger !== undefined && CARRIERS && reply.serveCarrier !== undefined)
-      this.journeys!.linkTransfer(ledger as GatherLedger, reply.serveCarrier);
+      this.journeys!.propagation.receiver.replyFrom(ledger as GatherLedger, reply.serveCarrier);
     if (reply.status === "busy") return { outcome: "busy", received };
     const data = reply.data ?? {};
     let bytes = 0;
@@ -469,7 +470,8 @@ export class Worker {
       this.store.set(key, value, size);
       received.set(key, size);
       const carrier = carriers?.[key];
-      if (this.journeys !== undefined && CARRIERS && carrier !== undefined) this.journeys.linkFrom(key, carrier);
+      if (this.journeys !== undefined && CARRIERS && carrier !== undefined)
+        this.journeys.propagation.receiver.dataFrom(key, carrier);
     }
   }
 
@@ -521,7 +523,9 @@ export class Worker {
    */
   private resultCarrier(key: string): { carrier?: TraceCarrier } {
     const carrier: TraceCarrier = {};
-    return this.journeys !== undefined && CARRIERS && this.journeys.inject(key, carrier) ? { carrier } : {};
+    return this.journeys !== undefined && CARRIERS && this.journeys.propagation.sender.inject(key, carrier)
+      ? { carrier }
+      : {};
   }
 
   private async whoHas(keys: string[]): Promise<void> {

@@ -42,7 +42,7 @@ export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
 /**
  * The queue's side: a job's life is one journey, retries and their backoff included:
  * added → waiting-children → waiting → active (→ delayed → waiting → active …) → completed | failed.
- * `journeys` must use the epoch clock: `clock: () => Date.now() / 1000, timeOrigin: 0`.
+ * `journeys` must use the epoch clock: `runtime: { clock: () => Date.now() / 1000, timeOrigin: 0 }`.
  */
 export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"scheduler", JobJourneyState>): void {
   queue.hooks.added = (job) => {
@@ -50,31 +50,28 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
     journeys.describe(job.id, { prefix: job.name });
     if (job.children.length > 0) journeys.dependencies(job.id, job.children);
     // A job without children goes straight to waiting: it never waits for dependencies.
-    journeys.transition(
-      job.id,
-      "added",
-      job.state === "waiting" ? "waiting" : "waiting-children",
-      seconds(job.createdAt),
-    );
+    journeys.transition(job.id, "added", job.state === "waiting" ? "waiting" : "waiting-children", {
+      at: seconds(job.createdAt),
+    });
   };
   queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting-children", "waiting");
   queue.hooks.active = (job) => {
     journeys.transition(job.id, "waiting", "active");
     // The first carrier: to the worker, naming the job's journey.
     const carrier: TraceCarrier = {};
-    journeys.inject(job.id, carrier);
+    journeys.propagation.sender.inject(job.id, carrier);
     job.data.carrier = carrier;
   };
   queue.hooks.completed = (job) => {
     // The second carrier: back with the result. If the worker kept its journey, keep this one.
-    journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
+    journeys.propagation.receiver.resultFrom(job.id, job.data.resultCarrier as TraceCarrier);
     journeys.transition(job.id, "active", "completed");
   };
   queue.hooks.failed = (job, retry) => {
-    journeys.returned(job.id, job.data.resultCarrier as TraceCarrier);
+    journeys.propagation.receiver.resultFrom(job.id, job.data.resultCarrier as TraceCarrier);
     // A retried attempt's backoff is `delayed`, recorded as such; the last attempt's failure ends
     // the journey. Each failed attempt carries the queue's reason (explain(), its span, the report).
-    journeys.transition(job.id, "active", retry ? "delayed" : "failed", undefined, job.error);
+    journeys.transition(job.id, "active", retry ? "delayed" : "failed", { error: job.error });
   };
   queue.hooks.retrying = (job) => journeys.transition(job.id, "delayed", "waiting");
 }
@@ -84,11 +81,11 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
 /** A worker's side, with the same machine: each attempt it runs is a journey, active → completed | failed. */
 export function instrumentWorker(worker: QueueWorker, journeys: TaskJourneys<"worker", JobJourneyState>): () => void {
   // The first carrier, before the journey begins: it nests under the queue's journey of the job.
-  worker.hooks.starting = (job) => journeys.parent(job.id, job.data.carrier as TraceCarrier);
+  worker.hooks.starting = (job) => journeys.propagation.receiver.continueFrom(job.id, job.data.carrier as TraceCarrier);
   // The second carrier, once the journey ended: back to the queue with the result.
   worker.hooks.finished = (job) => {
     const carrier: TraceCarrier = {};
-    journeys.inject(job.id, carrier);
+    journeys.propagation.sender.inject(job.id, carrier);
     job.data.resultCarrier = carrier;
   };
   return instrument(worker, journeys, {

@@ -7,12 +7,12 @@ export const DROP_REASONS = {
   "invalid-time":
     "a time that is not a number, or is NaN or infinite (one before the clock's 0 is a backdated journey, fine); the clock's reading is used instead",
   "clock-skew":
-    "a time further than maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
+    "a time further than limits.maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
   "invalid-clock":
     "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
   "invalid-name":
     "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
-  "key-too-long": "a key longer than maxKeyLength; the call is dropped",
+  "key-too-long": "a key longer than limits.maxKeyLength; the call is dropped",
   "invalid-key":
     "a value that is not a key, or gather() / serve() / dependencies() given something other than an array of keys (or one that cannot be read: a revoked Proxy)",
   "unknown-state": "a state name taskjourney does not know; the transition is dropped",
@@ -32,7 +32,7 @@ export const DROP_REASONS = {
   "dependencies-overflow":
     "dependencies() of over 100000 keys whose journeys have not begun; the further ones are dropped",
   "invalid-value":
-    "a digest() value or gather() bytes that is not a number, negative, NaN, infinite, beyond Number.MAX_SAFE_INTEGER (seconds: beyond maxClockSkew); dropped",
+    "a digest() value or gather() bytes that is not a number, negative, NaN, infinite, beyond Number.MAX_SAFE_INTEGER (seconds: beyond limits.maxClockSkew); dropped",
   "invalid-work": "meter() or run() given something other than a function to run; nothing is run or recorded",
   "ledger-ended": "meter(), digest() or end() on a ledger already ended; the work runs unmetered",
   "no-ledger-state":
@@ -41,12 +41,14 @@ export const DROP_REASONS = {
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
   "late-parent":
     "parent() for a key whose journey here had already begun: too late to make it the journey's parent; a sampled context is linked from its task span instead, an unsampled one ignored",
+  "invalid-options":
+    "a call's trailing options object ({ at, error, prefix }, { bytes, at }, …) whose properties threw when read (a getter, a Proxy); the call is recorded as if given none",
   "invalid-carrier":
-    "inject(), extract(), parent(), returned(), linkFrom(), serve(), injectTransfer() or linkTransfer() given a carrier, context or ledger that could not be read or written, or parent() / inject() given something that is no carrier (not an object, or a traceparent that is not W3C's); the call did nothing",
+    "a propagation call (sender.inject(), sender.injectTransfer(), sender.handOff(), receiver.extract(), continueFrom(), resultFrom(), dataFrom(), replyFrom(); or their deprecated names) or serve() given a carrier, context or ledger that could not be read or written, or continueFrom() / inject() given something that is no carrier (not an object, or a traceparent that is not W3C's); the call did nothing",
   "ledger-open-at-end":
     "a key reached a terminal state while an execute() ledger on it, or a gather() ledger whose every key ended, was still open; the ledger is closed then, with the outcome that state implies, and its own end() later does nothing",
   "live-journeys-limit":
-    "a journey begun past maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
+    "a journey begun past limits.maxLiveJourneys journeys live at once; the oldest live journey is abandoned to make room: its current visit is not counted, its spans end marked taskjourney.abandoned",
   "live-serves-limit":
     "a serve() with a sampled carrier begun with 10000 such serves' ledgers open; the oldest one's get_data span is ended then, marked taskjourney.abandoned",
   "listener-error": "a listener of finished journeys (the span bridge) threw; its spans may be missing",
@@ -54,7 +56,7 @@ export const DROP_REASONS = {
     "an extractor given to instrument() threw or returned something unusable, and the call proceeds unrecorded; or an outcome mapper did, and the call is recorded with the default outcome",
   "wrap-internal-error": "a taskjourney call made by a wrapper failed; the wrapped call proceeds untouched",
   "prefix-limit":
-    'a distinct task prefix past prefixLimit, folded into "other" (counted once per prefix; one folded again after at least 10,000 others is counted again); describe() or keyPrefix give keys their family name',
+    'a distinct task prefix past limits.maxPrefixes, folded into "other" (counted once per prefix; one folded again after at least 10,000 others is counted again); describe() or keyPrefix give keys their family name',
   "name-too-long": "a task prefix or activity name longer than 256 characters (they are metric attributes); cut to 256",
   "prefix-looks-like-id":
     "a distinct task prefix that looks like an id (digits, hex, a UUID), counted once per prefix: the key became its own prefix",

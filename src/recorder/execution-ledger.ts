@@ -5,6 +5,7 @@ import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type 
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
+import { readEndCall } from "./call-options.js";
 
 /** The state an execute ledger's `end(state)` moves to (see Machine.endsExecution), or -1. */
 function endState(machine: Machine, name: string): number {
@@ -54,10 +55,19 @@ export class ExecutionLedger extends Ledger {
   /**
    * Ends the execution: "memory" (success), "error" or "cancelled", or a state of the machine the
    * key moves to (see ExecuteLedger). `error` is what was thrown or rejected with: a failed
-   * execution keeps its type, message and stack (spans, explain()).
+   * execution keeps its type, message and stack (spans, explain()). `options` is `{ error, at }`;
+   * the positional `end(outcome, error, at)` still works (deprecated, told once).
    */
-  end(outcome: string = "memory", error?: unknown, at?: number): void {
+  end(outcome: string = "memory", options?: unknown, legacyAt?: unknown): void {
     const host = this.host;
+    // end(outcome), the usual call, reads nothing more.
+    let error: unknown = undefined;
+    let at: number | undefined = undefined;
+    if (options !== undefined || legacyAt !== undefined) {
+      const call = readEndCall(host.failures, "execute ledger", options, legacyAt);
+      error = call.error;
+      at = call.at;
+    }
     if (this.ended) {
       this.endedAgain();
       return;

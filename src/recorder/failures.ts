@@ -1,6 +1,7 @@
 import type { DropReason } from "./drop-reasons.js";
 import { InvalidTransition } from "./errors.js";
 import type { Journey } from "./journey.js";
+import { deprecated } from "./deprecations.js";
 
 export interface FailuresConfig {
   /** Where the first failure of each kind is told: `diag.warn`, given by the caller (no OpenTelemetry under recorder/). */
@@ -62,6 +63,11 @@ export class Failures {
     if (this.told.has(kind)) return;
     this.told.add(kind);
     this.config.tell(`taskjourney: ${text}. Told once.`);
+  }
+
+  /** A deprecated call form (`form`) was used: told once per process, never counted, never thrown. */
+  deprecated(form: string, instead: string): void {
+    deprecated(this.config.tell, form, instead);
   }
 
   private count(reason: DropReason): void {

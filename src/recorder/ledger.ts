@@ -14,6 +14,7 @@ import type { Accumulators } from "./accumulators.js";
 import type { Interner } from "./interner.js";
 import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
+import type { OptionsFailures } from "./call-options.js";
 import { isAsyncFunction, isThenable, type AnyFunction } from "./functions.js";
 import { show } from "./show.js";
 
@@ -37,6 +38,8 @@ export interface LedgerHost {
   unitId(name: string): number;
   /** Bad input: counted, told once, thrown when strict (failures.ts). */
   drop(reason: DropReason, detail: string, journey?: undefined, kind?: string): void;
+  /** The failure path itself, for input() and deprecated() (end()'s options, call-options.ts). */
+  readonly failures: OptionsFailures;
   /** False: ambient frames are synchronous only (no AsyncLocalStorage); see ambient.ts. Default true. */
   readonly asyncContext?: boolean;
   readonly accumulators: Accumulators;

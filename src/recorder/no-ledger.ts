@@ -17,7 +17,7 @@ export class NoLedger {
   runApply(fn: AnyFunction, self: unknown, args: ArrayLike<unknown>): unknown {
     return Reflect.apply(fn, self, args);
   }
-  end(_outcome?: string, _error?: unknown, _at?: number): void {}
+  end(_outcome?: string, _options?: unknown, _legacyAt?: unknown): void {}
   get ended(): boolean {
     return false;
   }

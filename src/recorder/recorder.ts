@@ -276,7 +276,7 @@ export class Recorder implements LedgerHost {
       if (at - now <= skew && now - at <= skew) return at;
       this.drop(
         "clock-skew",
-        `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (maxClockSkew ${skew}); the clock's is used`,
+        `time ${at} is ${Math.abs(at - now)} s from the clock's ${now} (limits.maxClockSkew ${skew}); the clock's is used`,
       );
       return now;
     }
@@ -345,7 +345,7 @@ export class Recorder implements LedgerHost {
       return undefined;
     }
     if (typeof id === "string" && id.length > this.config.maxKeyLength) {
-      this.drop("key-too-long", `a key of ${id.length} characters (maxKeyLength ${this.config.maxKeyLength})`);
+      this.drop("key-too-long", `a key of ${id.length} characters (limits.maxKeyLength ${this.config.maxKeyLength})`);
       return undefined;
     }
     return id;
@@ -542,8 +542,8 @@ export class Recorder implements LedgerHost {
     const journey = this.oldestLive!;
     this.failures.fault(
       "live-journeys-limit",
-      `more than maxLiveJourneys (${this.maxLive}) journeys live at once: the oldest are abandoned to make room (their spans end marked taskjourney.abandoned). ` +
-        "Keys that never reach a terminal state (memory, released, forgotten, …) hold their journeys until they do; else raise maxLiveJourneys.",
+      `more than limits.maxLiveJourneys (${this.maxLive}) journeys live at once: the oldest are abandoned to make room (their spans end marked taskjourney.abandoned). ` +
+        "Keys that never reach a terminal state (memory, released, forgotten, …) hold their journeys until they do; else raise limits.maxLiveJourneys.",
     );
     const start = journey.stateStart;
     const end = time > start ? time : start;
@@ -700,8 +700,8 @@ export class Recorder implements LedgerHost {
         .map((name) => `"${name}"`);
       this.failures.fault(
         "prefix-limit",
-        `more than prefixLimit (${prefixes.limit}) distinct task prefixes (${few.join(", ")}, …): further ones fold into "other". ` +
-          "If these are ids, give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor; else raise prefixLimit.",
+        `more than limits.maxPrefixes (${prefixes.limit}) distinct task prefixes (${few.join(", ")}, …): further ones fold into "other". ` +
+          "If these are ids, give keys their family name with journeys.describe(key, { prefix }), the keyPrefix option or an instrument() prefix extractor; else raise limits.maxPrefixes.",
       );
     }
     return id;

@@ -4,6 +4,7 @@ import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS } from "./journey.j
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail, type FailureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
+import { readEndCall } from "./call-options.js";
 
 /**
  * The serving side of a transfer: one get_data request a peer's gather_dep made of this worker,
@@ -76,10 +77,18 @@ export class ServeLedger extends Ledger {
 
   /**
    * Ends the serve: "ok" (sent), "busy" (refused), "missing" (none of the keys here) or "failed",
-   * with what was thrown (`error`) for the get_data span, as a gather ledger's end() takes it.
+   * with what was thrown (`error`) for the get_data span, as a gather ledger's end() takes it:
+   * `options` is `{ error, at }` (the positional `end(outcome, error, at)` deprecated, told once).
    */
-  end(outcome: TransferOutcome = "ok", error?: unknown, at?: number): void {
+  end(outcome: TransferOutcome = "ok", options?: unknown, legacyAt?: unknown): void {
     const host = this.host;
+    let error: unknown = undefined;
+    let at: number | undefined = undefined;
+    if (options !== undefined || legacyAt !== undefined) {
+      const call = readEndCall(host.failures, "serve ledger", options, legacyAt);
+      error = call.error;
+      at = call.at;
+    }
     if (this.ended) {
       host.drop("ledger-ended", "end() called twice");
       return;

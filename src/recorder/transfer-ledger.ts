@@ -5,6 +5,7 @@ import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type 
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "./show.js";
+import { readEndCall } from "./call-options.js";
 
 /** Where each key of a transfer goes when the transfer ends with `outcome` (Dask: memory, fetch, missing, fetch, cancelled). */
 function nextState(machine: Machine, outcome: TransferOutcome): number {
@@ -48,9 +49,18 @@ export class TransferLedger extends Ledger {
   /**
    * Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". `error` is what was
    * thrown or rejected with: a failed transfer keeps its type, message and stack (spans, explain()).
+   * `options` is `{ error, at }`; the positional `end(outcome, error, at)` still works (deprecated,
+   * told once).
    */
-  end(outcome: TransferOutcome = "ok", error?: unknown, at?: number): void {
+  end(outcome: TransferOutcome = "ok", options?: unknown, legacyAt?: unknown): void {
     const host = this.host;
+    let error: unknown = undefined;
+    let at: number | undefined = undefined;
+    if (options !== undefined || legacyAt !== undefined) {
+      const call = readEndCall(host.failures, "gather ledger", options, legacyAt);
+      error = call.error;
+      at = call.at;
+    }
     if (this.ended) {
       this.endedAgain();
       return;

@@ -209,23 +209,6 @@ function extractTime(
     : wrongKind(journeys, site, value, "a time in seconds");
 }
 
-/**
- * Runs `record` with `prefix` as the prefix of a journey it begins. The recorder's one-call hint,
- * not describe(): nothing is kept per key, so a wrapped method called for millions of keys costs
- * no memory.
- */
-function withPrefix<R>(journeys: TaskJourneys, prefix: unknown, record: () => R): R {
-  if (prefix === undefined) return record();
-  const recorder = internalsOf(journeys)?.recorder;
-  if (recorder === undefined) return record();
-  recorder.prefixHint = prefix as string;
-  try {
-    return record();
-  } finally {
-    recorder.prefixHint = undefined;
-  }
-}
-
 /** An array of keys (from any iterable), undefined (skip the call) or FAILED. */
 function extractKeys(
   journeys: TaskJourneys,
@@ -324,11 +307,15 @@ function transitionWrapper(
     if (e === FAILED) return undefined;
     try {
       // No closure for the usual call, with no prefix to hint.
-      if (p === undefined) journeys.transition(k as Key, f as string, t as string, a as number | undefined, e);
+      // No options object for the usual call, with no time, error or prefix to pass.
+      if (p === undefined && a === undefined && e === undefined)
+        journeys.transition(k as Key, f as string, t as string);
       else
-        withPrefix(journeys, p, () =>
-          journeys.transition(k as Key, f as string, t as string, a as number | undefined, e),
-        );
+        journeys.transition(k as Key, f as string, t as string, {
+          at: a as number | undefined,
+          error: e,
+          prefix: p as string | undefined,
+        });
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {
       return internalFailure(journeys, site.name, error);
@@ -402,7 +389,7 @@ function end(
   }
   try {
     // What was thrown or rejected with, for spans and explain() to say why it failed.
-    ledger.end(outcome as never, (failed ? error : undefined) as never);
+    ledger.end(outcome as never, (failed ? { error } : undefined) as never);
   } catch (endError) {
     return internalFailure(ending.journeys, ending.endSite, endError);
   }
@@ -495,9 +482,12 @@ function executeWrapper(
     const p = extractPrefix(journeys, prefix, self, args, prefixSite);
     const a = extractTime(journeys, at, self, args, atSite);
     if (p === FAILED || a === FAILED) return undefined;
-    return (p === undefined
-      ? journeys.execute(k as Key, a as number | undefined)
-      : withPrefix(journeys, p, () => journeys.execute(k as Key, a as number | undefined))) as unknown as OpenLedger;
+    return (p === undefined && a === undefined
+      ? journeys.execute(k as Key)
+      : journeys.execute(k as Key, {
+          at: a as number | undefined,
+          prefix: p as string | undefined,
+        })) as unknown as OpenLedger;
   };
   const openingSite = `${site.name}: opening the execute ledger`;
   return {
@@ -545,7 +535,12 @@ function gatherWrapper(
     }
     const a = extractTime(journeys, at, self, args, atSite);
     if (a === FAILED) return undefined;
-    return journeys.gather(p, ks, n, a as number | undefined) as unknown as OpenLedger;
+    return (n === undefined && a === undefined
+      ? journeys.gather(p, ks)
+      : journeys.gather(p, ks, {
+          bytes: n as number | undefined,
+          at: a as number | undefined,
+        })) as unknown as OpenLedger;
   };
   const openingSite = `${site.name}: opening the gather ledger`;
   return {

@@ -38,6 +38,8 @@ function layerOf(file: string): Layer {
     "src/internal.ts": "facade",
     "src/types.ts": "facade",
     "src/configuration.ts": "facade",
+    "src/option-groups.ts": "facade",
+    "src/options.ts": "facade",
     "src/index.ts": "main entry",
     "src/report.ts": "report entry",
     "src/sdk.ts": "sdk",

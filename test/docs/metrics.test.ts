@@ -83,7 +83,7 @@ describe("docs/metrics.md's metrics table", () => {
   // taskjourney/sdk's own counter of failed exports is not the producer's (test/sdk/ checks it).
   const sdkOnly = rows.filter(([, , , attributes]) => attributes.includes("taskjourney/sdk only"));
   // The process stall metrics need a real GC and event loop (test/runtime/ and test/otel/ check them).
-  const stallRows = rows.filter(([, , , attributes]) => attributes.includes("with `processStalls`"));
+  const stallRows = rows.filter(([, , , attributes]) => attributes.includes("with `runtime.processStalls`"));
   const producerRows = rows.filter((row) => !sdkOnly.includes(row) && !stallRows.includes(row));
 
   it("names the process stall metrics of processStalls", () => {
@@ -112,7 +112,7 @@ describe("docs/metrics.md's metrics table", () => {
       const union = [...new Set([...plain.get(name)!.attributes, ...byPrefix.get(name)!.attributes])].sort();
       expect(attributeNames(attributes), name).toEqual(union);
       const varies = plain.get(name)!.attributes.join() !== byPrefix.get(name)!.attributes.join();
-      expect(attributes.includes("with `executeTimeByPrefix`"), `${name}: ${attributes}`).toBe(varies);
+      expect(attributes.includes("with `metrics.executeTimeByPrefix`"), `${name}: ${attributes}`).toBe(varies);
     }
   }, 30_000);
 });

@@ -104,7 +104,7 @@ describe("docs/options.md's table", () => {
   it("describes the options that have no entry in DEFAULT_OPTIONS", () => {
     const withDefaults = defaults();
     const others = [...rows.keys()].filter((option) => !withDefaults.has(option));
-    expect(others.sort()).toEqual(["keyPrefix", "machine", "meterProvider", "timeOrigin", "tracerProvider"]);
+    expect(others.sort()).toEqual(["keyPrefix", "machine", "meterProvider", "runtime.timeOrigin", "tracerProvider"]);
     for (const option of others) expect(rows.get(option)!.defaultCell, option).not.toBe("");
   });
 });

@@ -20,8 +20,7 @@ async function run(ratio: number) {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const options = {
-    clock: () => Date.now() / 1000,
-    timeOrigin: 0,
+    runtime: { clock: () => Date.now() / 1000, timeOrigin: 0 },
     tracerProvider,
     sampling: { ratio, keepSlowerThan: 0 },
     machine: JOB_MACHINE,

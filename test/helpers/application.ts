@@ -22,8 +22,7 @@ async function process_(
     // Both signals as OTLP, which goes to the files while no OTEL_EXPORTER_OTLP_*ENDPOINT is set.
     exporters: { traces: "otlp", metrics: "otlp" },
     journeys: {
-      clock: clock.now,
-      timeOrigin: 1_700_000_000,
+      runtime: { clock: clock.now, timeOrigin: 1_700_000_000 },
       temporality,
       sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
     },
@@ -92,7 +91,7 @@ export async function runFailingApplication(directory: string): Promise<void> {
   s.transition("sum-1", "released", "waiting");
   s.dependencies("sum-1", ["load-1"]);
   const carrier: Record<string, string> = {};
-  s.inject("load-1", carrier);
+  s.propagation.sender.inject("load-1", carrier);
 
   const worker = {
     load(key: string): void {
@@ -101,7 +100,7 @@ export async function runFailingApplication(directory: string): Promise<void> {
     },
   };
   instrument(worker, a, { execute: { method: "load", key: (key) => key } });
-  a.parent("load-1", carrier);
+  a.propagation.receiver.continueFrom("load-1", carrier);
   a.transition("load-1", "released", "waiting");
   clock1.advance(0.5);
   a.transition("load-1", "waiting", "ready");
@@ -111,9 +110,9 @@ export async function runFailingApplication(directory: string): Promise<void> {
     // The worker reports the failure to the scheduler, as a real one would.
   }
   const back: Record<string, string> = {};
-  a.inject("load-1", back);
+  a.propagation.sender.inject("load-1", back);
   clockS.advance(2.5);
-  s.returned("load-1", back);
+  s.propagation.receiver.resultFrom("load-1", back);
   s.transition("load-1", "processing", "erred");
   s.transition("sum-1", "waiting", "erred");
   await Promise.all([w1.shutdown(), scheduler.shutdown()]);
@@ -144,7 +143,11 @@ export async function runRetryingQueue(directory: string): Promise<void> {
       fileDirectory: directory,
       registerGlobal: false,
       exporters: { traces: "otlp", metrics: "otlp" },
-      journeys: { clock: clock.now, machine: QUEUE, sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true } },
+      journeys: {
+        runtime: { clock: clock.now },
+        machine: QUEUE,
+        sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
+      },
     });
   const worker = await start("worker", "queue-worker", clockW);
   const scheduler = await start("scheduler", "queue", clockS);
@@ -152,16 +155,16 @@ export async function runRetryingQueue(directory: string): Promise<void> {
   const w = worker.journeys;
   const attempt = (job: string, fails: boolean, number: number): boolean => {
     const out: Record<string, string> = {};
-    s.inject(job, out);
-    w.parent(job, out);
+    s.propagation.sender.inject(job, out);
+    w.propagation.receiver.continueFrom(job, out);
     w.transition(job, "new", "queued");
     const ledger = w.execute(job);
     clockW.advance(0.5);
     if (fails) ledger.end("error", new Error(`upstream said 503 (attempt ${number})`));
     else ledger.end("memory");
     const back: Record<string, string> = {};
-    w.inject(job, back);
-    s.returned(job, back);
+    w.propagation.sender.inject(job, back);
+    s.propagation.receiver.resultFrom(job, back);
     return !fails;
   };
   for (const [job, failures] of [

@@ -253,7 +253,7 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
   });
 
   it("carries delta temporality: the second request holds the increments, histogram bucket deltas included", async () => {
-    const worker = exporting(Exporter, { temporality: "delta" });
+    const worker = exporting(Exporter, { metrics: { temporality: "delta" } });
     const { journeys, clock } = worker;
     const compute = (key: string, run: number) => {
       journeys.transition(key, "released", "waiting");
@@ -317,7 +317,7 @@ describe.each(PROTOCOLS)("OTLP/HTTP $protocol to mockotlpserver", ({ contentType
 
   it("carries explicit-bucket histograms when asked to", async () => {
     const boundaries = [0.1, 0.5, 1, 2.5, 5];
-    const worker = exporting(Exporter, { histogram: "explicit", explicitBuckets: boundaries });
+    const worker = exporting(Exporter, { metrics: { histogram: "explicit", explicitBuckets: boundaries } });
     workerDay(worker.journeys, worker.clock);
     const { metrics } = decode(await worker.export());
     await worker.shutdown();

@@ -552,7 +552,10 @@ describe("startTelemetry configuration", () => {
       [{ exporters: { timeoutMillis: -1 } }, /option "exporters\.timeoutMillis"/],
       [{ env: { OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "10s" } }, /OTEL_EXPORTER_OTLP_TRACES_TIMEOUT/],
       [{ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
-      [{ journeys: { prefixLimit: 0 } }, /option "prefixLimit"/],
+      [{ journeys: { limits: { maxPrefixes: 0 } } }, /option "limits\.maxPrefixes"/],
+      // The flat name of 0.1 (deprecated) is named by its path too.
+      [{ journeys: { prefixLimit: 0 } }, /option "limits\.maxPrefixes"/],
+      [{ fileDirectry: "/tmp/x" } as never, /unknown option "fileDirectry"; did you mean "fileDirectory"\?/],
     ];
     for (const [{ env, ...options }, message] of bad) {
       useEnv(env);

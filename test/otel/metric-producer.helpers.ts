@@ -16,7 +16,7 @@ import {
   type ScopeMetrics,
 } from "@opentelemetry/sdk-metrics";
 import { TaskJourneys } from "../../src/index.js";
-import type { TaskJourneysOptions } from "../../src/types.js";
+import type { DeprecatedFlatOptions, MetricOptions, TaskJourneysOptions } from "../../src/types.js";
 import { FakeClock } from "../helpers/clock.js";
 
 /** Never fires during a test: collections happen only through forceFlush(). */
@@ -58,13 +58,19 @@ export function pipeline(
   };
 }
 
-export function worker(clock: FakeClock, options: TaskJourneysOptions = {}): TaskJourneys {
+/** A worker on `clock`; the metric options may be given flat here, for short tests. */
+export function worker(
+  clock: FakeClock,
+  options: TaskJourneysOptions & MetricOptions & DeprecatedFlatOptions = {},
+): TaskJourneys {
+  const { temporality, histogram, explicitBuckets, histogramMaxSize, executeTimeByPrefix, ...rest } = options;
   return new TaskJourneys({
     role: "worker",
     instance: "tcp://10.0.0.7:40001",
-    clock: clock.now,
+    runtime: { clock: clock.now },
     sampling: { ratio: 0 },
-    ...options,
+    ...rest,
+    metrics: { temporality, histogram, explicitBuckets, histogramMaxSize, executeTimeByPrefix, ...rest.metrics },
   });
 }
 

@@ -1,7 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { diag } from "@opentelemetry/api";
+import { forgetDeprecationsTold } from "../../src/recorder/deprecations.js";
+import { captureDiag } from "../helpers/diag.js";
 import { TaskJourneys } from "../../src/index.js";
 import { DEFAULT_OPTIONS } from "../../src/journeys.js";
 import { resolveOptions } from "../../src/journeys.js";
+import { FLAT_OPTIONS } from "../../src/option-groups.js";
 import { PRESETS } from "../../src/model/states.js";
 import type { TaskJourneysOptions } from "../../src/types.js";
 
@@ -69,12 +73,24 @@ const BAD: Array<[option: string, options: unknown]> = [
 ];
 
 describe("options validation", () => {
-  it.each(BAD)("rejects a bad %s with a TypeError naming it", (option, options) => {
-    const withClock = { clock, ...(options as object) } as TaskJourneysOptions;
-    const expected = new RegExp(`option "${option.replace(".", "\\.")}" must be`);
-    expect(() => new TaskJourneys(withClock)).toThrow(TypeError);
-    expect(() => new TaskJourneys(withClock)).toThrow(expected);
-    expect(() => resolveOptions(withClock)).toThrow(expected);
+  it.each(BAD)("rejects a bad %s with a TypeError naming it by its path, given grouped or flat", (option, options) => {
+    const path = (FLAT_OPTIONS as Record<string, string>)[option] ?? option;
+    const expected = new RegExp(`option "${path.replace(".", "\\.")}" must be`);
+    // The case as 0.2 writes it, { limits: { maxPrefixes: 0 } }, and as 0.1 did, { prefixLimit: 0 }.
+    const [[name, value]] = Object.entries(options as object);
+    const [group, field] = ((FLAT_OPTIONS as Record<string, string>)[name] ?? "").split(".");
+    const grouped = (group === undefined || field === undefined ? options : { [group]: { [field]: value } }) as {
+      runtime?: object;
+    };
+    const cases = [
+      { ...grouped, runtime: { clock, ...grouped.runtime } },
+      { clock, ...(options as object) },
+    ] as TaskJourneysOptions[];
+    for (const given of cases) {
+      expect(() => new TaskJourneys(given)).toThrow(TypeError);
+      expect(() => new TaskJourneys(given)).toThrow(expected);
+      expect(() => resolveOptions(given)).toThrow(expected);
+    }
   });
 
   it("rejects options that are not an object", () => {
@@ -83,15 +99,18 @@ describe("options validation", () => {
   });
 
   it("shows the bad value in the message", () => {
-    expect(() => new TaskJourneys({ clock, prefixLimit: 0 })).toThrow(
-      'TaskJourneys: option "prefixLimit" must be an integer from 1 to 100000, got 0',
+    expect(() => new TaskJourneys({ runtime: { clock }, limits: { maxPrefixes: 0 } })).toThrow(
+      'TaskJourneys: option "limits.maxPrefixes" must be an integer from 1 to 100000, got 0',
     );
     expect(() => new TaskJourneys({ clock, role: "client" as never })).toThrow('got "client"');
   });
 
   it("covers every option of DEFAULT_OPTIONS", () => {
-    const tested = new Set(BAD.map(([option]) => option.split(".")[0]));
-    for (const option of Object.keys(DEFAULT_OPTIONS)) expect(tested, option).toContain(option);
+    const tested = new Set(BAD.map(([option]) => (FLAT_OPTIONS as Record<string, string>)[option] ?? option));
+    for (const [option, value] of Object.entries(DEFAULT_OPTIONS)) {
+      if (typeof value !== "object") expect(tested, option).toContain(option);
+      else for (const field of Object.keys(value)) expect(tested, `${option}.${field}`).toContain(`${option}.${field}`);
+    }
   });
 
   it("accepts the edges of every range and fills in the defaults", () => {
@@ -134,7 +153,19 @@ describe("options validation", () => {
 
     const defaults = resolveOptions({ clock });
     const { clock: _c, sampling, timeOrigin, machine, processStalls, clockReading: _r, ...rest } = defaults;
-    const { clock: _d, sampling: defaultSampling, processStalls: defaultStalls, ...defaultRest } = DEFAULT_OPTIONS;
+    // DEFAULT_OPTIONS grouped, read back under the flat names the resolved options keep.
+    const { sampling: defaultSampling, runtime, ...groups } = DEFAULT_OPTIONS;
+    const { clock: _d, processStalls: defaultStalls, ...runtimeRest } = runtime;
+    const defaultRest = Object.fromEntries(
+      Object.entries({ ...groups, runtime: runtimeRest }).flatMap(([name, value]) =>
+        typeof value === "object"
+          ? Object.entries(value).map(([field, inner]) => [
+              Object.entries(FLAT_OPTIONS).find(([, path]) => path === `${name}.${field}`)![0],
+              inner,
+            ])
+          : [[name, value]],
+      ),
+    );
     expect(rest).toEqual(defaultRest);
     // No machine given: the role's Dask preset, compiled once for all journeys.
     expect(machine).toBe(PRESETS.worker);
@@ -162,9 +193,9 @@ describe("options validation", () => {
   // ExponentialHistogram rejects huge sizes; the error must come at construction, not from inside
   // transition().
   it("rejects a histogramMaxSize the histograms cannot have, at construction", () => {
-    expect(() => new TaskJourneys({ clock, histogramMaxSize: 2 ** 25 })).toThrow(/option "histogramMaxSize"/);
-    expect(() => new TaskJourneys({ clock, prefixLimit: 1e9 })).toThrow(/option "prefixLimit"/);
-    expect(() => new TaskJourneys({ clock, activityLimit: 1e9 })).toThrow(/option "activityLimit"/);
+    expect(() => new TaskJourneys({ clock, histogramMaxSize: 2 ** 25 })).toThrow(/option "metrics\.histogramMaxSize"/);
+    expect(() => new TaskJourneys({ clock, limits: { maxPrefixes: 1e9 } })).toThrow(/option "limits\.maxPrefixes"/);
+    expect(() => new TaskJourneys({ clock, activityLimit: 1e9 })).toThrow(/option "limits\.maxActivities"/);
   });
 
   it("keeps a partial sampling object's other defaults", () => {
@@ -173,5 +204,66 @@ describe("options validation", () => {
       keepSlowerThan: 0.99,
       keepErrors: true,
     });
+  });
+});
+
+describe("option names", () => {
+  beforeEach(() => forgetDeprecationsTold());
+  afterEach(() => diag.disable());
+
+  it.each([
+    ["samplingRatio", { samplingRatio: 0.5 }, "sampling.ratio"],
+    ["ratio", { ratio: 0.5 }, "sampling.ratio"],
+    ["prefixLimt", { prefixLimt: 5 }, "limits.maxPrefixes"],
+    ["sampling.ratoi", { sampling: { ratoi: 0.5 } }, "sampling.ratio"],
+    ["limits.maxPrefix", { limits: { maxPrefix: 5 } }, "limits.maxPrefixes"],
+    ["runtime.asyncContxt", { runtime: { asyncContxt: false } }, "runtime.asyncContext"],
+    ["retainedJourney", { retainedJourney: 5 }, "retention.journeys"],
+  ])("refuses the unknown name %s, naming the nearest valid one", (name, options, nearest) => {
+    expect(() => new TaskJourneys({ clock, ...options } as never)).toThrow(
+      new RegExp(
+        `^TaskJourneys: unknown option "${name.replace(".", "\\.")}"; did you mean "${nearest.replace(".", "\\.")}"\\?`,
+      ),
+    );
+  });
+
+  it("refuses a name near nothing without a guess, listing the options", () => {
+    expect(() => new TaskJourneys({ clock, colour: "blue" } as never)).toThrow(
+      /^TaskJourneys: unknown option "colour" \(the options: role, machine, .*runtime\.processStalls/,
+    );
+  });
+
+  it("takes each deprecated flat name as its path, told once per process with the path to write", () => {
+    const told = captureDiag();
+    const flat = resolveOptions({ clock, prefixLimit: 7, retainedJourneys: 3, temporality: "delta" });
+    const grouped = resolveOptions({
+      runtime: { clock },
+      limits: { maxPrefixes: 7 },
+      retention: { journeys: 3 },
+      metrics: { temporality: "delta" },
+    });
+    const { clockReading: _a, timeOrigin: _b, ...flatRest } = flat;
+    const { clockReading: _c, timeOrigin: _d, ...groupedRest } = grouped;
+    expect(flatRest).toEqual(groupedRest);
+    resolveOptions({ clock, prefixLimit: 8 });
+    expect(told).toEqual([
+      'taskjourney: option "clock" is deprecated and will be removed in the next minor release; write runtime: { clock } instead. (Told once per process.)',
+      'taskjourney: option "prefixLimit" is deprecated and will be removed in the next minor release; write limits: { maxPrefixes } instead. (Told once per process.)',
+      'taskjourney: option "retainedJourneys" is deprecated and will be removed in the next minor release; write retention: { journeys } instead. (Told once per process.)',
+      'taskjourney: option "temporality" is deprecated and will be removed in the next minor release; write metrics: { temporality } instead. (Told once per process.)',
+    ]);
+  });
+
+  it("refuses a flat name and its path given different values; the same value is fine", () => {
+    expect(() => resolveOptions({ runtime: { clock }, prefixLimit: 7, limits: { maxPrefixes: 8 } })).toThrow(
+      'TaskJourneys: option "limits.maxPrefixes" must be the value of the deprecated "prefixLimit" given with it, 7, got 8',
+    );
+    expect(resolveOptions({ runtime: { clock }, prefixLimit: 7, limits: { maxPrefixes: 7 } }).prefixLimit).toBe(7);
+  });
+
+  it("refuses a group that is not an object, naming its fields", () => {
+    expect(() => new TaskJourneys({ runtime: { clock }, limits: 5 } as never)).toThrow(
+      'TaskJourneys: option "limits" must be an object: { maxPrefixes?, maxActivities?, maxLiveJourneys?, maxKeyLength?, maxClockSkew? }, got 5',
+    );
   });
 });

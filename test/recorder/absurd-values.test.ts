@@ -197,10 +197,10 @@ describe("absurd values are counted, never summed", () => {
     };
     expect(() => new TaskJourneys({ clock: throwing })).toThrow(TypeError);
     expect(() => new TaskJourneys({ clock: throwing })).toThrow(
-      'TaskJourneys: option "clock" must be a function returning finite seconds >= 0, but it threw RangeError: no time source',
+      'TaskJourneys: option "runtime.clock" must be a function returning finite seconds >= 0, but it threw RangeError: no time source',
     );
     expect(() => new TaskJourneys({ clock: () => -1 })).toThrow(
-      'TaskJourneys: option "clock" must be a function returning finite seconds >= 0, got -1',
+      'TaskJourneys: option "runtime.clock" must be a function returning finite seconds >= 0, got -1',
     );
   });
 

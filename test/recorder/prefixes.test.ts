@@ -133,15 +133,20 @@ describe("prefix warnings", () => {
   it("prefixes past prefixLimit are told once, naming a few and the fix, and counted once per folded prefix", () => {
     const messages = captureDiag();
     const clock = new FakeClock(0);
-    const journeys = new TaskJourneys({ role: "scheduler", clock: clock.now, sampling: { ratio: 0 }, prefixLimit: 3 });
+    const journeys = new TaskJourneys({
+      role: "scheduler",
+      runtime: { clock: clock.now },
+      sampling: { ratio: 0 },
+      limits: { maxPrefixes: 3 },
+    });
     for (const key of ["a-1", "b-1", "c-1", "d-1", "e-1", "d-2", "a-2"]) schedule(journeys, clock, key);
     expect(journeys.dropped()).toEqual({ "prefix-limit": 2 });
     expect(journeys.stats("other", "processing").count).toBe(3);
-    const told = messages.filter((message) => message.includes("prefixLimit"));
+    const told = messages.filter((message) => message.includes("limits.maxPrefixes"));
     expect(told).toHaveLength(1);
     expect(told[0]).toContain('"a", "b", "c", "d"');
     expect(told[0]).toContain("describe(key, { prefix })");
-    expect(told[0]).toContain("raise prefixLimit");
+    expect(told[0]).toContain("raise limits.maxPrefixes");
   });
 
   it("names longer than 256 characters (metric attributes) are cut to 256, counted each time, and told once", () => {

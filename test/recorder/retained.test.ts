@@ -60,8 +60,8 @@ describe("the journeys kept for explain()", () => {
   });
 
   it("rejects retainedJourneys past a million, naming the option, and allocates the ring as it fills", () => {
-    expect(() => new TaskJourneys({ retainedJourneys: 1e8 })).toThrow(/retainedJourneys/);
-    expect(() => new TaskJourneys({ retainedJourneyBytes: -1 })).toThrow(/retainedJourneyBytes/);
+    expect(() => new TaskJourneys({ retainedJourneys: 1e8 })).toThrow(/retention\.journeys/);
+    expect(() => new TaskJourneys({ retainedJourneyBytes: -1 })).toThrow(/retention\.bytes/);
     const clock = new FakeClock(0);
     const before = process.memoryUsage().heapUsed;
     const journeys = worker(clock, { retainedJourneys: 1_000_000 });

@@ -342,7 +342,7 @@ describe("breakdownFromSpans: the same as explain() for any journey (property)",
             role: "worker",
             instance: WORKER,
             sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
-            maxAttributeLength: 64,
+            spans: { maxAttributeLength: 64 },
           });
           const { journeys } = worker;
           const keys: string[] = [];
@@ -464,7 +464,7 @@ describe("breakdownFromSpans: what else explain() shows, from the trace", () => 
     role: "worker",
     instance: WORKER,
     sampling: { ratio: 1, keepSlowerThan: 0, keepErrors: true },
-    maxAttributeLength: 64,
+    spans: { maxAttributeLength: 64 },
   });
   const { journeys } = worker;
   const longKey = `long-7-${"ab".repeat(60)}`;

@@ -25,8 +25,8 @@ export const MAX_OPEN_SERVE_SPANS = 10_000;
  * SERVER child of that gather_dep, in its trace (the requester's sampling decision, carried in
  * the carrier's flags, decides: an unsampled gather_dep is not exported, so a get_data under it
  * would have no parent); the reply carries the get_data
- * span's context back (`journeys.injectTransfer(ledger, reply)`), and the gather_dep links to it
- * (`journeys.linkTransfer(ledger, reply)`). Its activity spans (disk-read, serialize, network)
+ * span's context back (`journeys.propagation.sender.injectTransfer(ledger, reply)`), and the gather_dep links to it
+ * (`journeys.propagation.receiver.replyFrom(ledger, reply)`). Its activity spans (disk-read, serialize, network)
  * are made from the serve's records when it ends.
  */
 export class ServeSpans {

@@ -101,7 +101,7 @@ describe("quantile accuracy on 100,000 samples", () => {
   ] as const)(
     "%s through DurationStatistics with default settings: within 2 %% at p50, p90 and p99",
     (_name, samples) => {
-      expect(DEFAULT_OPTIONS.histogramMaxSize).toBe(512);
+      expect(DEFAULT_OPTIONS.metrics.histogramMaxSize).toBe(512);
       const statistics = new DurationStatistics();
       for (const sample of samples) statistics.record(sample);
       const snapshot = statistics.snapshot();

@@ -116,7 +116,7 @@ describe("caps", () => {
   });
 
   it("rejects a bad maxChildrenPerSpan at construction, naming the option", () => {
-    expect(() => new TaskJourneys({ maxChildrenPerSpan: -1 })).toThrow(/maxChildrenPerSpan/);
+    expect(() => new TaskJourneys({ maxChildrenPerSpan: -1 })).toThrow(/spans\.maxChildren/);
   });
 });
 

@@ -92,11 +92,11 @@ function run(producerRatio: number, consumerRatio: number, chooseIds: boolean) {
     const p = producer.journeys as unknown as TaskJourneys<"scheduler", (typeof PRODUCER.states)[number]>;
     producer.clock.now = job.start + job.send;
     p.describe(job.producerKey, { prefix: "resize" });
-    p.transition(job.producerKey, "created", "sending", job.start);
+    p.transition(job.producerKey, "created", "sending", { at: job.start });
     const carrier: Record<string, string> = {};
-    expect(p.handOff(job.producerKey, carrier, { at: job.start + job.send / 2 })).toBe(true);
+    expect(p.propagation.sender.handOff(job.producerKey, carrier, { at: job.start + job.send / 2 })).toBe(true);
     // The queue confirmed the job: the producer's journey ends there, and it never hears of it again.
-    p.transition(job.producerKey, "sending", "enqueued", job.start + job.send);
+    p.transition(job.producerKey, "sending", "enqueued", { at: job.start + job.send });
     const payload = JSON.parse(JSON.stringify({ carrier }));
     job.attempts.forEach((outcome, index) => {
       const consumer = consumers[index % 2];
@@ -104,9 +104,12 @@ function run(producerRatio: number, consumerRatio: number, chooseIds: boolean) {
       const t = job.start + job.send + 0.01 + index;
       consumer.clock.now = t + job.seconds;
       w.describe(job.id, { prefix: "resize" });
-      w.parent(job.id, payload.carrier, { attempt: index + 1 });
-      w.transition(job.id, "received", "active", t);
-      w.transition(job.id, "active", outcome, t + job.seconds, outcome === "completed" ? undefined : "disk full");
+      w.propagation.receiver.continueFrom(job.id, payload.carrier, { attempt: index + 1 });
+      w.transition(job.id, "received", "active", { at: t });
+      w.transition(job.id, "active", outcome, {
+        at: t + job.seconds,
+        error: outcome === "completed" ? undefined : "disk full",
+      });
     });
   }
   const spans = [producer, ...consumers].flatMap((s) => records(s.exporter.getFinishedSpans()));
@@ -213,11 +216,11 @@ describe("hand-off: a producer that never hears back", () => {
     const { journeys } = side("producer-1", PRODUCER, 1, true);
     const p = journeys as unknown as TaskJourneys<"scheduler", (typeof PRODUCER.states)[number]>;
     const carrier: Record<string, string> = {};
-    expect(p.handOff("nope", carrier)).toBe(false);
+    expect(p.propagation.sender.handOff("nope", carrier)).toBe(false);
     expect(carrier).toEqual({});
     expect(p.dropped()["hand-off-without-journey"]).toBe(1);
-    p.transition("a", "created", "sending", 1);
-    expect(p.handOff("a", carrier, { at: 2, to: "enqueued" })).toBe(true);
+    p.transition("a", "created", "sending", { at: 1 });
+    expect(p.propagation.sender.handOff("a", carrier, { at: 2, to: "enqueued" })).toBe(true);
     expect(carrier.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(carrier.tracestate).toBe(`taskjourney-handoff=${ORIGIN + 1}:0:${ORIGIN + 2}:0:a`);
     expect(p.explain("a")!.outcome).toBe("enqueued");

@@ -12,7 +12,12 @@ describe("maxLiveJourneys", () => {
   it("evicts the journey that began first, in begin order, counted, told once", () => {
     const told = captureDiag();
     const clock = new FakeClock(100);
-    const journeys = new TaskJourneys({ role: "worker", clock: clock.now, sampling: { ratio: 0 }, maxLiveJourneys: 3 });
+    const journeys = new TaskJourneys({
+      role: "worker",
+      runtime: { clock: clock.now },
+      sampling: { ratio: 0 },
+      limits: { maxLiveJourneys: 3 },
+    });
     for (const key of ["a-1", "a-2", "a-3"]) {
       journeys.transition(key, "released", "waiting");
       clock.advance(1);
@@ -27,7 +32,7 @@ describe("maxLiveJourneys", () => {
     const live = internalsOf(journeys)!.recorder.live;
     expect([...live.keys()]).toEqual(["a-4", "a-5", "a-6"]);
     expect(journeys.dropped()).toEqual({ "live-journeys-limit": 2 });
-    expect(told.filter((message) => message.includes("maxLiveJourneys"))).toHaveLength(1);
+    expect(told.filter((message) => message.includes("limits.maxLiveJourneys"))).toHaveLength(1);
     // An evicted journey is gone: no explain(), and its waiting visit is in no statistics.
     expect(journeys.explain("a-2")).toBeUndefined();
     expect(journeys.stats("a", "waiting").count).toBe(1);
