@@ -7,7 +7,14 @@ export { instrument } from "./wrap/instrument.js";
 export { wrap } from "./wrap/wrap.js";
 export { keySplit, keySplitGroup, keyToText, isKey } from "./model/keys.js";
 export { formatBreakdown, formatBytes, formatSeconds } from "./report/format.js";
-export { InvalidTransition } from "./recorder/errors.js";
+export {
+  InvalidTransition,
+  InvalidOptionError,
+  InvalidArgumentError,
+  OutOfRangeError,
+  AlreadyWrappedError,
+  type TaskJourneyErrorCode,
+} from "./shared/errors.js";
 export {
   WORKER_STATES,
   SCHEDULER_STATES,

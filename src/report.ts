@@ -11,6 +11,15 @@ export { readBackends } from "./report/from-backends.js";
 export { reportDataFromTelemetry } from "./report/from-telemetry.js";
 export { formatPrefixTable, formatActivityTable } from "./report/table.js";
 export { formatReportTables } from "./report/text.js";
+export {
+  OtlpJsonError,
+  BackendError,
+  InvalidDataError,
+  UnknownStateError,
+  InvalidArgumentError,
+  OutOfRangeError,
+  type TaskJourneyErrorCode,
+} from "./shared/errors.js";
 
 export type { Breakdown, BreakdownNode } from "./model/breakdown.js";
 export type { BreakdownFromSpansOptions, JourneyKind } from "./report/from-trace.js";

@@ -81,6 +81,7 @@ import {
 import { resolveOptions, TaskJourneys, type StateOf } from "./journeys.js";
 import type { StateMachine } from "./model/machine.js";
 import { configurationError, defined } from "./configuration.js";
+import { ListenError } from "./shared/errors.js";
 import {
   ATTR_ERROR_TYPE,
   ATTR_SIGNAL,
@@ -106,6 +107,13 @@ import { registeredDiagLogger } from "./otel/warn.js";
 
 export type { ExportFailure } from "./sdk/export-failures.js";
 export { createFileMetricExporter, createFileSpanExporter } from "./sdk/file-exporters.js";
+export {
+  InvalidOptionError,
+  MissingDependencyError,
+  IncompatibleDependencyError,
+  ListenError,
+  type TaskJourneyErrorCode,
+} from "./shared/errors.js";
 export type { FileMetricExporterOptions, FileSpanExporterOptions } from "./sdk/file-exporters.js";
 
 /** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
@@ -818,7 +826,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
       await tracerProvider.shutdown().catch(() => undefined);
       await Promise.all(pushExporters.map((exporter) => exporter.shutdown().catch(() => undefined)));
       removeDiagLogger();
-      throw new Error(
+      throw new ListenError(
         `startTelemetry: the Prometheus endpoint cannot listen on ${host}:${port}: ${(error as Error).message}`,
         { cause: error },
       );

@@ -21,6 +21,16 @@ const REPORT_TOOLKIT = [
   "reportDataFromTelemetry",
 ];
 
+/** The errors the toolkit throws, each with its code; two are the main entry's too (the same classes). */
+const REPORT_ERRORS = [
+  "BackendError",
+  "InvalidArgumentError",
+  "InvalidDataError",
+  "OtlpJsonError",
+  "OutOfRangeError",
+  "UnknownStateError",
+];
+
 /** The src/ files `entry` imports, directly or not (static imports and re-exports of relative paths). */
 function reachable(entry: string): Set<string> {
   const seen = new Set<string>();
@@ -46,7 +56,11 @@ describe("the package entries", () => {
       "EXECUTE_ACTIVITIES",
       "EXECUTE_OUTCOMES",
       "GATHER_ACTIVITIES",
+      "AlreadyWrappedError",
+      "InvalidArgumentError",
+      "InvalidOptionError",
       "InvalidTransition",
+      "OutOfRangeError",
       "SCHEDULER_STATES",
       "TERMINAL_STATES",
       "TRANSFER_OUTCOMES",
@@ -71,7 +85,8 @@ describe("the package entries", () => {
   });
 
   it("taskjourney/report exports the toolkit", () => {
-    expect(Object.keys(report).sort()).toEqual([...REPORT_TOOLKIT].sort());
+    expect(Object.keys(report).sort()).toEqual([...REPORT_TOOLKIT, ...REPORT_ERRORS].sort());
+    expect(report.InvalidArgumentError).toBe(main.InvalidArgumentError);
     for (const name of REPORT_TOOLKIT) expect(name in main).toBe(false);
   });
 

@@ -2,7 +2,7 @@ import type { AnyTaskJourneys as TaskJourneys, TaskJourneys as TaskJourneysOf } 
 import type { Key } from "../model/keys.js";
 import type { Role } from "../model/states.js";
 import { EXECUTE_OUTCOMES, TRANSFER_OUTCOMES, type ExecuteOutcome, type TransferOutcome } from "../model/activities.js";
-import type { InvalidTransition } from "../recorder/errors.js";
+import { AlreadyWrappedError, InvalidArgumentError, type InvalidTransition } from "../shared/errors.js";
 import { isAsyncFunction, isThenable } from "../recorder/functions.js";
 import { executeEndNames } from "../recorder/execution-ledger.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
@@ -635,10 +635,10 @@ function lookup(target: object, method: PropertyKey): PropertyDescriptor | undef
 
 function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
   if (spec === null || typeof spec !== "object")
-    throw new TypeError(`instrument(): spec must be an object, got ${show(spec)}`);
+    throw new InvalidArgumentError(`instrument(): spec must be an object, got ${show(spec)}`);
   for (const name of Object.keys(spec)) {
     if (!(KINDS as readonly string[]).includes(name)) {
-      throw new TypeError(`instrument(): unknown spec option "${name}"; expected ${KINDS.join(", ")}`);
+      throw new InvalidArgumentError(`instrument(): unknown spec option "${name}"; expected ${KINDS.join(", ")}`);
     }
   }
   const plans: Plan[] = [];
@@ -650,20 +650,24 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
     entries.forEach((entry, index) => {
       const path = Array.isArray(value) ? `spec.${kind}[${index}]` : `spec.${kind}`;
       if (entry === null || typeof entry !== "object")
-        throw new TypeError(`instrument(): ${path} must be an object, got ${show(entry)}`);
+        throw new InvalidArgumentError(`instrument(): ${path} must be an object, got ${show(entry)}`);
       const fields = entry as Record<string, unknown>;
       const method = fields.method;
       if (typeof method !== "string" && typeof method !== "symbol" && typeof method !== "number") {
-        throw new TypeError(`instrument(): ${path}.method must name a method of the target, got ${show(method)}`);
+        throw new InvalidArgumentError(
+          `instrument(): ${path}.method must name a method of the target, got ${show(method)}`,
+        );
       }
       const { required, optional, orString } = FIELDS[kind];
       for (const field of required) {
         if (typeof fields[field] !== "function")
-          throw new TypeError(`instrument(): ${path}.${field} must be a function, got ${show(fields[field])}`);
+          throw new InvalidArgumentError(
+            `instrument(): ${path}.${field} must be a function, got ${show(fields[field])}`,
+          );
       }
       for (const field of optional) {
         if (fields[field] !== undefined && typeof fields[field] !== "function") {
-          throw new TypeError(
+          throw new InvalidArgumentError(
             `instrument(): ${path}.${field} must be a function when given, got ${show(fields[field])}`,
           );
         }
@@ -671,42 +675,44 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
       for (const field of orString) {
         const extractor = fields[field];
         if (typeof extractor !== "function" && (typeof extractor !== "string" || extractor.length === 0)) {
-          throw new TypeError(
+          throw new InvalidArgumentError(
             `instrument(): ${path}.${field} must be a state name or a function, got ${show(extractor)}`,
           );
         }
       }
       if (kind === "activities" && (typeof fields.activity !== "string" || fields.activity.length === 0)) {
-        throw new TypeError(`instrument(): ${path}.activity must be a non-empty string, got ${show(fields.activity)}`);
+        throw new InvalidArgumentError(
+          `instrument(): ${path}.activity must be a non-empty string, got ${show(fields.activity)}`,
+        );
       }
       const earlier = seen.get(method);
       if (earlier !== undefined) {
-        throw new Error(
+        throw new AlreadyWrappedError(
           `instrument(): method ${methodLabel(method)} is named twice, by ${earlier} and ${path}; a method can be wrapped once`,
         );
       }
       seen.set(method, path);
       const found = lookup(target, method);
       if (found !== undefined && (found.get !== undefined || found.set !== undefined)) {
-        throw new TypeError(
+        throw new InvalidArgumentError(
           `instrument(): ${path}.method ${methodLabel(method)} is an accessor property; only methods (data properties) can be wrapped`,
         );
       }
       const original = found?.value as unknown;
       if (typeof original !== "function") {
-        throw new TypeError(
+        throw new InvalidArgumentError(
           `instrument(): ${path}.method ${methodLabel(method)} is not a method of the target (found ${show(original)})`,
         );
       }
       if (originalOf(original) !== undefined) {
-        throw new Error(
+        throw new AlreadyWrappedError(
           `instrument(): method ${methodLabel(method)} is already wrapped by taskjourney (on this object or its prototype); ` +
             "call the earlier instrument()'s unwrap() first, or instrument either the class or its instances, not both",
         );
       }
       const own = Object.getOwnPropertyDescriptor(target, method);
       if (own !== undefined ? !own.configurable && !own.writable : !Object.isExtensible(target)) {
-        throw new TypeError(
+        throw new InvalidArgumentError(
           `instrument(): method ${methodLabel(method)} cannot be replaced on the target (frozen, sealed or read-only)`,
         );
       }
@@ -714,7 +720,7 @@ function plan(target: object, spec: InstrumentSpec<unknown>): Plan[] {
     });
   }
   if (plans.length === 0)
-    throw new TypeError(`instrument(): spec names no method to wrap; give one of ${KINDS.join(", ")}`);
+    throw new InvalidArgumentError(`instrument(): spec names no method to wrap; give one of ${KINDS.join(", ")}`);
   return plans;
 }
 
@@ -757,10 +763,10 @@ export function instrument<T extends object, S extends string = string>(
   spec: InstrumentSpec<T, [S][S extends unknown ? 0 : never]>,
 ): Unwrap {
   if (target === null || (typeof target !== "object" && typeof target !== "function")) {
-    throw new TypeError(`instrument(): target must be an object, got ${show(target)}`);
+    throw new InvalidArgumentError(`instrument(): target must be an object, got ${show(target)}`);
   }
   if (journeys === null || typeof journeys !== "object" || typeof journeys.execute !== "function") {
-    throw new TypeError(`instrument(): journeys must be a TaskJourneys, got ${show(journeys)}`);
+    throw new InvalidArgumentError(`instrument(): journeys must be a TaskJourneys, got ${show(journeys)}`);
   }
   const plans = plan(target, spec as InstrumentSpec<unknown>);
   const on: Switch = { active: true };
@@ -793,7 +799,7 @@ export function instrument<T extends object, S extends string = string>(
     }
   } catch (error) {
     restore(count);
-    throw new TypeError(
+    throw new InvalidArgumentError(
       `instrument(): could not wrap the target's methods: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
