@@ -105,22 +105,113 @@ import { RepeatLimitedLogger } from "./sdk/repeat-limited-logger.js";
 import { DEFAULT_ZIPKIN_ENDPOINT, ZipkinSpanExporter } from "./sdk/zipkin-exporter.js";
 import { registeredDiagLogger } from "./otel/warn.js";
 
-export type { ExportFailure } from "./sdk/export-failures.js";
-export { createFileMetricExporter, createFileSpanExporter } from "./sdk/file-exporters.js";
+export type {
+  /**
+   * One kind of failed export (signal, destination, error type) and the spans or data points it lost.
+   * @stable
+   * @example
+   * for (const failure of telemetry.exportFailures()) console.warn(failure.signal, failure.errorType, failure.items);
+   */
+  ExportFailure,
+} from "./sdk/export-failures.js";
 export {
+  /**
+   * An OTLP/JSON lines file exporter of metrics, for any SDK setup (NodeSDK, your own providers).
+   * @experimental
+   * @example
+   * const reader = new PeriodicExportingMetricReader({ exporter: createFileMetricExporter({ path: "telemetry/metrics.jsonl" }) });
+   */
+  createFileMetricExporter,
+  /**
+   * An OTLP/JSON lines file exporter of spans, for any SDK setup (NodeSDK, your own providers).
+   * @experimental
+   * @example
+   * const processor = new BatchSpanProcessor(createFileSpanExporter({ path: "telemetry/traces.jsonl" }));
+   */
+  createFileSpanExporter,
+} from "./sdk/file-exporters.js";
+export {
+  /**
+   * Bad configuration: an option of `startTelemetry()` or an `OTEL_*` variable (a `TypeError`, code `TJ_INVALID_OPTION`).
+   * @stable
+   * @example
+   * try { await startTelemetry({ role: "worker", instance: "w1", exporters: { timeoutMillis: -1 } }); } catch (error) { if (error instanceof InvalidOptionError) console.error(error.message); }
+   */
   InvalidOptionError,
+  /**
+   * An exporter package missing from the installation (code `TJ_MISSING_DEPENDENCY`); the message says how to repair it.
+   * @stable
+   * @example
+   * try { await startTelemetry({ role: "worker", instance: "w1" }); } catch (error) { if (error instanceof MissingDependencyError) console.error(error.message); }
+   */
   MissingDependencyError,
+  /**
+   * An installed package that cannot work with this one, e.g. an older `@opentelemetry/api` (code `TJ_INCOMPATIBLE_DEPENDENCY`).
+   * @stable
+   * @example
+   * try { await startTelemetry({ role: "worker", instance: "w1" }); } catch (error) { if (error instanceof IncompatibleDependencyError) console.error(error.message); }
+   */
   IncompatibleDependencyError,
+  /**
+   * The Prometheus endpoint cannot listen on its host and port (code `TJ_LISTEN_FAILED`).
+   * @stable
+   * @example
+   * try { await startTelemetry({ role: "worker", instance: "w1", exporters: { metrics: "prometheus" } }); } catch (error) { if (error instanceof ListenError) console.error(error.message); }
+   */
   ListenError,
+  /**
+   * Every error code taskjourney's errors carry, as a type.
+   * @stable
+   * @example
+   * const code: TaskJourneyErrorCode = "TJ_LISTEN_FAILED";
+   */
   type TaskJourneyErrorCode,
 } from "./shared/errors.js";
-export type { FileMetricExporterOptions, FileSpanExporterOptions } from "./sdk/file-exporters.js";
+export type {
+  /**
+   * What `createFileMetricExporter()` takes: `path`, and `temporality`.
+   * @experimental
+   * @example
+   * const options: FileMetricExporterOptions = { path: "telemetry/metrics.jsonl" };
+   */
+  FileMetricExporterOptions,
+  /**
+   * What `createFileSpanExporter()` takes: `path` (its directory made when missing).
+   * @experimental
+   * @example
+   * const options: FileSpanExporterOptions = { path: "telemetry/traces.jsonl" };
+   */
+  FileSpanExporterOptions,
+} from "./sdk/file-exporters.js";
 
-/** Where a signal goes, as in OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER. */
+/**
+ * Where spans go, as in OTEL_TRACES_EXPORTER.
+ * @stable
+ * @example
+ * const traces: TracesExporterName[] = ["otlp", "zipkin"];
+ */
 export type TracesExporterName = "otlp" | "zipkin" | "console" | "none";
+/**
+ * Where metrics go, as in OTEL_METRICS_EXPORTER.
+ * @stable
+ * @example
+ * const metrics: MetricsExporterName = "prometheus";
+ */
 export type MetricsExporterName = "otlp" | "console" | "prometheus" | "none";
+/**
+ * The OTLP protocol, as in OTEL_EXPORTER_OTLP_PROTOCOL.
+ * @stable
+ * @example
+ * const protocol: OtlpProtocol = "http/json";
+ */
 export type OtlpProtocol = "http/protobuf" | "http/json";
 
+/**
+ * The Prometheus pull endpoint's host, port and path.
+ * @stable
+ * @example
+ * const prometheus: PrometheusOptions = { host: "0.0.0.0", port: 9464, endpoint: "/metrics" };
+ */
 export interface PrometheusOptions {
   /** Default OTEL_EXPORTER_PROMETHEUS_HOST, else "localhost". */
   host?: string;
@@ -130,7 +221,12 @@ export interface PrometheusOptions {
   endpoint?: string;
 }
 
-/** Exporter settings; each one left out is read from its OTEL_* variable, then the default. */
+/**
+ * Exporter settings in code; each one left out is read from its OTEL_* variable, then the default.
+ * @stable
+ * @example
+ * const exporters: ExporterOptions = { traces: "otlp", metrics: ["otlp", "prometheus"], endpoint: "http://collector:4318" };
+ */
 export interface ExporterOptions {
   /** OTEL_TRACES_EXPORTER; default "otlp". */
   traces?: TracesExporterName | readonly TracesExporterName[];
@@ -159,8 +255,13 @@ export interface ExporterOptions {
 }
 
 /**
+ * What `startTelemetry()` takes: role, instance, service name, resource attributes, journeys' options, exporters, files.
+ *
  * `R` and `S` as TaskJourneys takes them: the role, and the state names of `journeys.machine`
  * (else the role's Dask preset's), so that the journeys handed back type `transition()` by them.
+ * @stable
+ * @example
+ * const options: StartTelemetryOptions<"worker"> = { role: "worker", instance: "tcp://10.0.0.7:40001", fileDirectory: "telemetry" };
  */
 export interface StartTelemetryOptions<R extends Role = Role, S extends string = StateOf<R>> {
   /** Whose journeys: a worker's or the scheduler's. Becomes the resource attribute taskjourney.role. */
@@ -188,7 +289,12 @@ export interface StartTelemetryOptions<R extends Role = Role, S extends string =
   registerGlobal?: boolean;
 }
 
-/** One place a signal goes to, as resolved from options and environment. */
+/**
+ * One place a signal goes to, as resolved from options and environment.
+ * @stable
+ * @example
+ * for (const destination of telemetry.destinations.traces) if (destination.kind === "file") console.log(destination.path);
+ */
 export type Destination =
   | { kind: "otlp"; protocol: OtlpProtocol; url: string }
   | { kind: "zipkin"; url: string }
@@ -196,17 +302,35 @@ export type Destination =
   | { kind: "console" }
   | { kind: "prometheus"; url: string };
 
-/** How a flush or shutdown ended. */
+/**
+ * How a flush or shutdown ended: `completed`, or lost to the deadline.
+ * @stable
+ * @example
+ * const { completed }: FlushResult = await telemetry.shutdown({ timeoutMillis: 5000 });
+ */
 export interface FlushResult {
   /** False when the deadline passed first: what was still being exported is lost (and its failure counted, if it fails before the process exits). */
   readonly completed: boolean;
 }
 
+/**
+ * How long `forceFlush()` and `shutdown()` wait for the exports.
+ * @stable
+ * @example
+ * const options: FlushOptions = { timeoutMillis: 5000 };
+ */
 export interface FlushOptions {
   /** The most milliseconds to wait for the exports; default 30000. */
   timeoutMillis?: number;
 }
 
+/**
+ * What `startTelemetry()` resolves: the journeys, the providers, where signals go, failed exports, flush and shutdown.
+ * @stable
+ * @example
+ * const telemetry: Telemetry<"worker"> = await startTelemetry({ role: "worker", instance: "w1" });
+ * process.once("SIGTERM", () => void telemetry.shutdown());
+ */
 export interface Telemetry<R extends Role = Role, S extends string = StateOf<R>> {
   readonly journeys: TaskJourneys<R, S>;
   readonly tracerProvider: TracerProvider;
@@ -592,7 +716,13 @@ function closeServer(server: Server): Promise<void> {
 /**
  * Sets up tracing and metrics for one scheduler or worker process, configured by `options` and
  * the standard OTEL_* environment variables, and returns a TaskJourneys wired to them.
- * Throws a TypeError naming the option or variable when the configuration is bad.
+ * Throws an InvalidOptionError (a TypeError, code TJ_INVALID_OPTION) naming the option or
+ * variable when the configuration is bad.
+ * @stable
+ * @example
+ * const telemetry = await startTelemetry({ role: "worker", instance: "tcp://10.0.0.7:40001" });
+ * telemetry.journeys.transition("inc-1", "waiting", "ready");
+ * await telemetry.shutdown();
  */
 export async function startTelemetry<R extends Role, S extends string = StateOf<R>>(
   options: StartTelemetryOptions<R, S>,

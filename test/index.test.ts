@@ -37,7 +37,8 @@ function reachable(entry: string): Set<string> {
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    const text = readFileSync(file, "utf8");
+    // Doc comments (the entries' @example code has semicolons) are no imports.
+    const text = readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "");
     for (const [, specifier] of text.matchAll(/^(?:import|export)[^;]*?from "(\.{1,2}\/[^"]+)";/gms)) {
       if (!specifier.includes("/")) continue;
       visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")));
