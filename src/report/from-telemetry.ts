@@ -16,7 +16,7 @@ import {
   ATTR_TASK_OUTCOME,
   ATTR_UNFINISHED,
   RESOURCE_ROLE,
-} from "../otel/semconv.js";
+} from "../shared/semconv.js";
 import { dataError, guarded, unknownStateError } from "./arguments.js";
 import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
 import {

@@ -34,7 +34,7 @@ import {
   ATTR_UNFINISHED,
   SPAN_GATHER_DEP,
   SPAN_TASK_PREFIX,
-} from "../otel/semconv.js";
+} from "../shared/semconv.js";
 import type { DecodedSpan } from "./otlp-json.js";
 import {
   failureReason,

@@ -14,7 +14,7 @@ import {
   SPAN_GATHER_DEP,
   SPAN_RUN,
   SPAN_TASK_PREFIX,
-} from "../otel/semconv.js";
+} from "../shared/semconv.js";
 import { guarded } from "./arguments.js";
 import { OtlpJsonError, type DecodedSpan } from "./otlp-json.js";
 import { terminalSafe } from "./terminal.js";

@@ -1,7 +1,7 @@
 /**
  * The wrapper of a method metered as an activity of whatever ledger surrounds its call.
  */
-import { isAsyncFunction } from "../recorder/functions.js";
+import { isAsyncFunction } from "../shared/functions.js";
 import { meterCall, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
 import type { Site } from "./extractors.js";

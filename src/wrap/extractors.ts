@@ -7,7 +7,7 @@ import type { InvalidTransition } from "../shared/errors.js";
 import type { AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 import { internalsOf } from "../internal.js";
-import { show } from "../recorder/show.js";
+import { show } from "../model/show.js";
 
 /** An extractor that threw: the call proceeds unrecorded. */
 export const FAILED: unique symbol = Symbol("taskjourney.extractor-failed");

@@ -7,7 +7,7 @@ import type { TaskJourneys as TaskJourneysOf } from "../journeys.js";
 import type { Role } from "../model/states.js";
 import { AlreadyWrappedError, InvalidArgumentError } from "../shared/errors.js";
 import { disguise, originalOf, type AnyFunction } from "./function.js";
-import { show } from "../recorder/show.js";
+import { show } from "../model/show.js";
 import type { InstrumentSpec, Unwrap } from "./spec.js";
 import type { Switch, Site } from "./extractors.js";
 import { transitionWrapper, dependenciesWrapper } from "./transition.js";

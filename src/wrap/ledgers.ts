@@ -3,10 +3,10 @@
  */
 import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import type { InvalidTransition } from "../shared/errors.js";
-import { isThenable } from "../recorder/functions.js";
+import { isThenable } from "../shared/functions.js";
 import type { AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
-import { show } from "../recorder/show.js";
+import { show } from "../model/show.js";
 
 /** What ends an execute or gather ledger, fixed at instrument() time. */
 export interface Ending {

@@ -1,7 +1,7 @@
-import { isAsyncFunction } from "../recorder/functions.js";
+import { isAsyncFunction } from "../shared/functions.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
-import { show } from "../recorder/show.js";
+import { show } from "../model/show.js";
 import { AlreadyWrappedError, InvalidArgumentError } from "../shared/errors.js";
 
 /**

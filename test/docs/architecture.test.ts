@@ -77,27 +77,11 @@ const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 const KNOWN_VIOLATIONS = new Set([
   // wrap/ past the facade, into recorder/ files: the ambient ledger, guards, errors, helpers.
   "src/wrap/function.ts -> src/recorder/ambient.ts",
-  "src/wrap/function.ts -> src/recorder/functions.ts",
   "src/wrap/guard.ts -> src/recorder/drop-reasons.ts",
   "src/wrap/guard.ts -> src/recorder/failures.ts",
-  "src/wrap/activities.ts -> src/recorder/functions.ts",
   "src/wrap/execute.ts -> src/recorder/execution-ledger.ts",
-  "src/wrap/extractors.ts -> src/recorder/show.ts",
-  "src/wrap/instrument.ts -> src/recorder/show.ts",
-  "src/wrap/ledgers.ts -> src/recorder/functions.ts",
-  "src/wrap/ledgers.ts -> src/recorder/show.ts",
-  "src/wrap/wrap.ts -> src/recorder/functions.ts",
-  "src/wrap/wrap.ts -> src/recorder/show.ts",
   // wrap/ past the facade into otel/: the one-time warning ("tell") is a shared helper.
   "src/wrap/guard.ts -> src/otel/warn.ts",
-  // report/ beside otel/, for the attribute and metric names of semconv.ts alone.
-  "src/report/failures.ts -> src/otel/semconv.ts",
-  "src/report/from-telemetry.ts -> src/otel/semconv.ts",
-  "src/report/from-trace.ts -> src/otel/semconv.ts",
-  "src/report/machine-from-data.ts -> src/otel/semconv.ts",
-  "src/report/otlp-json.ts -> src/otel/semconv.ts",
-  "src/report/otlp-metrics.ts -> src/otel/semconv.ts",
-  "src/report/span-index.ts -> src/otel/semconv.ts",
   // The main entry pulls report/ for formatBreakdown, formatBytes and formatSeconds.
   "src/index.ts -> src/report/format.ts",
 ]);
