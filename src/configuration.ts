@@ -1,15 +1,16 @@
 /**
  * Checking what a user configures, shared by `new TaskJourneys()` and `startTelemetry()`: bad
- * configuration throws at once, in the constructor, with a TypeError naming the option.
+ * configuration throws at once, in the constructor, with an InvalidOptionError (a TypeError, code TJ_INVALID_OPTION) naming the option.
  */
 import { show } from "./recorder/show.js";
+import { InvalidOptionError } from "./shared/errors.js";
 
 /** The errors configurationError() threw: rethrown as they are by a guard around code that checks options. */
 const thrown = new WeakSet<object>();
 
 /** Throws `<owner>: <what> must be <expected>, got <value>`; `what` names the option or variable. */
 export function configurationError(owner: string, what: string, expected: string, value: unknown): never {
-  const error = new TypeError(`${owner}: ${what} must be ${expected}, got ${show(value)}`);
+  const error = new InvalidOptionError(`${owner}: ${what} must be ${expected}, got ${show(value)}`);
   thrown.add(error);
   throw error;
 }
@@ -29,9 +30,12 @@ export function guardedCheck<T>(owner: string, what: string, expected: string, v
     return check();
   } catch (error) {
     if (isConfigurationError(error)) throw error;
-    const wrapped = new TypeError(`${owner}: ${what} must be ${expected}, got ${show(value)} that threw when read`, {
-      cause: error,
-    });
+    const wrapped = new InvalidOptionError(
+      `${owner}: ${what} must be ${expected}, got ${show(value)} that threw when read`,
+      {
+        cause: error,
+      },
+    );
     thrown.add(wrapped);
     throw wrapped;
   }

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { AnyFunction } from "./functions.js";
+import type { AnyFunction } from "../shared/functions.js";
 import type { Ledger } from "./ledger.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { DropReason } from "./drop-reasons.js";
-import { InvalidTransition } from "./errors.js";
+import { InvalidTransition } from "../shared/errors.js";
 import type { Journey } from "./journey.js";
 import { deprecated } from "./deprecations.js";
 

@@ -15,7 +15,7 @@ import type { Interner } from "./interner.js";
 import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
 import type { OptionsFailures } from "./call-options.js";
-import { isAsyncFunction, isThenable, type AnyFunction } from "./functions.js";
+import { isAsyncFunction, isThenable, type AnyFunction } from "../shared/functions.js";
 import { show } from "./show.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { AnyFunction } from "./functions.js";
+import type { AnyFunction } from "../shared/functions.js";
 
 /**
  * Returned for a key that could not be recorded: runs the caller's work untouched, records nothing.

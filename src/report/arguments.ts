@@ -1,18 +1,19 @@
 import { show } from "../model/show.js";
+import { InvalidArgumentError, InvalidDataError, OtlpJsonError, UnknownStateError } from "../shared/errors.js";
 
 /**
  * The report toolkit's boundary (`taskjourney/report`, formatBreakdown): its helpers throw what
- * they mean — an OtlpJsonError naming a file, or a TypeError made by dataError() naming a field —
- * and nothing else. A value of the wrong shape that the code would trip on (an internal "Cannot
+ * they mean — an OtlpJsonError naming a file (code TJ_INVALID_INPUT), an InvalidDataError made by
+ * dataError() naming a field (TJ_INVALID_DATA), an InvalidArgumentError made by argumentError()
+ * (TJ_INVALID_ARGUMENT) or an UnknownStateError made by unknownStateError() (TJ_UNKNOWN_STATE),
+ * all TypeErrors but the first (src/shared/errors.ts) — and nothing else. A value of the wrong shape that the code would trip on (an internal "Cannot
  * read properties of undefined"), a Proxy whose traps throw, a revoked one, or a structure nested
  * deep enough to overflow the stack, becomes a TypeError naming the call, the argument and what it
- * must be, with the original as its cause.
+ * must be, with the original as its cause: an InvalidDataError too.
  */
 
-/** Bad input, with where it was found; the CLI reports it as a data error. */
-export class OtlpJsonError extends Error {
-  override name = "OtlpJsonError";
-}
+/** Bad input, with where it was found; the CLI reports it as a data error. One class with src/shared/errors.ts's. */
+export { OtlpJsonError };
 
 /** The errors the toolkit means besides OtlpJsonError, passed through its guards as they are. */
 const meant = new WeakSet<object>();
@@ -23,9 +24,19 @@ export function markMeant<E extends Error>(error: E): E {
   return error;
 }
 
-/** A TypeError naming what is wrong with the data (a field, an argument): see guarded(). */
-export function dataError(message: string, options?: ErrorOptions): TypeError {
-  return markMeant(new TypeError(message, options));
+/** An InvalidDataError (a TypeError, code TJ_INVALID_DATA) naming what is wrong with the data (a field, an argument): see guarded(). */
+export function dataError(message: string, options?: ErrorOptions): InvalidDataError {
+  return markMeant(new InvalidDataError(message, options));
+}
+
+/** An InvalidArgumentError (a TypeError, code TJ_INVALID_ARGUMENT): a helper's argument of the wrong kind, checked before use. */
+export function argumentError(message: string): InvalidArgumentError {
+  return markMeant(new InvalidArgumentError(message));
+}
+
+/** An UnknownStateError (a TypeError, code TJ_UNKNOWN_STATE): a state asked for by name that the data does not have. */
+export function unknownStateError(message: string): UnknownStateError {
+  return markMeant(new UnknownStateError(message));
 }
 
 function isMeant(error: unknown): boolean {

@@ -1,4 +1,4 @@
-import { ATTR_TASK_KEY, ATTR_TASK_OUTCOME, ATTR_UNFINISHED, SPAN_TASK_PREFIX } from "../otel/semconv.js";
+import { ATTR_TASK_KEY, ATTR_TASK_OUTCOME, ATTR_UNFINISHED, SPAN_TASK_PREFIX } from "../shared/semconv.js";
 import { failureReason, journeyInstance, journeyKind, stringAttribute, type SpanIndex } from "./from-trace.js";
 import type { ReportFailure } from "./html.js";
 import type { DecodedSpan } from "./otlp-json.js";

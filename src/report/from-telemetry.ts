@@ -16,8 +16,8 @@ import {
   ATTR_TASK_OUTCOME,
   ATTR_UNFINISHED,
   RESOURCE_ROLE,
-} from "../otel/semconv.js";
-import { dataError, guarded } from "./arguments.js";
+} from "../shared/semconv.js";
+import { dataError, guarded, unknownStateError } from "./arguments.js";
 import { FAILED_STATES, failedOutcome, failedTasks } from "./failures.js";
 import {
   breakdownOfTask,
@@ -564,7 +564,7 @@ function measuredStates(
 ): Record<Role, string | undefined> {
   if (explicit !== undefined && !worker.has(explicit) && !scheduler.has(explicit)) {
     const known = [...new Set([...worker, ...scheduler])].sort();
-    throw dataError(
+    throw unknownStateError(
       `no state ${JSON.stringify(explicit)} in the data to measure; its states: ${known.length === 0 ? "(none)" : known.join(", ")}`,
     );
   }

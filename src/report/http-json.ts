@@ -1,3 +1,4 @@
+import { BackendError, InvalidOptionError } from "../shared/errors.js";
 import { terminalSafe } from "./terminal.js";
 
 /**
@@ -8,10 +9,8 @@ import { terminalSafe } from "./terminal.js";
  * what went wrong: never a hang, never an unbounded read.
  */
 
-/** A backend that could not be asked, or did not answer as its API does; the CLI reports it as a data error. */
-export class BackendError extends Error {
-  override name = "BackendError";
-}
+/** A backend that could not be asked, or did not answer as its API does (code TJ_BACKEND_FAILED); the CLI reports it as a data error. */
+export { BackendError };
 
 export interface RequestBounds {
   /** Milliseconds the whole request may take, the body's last byte included. */
@@ -52,18 +51,20 @@ export function apiUrl(base: string, path: string, query: Record<string, string>
   return url.toString();
 }
 
-/** Checks a backend's base URL as given on the command line: http(s), no query. Throws a TypeError naming the option. */
+/** Checks a backend's base URL as given on the command line: http(s), no query. Throws an InvalidOptionError (a TypeError) naming the option. */
 export function checkBaseUrl(option: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new TypeError(`${option} takes an http(s) URL such as http://localhost:16686, got ${JSON.stringify(value)}`);
+    throw new InvalidOptionError(
+      `${option} takes an http(s) URL such as http://localhost:16686, got ${JSON.stringify(value)}`,
+    );
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new TypeError(`${option} takes an http(s) URL, got ${JSON.stringify(value)} (${url.protocol})`);
+    throw new InvalidOptionError(`${option} takes an http(s) URL, got ${JSON.stringify(value)} (${url.protocol})`);
   if (url.search !== "" || url.hash !== "")
-    throw new TypeError(`${option} takes the API's base URL without a query, got ${JSON.stringify(value)}`);
+    throw new InvalidOptionError(`${option} takes the API's base URL without a query, got ${JSON.stringify(value)}`);
   return value;
 }
 

@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { StringDecoder } from "node:string_decoder";
+import { OutOfRangeError } from "../shared/errors.js";
 import { markMeant, OtlpJsonError } from "./arguments.js";
 import { terminalSafe } from "./terminal.js";
 
@@ -324,7 +325,7 @@ export function readInputFile(
 ): { skipped: string | undefined; duplicates: string | undefined } {
   const { maxBytes = DEFAULT_MAX_BYTES, what = "file", skipBroken = false, unwanted, maxLineChars, seen } = options;
   if (!(Number.isSafeInteger(maxBytes) && maxBytes > 0))
-    throw markMeant(new RangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`));
+    throw markMeant(new OutOfRangeError(`maxBytes must be a positive integer, got ${String(maxBytes)}`));
   let descriptor: number;
   try {
     descriptor = fs.openSync(file, "r");

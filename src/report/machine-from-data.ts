@@ -1,5 +1,5 @@
 import { ALL_STATES, byLifecycle } from "../model/states.js";
-import { ATTR_TASK_OUTCOME, ATTR_UNFINISHED } from "../otel/semconv.js";
+import { ATTR_TASK_OUTCOME, ATTR_UNFINISHED } from "../shared/semconv.js";
 import { journeyKind, stateVisitsOf, stringAttribute, type SpanIndex } from "./from-trace.js";
 
 /**

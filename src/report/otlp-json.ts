@@ -1,4 +1,4 @@
-import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_TYPE, EVENT_EXCEPTION } from "../otel/semconv.js";
+import { ATTR_EXCEPTION_MESSAGE, ATTR_EXCEPTION_TYPE, EVENT_EXCEPTION } from "../shared/semconv.js";
 import { guarded } from "./arguments.js";
 import { OtlpDocumentReader, readInputFile } from "./input-files.js";
 

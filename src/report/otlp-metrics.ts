@@ -12,7 +12,7 @@ import {
   METRIC_STATE_TIME,
   METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
-} from "../otel/semconv.js";
+} from "../shared/semconv.js";
 import { decodeAttributes, type Attributes } from "./otlp-json.js";
 
 /**

@@ -1,5 +1,5 @@
 import { byLifecycle } from "../model/states.js";
-import { dataError, guarded } from "./arguments.js";
+import { argumentError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
 
 /** One task prefix's numbers, as the per-prefix table shows them. */
@@ -96,7 +96,7 @@ export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTab
     ],
     () => {
       if (!Array.isArray(rows))
-        throw dataError(
+        throw argumentError(
           `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
         );
       const states = options.states ?? statesOf(rows);
@@ -164,9 +164,9 @@ export function formatActivityTable(
     ],
     () => {
       if (typeof title !== "string")
-        throw dataError(`formatActivityTable(title, seconds): title must be a string, not ${kindOf(title)}`);
+        throw argumentError(`formatActivityTable(title, seconds): title must be a string, not ${kindOf(title)}`);
       if (typeof seconds !== "object" || seconds === null || Array.isArray(seconds))
-        throw dataError(
+        throw argumentError(
           `formatActivityTable(title, seconds): seconds must be an object of seconds by activity, such as a ReportData's \`execute\`, not ${kindOf(seconds)}`,
         );
       const indent = " ".repeat(options.indent ?? 2);

@@ -3,7 +3,7 @@
  * the data carries (what the quantiles measure, the machine's state order), so a job queue's or
  * a scheduler-only run's tables read as the page's do, in the machine's own words (words.ts).
  */
-import { dataError, guarded } from "./arguments.js";
+import { argumentError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
 import { terminalSafe } from "./terminal.js";
 import type { ReportData } from "./report-data.js";
@@ -44,7 +44,7 @@ export function formatReportTables(data: ReportData): string {
     [["data", "a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives", data]],
     () => {
       if (typeof data !== "object" || data === null || !Array.isArray(data.prefixes))
-        throw dataError(
+        throw argumentError(
           "formatReportTables(data): data must be a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives",
         );
       const custom = isCustomMachine(data);

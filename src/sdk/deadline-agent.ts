@@ -37,6 +37,7 @@ interface AddsRequests {
 /** Why a request was destroyed: it ran past its deadline. */
 export class RequestDeadline extends Error {
   override name = "RequestDeadline";
+  readonly code = "TJ_REQUEST_DEADLINE";
   constructor(milliseconds: number) {
     super(`request timed out: not answered in whole within ${milliseconds} ms`);
   }

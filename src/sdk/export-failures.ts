@@ -73,6 +73,7 @@ export function errorTypeOf(error: unknown): string {
  */
 export class ExportTimeout extends Error {
   override name = "ExportTimeout";
+  readonly code = "TJ_EXPORT_TIMEOUT";
   constructor(milliseconds: number) {
     super(`the request was not answered in whole within its ${milliseconds} ms; its connection was dropped`);
   }
@@ -81,6 +82,7 @@ export class ExportTimeout extends Error {
 /** What an export still under way when shutdown stopped waiting for it failed with. */
 export class ShutdownDeadline extends Error {
   override name = "ShutdownDeadline";
+  readonly code = "TJ_SHUTDOWN_DEADLINE";
   constructor(milliseconds: number) {
     super(`not finished when shutdown stopped waiting after ${milliseconds} ms`);
   }
@@ -89,6 +91,7 @@ export class ShutdownDeadline extends Error {
 /** What a span dropped on the batch span processor's full queue is counted as (error.type `queue_full`). */
 export class QueueFull extends Error {
   override name = "QueueFull";
+  readonly code = "TJ_QUEUE_FULL";
   constructor(maxQueueSize: number) {
     super(`its queue held maxQueueSize (${maxQueueSize}) spans not yet exported`);
   }

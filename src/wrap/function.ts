@@ -1,7 +1,7 @@
 import { ambientLedger } from "../recorder/ambient.js";
-import type { AnyFunction } from "../recorder/functions.js";
+import type { AnyFunction } from "../shared/functions.js";
 
-export type { AnyFunction } from "../recorder/functions.js";
+export type { AnyFunction } from "../shared/functions.js";
 
 /**
  * Marks a taskjourney wrapper and holds the function it wraps. A registered symbol, so that two

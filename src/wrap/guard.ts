@@ -2,7 +2,7 @@ import { tell } from "../otel/warn.js";
 import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import { internalsOf } from "../internal.js";
 import type { DropReason } from "../recorder/drop-reasons.js";
-import { InvalidTransition } from "../recorder/errors.js";
+import { InvalidTransition } from "../shared/errors.js";
 import { Failures } from "../recorder/failures.js";
 
 /** A user's extractor or outcome mapper threw or returned something unusable; the call went on unrecorded. */

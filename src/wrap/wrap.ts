@@ -1,7 +1,8 @@
-import { isAsyncFunction } from "../recorder/functions.js";
+import { isAsyncFunction } from "../shared/functions.js";
 import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
-import { show } from "../recorder/show.js";
+import { show } from "../model/show.js";
+import { AlreadyWrappedError, InvalidArgumentError } from "../shared/errors.js";
 
 /**
  * Wraps a function that is not a method (a module-level helper, a callback) so that every call is
@@ -18,13 +19,17 @@ import { show } from "../recorder/show.js";
  */
 export function wrap<F extends AnyFunction>(fn: F, activity: string): F {
   if (typeof fn !== "function") {
-    throw new TypeError(`wrap(): the first argument must be a function, got ${fn === null ? "null" : typeof fn}`);
+    throw new InvalidArgumentError(
+      `wrap(): the first argument must be a function, got ${fn === null ? "null" : typeof fn}`,
+    );
   }
   if (typeof activity !== "string" || activity.length === 0) {
-    throw new TypeError(`wrap(): activity must be a non-empty string, got ${show(activity)}`);
+    throw new InvalidArgumentError(`wrap(): activity must be a non-empty string, got ${show(activity)}`);
   }
   if (originalOf(fn) !== undefined) {
-    throw new Error(`wrap(): function "${fn.name}" is already wrapped by taskjourney; wrap the original once`);
+    throw new AlreadyWrappedError(
+      `wrap(): function "${fn.name}" is already wrapped by taskjourney; wrap the original once`,
+    );
   }
   const original = fn;
   const isAsync = isAsyncFunction(original);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Failures } from "../../src/recorder/failures.js";
-import { InvalidTransition } from "../../src/recorder/errors.js";
+import { InvalidTransition } from "../../src/shared/errors.js";
 import { Journey, COMPUTE_JOURNEY } from "../../src/recorder/journey.js";
 import { ALL_STATES, stateId } from "../../src/model/states.js";
 

@@ -123,6 +123,15 @@ const CALLS: Record<string, (value: never) => unknown> = {
   "formatBreakdown options": (value) => formatBreakdown(node({ name: "a", seconds: 1, children: [] }), value),
 };
 
+/** The errors the toolkit means (see src/report/arguments.ts). */
+const MEANT = [
+  report.OtlpJsonError,
+  report.InvalidDataError,
+  report.InvalidArgumentError,
+  report.UnknownStateError,
+  report.OutOfRangeError,
+];
+
 /** What an error the toolkit did not mean looks like. */
 const INTERNAL =
   /Cannot read properties|is not a function|is not iterable|call stack|Cannot convert|on a proxy|^hostile$/;
@@ -140,9 +149,12 @@ describe("report helpers given hostile arguments", () => {
         }
         expect(thrown, `${call}(${name})`).toBeInstanceOf(Error);
         const error = thrown as Error;
-        expect(["OtlpJsonError", "TypeError", "RangeError"], `${call}(${name}): ${error.message}`).toContain(
-          error.name,
-        );
+        // One of the toolkit's errors, with its stable code (docs/api.md's table), never a bare built-in.
+        expect(
+          MEANT.some((type) => error instanceof type),
+          `${call}(${name}): ${error.name}: ${error.message}`,
+        ).toBe(true);
+        expect((error as { code?: unknown }).code, `${call}(${name})`).toMatch(/^TJ_[A-Z_]+$/);
         expect(error.message, `${call}(${name})`).not.toMatch(INTERNAL);
       }
     });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report/table.js";
+import { InvalidArgumentError } from "../../src/shared/errors.js";
 
 const rows: PrefixRow[] = [
   {
@@ -153,13 +154,14 @@ describe("formatActivityTable", () => {
 });
 
 describe("the tables given the wrong thing", () => {
-  it("throw a TypeError that says what they take (a user passed a whole ReportData)", () => {
+  it("throw an InvalidArgumentError (a TypeError) that says what they take (a user passed a whole ReportData)", () => {
     const data = { prefixes: [], execute: {} };
     expect(() => formatPrefixTable(data as never)).toThrow(
-      new TypeError(
+      new InvalidArgumentError(
         "formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's `prefixes`, not an object",
       ),
     );
+    expect(() => formatPrefixTable(data as never)).toThrow(TypeError);
     expect(() => formatActivityTable(data.execute as never, {})).toThrow(
       "formatActivityTable(title, seconds): title must be a string, not an object",
     );

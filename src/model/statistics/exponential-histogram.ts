@@ -60,6 +60,7 @@
  * allocated once; the occupied window of indices can extend at either end without moving
  * counts, and a downscale compacts the ring in place.
  */
+import { InvalidArgumentError, OutOfRangeError } from "../../shared/errors.js";
 
 /** The lowest scale the data model defines; at -10 every double fits into two buckets. */
 const MINIMUM_SCALE = -10;
@@ -198,7 +199,7 @@ function downscaleNeeded(low: number, high: number, maxSize: number): number {
  */
 function assertQuantile(q: number): void {
   if (typeof q !== "number" || !(q >= 0 && q <= 1)) {
-    throw new RangeError(`quantile q must be a number in [0, 1], got ${describe(q)}`);
+    throw new OutOfRangeError(`quantile q must be a number in [0, 1], got ${describe(q)}`);
   }
 }
 
@@ -261,12 +262,12 @@ export class ExponentialHistogram implements ReadonlyExponentialHistogram {
     const maxSize = options.maxSize ?? DEFAULT_MAX_SIZE;
     const maxScale = options.maxScale ?? MAXIMUM_SCALE;
     if (!Number.isInteger(maxSize) || maxSize < MINIMUM_MAX_SIZE || maxSize > MAXIMUM_MAX_SIZE) {
-      throw new RangeError(
+      throw new OutOfRangeError(
         `maxSize must be an integer in [${MINIMUM_MAX_SIZE}, ${MAXIMUM_MAX_SIZE}], got ${String(maxSize)}`,
       );
     }
     if (!Number.isInteger(maxScale) || maxScale < MINIMUM_SCALE || maxScale > MAXIMUM_SCALE) {
-      throw new RangeError(
+      throw new OutOfRangeError(
         `maxScale must be an integer in [${MINIMUM_SCALE}, ${MAXIMUM_SCALE}], got ${String(maxScale)}`,
       );
     }
@@ -508,7 +509,7 @@ export class ExponentialHistogram implements ReadonlyExponentialHistogram {
 /** The interface exists for read-only views; every implementation is this class. */
 function asHistogram(histogram: ReadonlyExponentialHistogram): ExponentialHistogram {
   if (!(histogram instanceof ExponentialHistogram)) {
-    throw new TypeError("merge expects an ExponentialHistogram");
+    throw new InvalidArgumentError("merge expects an ExponentialHistogram");
   }
   return histogram;
 }

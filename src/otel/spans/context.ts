@@ -7,6 +7,7 @@ import {
   type Span,
   type SpanContext,
 } from "@opentelemetry/api";
+import { IncompatibleDependencyError } from "../../shared/errors.js";
 
 /**
  * The key under which the API keeps a context's span, learnt from the API itself: it is not
@@ -25,7 +26,8 @@ export const SPAN_KEY: symbol = (() => {
     deleteValue: () => probe,
   };
   trace.getSpan(probe);
-  if (key === undefined) throw new Error("taskjourney: @opentelemetry/api reads no span key from a context");
+  if (key === undefined)
+    throw new IncompatibleDependencyError("taskjourney: @opentelemetry/api reads no span key from a context");
   return key;
 })();
 

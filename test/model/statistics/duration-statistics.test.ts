@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DurationStatistics } from "../../../src/model/statistics/index.js";
+import { OutOfRangeError } from "../../../src/shared/errors.js";
 
 function statisticsOf(values: readonly number[]): DurationStatistics {
   const statistics = new DurationStatistics();
@@ -72,7 +73,7 @@ describe("DurationStatistics", () => {
     for (const stats of [new DurationStatistics().snapshot(), statisticsOf([1]).snapshot()]) {
       for (const [q, described] of cases) {
         expect(() => stats.quantile(q as number)).toThrow(
-          new RangeError(`quantile q must be a number in [0, 1], got ${described}`),
+          new OutOfRangeError(`quantile q must be a number in [0, 1], got ${described}`),
         );
       }
     }
