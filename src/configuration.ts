@@ -83,7 +83,7 @@ export function nearestName(name: string, candidates: ReadonlyMap<string, string
 export function unknownOption(owner: string, name: string, candidates: ReadonlyMap<string, string>): never {
   const nearest = nearestName(name, candidates);
   const valid = [...new Set(candidates.values())].join(", ");
-  const error = new TypeError(
+  const error = new InvalidOptionError(
     `${owner}: unknown option ${show(name)}${nearest === undefined ? "" : `; did you mean ${show(nearest)}?`} ` +
       `(the options: ${valid})`,
   );

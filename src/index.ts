@@ -276,6 +276,7 @@ export type {
   RuntimeOptions,
   /**
    * The flat option names before the groups, still read for one minor release and told once.
+   * @stable
    * @deprecated use the grouped options (`limits`, `retention`, `spans`, `metrics`, `runtime`)
    * @example
    * const old: DeprecatedFlatOptions = { prefixLimit: 100 };
@@ -316,7 +317,7 @@ export type {
    * The options of `transition()`: `at`, `error`, `prefix`.
    * @stable
    * @example
-   * journeys.transition("inc-1", "executing", "error", { error: new Error("boom") });
+   * journeys.transition("inc-1", "executing", "error", { error: "disk full" });
    */
   TransitionOptions,
   /**
@@ -344,7 +345,7 @@ export type {
    * The options of a ledger's `end()`: `error`, `at`.
    * @stable
    * @example
-   * ex.end("error", { error: new Error("boom") });
+   * ex.end("error", { error: "disk full" });
    */
   EndOptions,
   /**
@@ -361,8 +362,26 @@ export type {
    * const description: KeyDescription = { prefix: "fetch", group: "fetch-batch-7" };
    */
   KeyDescription,
+  /**
+   * `journeys.propagation`: the trace carriers, by the side that calls them.
+   * @stable
+   * @example
+   * const { sender, receiver } = journeys.propagation;
+   */
   Propagation,
+  /**
+   * `journeys.propagation.sender`: what the process that sends a task, a transfer or a job calls.
+   * @stable
+   * @example
+   * journeys.propagation.sender.inject("inc-1", carrier);
+   */
   PropagationSender,
+  /**
+   * `journeys.propagation.receiver`: what the process that receives a carrier calls.
+   * @stable
+   * @example
+   * journeys.propagation.receiver.continueFrom("inc-1", carrier);
+   */
   PropagationReceiver,
 } from "./types.js";
 export type {

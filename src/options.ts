@@ -11,6 +11,7 @@ import { DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder.js";
 import { type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { DeprecatedFlatOptions, MetricOptions, SamplingOptions, TaskJourneysOptions } from "./types.js";
 import { tell } from "./otel/warn.js";
+import { InvalidOptionError } from "./shared/errors.js";
 import { configurationError, guardedCheck, defined, unknownOption } from "./configuration.js";
 import { failureDetail } from "./recorder/failure-detail.js";
 import { failureText } from "./model/breakdown.js";
@@ -235,7 +236,7 @@ function firstReading(clock: () => unknown): number {
     reading = clock();
   } catch (error) {
     const { type, message } = failureDetail(error);
-    throw new TypeError(
+    throw new InvalidOptionError(
       `TaskJourneys: option "runtime.clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
       { cause: error },
     );

@@ -6,7 +6,6 @@ import type { Key } from "../model/keys.js";
 import type { InvalidTransition } from "../shared/errors.js";
 import type { AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
-import { internalsOf } from "../internal.js";
 import { show } from "../model/show.js";
 
 /** An extractor that threw: the call proceeds unrecorded. */

@@ -40,12 +40,12 @@ function thrownBy(fn: () => unknown): Error & { code?: string } {
 
 describe("errors with stable codes", () => {
   it("a bad option: InvalidOptionError, a TypeError, code TJ_INVALID_OPTION, naming the option", () => {
-    const error = thrownBy(() => new TaskJourneys({ role: "worker", prefixLimit: -1 }));
+    const error = thrownBy(() => new TaskJourneys({ role: "worker", limits: { maxPrefixes: -1 } }));
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toBeInstanceOf(TypeError);
     expect(error.code).toBe("TJ_INVALID_OPTION");
     expect(error.name).toBe("InvalidOptionError");
-    expect(error.message).toContain("prefixLimit");
+    expect(error.message).toContain("limits.maxPrefixes");
     // The stack's first line says which error it is (the name is on the prototype, read in the constructor).
     expect(error.stack!.split("\n")[0]).toBe(`InvalidOptionError: ${error.message}`);
   });
