@@ -41,7 +41,7 @@ async function telemetryTo(server: FaultServer, protocol: "http/json" | "http/pr
     role: "worker",
     instance: `tcp://127.0.0.1:${42000 + ++instances}`,
     registerGlobal: false,
-    journeys: { clock: new FakeClock(0).now, sampling: { ratio: 1 } },
+    journeys: { runtime: { clock: new FakeClock(0).now }, sampling: { ratio: 1 } },
     exporters: { endpoint: server.url, protocol, timeoutMillis: EXPORT_TIMEOUT, metricExportIntervalMillis: 3_600_000 },
   });
   cleanups.push(() => telemetry.shutdown({ timeoutMillis: 1_000 }));
@@ -168,7 +168,7 @@ describe("over HTTPS, with the certificate authority of OTEL_EXPORTER_OTLP_CERTI
       role: "worker",
       instance: `tcp://127.0.0.1:${42000 + ++instances}`,
       registerGlobal: false,
-      journeys: { clock: new FakeClock(0).now, sampling: { ratio: 1 } },
+      journeys: { runtime: { clock: new FakeClock(0).now }, sampling: { ratio: 1 } },
       exporters: {
         endpoint: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
         protocol: "http/json",

@@ -64,7 +64,7 @@ async function telemetryTo(
     role: "worker",
     instance: `tcp://127.0.0.1:${41000 + ++instances}`,
     registerGlobal: false,
-    journeys: { clock: clock.now, sampling: { ratio: 1 } },
+    journeys: { runtime: { clock: clock.now }, sampling: { ratio: 1 } },
     exporters: { endpoint, protocol, timeoutMillis, metricExportIntervalMillis: 3_600_000 },
   });
   cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
@@ -326,7 +326,7 @@ describe("exporting to an endpoint that fails", () => {
       instance: "files",
       registerGlobal: false,
       fileDirectory: directory,
-      journeys: { clock: clock.now, sampling: { ratio: 1 } },
+      journeys: { runtime: { clock: clock.now }, sampling: { ratio: 1 } },
       exporters: { metricExportIntervalMillis: 3_600_000 },
     });
     cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
@@ -362,7 +362,7 @@ describe("exporting to an endpoint that fails", () => {
         instance: "fifo",
         registerGlobal: false,
         fileDirectory: directory,
-        journeys: { clock: clock.now, sampling: { ratio: 1 } },
+        journeys: { runtime: { clock: clock.now }, sampling: { ratio: 1 } },
         exporters: { metricExportIntervalMillis: 3_600_000 },
       });
       cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
@@ -401,7 +401,7 @@ describe("exporting to an endpoint that fails", () => {
       role: "worker",
       instance: `tcp://127.0.0.1:${41000 + ++instances}`,
       registerGlobal: false,
-      journeys: { clock: clock.now, sampling: { ratio: 1 } },
+      journeys: { runtime: { clock: clock.now }, sampling: { ratio: 1 } },
     });
     cleanups.push(() => telemetry.shutdown({ timeoutMillis: 5_000 }));
     round(telemetry.journeys, clock, 1);
