@@ -2,7 +2,7 @@
  * Checking what a user configures, shared by `new TaskJourneys()` and `startTelemetry()`: bad
  * configuration throws at once, in the constructor, with an InvalidOptionError (a TypeError, code TJ_INVALID_OPTION) naming the option.
  */
-import { show } from "./recorder/show.js";
+import { show } from "./model/show.js";
 import { InvalidOptionError } from "./shared/errors.js";
 
 /** The errors configurationError() threw: rethrown as they are by a guard around code that checks options. */

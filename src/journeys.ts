@@ -51,7 +51,7 @@ import { registerInternals } from "./internal.js";
 import { guardedCheck } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
 import { isCallOptions } from "./recorder/call-options.js";
-import { show } from "./recorder/show.js";
+import { show } from "./model/show.js";
 import {
   checkProducerOverrides,
   fail,

@@ -15,7 +15,7 @@ import { InvalidOptionError } from "./shared/errors.js";
 import { configurationError, guardedCheck, defined, unknownOption } from "./configuration.js";
 import { failureDetail } from "./recorder/failure-detail.js";
 import { failureText } from "./model/breakdown.js";
-import { show } from "./recorder/show.js";
+import { show } from "./model/show.js";
 import { deprecated } from "./recorder/deprecations.js";
 import {
   FLAT_OPTIONS,

@@ -4,7 +4,7 @@ import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 import { readEndCall } from "./call-options.js";
 
 /** The state an execute ledger's `end(state)` moves to (see Machine.endsExecution), or -1. */

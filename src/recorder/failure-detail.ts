@@ -1,4 +1,4 @@
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 
 /** Characters kept of a failure's message, and of its stack trace (span events, explain()). */
 export const MAX_FAILURE_MESSAGE = 1024;

@@ -16,7 +16,7 @@ import type { Machine } from "../model/machine.js";
 import type { DropReason } from "./drop-reasons.js";
 import type { OptionsFailures } from "./call-options.js";
 import { isAsyncFunction, isThenable, type AnyFunction } from "../shared/functions.js";
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 
 /**
  * What a ledger needs from its recorder. An ended ledger settles its own records into the

@@ -28,7 +28,7 @@ import { NoLedger } from "./no-ledger.js";
 import type { RecorderListener } from "./listener.js";
 import type { DropReason } from "./drop-reasons.js";
 import { Failures } from "./failures.js";
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 import { failureDetail } from "./failure-detail.js";
 import { failureText } from "../model/breakdown.js";
 import type { StallRing } from "../model/stalls.js";

@@ -3,7 +3,7 @@ import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS } from "./journey.js";
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail, type FailureDetail } from "./failure-detail.js";
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 import { readEndCall } from "./call-options.js";
 
 /**

@@ -4,7 +4,7 @@ import { OTHER } from "./activity-ids.js";
 import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
-import { show } from "./show.js";
+import { show } from "../model/show.js";
 import { readEndCall } from "./call-options.js";
 
 /** Where each key of a transfer goes when the transfer ends with `outcome` (Dask: memory, fetch, missing, fetch, cancelled). */

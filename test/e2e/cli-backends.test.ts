@@ -9,14 +9,12 @@
  * scale 8 and no min or max, so the report's quantiles are held to the files' histograms at
  * that scale without min and max (src/report/prometheus.ts).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { runCli, runScript } from "../helpers/run.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
 import { formatBreakdown, type Breakdown } from "../../src/index.js";
 import { readBackends } from "../../src/report/from-backends.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
@@ -25,7 +23,6 @@ import type { ExponentialBuckets, MetricPoint } from "../../src/report/otlp-metr
 import { backendsEnv, pollUntil, promQuery } from "./helpers.js";
 
 const APP = fileURLToPath(new URL("../fixtures/backends-app.ts", import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 /** Its own service.name, so that nothing else in the backends (other tests, earlier runs) is read. */
 const SERVICE = `taskjourney-e2e-cli-${process.pid}-${Date.now()}`;
 const PROCESSES = [
@@ -47,30 +44,10 @@ function runApp(
     // Remote write keeps cumulative series only (the SDK's default), said aloud.
     OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "cumulative",
   });
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", TSX, APP, ...args], {
-      env,
-      cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runScript(APP, args, { env, cwd, timeoutMs: 90_000 });
 }
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 /** A histogram as Prometheus keeps it: at most scale 8 (buckets merged, as a coarser scale's), no min or max. */
 function asPrometheusKeepsIt(h: ExponentialBuckets): ExponentialBuckets {

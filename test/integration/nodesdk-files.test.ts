@@ -6,46 +6,26 @@
  * `explain` prints for each job what the app's own explain() gave, and `report` shows the slowest
  * job's tree as explain() gave it, the jobs counted from the metrics and the failed one with why.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { runCli, runScript } from "../helpers/run.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
 import { formatBreakdown, type Breakdown } from "../../src/index.js";
 import { escapeHtml } from "../../src/report/html.js";
 import { JOBS } from "../fixtures/nodesdk-work.js";
 
 const APP = fileURLToPath(new URL("../fixtures/nodesdk-files-app.ts", import.meta.url));
 // tsx by its path: the app runs in a directory of its own, where `--import tsx` would not resolve.
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 /** Runs the app to its end (bounded) in `cwd`, with no OTEL_* variable: its exit code and streams. */
 function runApp(cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", TSX, APP], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runScript(APP, [], { env, cwd });
 }
 
-/** The command line `args`, in process: its exit code and what it printed. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 describe("a NodeSDK app writing through taskjourney's file exporters, read by the taskjourney command", () => {
   let cwd: string;

@@ -7,18 +7,16 @@
  * serviceInstanceIdDetector (a random UUID per start) by default on the 3.x line and with
  * OTEL_NODE_RESOURCE_DETECTORS=all on the 2.x line: both are run here.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { runScript } from "../helpers/run.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockOtlp, type Attributes, type MockOtlp } from "./mockotlp.js";
 
 const APP = fileURLToPath(new URL("../fixtures/nodesdk-otlp-app.ts", import.meta.url));
 // tsx by its path: the app runs in a directory of its own, where `--import tsx` would not resolve.
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 /** process.env without OTEL_* (the app's environment is the test's to set), plus `extra`. */
 function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -28,16 +26,7 @@ function environment(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs the app to its end (bounded): its exit code and stderr. */
 function runApp(env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", TSX, APP], { env, cwd, stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
-  });
+  return runScript(APP, [], { env, cwd });
 }
 
 describe("docs/exporting.md's NodeSDK recipe, with the real NodeSDK", () => {

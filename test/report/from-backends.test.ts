@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../src/cli.js";
+import { runCli } from "../helpers/run.js";
 import { readBackends } from "../../src/report/from-backends.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { requestJson } from "../../src/report/http-json.js";
@@ -101,12 +101,7 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const code = await main(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text) });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 describe("reading Jaeger and Prometheus as their query APIs answer", () => {
   let jaeger: string;
