@@ -762,15 +762,6 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     return this.#parent(key, context, options);
   }
 
-  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.handOff(key, carrier, { at, to })`. */
-  handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
-    this.#recorder.failures.deprecated(
-      "journeys.handOff(key, carrier, { at, to })",
-      "journeys.propagation.sender.handOff(key, carrier, { at, to })",
-    );
-    return this.#handOff(key, carrier, options);
-  }
-
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.resultFrom(key, carrier)`. */
   returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
     this.#recorder.failures.deprecated(
