@@ -87,7 +87,6 @@ export abstract class NamingRecorder extends RecorderBase {
     );
   }
 
-
   /** The prefix of a key nothing described: the keyPrefix option's, or Dask's key_split. */
   protected prefixOf(key: Key, id: string | number): string {
     const keyPrefix = this.config.keyPrefix;

@@ -119,7 +119,6 @@ export abstract class RecorderBase {
    */
   prefixHint: string | undefined = undefined;
 
-
   constructor(config: RecorderConfig) {
     this.config = config;
     this.asyncContext = config.asyncContext !== false;
@@ -166,7 +165,6 @@ export abstract class RecorderBase {
     this.served = new RetainedServes(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
     this.serveTotals = new ServeTotals(this.activities.limit);
   }
-
 
   /**
    * Reads the clock into `lastReading` (a bad reading, or a clock that throws, is an

@@ -36,7 +36,6 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     }
   }
 
-
   /** Why the key sits in a queued state (`fetch`: e.g. "local-saturated"): its queue time is reported under it. */
   queued(key: Key, reason: string): void {
     const id = this.idOf(key);
@@ -55,7 +54,6 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     }
     journey.queueReason = activity;
   }
-
 
   execute(key: Key, at?: number): ExecutionLedger | NoLedger {
     const time = this.now(at);
@@ -147,7 +145,6 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     if (listener?.transferEnded !== undefined) this.notify("transferEnded", listener.transferEnded, transfer);
   }
 
-
   /**
    * Opens the ledger of one get_data request `peer` made of this worker for `keys`. The keys'
    * journeys are not moved: serving data a worker holds is not a state of it.
@@ -183,7 +180,6 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     const id = keyId(key);
     return id === undefined ? [] : this.served.of(id);
   }
-
 
   /** A live journey, or a recently finished one kept in the bounded ring. */
   journeyOf(key: Key): Journey | undefined {

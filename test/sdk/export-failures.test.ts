@@ -27,7 +27,11 @@ describe("errorTypeOf", () => {
     expect(errorTypeOf(new QueueFull(2048))).toBe("queue_full");
     // Zipkin's answer: a stable code like every other error, the HTTP status on `status` as error.type.
     const zipkin = new ZipkinAnswerError(502, "Bad Gateway");
-    expect([zipkin.code, zipkin.status, zipkin.message]).toEqual(["TJ_EXPORT_REJECTED", 502, "Zipkin answered 502: Bad Gateway"]);
+    expect([zipkin.code, zipkin.status, zipkin.message]).toEqual([
+      "TJ_EXPORT_REJECTED",
+      502,
+      "Zipkin answered 502: Bad Gateway",
+    ]);
     expect(errorTypeOf(zipkin)).toBe("502");
     expect(errorTypeOf(new RangeError("whatever"))).toBe("RangeError");
     expect(errorTypeOf(new Error("whatever"))).toBe("_OTHER");
