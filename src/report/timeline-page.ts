@@ -110,7 +110,7 @@ export function timelineSection(data: ReportData, escapeHtml: Escape): string {
         ? ""
         : `; ${plural(timeline.links.length, "link")} drawn${timeline.linksNotDrawn === 0 ? "" : `, ${timeline.linksNotDrawn} to spans not drawn or in other traces`}`;
     return (
-      `<h3>${escapeHtml(timeline.key)} — ${escapeHtml(timeline.reasons.join(", "))}, ${escapeHtml(formatSeconds(timeline.duration / 1e6))}</h3>` +
+      `<h3>${escapeHtml(timeline.key)} — ${escapeHtml(timeline.reasons.join(", "))}; its trace ${escapeHtml(formatSeconds(timeline.duration / 1e6))}</h3>` +
       `<p class="note">trace ${escapeHtml(timeline.traceId)}: ${plural(timeline.spans, "span")} across ${plural(processes, "process", "processes")}${escapeHtml(elided)}${escapeHtml(links)}.</p>` +
       `<div class="chart timeline" id="chart-timeline-${index}"></div>`
     );

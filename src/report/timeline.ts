@@ -2,7 +2,14 @@ import { ATTR_TASK_KEY, RESOURCE_ROLE, SPAN_GATHER_DEP, SPAN_GET_DATA } from "..
 import { show } from "../model/show.js";
 import { argumentError } from "./arguments.js";
 import { failedOutcome } from "./failures.js";
-import { failureReason, isStateSpan, isTaskSpan, stringAttribute, type SpanIndex } from "./span-index.js";
+import {
+  failureReason,
+  isStateSpan,
+  isTaskSpan,
+  journeyInstance,
+  stringAttribute,
+  type SpanIndex,
+} from "./span-index.js";
 import { RESOURCE_INSTANCE } from "../shared/semconv.js";
 import type { DecodedSpan } from "./otlp-json.js";
 import type { BarKind, KeptTraces, ReportData, TimelineBar, TraceTimeline } from "./report-data.js";
@@ -41,10 +48,21 @@ export interface TimelineOptions {
   maxLinks?: number;
 }
 
-/** The task span a key's trace is chosen by: its longest (slowest) or its failed one ended last (failed). */
-function taskOf(tasks: readonly DecodedSpan[], failed: boolean): DecodedSpan {
-  let chosen = tasks[0];
-  for (const task of tasks) {
+/** A journey asked for: its key, and the process it ran on when known (a slowest journey's). */
+export interface WantedJourney {
+  key: string;
+  instance?: string;
+}
+
+/**
+ * The task span a journey's trace is chosen by: of those on its process when known, the longest
+ * (slowest), or the failed one that ended last (failed).
+ */
+function taskOf(tasks: readonly DecodedSpan[], wanted: WantedJourney, failed: boolean): DecodedSpan {
+  const there = wanted.instance === undefined ? [] : tasks.filter((task) => journeyInstance(task) === wanted.instance);
+  const candidates = there.length > 0 ? there : tasks;
+  let chosen = candidates[0];
+  for (const task of candidates) {
     if (failed) {
       const a = failedOutcome(task) !== undefined;
       const b = failedOutcome(chosen) !== undefined;
@@ -80,7 +98,7 @@ const micros = (nanos: bigint): number => Number(nanos) / 1000;
  */
 export function keptTraces(
   index: SpanIndex,
-  wanted: { slowest: readonly string[]; failed: readonly string[] },
+  wanted: { slowest: ReadonlyArray<string | WantedJourney>; failed: ReadonlyArray<string | WantedJourney> },
   options: TimelineOptions = {},
 ): KeptTraces {
   const bounds = { ...TIMELINE_DEFAULTS };
@@ -93,7 +111,13 @@ export function keptTraces(
       );
     bounds[name] = value;
   }
-  const asked = new Set([...wanted.slowest.slice(0, bounds.slowest), ...wanted.failed.slice(0, bounds.failed)]);
+  const journeys = (list: ReadonlyArray<string | WantedJourney>) =>
+    list.map((item): WantedJourney => (typeof item === "string" ? { key: item } : item));
+  const slowest = journeys(wanted.slowest);
+  const failedTasks = journeys(wanted.failed);
+  const asked = new Set(
+    [...slowest.slice(0, bounds.slowest), ...failedTasks.slice(0, bounds.failed)].map((journey) => journey.key),
+  );
   // The task spans of the keys asked for: one pass over the task spans.
   const tasksByKey = new Map<string, DecodedSpan[]>();
   for (const task of index.tasks) {
@@ -105,10 +129,11 @@ export function keptTraces(
   }
   const chosen = new Map<string, { key: string; reasons: string[] }>();
   const notFound: string[] = [];
-  const choose = (keys: readonly string[], limit: number, failed: boolean) => {
+  const choose = (list: readonly WantedJourney[], limit: number, failed: boolean) => {
     let drawn = 0;
     let leftOut = 0;
-    keys.forEach((key, rank) => {
+    list.forEach((journey, rank) => {
+      const key = journey.key;
       const tasks = tasksByKey.get(key);
       if (drawn >= limit) {
         leftOut++;
@@ -119,7 +144,7 @@ export function keptTraces(
         if (!notFound.includes(key)) notFound.push(key);
         return;
       }
-      const traceId = taskOf(tasks, failed).traceId;
+      const traceId = taskOf(tasks, journey, failed).traceId;
       const reason = failed ? "failed" : `slowest #${rank + 1}`;
       const entry = chosen.get(traceId);
       if (entry === undefined) chosen.set(traceId, { key, reasons: [reason] });
@@ -128,8 +153,8 @@ export function keptTraces(
     return leftOut;
   };
   const leftOut = {
-    slowest: choose(wanted.slowest, bounds.slowest, false),
-    failed: choose(wanted.failed, bounds.failed, true),
+    slowest: choose(slowest, bounds.slowest, false),
+    failed: choose(failedTasks, bounds.failed, true),
   };
   // Their spans: one pass over the inputs' spans, at most maxSpansRead kept per trace.
   const read = new Map<string, { spans: DecodedSpan[]; count: number }>();
@@ -317,8 +342,8 @@ export function keptTracesOf(index: SpanIndex, data: ReportData, options: Timeli
   return keptTraces(
     index,
     {
-      slowest: (data.slowest ?? []).map((breakdown) => breakdown.key),
-      failed: (data.failures ?? []).map((failure) => failure.key),
+      slowest: (data.slowest ?? []).map(({ key, instance }) => (instance === "" ? { key } : { key, instance })),
+      failed: (data.failures ?? []).map(({ key, instance }) => (instance === "" ? { key } : { key, instance })),
     },
     options,
   );

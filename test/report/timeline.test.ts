@@ -149,7 +149,7 @@ describe("the kept traces' timelines", () => {
     expect(html).toContain('<section id="timelines">');
     expect(html).toContain('<div class="chart timeline" id="chart-timeline-0"></div>');
     expect(html).toContain('<div class="chart timeline" id="chart-timeline-1"></div>');
-    expect(html).toContain("<h3>load-1 — slowest #1, failed, 2.5 s</h3>");
+    expect(html).toContain("<h3>load-1 — slowest #1, failed; its trace 2.5 s</h3>");
     const charts = timelineCharts(data.keptTraces, ["waiting", "ready", "executing"]);
     const colors = Object.fromEntries(charts[0].series.map((series) => [series.name, series.color]));
     // Dask's states keep the page's colours; task spans one neutral colour.

@@ -340,7 +340,7 @@
       Math.max(140, rowHeight * t.rows.length + 90),
     );
   }
-  data.timelines.forEach(timeline);
+  (data.timelines || []).forEach(timeline);
   window.addEventListener("resize", function () {
     all.forEach(function (c) {
       c.resize();
