@@ -114,10 +114,10 @@ await telemetry.forceFlush({ timeoutMillis: 10_000 });
 const metrics = server.accepted.filter((request) => request.path === "/v1/metrics");
 const last = metrics[metrics.length - 1]?.body;
 const inMemory = sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" });
-const failures = telemetry.exportFailures();
+const failures = telemetry.exportErrors();
 const failureMetric = failures.map((failure) => ({
   ...failure,
-  exported: sumPoint(last, "taskjourney.export.failures", { signal: failure.signal, "error.type": failure.errorType }),
+  exported: sumPoint(last, "taskjourney.export.errors", { signal: failure.signal, "error.type": failure.errorType }),
 }));
 await telemetry.shutdown({ timeoutMillis: 5_000 });
 await server.close();

@@ -49,7 +49,7 @@ Commands:
             compute journey (else its scheduler or fetch journey). Only journeys that
             became spans are there: sampled ones (sampling.ratio, 1% of keys by
             default), slow ones and failed ones.
-              --all           every journey of the key: scheduler, compute, fetches
+              --all           every journey of the key: scheduler, compute, fetch journeys
               --json          the Breakdown as JSON instead of the text tree
   report    Write a self-contained HTML report (the failed tasks and why, tables, charts,
             the slowest journeys and their trees) from an application's exported

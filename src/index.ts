@@ -186,7 +186,7 @@ export {
    */
   EXECUTE_ACTIVITIES,
   /**
-   * The standard activity names of transfers (Dask's).
+   * The standard activity names of gathers (Dask's).
    * @stable
    * @example
    * GATHER_ACTIVITIES.includes("network"); // true
@@ -298,7 +298,7 @@ export type {
    */
   ExecuteLedger,
   /**
-   * The ledger of one transfer, `journeys.gather(peer, keys)`.
+   * The ledger of one gather (the requesting side of a transfer), `journeys.gather(peer, keys)`.
    * @stable
    * @example
    * const tr: GatherLedger = journeys.gather("tcp://10.0.0.8:40001", ["x-1"]);
@@ -535,7 +535,7 @@ export type {
    */
   ExecuteSpec,
   /**
-   * The `gather` part of an `InstrumentSpec`: a method that fetches keys from a peer.
+   * The `gather` part of an `InstrumentSpec`: a method that gathers keys from a peer.
    * @stable
    * @example
    * const gather: GatherSpec<Worker> = { method: "gatherDep", peer: (peer) => peer, keys: (_peer, keys) => keys };

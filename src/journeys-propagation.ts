@@ -56,7 +56,7 @@ export class JourneysPropagation<S extends string> {
    * `tracestate`), for the message that carries the task on: the key's task span, which covers
    * whatever the receiver does whichever state this journey is in (the state span it was made in
    * travels as a `taskjourney` tracestate member, for the receiver's link); after the journey
-   * ended, its task span if it was emitted (for the data a peer fetches, or the result going back).
+   * ended, its task span if it was emitted (for the data a peer gathers, or the result going back).
    * A journey that is not head-sampled hands out ids too, flagged not sampled: if it is kept at its
    * end it is emitted under them, so every journey of a task shares one trace. Returns false and
    * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).

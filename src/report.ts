@@ -15,7 +15,7 @@ export {
    */
   breakdownFromSpans,
   /**
-   * Every journey of a key (each retry, each fetch), rebuilt from exported spans.
+   * Every journey of a key (each retry, each fetch journey), rebuilt from exported spans.
    * @experimental
    * @example
    * const journeys = breakdownsFromSpans(readOtlpJsonFile("traces.jsonl"), "inc-1");

@@ -32,10 +32,18 @@
  */
 export type {
   /**
-   * One kind of failed export (signal, destination, error type) and the spans or data points it lost.
+   * One kind of export error (signal, destination, error type) and the spans or data points it lost.
    * @stable
    * @example
-   * for (const failure of telemetry.exportFailures()) console.warn(failure.signal, failure.errorType, failure.items);
+   * for (const error of telemetry.exportErrors()) console.warn(error.signal, error.errorType, error.items);
+   */
+  ExportErrorCount,
+  /**
+   * The old name of `ExportErrorCount`, kept for one minor release.
+   * @stable
+   * @deprecated write `ExportErrorCount` (an export error is not a failure of a task)
+   * @example
+   * const old: ExportFailure[] = telemetry.exportErrors();
    */
   ExportFailure,
 } from "./sdk/export-failures.js";

@@ -195,7 +195,7 @@ export interface Propagation<S extends string = string> {
 export interface PropagationSender<S extends string = string> {
   /**
    * Writes the trace context of `key`'s journey here into `carrier`: the compute-task message (or a
-   * job handed to a worker), the result or error going back, the data a peer fetches.
+   * job handed to a worker), the result or error going back, the data a peer gathers.
    */
   inject(key: Key, carrier: TraceCarrier): boolean;
   /** Writes a gather ledger's gather_dep (into the get_data request) or a serve ledger's get_data (into its reply). */
@@ -308,7 +308,7 @@ export interface ExecuteLedger<S extends string = never> extends ActivityLedger 
 }
 
 /**
- * The ledger of one gather_dep transfer; `end()` moves its keys on (ok → memory, busy → fetch, …).
+ * The ledger of one gather (a gather_dep call); `end()` moves its keys on (ok → memory, busy → fetch, …).
  * With "failed", pass what was thrown: spans and explain() show its type and message.
  */
 export interface GatherLedger extends ActivityLedger {

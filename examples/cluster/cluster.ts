@@ -19,7 +19,7 @@ import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
 import { gcSoFar } from "./parts.js";
 import type { FlushReport, WorkerConfig } from "./worker.js";
-import type { ExportFailure } from "../../src/sdk.js";
+import type { ExportErrorCount } from "../../src/sdk.js";
 import { buildGraph, renamedForRound, withInjected, type Workload } from "./workloads.js";
 
 export interface ClusterOptions {
@@ -96,7 +96,7 @@ export interface RunSummary {
   /** Where the OTLP data went, if telemetry was on. */
   destination: string | undefined;
   /** Failed exports of all processes, by signal, destination and error type (also warned on stderr as they happen). */
-  exportFailures: ExportFailure[];
+  exportErrors: ExportErrorCount[];
   decisions: DecisionStats;
   /**
    * Set when the run did not finish (a worker died, or any other failure after the workers
@@ -186,8 +186,8 @@ function closed(child: ChildProcess): Promise<FlushReport | undefined> {
 }
 
 /** Export failures of several processes, summed per signal, destination and error type. */
-function mergeFailures(failures: readonly ExportFailure[]): ExportFailure[] {
-  const merged = new Map<string, ExportFailure>();
+function mergeFailures(failures: readonly ExportErrorCount[]): ExportErrorCount[] {
+  const merged = new Map<string, ExportErrorCount>();
   for (const failure of failures) {
     const id = `${failure.signal} ${failure.destination} ${failure.errorType}`;
     const seen = merged.get(id);
@@ -264,16 +264,16 @@ export async function runCluster(
       process.stderr.write(
         `cluster: ${unfinished} process(es) stopped waiting for their telemetry export after ${FLUSH_DEADLINE_MS} ms\n`,
       );
-    const exportFailures = mergeFailures([
-      ...(telemetry?.exportFailures() ?? []),
-      ...reports.flatMap((report) => report?.exportFailures ?? []),
+    const exportErrors = mergeFailures([
+      ...(telemetry?.exportErrors() ?? []),
+      ...reports.flatMap((report) => report?.exportErrors ?? []),
     ]);
-    for (const failure of exportFailures) {
+    for (const failure of exportErrors) {
       process.stderr.write(
-        `cluster: export failures: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`,
+        `cluster: export errors: ${failure.items} ${failure.signal === "traces" ? "spans" : "metric data points"} in ${failure.exports} exports to ${failure.destination} (${failure.errorType})\n`,
       );
     }
-    return exportFailures;
+    return exportErrors;
   };
   let pids: RunSummary["pids"] | undefined;
   let graph: ReturnType<typeof buildGraph> | undefined;
@@ -388,7 +388,7 @@ export async function runCluster(
     phase("summaries");
     const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
     const report = { ...aggregate(summaries, schedulerTotals), traceRatio: options.traceRatio };
-    const exportFailures = await closeCluster();
+    const exportErrors = await closeCluster();
     return writeSummary(outDir, print, {
       workload: options.workload,
       description: graph.description,
@@ -406,7 +406,7 @@ export async function runCluster(
       taskjourney: source,
       pids,
       destination: telemetry?.destination,
-      exportFailures,
+      exportErrors,
       decisions: scheduler.decisions,
       report,
       slowestExplain: explainSlowest(report),
@@ -421,7 +421,7 @@ export async function runCluster(
       const summaries = await scheduler.summaries(FLUSH_DEADLINE_MS);
       const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
       const report = { ...aggregate(summaries, schedulerTotals), traceRatio: options.traceRatio };
-      const exportFailures = await closeCluster();
+      const exportErrors = await closeCluster();
       const deaths: WorkerDeath[] = died.map(({ child, exit }) => ({
         pid: child.pid!,
         address: addresses.get(child.pid!),
@@ -449,7 +449,7 @@ export async function runCluster(
         taskjourney: source,
         pids,
         destination: telemetry?.destination,
-        exportFailures,
+        exportErrors,
         decisions: scheduler.decisions,
         aborted: { error: why, died: deaths },
         title: `taskjourney: ${options.workload}, not finished: ${deaths.length > 0 ? deaths.map((death) => `worker pid ${death.pid} died (${death.exit})`).join(", ") : why}`,

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import type { TaskJourneys, TaskJourneysOptions } from "../../src/index.js";
-import type { Destination, ExportFailure } from "../../src/sdk.js";
+import type { Destination, ExportErrorCount } from "../../src/sdk.js";
 import { partOff } from "./parts.js";
 import { sdk } from "./taskjourney.js";
 
@@ -38,7 +38,7 @@ export interface Telemetry {
   /** Flushes and exports everything, then stops; waits at most FLUSH_DEADLINE_MS. Resolves whether every export finished in time. */
   shutdown(): Promise<{ completed: boolean }>;
   /** Export failures so far (they are also warned on stderr as they happen). */
-  exportFailures(): ExportFailure[];
+  exportErrors(): ExportErrorCount[];
 }
 
 /** The endpoint OTLP exporters will use, if any is configured. */
@@ -114,6 +114,6 @@ export async function startTelemetry(options: TelemetryOptions): Promise<Telemet
     journeys: telemetry.journeys,
     destination: [...new Set([describe(traces), describe(metrics)])].filter((text) => text !== "").join("; "),
     shutdown: () => telemetry.shutdown({ timeoutMillis: FLUSH_DEADLINE_MS }),
-    exportFailures: () => telemetry.exportFailures(),
+    exportErrors: () => telemetry.exportErrors(),
   };
 }

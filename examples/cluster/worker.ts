@@ -43,7 +43,7 @@ import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
 import { gcSoFar, partOff } from "./parts.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
-import type { ExportFailure } from "../../src/sdk.js";
+import type { ExportErrorCount } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
 import {
   DEFAULT_WORKER_STATE_OPTIONS,
@@ -72,7 +72,7 @@ export interface WorkerConfig {
 export interface FlushReport {
   op: "flushed";
   completed: boolean;
-  exportFailures: ExportFailure[];
+  exportErrors: ExportErrorCount[];
 }
 
 /** What one gather_dep brought: its outcome and the in-memory size of each key received. */
@@ -602,7 +602,7 @@ export class Worker {
     const report: FlushReport = {
       op: "flushed",
       completed: flushed.completed,
-      exportFailures: this.telemetry?.exportFailures() ?? [],
+      exportErrors: this.telemetry?.exportErrors() ?? [],
     };
     await new Promise<void>((resolve) => {
       try {

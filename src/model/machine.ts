@@ -42,7 +42,7 @@ export interface StateMachine<S extends string = string> {
    * `unknown-key` drop, as a move out of a terminal state does (Dask: `released`, terminal too).
    */
   readonly initial?: NoInfer<S>;
-  /** The state that waits for the task's dependencies: its time is apportioned among their fetches. */
+  /** The state that waits for the task's dependencies: its time is apportioned among their fetch journeys. */
   readonly waiting?: NoInfer<S>;
   /** The states that run the task: `execute()` moves to the first; the execute ledger and `stats()` default to it. */
   readonly executing?: OneOrMore<NoInfer<S>>;

@@ -56,14 +56,14 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
         [METRIC_STATE_TIME, "s", ValueType.DOUBLE, "Time tasks spent in each state, by task prefix."],
         [METRIC_STATE_DURATION, "s", ValueType.DOUBLE, "Duration of each visit of a task to a state."],
         [METRIC_EXECUTE_TIME, "s", ValueType.DOUBLE, "Time spent executing tasks, by activity."],
-        [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent fetching dependencies from peers, by activity."],
+        [METRIC_GATHER_TIME, "s", ValueType.DOUBLE, "Time spent gathering dependencies from peers, by activity."],
         [
           METRIC_WAIT_TIME,
           "s",
           ValueType.DOUBLE,
           "Time tasks waited for their dependencies, by the waiting task's prefix and activity.",
         ],
-        [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes fetched from peers, by transfer outcome."],
+        [METRIC_GATHER_SIZE, "By", ValueType.INT, "Bytes gathered from peers, by transfer outcome."],
         [
           METRIC_SERVE_TIME,
           "s",

@@ -368,7 +368,7 @@ function leftOutNote(data: ReportData, custom: boolean): string {
   if (!waited)
     parts.push(
       custom
-        ? "waiting for dependencies fetched from peers (none recorded)"
+        ? "waiting for dependencies transferred from peers (none recorded)"
         : `Waiting (no worker waited for dependencies${data.schedulerPrefixes !== undefined && data.schedulerPrefixes.length > 0 ? "; the scheduler's own waiting is in its table" : ""})`,
     );
   if (parts.length === 0) return "";
@@ -437,7 +437,7 @@ ${activityTable(data.execute)}
     : "";
   const gatherSection = holdsTime(data.gather)
     ? `<section id="gather">
-<h2>Gather: where transfer time went</h2>
+<h2>Gather: where gathering time went</h2>
 <div class="chart" id="chart-gather"></div>
 ${activityTable(data.gather)}
 </section>`

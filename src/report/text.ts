@@ -89,7 +89,7 @@ export function formatReportTables(data: ReportData): string {
       else
         leftOut.push(
           custom
-            ? "waiting for dependencies fetched from peers (none recorded)"
+            ? "waiting for dependencies transferred from peers (none recorded)"
             : "wait (no worker waited for dependencies)",
         );
       if (leftOut.length > 0) sections.push(`left out, as nothing applies: ${leftOut.join("; ")}`);

@@ -7,8 +7,8 @@
 
 export type Signal = "traces" | "metrics";
 
-/** One kind of export failure: its signal, destination and error type, with what it lost. */
-export interface ExportFailure {
+/** One kind of export error: its signal, destination and error type, with what it lost. */
+export interface ExportErrorCount {
   readonly signal: Signal;
   /** Where the export went: an OTLP URL or a file path. */
   readonly destination: string;
@@ -19,6 +19,9 @@ export interface ExportFailure {
   /** Export requests that failed (0 for spans dropped before any export: `queue_full`). */
   readonly exports: number;
 }
+
+/** @deprecated The old name of ExportErrorCount (an export error is not a failure of a task). */
+export type ExportFailure = ExportErrorCount;
 
 interface Kind {
   signal: Signal;
@@ -198,7 +201,7 @@ export class ExportFailures {
         const meaning = MEANING[errorType] === undefined ? "" : ` (${MEANING[errorType]})`;
         this.tell(
           `taskjourney: exporting ${signal} to ${destination} failed${meaning}: ${describeError(error)}; ${items} ${unit(signal, items)} lost. ` +
-            `Counted in taskjourney.export.failures{signal="${signal}",error.type="${errorType}"}; further failures of this kind are told at most once every ${Math.round(this.repeatMillis / 1000)} s.`,
+            `Counted in taskjourney.export.errors{signal="${signal}",error.type="${errorType}"}; further export errors of this kind are told at most once every ${Math.round(this.repeatMillis / 1000)} s.`,
         );
       } else if (now - kind.toldAt >= this.repeatMillis) {
         const failedExports = kind.exports - kind.exportsTold;
@@ -233,7 +236,7 @@ export class ExportFailures {
   }
 
   /** What failed so far, one entry per kind, in the order the kinds first failed. */
-  failures(): ExportFailure[] {
+  failures(): ExportErrorCount[] {
     return [...this.kinds.values()].map(({ signal, destination, errorType, items, exports }) => ({
       signal,
       destination,
@@ -243,7 +246,7 @@ export class ExportFailures {
     }));
   }
 
-  /** Items lost by (signal, error type), summed over destinations: the points of taskjourney.export.failures. */
+  /** Items lost by (signal, error type), summed over destinations: the points of taskjourney.export.errors. */
   totals(): Array<{ signal: Signal; errorType: string; items: number }> {
     const totals = new Map<string, { signal: Signal; errorType: string; items: number }>();
     for (const kind of this.kinds.values()) {

@@ -6,7 +6,7 @@ import { TaskJourneys, type StateOf } from "../journeys.js";
 import type { StateMachine } from "../model/machine.js";
 import type { Role } from "../model/states.js";
 import type { DeprecatedFlatOptions, TaskJourneysOptions } from "../types.js";
-import { type ExportFailure } from "./export-failures.js";
+import { type ExportErrorCount } from "./export-failures.js";
 
 /** The public options and results of `startTelemetry()` (re-exported by the `taskjourney/sdk` entry, src/sdk.ts). */
 
@@ -168,10 +168,12 @@ export interface Telemetry<R extends Role = Role, S extends string = StateOf<R>>
   /** The Prometheus scrape URL, when the pull endpoint is on. */
   readonly prometheusUrl: string | undefined;
   /**
-   * Every kind of failed export so far (signal, destination, error type) with the spans or metric
-   * data points it lost, as counted in `taskjourney.export.failures`.
+   * Every kind of export error so far (signal, destination, error type) with the spans or metric
+   * data points it lost, as counted in `taskjourney.export.errors`.
    */
-  exportFailures(): ExportFailure[];
+  exportErrors(): ExportErrorCount[];
+  /** @deprecated The old name of `exportErrors()`, told once: write `exportErrors()`. */
+  exportFailures(): ExportErrorCount[];
   /** Exports what is pending now, without shutting down; waits at most `timeoutMillis`. Never rejects. */
   forceFlush(options?: FlushOptions): Promise<FlushResult>;
   /**

@@ -37,12 +37,13 @@ import {
   ATTR_ERROR_TYPE,
   ATTR_SIGNAL,
   INSTRUMENTATION_SCOPE,
-  METRIC_EXPORT_FAILURES,
+  METRIC_EXPORT_ERRORS,
   RESOURCE_INSTANCE,
   RESOURCE_ROLE,
 } from "../otel/semconv.js";
 import { SpanIds } from "../otel/span-ids.js";
-import { registeredDiagLogger } from "../otel/warn.js";
+import { registeredDiagLogger, tell } from "../otel/warn.js";
+import { deprecated } from "../recorder/deprecations.js";
 import { ListenError } from "../shared/errors.js";
 import { VERSION } from "../version.js";
 import { CountedMetricExporter, CountedSpanExporter } from "./counted-exporters.js";
@@ -375,9 +376,9 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
   // Items lost by failed exports, by signal and error type: in the next export that gets through.
   meterProvider
     .getMeter(INSTRUMENTATION_SCOPE, VERSION)
-    .createObservableCounter(METRIC_EXPORT_FAILURES, {
+    .createObservableCounter(METRIC_EXPORT_ERRORS, {
       unit: "{item}",
-      description: "Spans and metric data points that failed to export, by signal and error type.",
+      description: "Spans and metric data points not exported, by export error: signal and error type.",
     })
     .addCallback((result) => {
       for (const { signal, errorType, items } of exportFailures.totals())
@@ -463,7 +464,11 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
     resource,
     destinations: { traces: traceDestinations, metrics: metricDestinations },
     prometheusUrl,
-    exportFailures: () => exportFailures.failures(),
+    exportErrors: () => exportFailures.failures(),
+    exportFailures: () => {
+      deprecated((message) => tell("warn", message), "telemetry.exportFailures()", "telemetry.exportErrors()");
+      return exportFailures.failures();
+    },
     async forceFlush(flushOptions?: FlushOptions): Promise<FlushResult> {
       if (shutdownPromise !== undefined) return { completed: true };
       const timeoutMillis = flushTimeout("forceFlush", flushOptions);

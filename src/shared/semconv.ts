@@ -71,9 +71,11 @@ export const METRIC_ACTIVE = "task.active";
 /** Seconds since the oldest journey still live began: how long a key that never ends has been open. */
 export const METRIC_OLDEST_ACTIVE = "task.active.oldest";
 export const METRIC_DROPPED = "taskjourney.dropped";
-/** Spans and metric data points that taskjourney/sdk's exporters failed to export (`{item}`), by signal and error type. */
-export const METRIC_EXPORT_FAILURES = "taskjourney.export.failures";
-/** The signal of an export failure: "traces" or "metrics". */
+/** Spans and metric data points that taskjourney/sdk's exporters did not export, by export error (`{item}`): by signal and error type. */
+export const METRIC_EXPORT_ERRORS = "taskjourney.export.errors";
+/** @deprecated The constant's old name (the metric is an export error count): write METRIC_EXPORT_ERRORS. */
+export const METRIC_EXPORT_FAILURES = METRIC_EXPORT_ERRORS;
+/** The signal of an export error: "traces" or "metrics". */
 export const ATTR_SIGNAL = "signal";
 /** The semantic conventions' error.type: an HTTP status, a network error code, "timeout", … */
 export const ATTR_ERROR_TYPE = "error.type";

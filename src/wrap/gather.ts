@@ -1,5 +1,5 @@
 /**
- * The wrapper of a method that fetches keys from a peer: a gather ledger around each call.
+ * The wrapper of a method that gathers keys from a peer: a gather ledger around each call.
  */
 import { TRANSFER_OUTCOMES } from "../model/activities.js";
 import type { AnyFunction } from "./function.js";

@@ -87,7 +87,7 @@ export type ExecuteSpec<T, S extends string = never> = {
 }[MethodName<T>];
 
 /**
- * The gather_dep method: fetches `keys` from `peer`. Each call opens `journeys.gather(peer, keys,
+ * The gather_dep method: gathers `keys` from `peer`. Each call opens `journeys.gather(peer, keys,
  * nbytes)`, runs the method with that ledger ambient and ends it with the outcome.
  */
 export type GatherSpec<T> = {

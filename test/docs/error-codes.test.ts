@@ -27,7 +27,7 @@ const UNCODED = new Map<string, number>([
   ["src/wrap/extractors.ts", 1],
   ["src/wrap/ledgers.ts", 1],
   // Export results handed to OpenTelemetry's callbacks (serialization failed, exporter shut
-  // down): counted as export failures, never thrown.
+  // down): counted as export errors, never thrown.
   ["src/sdk/file-exporters.ts", 3],
   ["src/sdk/zipkin-exporter.ts", 1],
   // The command's own usage and data errors, turned into exit codes and messages in main().

@@ -22,7 +22,7 @@ import {
   METRIC_EVENT_LOOP_DELAY_PREFIX,
   METRIC_GC_DURATION,
 } from "../../src/otel/runtime-metrics.js";
-import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_FAILURES } from "../../src/otel/semconv.js";
+import { ATTR_ERROR_TYPE, ATTR_SIGNAL, METRIC_EXPORT_ERRORS } from "../../src/otel/semconv.js";
 import { FakeClock } from "../helpers/clock.js";
 import { byName, pipeline, worker, workerDay } from "../otel/metric-producer.helpers.js";
 import { page, quoted, table as tablesOf } from "./pages.js";
@@ -95,7 +95,7 @@ describe("docs/metrics.md's metrics table", () => {
 
   it("names taskjourney/sdk's export failures counter with its attributes", () => {
     expect(sdkOnly.map(([name, type, unit, attributes]) => [name, type, unit, attributeNames(attributes)])).toEqual([
-      [METRIC_EXPORT_FAILURES, "counter", "{item}", [ATTR_ERROR_TYPE, ATTR_SIGNAL].sort()],
+      [METRIC_EXPORT_ERRORS, "counter", "{item}", [ATTR_ERROR_TYPE, ATTR_SIGNAL].sort()],
     ]);
   });
 

@@ -97,12 +97,12 @@ describe("the cluster example with an OTLP endpoint that fails", () => {
       expect(stderr).toContain(`taskjourney: exporting traces to ${url}/v1/traces failed`);
       expect(stderr).toContain(`error.type="${errorType}"`);
       expect(stderr).toMatch(
-        new RegExp(`cluster: export failures: \\d+ spans in \\d+ exports to ${url}/v1/traces \\(${errorType}\\)`),
+        new RegExp(`cluster: export errors: \\d+ spans in \\d+ exports to ${url}/v1/traces \\(${errorType}\\)`),
       );
 
       const summary = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8")) as RunSummary;
       expect(summary.erred).toBe(0);
-      const traces = summary.exportFailures.filter((failure) => failure.signal === "traces");
+      const traces = summary.exportErrors.filter((failure) => failure.signal === "traces");
       expect(traces.every((failure) => failure.destination === `${url}/v1/traces`)).toBe(true);
       // Each export fails by itself within the flush deadline; one still under way when a loaded
       // machine made a process miss it is counted too, as shutdown_deadline.
@@ -113,7 +113,7 @@ describe("the cluster example with an OTLP endpoint that fails", () => {
       // Every span of the run was lost: at ratio 1, at least one per task.
       expect(traces.reduce((sum, failure) => sum + failure.items, 0)).toBeGreaterThanOrEqual(summary.tasks);
       expect(
-        summary.exportFailures.some(
+        summary.exportErrors.some(
           (failure) => failure.signal === "metrics" && failure.destination === `${url}/v1/metrics`,
         ),
       ).toBe(true);

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag } from "@opentelemetry/api";
-import { startTelemetry, type ExportFailure, type Telemetry } from "../../src/sdk.js";
+import { startTelemetry, type ExportErrorCount, type Telemetry } from "../../src/sdk.js";
 import type { TaskJourneys } from "../../src/index.js";
 import { captureDiag } from "../helpers/diag.js";
 import { FakeClock } from "../helpers/clock.js";
@@ -65,7 +65,7 @@ async function until(condition: () => boolean, millis: number): Promise<void> {
   for (let waited = 0; !condition() && waited < millis; waited += 20) await new Promise((r) => setTimeout(r, 20));
 }
 
-function kinds(failures: ExportFailure[]): Array<[string, string, number]> {
+function kinds(failures: ExportErrorCount[]): Array<[string, string, number]> {
   return failures
     .map((failure): [string, string, number] => [failure.signal, failure.errorType, failure.exports])
     .sort((a, b) => a[0].localeCompare(b[0]));
@@ -98,11 +98,11 @@ describe("an export's deadline covers the whole request", () => {
         }
       }
       // One export of each signal per flush, each a timeout, and every span of them counted.
-      expect(kinds(telemetry.exportFailures())).toEqual([
+      expect(kinds(telemetry.exportErrors())).toEqual([
         ["metrics", "timeout", FLUSHES],
         ["traces", "timeout", FLUSHES],
       ]);
-      expect(telemetry.exportFailures().find((failure) => failure.signal === "traces")!.items).toBe(spans);
+      expect(telemetry.exportErrors().find((failure) => failure.signal === "traces")!.items).toBe(spans);
       // Each export made one connection: none was retried past its deadline.
       expect(server.connections).toBe(2 * FLUSHES);
       // Told once per signal.
@@ -180,12 +180,12 @@ describe("over HTTPS, with the certificate authority of OTEL_EXPORTER_OTLP_CERTI
     // The authority from the environment reaches the agent: the exports succeed.
     round(telemetry.journeys, 1);
     expect(await telemetry.forceFlush({ timeoutMillis: FLUSH_DEADLINE })).toEqual({ completed: true });
-    expect(telemetry.exportFailures()).toEqual([]);
+    expect(telemetry.exportErrors()).toEqual([]);
     // And a dripping answer ends at the deadline, as over plain HTTP.
     drip = true;
     round(telemetry.journeys, 2);
     expect(await telemetry.forceFlush({ timeoutMillis: FLUSH_DEADLINE })).toEqual({ completed: true });
-    expect(kinds(telemetry.exportFailures())).toEqual([
+    expect(kinds(telemetry.exportErrors())).toEqual([
       ["metrics", "timeout", 1],
       ["traces", "timeout", 1],
     ]);

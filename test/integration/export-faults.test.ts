@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag, DiagLogLevel, type DiagLogger } from "@opentelemetry/api";
-import { startTelemetry, type ExportFailure, type Telemetry } from "../../src/sdk.js";
+import { startTelemetry, type ExportErrorCount, type Telemetry } from "../../src/sdk.js";
 import type { TaskJourneys } from "../../src/index.js";
 import { FakeClock } from "../helpers/clock.js";
 import { refusedUrl, spanCount, startFaultServer, sumPoint, type FaultServer } from "./fault-server.js";
@@ -73,10 +73,10 @@ async function telemetryTo(
 
 /**
  * Failures in a fixed order, traces before metrics: the two signals flush at once, so which of
- * them fails first (the order exportFailures() keeps) is up to the network or the file system.
+ * them fails first (the order exportErrors() keeps) is up to the network or the file system.
  */
-function tracesFirst(failures: ExportFailure[]): ExportFailure[] {
-  const rank = (failure: ExportFailure) => (failure.signal === "traces" ? 0 : 1);
+function tracesFirst(failures: ExportErrorCount[]): ExportErrorCount[] {
+  const rank = (failure: ExportErrorCount) => (failure.signal === "traces" ? 0 : 1);
   return [...failures].sort((a, b) => rank(a) - rank(b));
 }
 
@@ -176,7 +176,7 @@ describe("exporting to an endpoint that fails", () => {
       const stats = telemetry.journeys.stats("inc", "executing");
       expect(stats.count).toBe(transitions / 4);
 
-      const failures = tracesFirst(telemetry.exportFailures());
+      const failures = tracesFirst(telemetry.exportErrors());
       expect(
         failures.map(({ signal, destination, errorType: type }) => ({ signal, destination, errorType: type })),
       ).toEqual([
@@ -212,7 +212,7 @@ describe("exporting to an endpoint that fails", () => {
     const { completed, maxDelayMillis } = await flushUnderLoad(telemetry, clock, 1);
     expect(completed).toBe(true);
     expect(maxDelayMillis).toBeLessThan(MAX_LOOP_DELAY);
-    const failures = tracesFirst(telemetry.exportFailures());
+    const failures = tracesFirst(telemetry.exportErrors());
     expect(failures.map((failure) => [failure.signal, failure.errorType, failure.exports])).toEqual([
       ["traces", "retryable", 1],
       ["metrics", "retryable", 1],
@@ -236,7 +236,7 @@ describe("exporting to an endpoint that fails", () => {
     round(telemetry.journeys, clock, 1);
     const { completed } = await flushUnderLoad(telemetry, clock, 1);
     expect(completed).toBe(true);
-    expect(telemetry.exportFailures()).toEqual([]);
+    expect(telemetry.exportErrors()).toEqual([]);
     expect(logged.warn).toEqual([]);
     expect(server.accepted.some((request) => request.path === "/v1/traces" && spanCount(request.body) > 0)).toBe(true);
   });
@@ -265,7 +265,7 @@ describe("exporting to an endpoint that fails", () => {
       expect((await telemetry.forceFlush()).completed).toBe(true);
     }
     expect(spansOf()).toBe(spansPerRound);
-    const lost = tracesFirst(telemetry.exportFailures());
+    const lost = tracesFirst(telemetry.exportErrors());
     expect(lost.map((failure) => [failure.signal, failure.errorType, failure.exports])).toEqual([
       ["traces", "500", 2],
       ["metrics", "500", 2],
@@ -288,12 +288,10 @@ describe("exporting to an endpoint that fails", () => {
       (transitions / 4) * 0.25,
     );
     // And what was lost, by signal and error type.
-    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "500" })).toBe(
+    expect(sumPoint(last, "taskjourney.export.errors", { signal: "traces", "error.type": "500" })).toBe(
       2 * spansPerRound,
     );
-    expect(sumPoint(last, "taskjourney.export.failures", { signal: "metrics", "error.type": "500" })).toBe(
-      lost[1].items,
-    );
+    expect(sumPoint(last, "taskjourney.export.errors", { signal: "metrics", "error.type": "500" })).toBe(lost[1].items);
     expect(logged.warn).toHaveLength(2);
     expect(logged.error).toEqual([]);
   });
@@ -307,12 +305,12 @@ describe("exporting to an endpoint that fails", () => {
     round(telemetry.journeys, clock, 1);
     expect(await telemetry.forceFlush()).toEqual({ completed: true });
     expect(
-      tracesFirst(telemetry.exportFailures()).map((failure) => [failure.signal, failure.errorType, failure.items > 0]),
+      tracesFirst(telemetry.exportErrors()).map((failure) => [failure.signal, failure.errorType, failure.items > 0]),
     ).toEqual([
       ["traces", "500", true],
       ["metrics", "500", true],
     ]);
-    expect(tracesFirst(telemetry.exportFailures())[0].items).toBe(JOURNEYS_PER_ROUND * 4);
+    expect(tracesFirst(telemetry.exportErrors())[0].items).toBe(JOURNEYS_PER_ROUND * 4);
     expect(logged.warn).toHaveLength(2);
   });
 
@@ -336,7 +334,7 @@ describe("exporting to an endpoint that fails", () => {
     }
     round(telemetry.journeys, clock, 1);
     expect(await telemetry.forceFlush()).toEqual({ completed: true });
-    const failures = tracesFirst(telemetry.exportFailures());
+    const failures = tracesFirst(telemetry.exportErrors());
     expect(failures.map((failure) => [failure.signal, failure.errorType])).toEqual([
       ["traces", "EISDIR"],
       ["metrics", "EISDIR"],
@@ -371,7 +369,7 @@ describe("exporting to an endpoint that fails", () => {
         // Before: the open() of the pipe blocked until a reader came, and this waited its whole deadline.
         expect(await telemetry.forceFlush({ timeoutMillis: 10_000 })).toEqual({ completed: true });
       }
-      expect(telemetry.exportFailures()).toEqual([
+      expect(telemetry.exportErrors()).toEqual([
         { signal: "traces", destination: traces, errorType: "ENXIO", items: 2 * JOURNEYS_PER_ROUND * 4, exports: 2 },
       ]);
       expect(logged.warn).toHaveLength(1);
@@ -407,7 +405,7 @@ describe("exporting to an endpoint that fails", () => {
     round(telemetry.journeys, clock, 1);
     // The exporters' own default (10 s) would outlast this deadline.
     expect(await telemetry.forceFlush({ timeoutMillis: 5_000 })).toEqual({ completed: true });
-    expect(tracesFirst(telemetry.exportFailures()).map((failure) => [failure.signal, failure.errorType])).toEqual([
+    expect(tracesFirst(telemetry.exportErrors()).map((failure) => [failure.signal, failure.errorType])).toEqual([
       ["traces", "timeout"],
       ["metrics", "timeout"],
     ]);
@@ -423,7 +421,7 @@ describe("exporting to an endpoint that fails", () => {
     round(telemetry.journeys, clock, 1);
     const result = await telemetry.shutdown({ timeoutMillis: 300 });
     expect(result).toEqual({ completed: false });
-    const failures = tracesFirst(telemetry.exportFailures());
+    const failures = tracesFirst(telemetry.exportErrors());
     expect(failures.map((failure) => [failure.signal, failure.errorType])).toEqual([
       ["traces", "shutdown_deadline"],
       ["metrics", "shutdown_deadline"],
@@ -464,7 +462,7 @@ describe("a full span queue", () => {
       .filter((request) => request.path === "/v1/traces")
       .reduce((sum, request) => sum + spanCount(request.body), 0);
     expect(exported).toBe(200);
-    expect(telemetry.exportFailures()).toEqual([
+    expect(telemetry.exportErrors()).toEqual([
       { signal: "traces", destination: `${server.url}/v1/traces`, errorType: "queue_full", items: 200, exports: 0 },
     ]);
     const queueWarnings = logged.warn.filter((line) => line.startsWith("taskjourney:"));
@@ -474,7 +472,7 @@ describe("a full span queue", () => {
     // And in the metrics, beside the spans' transitions, every one of which was recorded.
     const metrics = server.accepted.filter((request) => request.path === "/v1/metrics");
     const last = metrics[metrics.length - 1].body;
-    expect(sumPoint(last, "taskjourney.export.failures", { signal: "traces", "error.type": "queue_full" })).toBe(200);
+    expect(sumPoint(last, "taskjourney.export.errors", { signal: "traces", "error.type": "queue_full" })).toBe(200);
     expect(sumPoint(last, "task.transitions", { "task.prefix": "inc", "task.state": "memory" })).toBe(100);
 
     // Spans that find room again after the drops: the processor underneath says nothing of its own
@@ -523,7 +521,7 @@ function exportingProcess(
       await telemetry.forceFlush();
     }
     const result = await telemetry.shutdown();
-    if (!result.completed || telemetry.exportFailures().length > 0) process.exit(2);
+    if (!result.completed || telemetry.exportErrors().length > 0) process.exit(2);
   `;
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];

@@ -281,7 +281,7 @@ describe("the report of a job queue with its own state machine", () => {
         ).toBe(true);
       for (const chart of state.charts) expect(chart.inked, chart.id).toBeGreaterThan(500);
       expect(state.text).toContain(
-        "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies fetched from peers (none recorded).",
+        "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies transferred from peers (none recorded).",
       );
       // The queue's own words: tasks and attempts, how they ended, none of Dask's.
       expect(state.text).toContain("1 task failed (ended in failed); 2 attempts failed, 1 of them retried.");

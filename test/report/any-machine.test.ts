@@ -218,7 +218,7 @@ describe("the report of the job-queue example's machine", () => {
     for (const word of ["processing", "gather", "Gather", "scheduler", "worker", "executing"])
       expect(text.match(new RegExp(`.{0,60}${word}.{0,60}`, "g")) ?? [], word).toEqual([]);
     expect(text).toContain(
-      "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies fetched from peers (none recorded).",
+      "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies transferred from peers (none recorded).",
     );
     expect(page).not.toContain('id="chart-gather"');
     expect(page).not.toContain('id="chart-wait"');
@@ -369,7 +369,7 @@ describe("the page's charts and glossary for any data", () => {
     for (const [name, meaning] of glossary)
       expect(meaning, name).not.toBe("an activity the application metered under this name");
     // A Dask page keeps its sections and names.
-    expect(page).toContain("<h2>Gather: where transfer time went</h2>");
+    expect(page).toContain("<h2>Gather: where gathering time went</h2>");
     expect(page).toContain("<h2>Execute: where executing time went</h2>");
   });
 });

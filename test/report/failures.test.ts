@@ -191,7 +191,7 @@ describe("failed tasks of a job queue that retries", () => {
     expect(page).toContain("<th>attempts</th>");
     // No transfers and no waits for dependencies here: left out, in one line saying so.
     expect(page).toContain(
-      "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies fetched from peers (none recorded).",
+      "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies transferred from peers (none recorded).",
     );
     expect(page).not.toContain('id="chart-gather"');
     expect(page).not.toContain('id="chart-wait"');

@@ -57,7 +57,7 @@ describe("ExportFailures", () => {
     expect(told[0]).toContain("exporting traces to http://127.0.0.1:9/v1/traces failed (nothing listening)");
     expect(told[0]).toContain("connect ECONNREFUSED 127.0.0.1:9");
     expect(told[0]).toContain("512 spans lost");
-    expect(told[0]).toContain('taskjourney.export.failures{signal="traces",error.type="ECONNREFUSED"}');
+    expect(told[0]).toContain('taskjourney.export.errors{signal="traces",error.type="ECONNREFUSED"}');
     for (let second = 1; second < 60; second++) {
       now = second * 1000;
       failures.record("traces", "http://127.0.0.1:9/v1/traces", 10, refused);
@@ -111,7 +111,7 @@ describe("ExportFailures", () => {
     expect(told).toHaveLength(3);
   });
 
-  it("sums destinations into the totals of taskjourney.export.failures", () => {
+  it("sums destinations into the totals of taskjourney.export.errors", () => {
     const failures = new ExportFailures({ tell: () => {} });
     failures.record("traces", "a", 3, new Error("Request timed out"));
     failures.record("traces", "b", 4, new Error("Request timed out"));

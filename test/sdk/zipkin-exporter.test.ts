@@ -110,7 +110,7 @@ describe("spans to Zipkin", () => {
       expect(span.timestamp, name).toBe(task.timestamp + offset);
       expect(span.duration, name).toBe(duration);
     }
-    expect(telemetry.exportFailures()).toEqual([]);
+    expect(telemetry.exportErrors()).toEqual([]);
   });
 
   it("OTEL_TRACES_EXPORTER=zipkin posts to OTEL_EXPORTER_ZIPKIN_ENDPOINT, else to the specification's default", async () => {
@@ -152,7 +152,7 @@ describe("spans to Zipkin", () => {
       oneTask(telemetry, clock, `${mode}-1`);
       await telemetry.journeys.shutdown();
       await telemetry.forceFlush({ timeoutMillis: 10_000 });
-      expect(telemetry.exportFailures(), mode).toEqual([
+      expect(telemetry.exportErrors(), mode).toEqual([
         { signal: "traces", destination: url, errorType, items: 4, exports: 1 },
       ]);
       expect(
