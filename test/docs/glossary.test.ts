@@ -63,7 +63,9 @@ describe("docs/glossary.md", () => {
   }
 
   it("gives metric and attribute names the code has (src/shared/semconv.ts)", () => {
-    const names = new Set<string>(Object.values(semconv as Record<string, unknown>).filter((value): value is string => typeof value === "string"));
+    const names = new Set<string>(
+      Object.values(semconv as Record<string, unknown>).filter((value): value is string => typeof value === "string"),
+    );
     const given = ROWS.flatMap((row) => quoted(row[2]))
       .filter((token) => /^(task|taskjourney|transfer)\./.test(token))
       .map((token) => token.replace(/\{.*\}$/, ""));
