@@ -40,7 +40,7 @@ import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
 import { HandedOutIds, TaskSpan } from "./context.js";
-import { randomSpanId, randomTraceId, type SpanIds } from "../span-ids.js";
+import { randomSpanId, randomTraceId, SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
@@ -98,6 +98,11 @@ export class SpanBridge implements RecorderListener {
   private readonly tasks: TaskSpans;
   /** The tracer provider's id generator, when it lets us choose ids (useIds()). */
   private ids: SpanIds | undefined;
+  /**
+   * A span started with preset ids came out with others: the provider does not take its ids from
+   * `ids` (a generator read but not given to it). Told once; no ids are handed out from then on.
+   */
+  private idsIgnored = false;
   private readonly serves: ServeSpans;
   private closed = false;
 
@@ -128,6 +133,28 @@ export class SpanBridge implements RecorderListener {
    */
   useIds(ids: SpanIds): void {
     this.ids = ids;
+  }
+
+  /** The generator whose ids the provider is to use: the one in use, else a new one, used from now on (`journeys.idGenerator`). */
+  idGenerator(): SpanIds {
+    return (this.ids ??= new SpanIds());
+  }
+
+  /**
+   * Whether a span started with preset ids has them; if a recording one has not, the provider's
+   * ids are not ours to choose after all: told once, and no more ids handed out (a no-op tracer's
+   * span, before an SDK registered, records nothing and says nothing).
+   */
+  private tookIds(span: { spanContext(): SpanContext; isRecording(): boolean }, spanId: string): boolean {
+    if (span.spanContext().spanId === spanId) return true;
+    if (span.isRecording() && !this.idsIgnored) {
+      this.idsIgnored = true;
+      tell(
+        "warn",
+        `taskjourney: a span started with the ids taskjourney chose came out with others (span id ${span.spanContext().spanId}, not ${spanId}): the tracer provider does not take its ids from journeys.idGenerator; pass it as the provider's idGenerator (NodeSDK's idGenerator option). Until then traces kept only by their end may lack their parent span; see docs/propagation.md#producers-and-consumers`,
+      );
+    }
+    return false;
   }
 
   // ---- propagation ----------------------------------------------------------------------------
@@ -163,7 +190,8 @@ export class SpanBridge implements RecorderListener {
     const journey = this.recorder.live.get(id);
     if (journey !== undefined) {
       let spans = journey.spanState;
-      if (spans === undefined && this.ids !== undefined && !this.closed) spans = this.handOutIds(journey);
+      if (spans === undefined && this.ids !== undefined && !this.idsIgnored && !this.closed)
+        spans = this.handOutIds(journey);
       if (spans instanceof HandedOutIds) {
         // Every carrier of the journey names the same ids: the header is made once.
         carrier[TRACEPARENT] = spans.header ??= formatTraceparent(spans.spanContext);
@@ -339,6 +367,7 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
+    this.tookIds(spans.span, ids.spanContext.spanId);
     spans.linksDropped += ids.linksDropped;
     this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
   }
@@ -477,12 +506,12 @@ export class SpanBridge implements RecorderListener {
     const handOff = handOffOf(parent);
     if (handOff === undefined) return;
     const generator = this.ids;
-    if (generator === undefined) {
+    if (generator === undefined || this.idsIgnored) {
       if (!this.standInWarned) {
         this.standInWarned = true;
         tell(
           "warn",
-          "taskjourney: a journey kept under a producer's hand-off that was not sampled has no root span in its trace: the producer's span can be emitted in its stead only when taskjourney chooses span ids (taskjourney/sdk's tracer provider); see docs/propagation.md#producers-and-consumers",
+          "taskjourney: a journey kept under a producer's hand-off that was not sampled has no root span in its trace: the producer's span can be emitted in its stead only when taskjourney chooses span ids (taskjourney/sdk's tracer provider, or yours given journeys.idGenerator as its idGenerator); see docs/propagation.md#producers-and-consumers",
         );
       }
       return;
@@ -501,7 +530,8 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
-    span.end(handOff.end);
+    // With other ids than the producer's, the span would be a second root: never ended, never exported.
+    if (this.tookIds(span, parent.spanId)) span.end(handOff.end);
   }
 
   /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */
