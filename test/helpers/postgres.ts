@@ -63,7 +63,9 @@ function run(file: string, args: readonly string[], timeoutMs: number): Promise<
 export async function startPostgres(options: { bin?: string; timeoutMs?: number } = {}): Promise<Postgres> {
   const bin = options.bin ?? findPostgres();
   if (bin === undefined)
-    throw new Error("PostgreSQL not found: install Debian's postgresql package, or set POSTGRES_BIN to its bin directory");
+    throw new Error(
+      "PostgreSQL not found: install Debian's postgresql package, or set POSTGRES_BIN to its bin directory",
+    );
   const timeoutMs = options.timeoutMs ?? 30_000;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-pg-"));
   const data = path.join(dir, "data");
@@ -114,14 +116,28 @@ export async function startPostgres(options: { bin?: string; timeoutMs?: number 
       try {
         await run(
           path.join(bin, "pg_ctl"),
-          ["-D", data, "-o", settings, "-l", path.join(dir, "server.log"), "-w", "-t", String(timeoutMs / 1000), "start"],
+          [
+            "-D",
+            data,
+            "-o",
+            settings,
+            "-l",
+            path.join(dir, "server.log"),
+            "-w",
+            "-t",
+            String(timeoutMs / 1000),
+            "start",
+          ],
           timeoutMs + 5_000,
         );
         postmaster = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
         return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop };
       } catch (error) {
-        const log = fs.existsSync(path.join(dir, "server.log")) ? fs.readFileSync(path.join(dir, "server.log"), "utf8") : "";
-        if (attempt >= 3 || !/could not bind|Address already in use/.test(log)) throw new Error(`${(error as Error).message}\n${log}`);
+        const log = fs.existsSync(path.join(dir, "server.log"))
+          ? fs.readFileSync(path.join(dir, "server.log"), "utf8")
+          : "";
+        if (attempt >= 3 || !/could not bind|Address already in use/.test(log))
+          throw new Error(`${(error as Error).message}\n${log}`, { cause: error });
       }
     }
   } catch (error) {
