@@ -7,6 +7,7 @@
  */
 import { defineMachine } from "taskjourney";
 
+// [machines]
 export const PRODUCER_MACHINE = defineMachine({
   states: ["created", "sending", "enqueued", "refused"],
   transitions: { created: ["sending"], sending: ["enqueued", "refused"] },
@@ -29,6 +30,7 @@ export const ATTEMPT_MACHINE = defineMachine({
   queued: "queued",
   executing: "active",
 });
+// [/machines]
 
 export type ProducerState = (typeof PRODUCER_MACHINE.states)[number];
 export type AttemptState = (typeof ATTEMPT_MACHINE.states)[number];

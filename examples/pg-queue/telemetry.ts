@@ -35,8 +35,8 @@ export interface TelemetryOptions<S extends string> {
 
 export function startOpenTelemetry<S extends string>(options: TelemetryOptions<S>) {
   const { role, instance } = options;
-  const journeys = new TaskJourneys<"worker", S>({
-    role: role as "worker",
+  const journeys = new TaskJourneys<"scheduler" | "worker", S>({
+    role,
     machine: options.machine,
     instance,
     sampling: { ratio: options.ratio },
