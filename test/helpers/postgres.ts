@@ -2,12 +2,13 @@
  * A private PostgreSQL for tests: a cluster of its own in a temporary directory (initdb), on a
  * free loopback port, started and stopped with pg_ctl within bounded times, and always stopped:
  * by `stop()`, and when this process exits without it (a failed test, a killed run), by a
- * signal to its postmaster. The server binaries are Debian's (`apt-get install postgresql`, which
+ * signal to its postmaster; and when this process is killed outright (no exit handler runs), by a
+ * watchdog shell that waits for it to go. The server binaries are Debian's (`apt-get install postgresql`, which
  * .ci/run does when they are missing): the newest /usr/lib/postgresql/<version>/bin, or
  * $POSTGRES_BIN. initdb and the server refuse to run as root: as root, they run as the
  * `postgres` user that Debian's package creates (through runuser), in a directory it owns.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -74,8 +75,10 @@ export async function startPostgres(options: { bin?: string; timeoutMs?: number 
     fs.chownSync(dir, uid, gid);
   }
   let postmaster: number | undefined;
+  let watchdog: ChildProcess | undefined;
   // Whatever happens to this process from here, the server goes with it.
   const onExit = (): void => {
+    watchdog?.kill();
     if (postmaster !== undefined) signal(postmaster, "SIGQUIT");
     fs.rmSync(dir, { recursive: true, force: true });
   };
@@ -91,6 +94,7 @@ export async function startPostgres(options: { bin?: string; timeoutMs?: number 
       // pg_ctl could not: the postmaster itself, by its pid.
       if (postmaster !== undefined) signal(postmaster, "SIGKILL");
     } finally {
+      watchdog?.kill();
       postmaster = undefined;
       process.removeListener("exit", onExit);
       fs.rmSync(dir, { recursive: true, force: true });
@@ -131,6 +135,17 @@ export async function startPostgres(options: { bin?: string; timeoutMs?: number 
           timeoutMs + 5_000,
         );
         postmaster = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+        // Killed outright (SIGKILL, a runner's timeout), this process runs no exit handler: a shell
+        // polling for it once a second stops the server (SIGQUIT: immediate shutdown) when it is gone.
+        watchdog = spawn(
+          "sh",
+          [
+            "-c",
+            `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -QUIT ${postmaster} 2>/dev/null; rm -rf '${dir}'`,
+          ],
+          { detached: true, stdio: "ignore" },
+        );
+        watchdog.unref();
         return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, stop };
       } catch (error) {
         const log = fs.existsSync(path.join(dir, "server.log"))
