@@ -1,4 +1,4 @@
-import type { AnyTaskJourneys as TaskJourneys, ResolvedOptions } from "./journeys.js";
+import type { ResolvedOptions } from "./options.js";
 import type { Recorder } from "./recorder/recorder.js";
 import type { SpanBridge } from "./otel/spans/bridge.js";
 import type { ProcessStalls } from "./runtime/process-stalls.js";
@@ -17,15 +17,16 @@ export interface JourneysInternals {
 }
 
 // A WeakMap, not a field: a field would be on the public type (or reachable by name at runtime).
-// Only failure paths and tests look it up, never the hot path.
-const internals = new WeakMap<TaskJourneys, JourneysInternals>();
+// Only failure paths and tests look it up, never the hot path. Keyed by any object, not by
+// TaskJourneys: this file imports nothing of journeys.ts, which imports it (no import cycle).
+const internals = new WeakMap<object, JourneysInternals>();
 
 /** Called once by the TaskJourneys constructor. */
-export function registerInternals(journeys: TaskJourneys, parts: JourneysInternals): void {
+export function registerInternals(journeys: object, parts: JourneysInternals): void {
   internals.set(journeys, parts);
 }
 
 /** The internals of `journeys`, or undefined for anything that is not a TaskJourneys. */
-export function internalsOf(journeys: TaskJourneys): JourneysInternals | undefined {
+export function internalsOf(journeys: object): JourneysInternals | undefined {
   return internals.get(journeys);
 }

@@ -17,13 +17,10 @@ import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
 import { serveNodes } from "./recorder/explain-serves.js";
-import type { RecorderListener } from "./recorder/listener.js";
-import {
-  GAUGE_METRICS,
-  METRIC_DESCRIPTORS,
-  TaskMetricProducer,
-  type MetricProducerOptions,
-} from "./otel/metric-producer.js";
+import { fanOut, type RecorderListener } from "./recorder/listener.js";
+import { observeThrough } from "./otel/observe-through.js";
+import { JourneysPropagation } from "./journeys-propagation.js";
+import { TaskMetricProducer, type MetricProducerOptions } from "./otel/metric-producer.js";
 import type {
   ActivityLedger,
   ExecuteLedger,
@@ -39,11 +36,9 @@ import type {
   TaskJourneysOptions,
   TraceCarrier,
 } from "./types.js";
-import { TransferLedger } from "./recorder/transfer-ledger.js";
 import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
-import { INSTRUMENTATION_SCOPE, METRIC_STATE_DURATION } from "./otel/semconv.js";
+import { INSTRUMENTATION_SCOPE } from "./otel/semconv.js";
 import { SpanBridge } from "./otel/spans/bridge.js";
-import { extractSpanContext, remoteContext } from "./otel/propagation.js";
 import { VERSION } from "./version.js";
 import { tell } from "./otel/warn.js";
 import { openJourneysLine } from "./recorder/open-journeys.js";
@@ -51,7 +46,7 @@ import { registerInternals } from "./internal.js";
 import { guardedCheck } from "./configuration.js";
 import { ProcessStalls } from "./runtime/process-stalls.js";
 import { isCallOptions } from "./recorder/call-options.js";
-import { show } from "./model/show.js";
+import { executeWith, gatherWith, SERVE_OPTIONS, transitionWith } from "./journeys-calls.js";
 import {
   checkProducerOverrides,
   fail,
@@ -67,12 +62,6 @@ export {
   type MetricProducerOverrides,
   type ResolvedOptions,
 } from "./options.js";
-
-/** The names of each call's trailing options object (call-options.ts tells them from the deprecated positional values). */
-const TRANSITION_OPTIONS = ["at", "error", "prefix"] as const;
-const EXECUTE_OPTIONS = ["at", "prefix"] as const;
-const GATHER_OPTIONS = ["bytes", "at"] as const;
-const SERVE_OPTIONS = ["context", "at"] as const;
 
 /** Process stalls kept for explain() and the spans: a few minutes of a busy process's GC pauses. */
 const STALLS_RETAINED = 256;
@@ -96,32 +85,14 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
    * sending a message, `propagation.receiver.continueFrom(key, carrier)` (and `resultFrom`,
    * `dataFrom`, `replyFrom`, `extract`) on receiving one. One frozen object, made once.
    */
-  readonly propagation: Propagation<S> = Object.freeze({
-    sender: Object.freeze({
-      inject: (key: Key, carrier: TraceCarrier) => this.#inject(key, carrier),
-      injectTransfer: (ledger: GatherLedger | ServeLedger, carrier: TraceCarrier) =>
-        this.#injectTransfer(ledger, carrier),
-      handOff: (key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }) =>
-        this.#handOff(key, carrier, options),
-    }),
-    receiver: Object.freeze({
-      extract: (carrier: Readonly<Record<string, unknown>>) => this.#extract(carrier),
-      continueFrom: (
-        key: Key,
-        carrier: Readonly<Record<string, unknown>> | Context,
-        options?: { readonly attempt?: number },
-      ) => this.#parent(key, carrier, options),
-      resultFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#returned(key, carrier),
-      dataFrom: (key: Key, carrier: Readonly<Record<string, unknown>> | Context) => this.#linkFrom(key, carrier),
-      replyFrom: (ledger: GatherLedger, carrier: Readonly<Record<string, unknown>> | Context) =>
-        this.#linkTransfer(ledger, carrier),
-    }),
-  });
+  readonly propagation: Propagation<S>;
   readonly role: R;
   readonly instance: string;
   // Private (#) fields: the facade is sealed; sdk.ts, wrap/ and tests reach them through internal.ts.
   readonly #recorder: Recorder;
   readonly #spans: SpanBridge;
+  /** The propagation calls (journeys-propagation.ts): `propagation`'s, and the deprecated verbs'. */
+  readonly #propagation: JourneysPropagation<S>;
   /** The options every metric producer of these journeys starts from. */
   readonly #producerOptions: MetricProducerOptions;
   readonly #listeners: RecorderListener[] = [];
@@ -223,7 +194,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       guardedCheck("TaskJourneys", 'option "meterProvider"', expected, meterProvider, () => {
         if (typeof (meterProvider as Partial<MeterProvider>).getMeter !== "function")
           fail("meterProvider", expected, meterProvider);
-        this.#observeThrough(meterProvider);
+        this.#removeObservers = observeThrough(meterProvider, this.createMetricProducer({ temporality: "cumulative" }));
       });
     }
     bridge = new SpanBridge(
@@ -243,6 +214,14 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       tracerProvider,
     );
     this.#spans = bridge;
+    const spans = bridge;
+    this.#propagation = new JourneysPropagation<S>({
+      recorder,
+      spans,
+      closed: () => this.#closed,
+      tracing: () => this.#tracing(),
+    });
+    this.propagation = this.#propagation.sides();
     registerInternals(this, { recorder, options: resolved, spans: bridge, processStalls: this.#processStalls });
     if (traces) this.addListener(bridge);
   }
@@ -312,54 +291,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     if (this.#closed) return;
     // The hot path's usual call, with nothing after the states: nothing more is read.
     if (options === undefined && error === undefined) this.#recorder.transition(key, from, to, undefined, undefined);
-    else this.#transitionWith(key, from, to, options, error);
-  }
-
-  /** transition() given options, or the deprecated positional `at, error`: apart, so the usual call stays small. */
-  #transitionWith(key: Key, from: S, to: S, options: unknown, legacyError: unknown): void {
-    const recorder = this.#recorder;
-    if (legacyError !== undefined || !isCallOptions(options, TRANSITION_OPTIONS)) {
-      recorder.failures.deprecated("transition(key, from, to, at, error)", "transition(key, from, to, { at, error })");
-      recorder.transition(key, from, to, options as number | undefined, legacyError);
-      return;
-    }
-    let at: unknown, error: unknown, prefix: unknown;
-    try {
-      ({ at, error, prefix } = options);
-    } catch {
-      recorder.drop("invalid-options", "transition() given options that threw when read; recorded as if given none");
-      recorder.transition(key, from, to, undefined, undefined);
-      return;
-    }
-    // No closure unless a prefix is given: a call with `{ at }` allocates nothing of its own.
-    if (prefix === undefined) recorder.transition(key, from, to, at as number | undefined, error);
-    else
-      this.#withPrefix("transition()", prefix, () =>
-        recorder.transition(key, from, to, at as number | undefined, error),
-      );
-  }
-
-  /**
-   * Runs `record` with `prefix` as the prefix of a journey it begins (the recorder's prefix hint,
-   * cleared after: nothing is kept per key). A prefix that is not a non-empty string is counted
-   * (`invalid-description`) and left out.
-   */
-  #withPrefix<T>(call: string, prefix: unknown, record: () => T): T {
-    if (prefix === undefined) return record();
-    if (typeof prefix !== "string" || prefix === "") {
-      this.#recorder.drop(
-        "invalid-description",
-        `${call} given the prefix ${show(prefix)}, not a non-empty string; left out`,
-      );
-      return record();
-    }
-    const recorder = this.#recorder;
-    recorder.prefixHint = prefix;
-    try {
-      return record();
-    } finally {
-      recorder.prefixHint = undefined;
-    }
+    else transitionWith(this.#recorder, key, from, to, options, error);
   }
 
   /**
@@ -390,20 +322,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   execute(key: Key, options?: ExecuteOptions | number): ExecuteLedger<S> {
     if (this.#closed) return this.#recorder.noLedger;
     if (options === undefined) return this.#recorder.execute(key, undefined);
-    const recorder = this.#recorder;
-    if (!isCallOptions(options, EXECUTE_OPTIONS)) {
-      recorder.failures.deprecated("execute(key, at)", "execute(key, { at })");
-      return recorder.execute(key, options as number);
-    }
-    let at: unknown, prefix: unknown;
-    try {
-      ({ at, prefix } = options);
-    } catch {
-      recorder.drop("invalid-options", "execute() given options that threw when read; recorded as if given none");
-      return recorder.execute(key, undefined);
-    }
-    if (prefix === undefined) return recorder.execute(key, at as number | undefined);
-    return this.#withPrefix("execute()", prefix, () => recorder.execute(key, at as number | undefined));
+    return executeWith(this.#recorder, key, options);
   }
 
   /**
@@ -415,20 +334,8 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   gather(peer: string, keys: readonly Key[], bytes: number | undefined, at?: number): GatherLedger;
   gather(peer: string, keys: readonly Key[], options?: GatherOptions | number, legacyAt?: number): GatherLedger {
     if (this.#closed) return this.#recorder.noLedger;
-    const recorder = this.#recorder;
-    if (options === undefined && legacyAt === undefined) return recorder.gather(peer, keys, undefined, undefined);
-    if (legacyAt !== undefined || !isCallOptions(options, GATHER_OPTIONS)) {
-      recorder.failures.deprecated("gather(peer, keys, bytes, at)", "gather(peer, keys, { bytes, at })");
-      return recorder.gather(peer, keys, options as number | undefined, legacyAt);
-    }
-    let bytes: unknown, at: unknown;
-    try {
-      ({ bytes, at } = options);
-    } catch {
-      recorder.drop("invalid-options", "gather() given options that threw when read; recorded as if given none");
-      return recorder.gather(peer, keys, undefined, undefined);
-    }
-    return recorder.gather(peer, keys, bytes as number | undefined, at as number | undefined);
+    if (options === undefined && legacyAt === undefined) return this.#recorder.gather(peer, keys, undefined, undefined);
+    return gatherWith(this.#recorder, peer, keys, options, legacyAt);
   }
 
   /**
@@ -470,38 +377,10 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       try {
         this.#spans.serveStarted(ledger.serve, context as Readonly<Record<string, unknown>> | Context);
       } catch {
-        this.#badCarrier("serve()");
+        this.#propagation.badCarrier("serve()");
       }
     }
     return ledger;
-  }
-
-  /**
-   * Writes the trace context of a ledger's live span into `carrier`: a gather ledger's gather_dep
-   * (into the get_data request) or a serve ledger's get_data (into the reply). Returns false and
-   * writes nothing when the transfer is not traced.
-   */
-  #injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
-    if (!this.#tracing()) return false;
-    try {
-      if (ledger instanceof TransferLedger) return this.#spans.injectTransfer(ledger.transfer, carrier);
-      if (ledger instanceof ServeLedgerImpl) return this.#spans.injectTransfer(ledger.serve, carrier);
-      return false;
-    } catch {
-      return this.#badCarrier("propagation.sender.injectTransfer()", "its ledger or carrier");
-    }
-  }
-
-  /** Links a gather ledger's live gather_dep span to the get_data span whose context a reply carried. */
-  #linkTransfer(ledger: GatherLedger, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#tracing()) return false;
-    try {
-      // Inside the guard: `instanceof` asks a Proxy's getPrototypeOf trap, which may throw.
-      if (!(ledger instanceof TransferLedger)) return false;
-      return this.#spans.linkTransfer(ledger.transfer, context);
-    } catch {
-      return this.#badCarrier("propagation.receiver.replyFrom()", "its ledger or carrier");
-    }
   }
 
   /** Why `key` waits in fetch ("local-saturated", "remote-saturated"): its queue time is reported under that reason. */
@@ -531,211 +410,13 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     return ambientLedger.getStore()?.ledger;
   }
 
-  /**
-   * Writes the trace context of `key`'s journey here into `carrier` (W3C `traceparent`, and
-   * `tracestate`), for the message that carries the task on: the key's task span, which covers
-   * whatever the receiver does whichever state this journey is in (the state span it was made in
-   * travels as a `taskjourney` tracestate member, for the receiver's link); after the journey
-   * ended, its task span if it was emitted (for the data a peer fetches, or the result going back).
-   * A journey that is not head-sampled hands out ids too, flagged not sampled: if it is kept at its
-   * end it is emitted under them, so every journey of a task shares one trace. Returns false and
-   * writes nothing when there is nothing to name (no journey here, or one ended long ago or unkept).
-   */
-  #inject(key: Key, carrier: TraceCarrier): boolean {
-    if (!this.#tracing()) return false;
-    let written: boolean | "unknown";
-    try {
-      written = this.#spans.inject(key, carrier);
-    } catch {
-      return this.#badCarrier("propagation.sender.inject()");
-    }
-    if (written === true) return true;
-    // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
-    const recorder = this.#recorder;
-    if (written === "unknown") {
-      // A journey that ended unkept (not sampled) is there to name nothing: that is no mistake.
-      // Not counted: a worker asked for data whose journey ended before the last retainedJourneys
-      // is on a normal path; told once, so that the usual mistake (a key never seen here) is known.
-      if (recorder.journeyOf(key) === undefined)
-        recorder.failures.notice(
-          "inject() unknown key",
-          `inject(${show(key)}) wrote nothing: no journey of this key here, live or among the last retention.journeys ended. ` +
-            "propagation.sender.inject() names the key's journey in this process: call it while the key's journey is under way here (when sending the task on), or after it ended and was kept",
-        );
-    } else if (carrier === null || typeof carrier !== "object")
-      recorder.drop(
-        "invalid-carrier",
-        `inject(${show(key)}) given ${show(carrier)}, not a carrier (an object its headers are written into); nothing written`,
-        undefined,
-        "invalid-carrier inject()",
-      );
-    else recorder.idOf(key);
-    return false;
-  }
-
-  /**
-   * The trace context in a received `carrier`, as an OpenTelemetry Context with the remote span
-   * (for your own spans, or for `parent()` / `linkFrom()`), or undefined when it holds no valid
-   * `traceparent`. Independent of the global propagator.
-   */
-  #extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
-    let spanContext: ReturnType<typeof extractSpanContext>;
-    try {
-      spanContext = extractSpanContext(carrier);
-    } catch {
-      this.#badCarrier("propagation.receiver.extract()");
-      return undefined;
-    }
-    return spanContext === undefined ? undefined : remoteContext(spanContext);
-  }
-
-  /**
-   * Makes `key`'s next journey here a child of the span in `context` (a carrier or an extracted
-   * Context): on a worker, call it with the compute-task message's carrier before the key's first
-   * transition, and the worker's journey nests under the scheduler's task span, linked to the
-   * state span the carrier was made in — one trace per task across processes. A sampled context
-   * makes this journey head-sampled too, whatever the ratio says; an unsampled one is kept for
-   * its ids, under which this journey is emitted if it is kept at its end (error, slow). Returns
-   * true when queued. A journey already under way cannot be re-parented: its task span links to a
-   * sampled context instead (returns false).
-   */
-  #parent(
-    key: Key,
-    context: Readonly<Record<string, unknown>> | Context,
-    options?: { readonly attempt?: number },
-  ): boolean {
-    if (this.#closed || !this.#tracing()) return false;
-    let attempt = 1;
-    const given = options?.attempt;
-    if (given !== undefined) {
-      if (typeof given === "number" && Number.isSafeInteger(given) && given >= 1) attempt = given;
-      else
-        this.#recorder.drop(
-          "invalid-value",
-          `continueFrom() given attempt ${typeof given === "number" ? given : typeof given}, not an integer >= 1 (1: the first delivery); took 1`,
-        );
-    }
-    let queued: boolean | "no-context" | "began";
-    let problem: string | undefined;
-    try {
-      queued = this.#spans.parent(key, context, attempt);
-      if (queued === "no-context") problem = carrierProblem(context);
-    } catch {
-      return this.#badCarrier("propagation.receiver.continueFrom()");
-    }
-    if (queued === true) return true;
-    // Told outside the guard: when strict, the drop throws, and must not be taken for a carrier's throw.
-    const recorder = this.#recorder;
-    if (queued === "began") {
-      const journey = recorder.journeyOf(key);
-      const state = journey === undefined ? undefined : recorder.machine.names[journey.state];
-      recorder.drop(
-        "late-parent",
-        `continueFrom(${show(key)}) after its journey here began (it is in ${state ?? "a live state"}): too late to make the context its parent; ` +
-          "a sampled one is linked from its task span instead. Call propagation.receiver.continueFrom() with the message's carrier before the key's first transition here",
-        undefined,
-      );
-    } else if (problem !== undefined)
-      recorder.drop(
-        "invalid-carrier",
-        `continueFrom(${show(key)}) given ${problem}; nothing queued`,
-        undefined,
-        "invalid-carrier parent()",
-      );
-    else if (queued === false) recorder.idOf(key);
-    return false;
-  }
-
-  /**
-   * A producer's hand-off: `key`'s journey here passes the task on to consumers it never hears
-   * from again (a job enqueued, a message published). Writes the journey into `carrier` as
-   * `inject()` does, plus what the consumers need to keep the task's trace whole: the producer's
-   * head-sampling decision (the consumers follow it, whatever their own ratio) and the producer's
-   * span as far as now (`at`), which the first consumer attempt that keeps its journey emits in
-   * the producer's stead when the producer did not sample it (docs/propagation.md). Put the
-   * carrier in the message; consumers call `parent(key, carrier, { attempt })`.
-   *
-   * With `to`, the journey ends here too, moving from its current state to `to` at `at` (e.g.
-   * `handOff(id, carrier, { to: "enqueued" })`); without it, end it yourself when the hand-off is
-   * done (`transition(id, "sending", "enqueued", at)` once the queue confirmed it). Either way the
-   * journey is exported from here only if it was head-sampled (or failed): its keeping, for slowness or
-   * failure, is the consumers' to decide. Returns false (writing nothing) when `key` has no live
-   * journey here or traces are off; `to` still ends a live journey.
-   */
-  #handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
-    if (this.#closed) return false;
-    let at: number | undefined;
-    let to: S | undefined;
-    try {
-      at = options?.at;
-      to = options?.to;
-    } catch {
-      return this.#badCarrier("propagation.sender.handOff()", "its options");
-    }
-    const recorder = this.#recorder;
-    const journey = recorder.journeyOf(key);
-    if (journey === undefined || journey.ended) {
-      recorder.drop(
-        "hand-off-without-journey",
-        `handOff() of key ${show(key)} with no live journey of it here: begin one (a transition out of the machine's initial state) before handing it off; nothing written or ended`,
-      );
-      return false;
-    }
-    let written = false;
-    if (this.#tracing()) {
-      try {
-        written = this.#spans.handOff(
-          key,
-          carrier,
-          typeof at === "number" && Number.isFinite(at) ? at : recorder.clock(),
-        );
-      } catch {
-        this.#badCarrier("propagation.sender.handOff()");
-      }
-    }
-    if (to !== undefined) recorder.transition(key, recorder.machine.names[journey.state] as S, to, at);
-    return written;
-  }
-
-  /**
-   * The second carrier of a task: the one that comes back with its result or error, which the
-   * other side filled with `inject(key, …)` after its journey ended. When that side kept its
-   * journey (the carrier says sampled: head-sampled, or kept at its end for an error or
-   * slowness), `key`'s live journey here is kept too, so the task's trace holds both sides. Call
-   * it before the transition that ends the journey. Returns true when it made the journey kept.
-   */
-  #returned(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed) return false;
-    try {
-      return this.#spans.returned(key, context);
-    } catch {
-      return this.#badCarrier("propagation.receiver.resultFrom()");
-    }
-  }
-
-  /**
-   * Tells that the data of `key` came with this producer's trace context (a carrier the producer
-   * filled with `inject(key, …)`, or an extracted Context): the task span of `key`'s journey here
-   * and of every journey here that depends on `key` link to the producer's journey when they are
-   * emitted. On the scheduler, `linkFrom(key, clientCarrier)` links a submission to a client's
-   * span in another process.
-   */
-  #linkFrom(key: Key, context: Readonly<Record<string, unknown>> | Context): boolean {
-    if (this.#closed || !this.#tracing()) return false;
-    try {
-      return this.#spans.linkFrom(key, context);
-    } catch {
-      return this.#badCarrier("propagation.receiver.dataFrom()");
-    }
-  }
-
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.injectTransfer(ledger, carrier)`. */
   injectTransfer(ledger: GatherLedger | ServeLedger, carrier: TraceCarrier): boolean {
     this.#recorder.failures.deprecated(
       "journeys.injectTransfer(ledger, carrier)",
       "journeys.propagation.sender.injectTransfer(ledger, carrier)",
     );
-    return this.#injectTransfer(ledger, carrier);
+    return this.#propagation.injectTransfer(ledger, carrier);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.replyFrom(ledger, carrier)`. */
@@ -744,7 +425,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       "journeys.linkTransfer(ledger, carrier)",
       "journeys.propagation.receiver.replyFrom(ledger, carrier)",
     );
-    return this.#linkTransfer(ledger, context);
+    return this.#propagation.linkTransfer(ledger, context);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.inject(key, carrier)`. */
@@ -753,13 +434,13 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       "journeys.inject(key, carrier)",
       "journeys.propagation.sender.inject(key, carrier)",
     );
-    return this.#inject(key, carrier);
+    return this.#propagation.inject(key, carrier);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.extract(carrier)`. */
   extract(carrier: Readonly<Record<string, unknown>>): Context | undefined {
     this.#recorder.failures.deprecated("journeys.extract(carrier)", "journeys.propagation.receiver.extract(carrier)");
-    return this.#extract(carrier);
+    return this.#propagation.extract(carrier);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.continueFrom(key, carrier, { attempt })`. */
@@ -772,16 +453,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       "journeys.parent(key, carrier)",
       "journeys.propagation.receiver.continueFrom(key, carrier)",
     );
-    return this.#parent(key, context, options);
-  }
-
-  /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.sender.handOff(key, carrier, { at, to })`. */
-  handOff(key: Key, carrier: TraceCarrier, options?: { readonly at?: number; readonly to?: S }): boolean {
-    this.#recorder.failures.deprecated(
-      "journeys.handOff(key, carrier, { at, to })",
-      "journeys.propagation.sender.handOff(key, carrier, { at, to })",
-    );
-    return this.#handOff(key, carrier, options);
+    return this.#propagation.parent(key, context, options);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.resultFrom(key, carrier)`. */
@@ -790,7 +462,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       "journeys.returned(key, carrier)",
       "journeys.propagation.receiver.resultFrom(key, carrier)",
     );
-    return this.#returned(key, context);
+    return this.#propagation.returned(key, context);
   }
 
   /** @deprecated Since 0.2.0, removed in the next minor release: write `journeys.propagation.receiver.dataFrom(key, carrier)`. */
@@ -799,7 +471,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       "journeys.linkFrom(key, carrier)",
       "journeys.propagation.receiver.dataFrom(key, carrier)",
     );
-    return this.#linkFrom(key, context);
+    return this.#propagation.linkFrom(key, context);
   }
 
   /**
@@ -861,71 +533,4 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     })();
     return this.#shutdownPromise;
   }
-
-  /** A carrier (or a ledger) that threw when read or written: counted (thrown when strict); the call did nothing. */
-  #badCarrier(call: string, what = "its carrier"): false {
-    this.#recorder.drop("invalid-carrier", `${call} could not read or write ${what}`);
-    return false;
-  }
-
-  /**
-   * For users who cannot add a metric producer to their reader: the sums and gauges (not the
-   * duration histogram) as observable instruments on a MeterProvider they passed explicitly.
-   */
-  #observeThrough(meterProvider: MeterProvider): void {
-    const meter = meterProvider.getMeter(INSTRUMENTATION_SCOPE, VERSION);
-    const producer = this.createMetricProducer({ temporality: "cumulative" });
-    const instruments = new Map<string, ReturnType<typeof meter.createObservableCounter>>();
-    // The producer's own names, units, value types and descriptions; the histogram has no
-    // observable instrument.
-    for (const { name, unit, valueType, description } of Object.values(METRIC_DESCRIPTORS)) {
-      if (name === METRIC_STATE_DURATION) continue;
-      const instrumentOptions = { unit, valueType, description };
-      instruments.set(
-        name,
-        GAUGE_METRICS.has(name)
-          ? meter.createObservableGauge(name, instrumentOptions)
-          : meter.createObservableCounter(name, instrumentOptions),
-      );
-    }
-    const callback = (result: {
-      observe(instrument: unknown, value: number, attributes?: Record<string, unknown>): void;
-    }) => {
-      const now: [number, number] = [0, 0];
-      for (const metric of producer.produce(now, now)) {
-        const instrument = instruments.get(metric.descriptor.name);
-        if (instrument === undefined || metric.dataPointType === 0 || metric.dataPointType === 1) continue;
-        for (const point of metric.dataPoints) result.observe(instrument, point.value as number, point.attributes);
-      }
-    };
-    const observables = [...instruments.values()];
-    meter.addBatchObservableCallback(callback as never, observables);
-    this.#removeObservers = () => meter.removeBatchObservableCallback(callback as never, observables);
-  }
-}
-
-/**
- * What is wrong with a carrier in which parent() found no span context, or undefined when nothing
- * is: a carrier without a traceparent comes from a sender that does not trace (or a Context with
- * no span), which is no mistake. Reads the carrier (the caller guards it).
- */
-function carrierProblem(source: unknown): string | undefined {
-  if (source === null || typeof source !== "object")
-    return `${show(source)}, not a carrier (an object of headers) or a Context from extract()`;
-  if (typeof (source as Partial<Context>).getValue === "function") return undefined;
-  const traceparent = (source as Record<string, unknown>).traceparent;
-  if (traceparent === undefined) return undefined;
-  return `a carrier whose traceparent ${show(traceparent)} is not a W3C one ("00-" 32 hex digits "-" 16 hex digits "-" 2 hex digits)`;
-}
-
-function fanOut(listeners: RecorderListener[]): RecorderListener {
-  return {
-    journeyStarted: (journey) => listeners.forEach((listener) => listener.journeyStarted?.(journey)),
-    stateEntered: (journey) => listeners.forEach((listener) => listener.stateEntered?.(journey)),
-    journeyEnded: (journey) => listeners.forEach((listener) => listener.journeyEnded?.(journey)),
-    journeyAbandoned: (journey) => listeners.forEach((listener) => listener.journeyAbandoned?.(journey)),
-    transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
-    transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
-    serveEnded: (serve) => listeners.forEach((listener) => listener.serveEnded?.(serve)),
-  };
 }

@@ -7,7 +7,7 @@ import { performanceSeconds } from "./runtime/clock.js";
 import { ProxyTracerProvider, type TracerProvider } from "@opentelemetry/api";
 import { PRESETS } from "./model/states.js";
 import { Machine } from "./model/machine.js";
-import { DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder.js";
+import { DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder-config.js";
 import { type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { DeprecatedFlatOptions, MetricOptions, SamplingOptions, TaskJourneysOptions } from "./types.js";
 import { tell } from "./otel/warn.js";

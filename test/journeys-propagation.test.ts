@@ -182,22 +182,21 @@ describe("the producer's calls by side", () => {
     expect(deprecatedCalls(told)).toEqual([]);
   });
 
-  it("journeys.handOff() and journeys.parent(…, { attempt }) still work, each told once as deprecated", () => {
+  it("journeys.parent(…, { attempt }) still works, told once as deprecated", () => {
     const told = captureDiag();
-    const { journeys } = harness();
-    journeys.transition("h-1", "released", "waiting", { at: 100 });
-    journeys.transition("h-2", "released", "waiting", { at: 100 });
-    expect(journeys.handOff("h-1", {}, { at: 101 })).toBe(true);
-    expect(journeys.handOff("h-2", {}, { at: 101 })).toBe(true);
     const consumer = harness();
     expect(consumer.journeys.parent("h-3", {}, { attempt: 0.5 })).toBe(false);
     expect(consumer.journeys.parent("h-4", {}, { attempt: 2 })).toBe(false);
     // The attempt reached the receiver's call: 0.5 counted, 2 taken.
     expect(consumer.journeys.dropped()).toEqual({ "invalid-value": 1 });
     expect(deprecatedCalls(told).map((message) => message.split(" is deprecated")[0])).toEqual([
-      "taskjourney: journeys.handOff(key, carrier, { at, to })",
       "taskjourney: journeys.parent(key, carrier)",
     ]);
+  });
+
+  it("has no journeys.handOff(): the alias was never released (propagation.sender.handOff is the call)", () => {
+    const { journeys } = harness();
+    expect("handOff" in journeys).toBe(false);
   });
 });
 

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { source, taskjourney } from "./taskjourney.js";
 import { renderHtmlReport, reportDataFrom } from "../../src/report.js";
 import { ProgressBar } from "./progress.js";
-import { aggregate, formatReport, readTotals, type ClusterReport } from "./report.js";
+import { aggregate, formatReport, readTotals, slowestLine, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
 import { gcSoFar } from "./parts.js";
@@ -387,7 +387,7 @@ export async function runCluster(
     const summaries = await Promise.race([scheduler.summaries(), crashed]);
     phase("summaries");
     const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
-    const report = aggregate(summaries, schedulerTotals);
+    const report = { ...aggregate(summaries, schedulerTotals), traceRatio: options.traceRatio };
     const exportFailures = await closeCluster();
     return writeSummary(outDir, print, {
       workload: options.workload,
@@ -420,7 +420,7 @@ export async function runCluster(
     try {
       const summaries = await scheduler.summaries(FLUSH_DEADLINE_MS);
       const schedulerTotals = telemetry === undefined ? undefined : await readTotals(telemetry.journeys);
-      const report = aggregate(summaries, schedulerTotals);
+      const report = { ...aggregate(summaries, schedulerTotals), traceRatio: options.traceRatio };
       const exportFailures = await closeCluster();
       const deaths: WorkerDeath[] = died.map(({ child, exit }) => ({
         pid: child.pid!,
@@ -472,9 +472,11 @@ export async function runCluster(
   }
 }
 
+/** The tree printed under the slowest task's line: the slowest traced task's when the slowest was not traced. */
 function explainSlowest(report: ClusterReport): string | undefined {
   const slowest = report.slowest[0]?.breakdown;
-  return slowest === undefined ? undefined : taskjourney.formatBreakdown(slowest);
+  if (slowest === undefined) return undefined;
+  return taskjourney.formatBreakdown(slowestLine(report).breakdown ?? slowest);
 }
 
 /** Writes summary.json, report.txt and report.html into `outDir`; prints the report. An aborted run's report says so first. */

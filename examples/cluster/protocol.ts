@@ -119,6 +119,8 @@ export interface SlowJourney {
   key: string;
   seconds: number;
   breakdown: Breakdown | undefined;
+  /** Whether its worker exported its journey's trace (head-sampled, or kept at its end as slow). */
+  traced?: boolean;
 }
 
 export interface WorkerSummary {
@@ -131,4 +133,6 @@ export interface WorkerSummary {
   telemetry: TelemetryTotals | undefined;
   /** The slowest compute journeys on this worker, slowest first. */
   slowest: SlowJourney[];
+  /** The slowest compute journey whose trace this worker exported, when any was. */
+  slowestTraced?: SlowJourney;
 }

@@ -129,6 +129,10 @@ export interface ClusterReport {
   gc: Record<string, number>;
   dropped: Record<string, number>;
   slowest: SlowJourney[];
+  /** The slowest compute journey whose trace a worker exported (`traced`), when any was. */
+  slowestTraced?: SlowJourney;
+  /** The run's --trace-ratio, for saying why the slowest task was not traced. */
+  traceRatio?: number | "off";
   workers: Array<{ address: string; pid: number; cpuSeconds: number; counters: Record<string, number> }>;
 }
 
@@ -206,6 +210,7 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
       .flatMap((worker) => worker.slowest)
       .sort((a, b) => b.seconds - a.seconds)
       .slice(0, 5),
+    ...slowestTracedOf(workers),
     workers: workers.map((worker) => ({
       address: worker.address,
       pid: worker.pid,
@@ -267,7 +272,8 @@ export function formatReport(report: ClusterReport): string {
     sections.push(formatActivityTable("GC pauses (v8js.gc.duration, all workers)", report.gc));
   const slowest = report.slowest[0];
   if (slowest !== undefined && slowest.breakdown !== undefined) {
-    sections.push(`Slowest task (explain):\n${taskjourney.formatBreakdown(slowest.breakdown)}`);
+    const { line, breakdown } = slowestLine(report);
+    sections.push(`${line}\n${taskjourney.formatBreakdown(breakdown ?? slowest.breakdown)}`);
   }
   const counters = report.workers
     .map((worker) => {
@@ -294,4 +300,41 @@ function compression(c: Record<string, number>): string {
       ? `, ${name} ${taskjourney.formatBytes(bytesIn!)} → ${taskjourney.formatBytes(bytesOut ?? 0)}`
       : "";
   return part("compress", c.compressIn, c.compressOut) + part("decompress", c.decompressIn, c.decompressOut);
+}
+
+function slowestTracedOf(workers: readonly WorkerSummary[]): Pick<ClusterReport, "slowestTraced"> {
+  let traced: SlowJourney | undefined;
+  for (const worker of workers)
+    if (worker.slowestTraced !== undefined && (traced === undefined || worker.slowestTraced.seconds > traced.seconds))
+      traced = worker.slowestTraced;
+  return traced === undefined ? {} : { slowestTraced: traced };
+}
+
+/**
+ * The line over the slowest task's tree: the slowest task when its trace was exported (one can
+ * look at it); else why it was not, and the slowest task whose trace was, whose tree follows.
+ * `breakdown` is the tree to print when it is not the slowest's.
+ */
+export function slowestLine(report: Pick<ClusterReport, "slowest" | "slowestTraced" | "traceRatio">): {
+  line: string;
+  breakdown?: SlowJourney["breakdown"];
+} {
+  const slowest = report.slowest[0];
+  const seconds = (journey: SlowJourney) => taskjourney.formatSeconds(journey.seconds);
+  if (slowest.traced === true)
+    return { line: `Slowest task: ${slowest.key} (${seconds(slowest)}), among the exported traces (explain):` };
+  if (report.traceRatio === "off" || slowest.traced === undefined)
+    return {
+      line: `Slowest task: ${slowest.key} (${seconds(slowest)}), not traced (${report.traceRatio === "off" ? "--trace-ratio off" : "traces off"}) (explain):`,
+    };
+  const why = `not head-sampled (--trace-ratio ${report.traceRatio ?? "0.01"}) nor kept as slow by its worker (slower than its prefix's p99 there, judged after 32 journeys, at most 1% of them)`;
+  const traced = report.slowestTraced;
+  if (traced === undefined || traced.breakdown === undefined)
+    return {
+      line: `Slowest task: ${slowest.key} (${seconds(slowest)}), not traced: ${why}; no task's trace was exported (explain):`,
+    };
+  return {
+    line: `Slowest task ${slowest.key} (${seconds(slowest)}) was not traced: ${why}; slowest traced task: ${traced.key} (${seconds(traced)}) (explain):`,
+    breakdown: traced.breakdown,
+  };
 }

@@ -164,6 +164,7 @@ export class Worker {
   private closing = false;
   private dying = false;
   private readonly slowest: SlowJourney[] = [];
+  private slowestTraced: SlowJourney | undefined;
   private readonly counters = {
     servedGetData: 0,
     answeredBusy: 0,
@@ -537,15 +538,34 @@ export class Worker {
     }
   }
 
-  /** Keeps the explain() of the slowest compute journeys, taken when they end. */
+  /**
+   * Keeps the explain() of the slowest compute journeys, taken when they end, each with whether
+   * its trace was exported, and apart the slowest whose trace was: the demo names a slowest task
+   * one can look at in the traces, or says why it cannot.
+   */
   private noteSlow(task: WorkerTask): void {
     const seconds = (performance.now() - task.arrived) / 1000;
     const slowest = this.slowest;
-    if (slowest.length >= SLOWEST_KEPT && seconds <= slowest[slowest.length - 1].seconds) return;
+    const among = slowest.length < SLOWEST_KEPT || seconds > slowest[slowest.length - 1].seconds;
+    const beyondTraced = this.slowestTraced === undefined || seconds > this.slowestTraced.seconds;
+    if (!among && !beyondTraced) return;
+    const traced = this.traced(task.key);
+    if (!among && !traced) return;
     this.counters.explained++;
-    slowest.push({ key: task.key, seconds, breakdown: this.journeys?.explain(task.key) });
+    const journey: SlowJourney = { key: task.key, seconds, breakdown: this.journeys?.explain(task.key), traced };
+    if (traced && beyondTraced) this.slowestTraced = journey;
+    if (!among) return;
+    slowest.push(journey);
     slowest.sort((a, b) => b.seconds - a.seconds);
     if (slowest.length > SLOWEST_KEPT) slowest.pop();
+  }
+
+  /**
+   * Whether the ended journey of `key` here was exported: inject() names an ended journey only
+   * when it was kept (head-sampled, or kept at its end), and writes nothing for one that was not.
+   */
+  private traced(key: string): boolean {
+    return this.journeys !== undefined && this.journeys.propagation.sender.inject(key, {});
   }
 
   private async summary(): Promise<WorkerSummary> {
@@ -563,6 +583,7 @@ export class Worker {
       },
       telemetry: this.journeys === undefined ? undefined : await readTotals(this.journeys),
       slowest: this.slowest,
+      ...(this.slowestTraced === undefined ? {} : { slowestTraced: this.slowestTraced }),
     };
   }
 

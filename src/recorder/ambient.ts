@@ -1,6 +1,24 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { AnyFunction } from "../shared/functions.js";
-import type { Ledger } from "./ledger.js";
+
+/**
+ * What readers of the ambient frame call on its ledger (ledger.ts's Ledger is one): named here, so
+ * that this file imports no ledger (no import cycle with ledger.ts, which makes frames ambient).
+ */
+export interface AmbientLedger {
+  readonly ended: boolean;
+  meter<T>(activity: string, work: () => T): T;
+  digest(activity: string, value: number, unit?: string): void;
+  run<T>(work: () => T): T;
+  meterApply(
+    activity: string,
+    fn: AnyFunction,
+    self: unknown,
+    args: ArrayLike<unknown>,
+    async: boolean,
+    onFailure?: (error: unknown) => void,
+  ): unknown;
+}
 
 /**
  * The ledger surrounding the current call, so that code deep inside a user's task can meter
@@ -8,13 +26,13 @@ import type { Ledger } from "./ledger.js";
  * nested activities belong to, or -1 at the ledger's top level.
  */
 export interface AmbientFrame {
-  readonly ledger: Ledger;
+  readonly ledger: AmbientLedger;
   readonly record: number;
 }
 
 /** A frame reused for one ledger's synchronous activities (applyAt): its record set for each. */
 export interface MutableFrame {
-  readonly ledger: Ledger;
+  readonly ledger: AmbientLedger;
   record: number;
 }
 

@@ -39,6 +39,8 @@ export const DROP_REASONS = {
     "execute() or gather() with a state machine that has no executing or transfer state; the ledger records nothing",
   "invalid-outcome":
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
+  "before-hand-off":
+    "a consumer's journey, kept or sampled, that began before the producer's journey it continues (as the hand-off carrier says): two clocks that disagree, or a queue's millisecond times on one side and the clock's readings on the other; its spans start at the producer's start, explain() keeps the times given",
   "late-parent":
     "parent() for a key whose journey here had already begun: too late to make it the journey's parent; a sampled context is linked from its task span instead, an unsampled one ignored",
   "invalid-options":

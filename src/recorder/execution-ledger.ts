@@ -1,7 +1,14 @@
 import { EXECUTE_LUMP, EXECUTE_OUTCOMES, type ExecuteOutcome } from "../model/activities.js";
 import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
-import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addQuantity, type Journey } from "./journey.js";
+import {
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_SELF_SECONDS,
+  addQuantity,
+  type Journey,
+  type OpenExecution,
+} from "./journey.js";
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "../model/show.js";
@@ -20,9 +27,9 @@ export function executeEndNames(machine: Machine): string[] {
 }
 
 /** Meters one execution of a key; `end(outcome)` ends the executing state. */
-export class ExecutionLedger extends Ledger {
+export class ExecutionLedger extends Ledger implements OpenExecution {
   /** The execution ledger opened before this one on the same journey, still open (see Journey.execution). */
-  previous: ExecutionLedger | undefined;
+  previous: OpenExecution | undefined;
 
   constructor(
     host: LedgerHost,

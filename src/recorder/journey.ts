@@ -1,8 +1,7 @@
 import type { WaitInterval } from "../model/apportion.js";
 import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
-import type { ExecutionLedger } from "./execution-ledger.js";
-import type { TransferLedger } from "./transfer-ledger.js";
+import type { ExecuteOutcome } from "../model/activities.js";
 import type { ChunkList } from "./chunk-list.js";
 import { firstAtOrAfter } from "./sorted.js";
 
@@ -10,6 +9,23 @@ import { firstAtOrAfter } from "./sorted.js";
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
  * index of its name in JOURNEY_KINDS (model/breakdown-builder.ts).
  */
+/**
+ * An execution ledger still open on its journey (execution-ledger.ts's ExecutionLedger), as the
+ * journey lists it: named here, so that journey.ts imports no ledger (the ledgers import it).
+ */
+export interface OpenExecution {
+  /** The execution ledger opened before this one on the same journey, still open. */
+  previous: OpenExecution | undefined;
+  /** Closed by the recorder at the journey's end (settled under `outcome`) or eviction (undefined). */
+  closeEarly(time: number, outcome: ExecuteOutcome | undefined): void;
+}
+
+/** A transfer's open ledger (transfer-ledger.ts's TransferLedger), as the transfer holds it. */
+export interface OpenTransfer {
+  /** Closed by the recorder once every key it carried ended (`settle`: by a terminal state, not an eviction). */
+  closeEarly(time: number, settle: boolean): void;
+}
+
 export const COMPUTE_JOURNEY = 0;
 export const FETCH_JOURNEY = 1;
 export const SCHEDULER_JOURNEY = 2;
@@ -193,7 +209,7 @@ export class Journey {
    * The newest execution ledger still open on this journey, the older ones through its
    * `previous`: what the journey's end closes when the caller never ended them.
    */
-  execution: ExecutionLedger | undefined = undefined;
+  execution: OpenExecution | undefined = undefined;
   /** The terminal state it ended in, or -1 (live, or evicted: see `ended`). */
   outcomeState = -1;
   /**
@@ -503,7 +519,7 @@ export class Transfer {
   /** Keys of `journeys` still live while the transfer is open: the last one to end closes it. */
   liveKeys: number;
   /** The transfer's ledger, for closing it when every key it carried ended before it did. */
-  ledger: TransferLedger | undefined = undefined;
+  ledger: OpenTransfer | undefined = undefined;
   /** Owned by the span bridge. */
   spanState: unknown = undefined;
 

@@ -24,3 +24,16 @@ export interface RecorderListener {
   /** A get_data request served to a peer ended (serve-ledger.ts). */
   serveEnded?(serve: Serve): void;
 }
+
+/** One listener that tells each of `listeners` in turn (journeys.ts, when more than one listens). */
+export function fanOut(listeners: RecorderListener[]): RecorderListener {
+  return {
+    journeyStarted: (journey) => listeners.forEach((listener) => listener.journeyStarted?.(journey)),
+    stateEntered: (journey) => listeners.forEach((listener) => listener.stateEntered?.(journey)),
+    journeyEnded: (journey) => listeners.forEach((listener) => listener.journeyEnded?.(journey)),
+    journeyAbandoned: (journey) => listeners.forEach((listener) => listener.journeyAbandoned?.(journey)),
+    transferStarted: (transfer) => listeners.forEach((listener) => listener.transferStarted?.(transfer)),
+    transferEnded: (transfer) => listeners.forEach((listener) => listener.transferEnded?.(transfer)),
+    serveEnded: (serve) => listeners.forEach((listener) => listener.serveEnded?.(serve)),
+  };
+}

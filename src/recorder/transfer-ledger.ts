@@ -1,7 +1,14 @@
 import { NETWORK_ACTIVITY, TRANSFER_LUMP, TRANSFER_OUTCOMES, type TransferOutcome } from "../model/activities.js";
 import type { Machine } from "../model/machine.js";
 import { OTHER } from "./activity-ids.js";
-import { ACTIVITY_FIELDS, ACTIVITY_ID, ACTIVITY_SELF_SECONDS, addActivity, type Transfer } from "./journey.js";
+import {
+  ACTIVITY_FIELDS,
+  ACTIVITY_ID,
+  ACTIVITY_SELF_SECONDS,
+  addActivity,
+  type OpenTransfer,
+  type Transfer,
+} from "./journey.js";
 import { Ledger, unknownOutcome, type LedgerHost } from "./ledger.js";
 import { failureDetail } from "./failure-detail.js";
 import { show } from "../model/show.js";
@@ -22,7 +29,7 @@ function nextState(machine: Machine, outcome: TransferOutcome): number {
 }
 
 /** Meters one gather_dep transfer; `end(outcome)` moves its keys on. */
-export class TransferLedger extends Ledger {
+export class TransferLedger extends Ledger implements OpenTransfer {
   constructor(
     host: LedgerHost,
     readonly transfer: Transfer,

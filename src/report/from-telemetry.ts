@@ -42,6 +42,8 @@ import {
   type Role,
 } from "./machine-from-data.js";
 import type { PrefixRow } from "./table.js";
+import { slowestInMeasured, slowestJourneys } from "./slowest.js";
+import { keptTracesOf, type TimelineOptions } from "./timeline.js";
 
 /**
  * ReportData from what an application exported: its metrics for the per-prefix tables, the
@@ -72,6 +74,8 @@ export interface ReportFromTelemetryOptions {
   state?: string;
   /** What the inputs were, for the page's description; default "N files". */
   inputs?: string;
+  /** The bounds of the kept traces' timelines (src/report/timeline.ts TIMELINE_DEFAULTS: 5 slowest, 5 failed, 300 spans drawn each). */
+  timelines?: TimelineOptions;
 }
 
 function roleOf(point: MetricPoint): Role {
@@ -350,21 +354,6 @@ function fromSpans(index: SpanIndex, executing: Record<Role, string | undefined>
   return aggregates;
 }
 
-/** The slowest journeys of the spans: worker compute journeys, else any. */
-export function slowestJourneys(index: SpanIndex, count: number): Breakdown[] {
-  if (count <= 0) return [];
-  const bySeconds = [...index.tasks].sort((a, b) => Number(b.endNanos - b.startNanos - (a.endNanos - a.startNanos)));
-  const compute: Breakdown[] = [];
-  const others: Breakdown[] = [];
-  for (const task of bySeconds) {
-    const kind = journeyKind(index, task);
-    if (kind === "compute") compute.push(breakdownOfTask(index, task, kind));
-    else if (others.length < count) others.push(breakdownOfTask(index, task, kind));
-    if (compute.length >= count) break;
-  }
-  return compute.length > 0 ? compute : others;
-}
-
 /**
  * ReportData from the files `readTelemetryFiles` read (see the module comment). Throws a
  * TypeError saying what is missing when they hold no spans, metrics or summary, or more than
@@ -402,6 +391,7 @@ export function reportDataFromTelemetry(
         // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
         if (failed.failures.length > 0) data.failures = failed.failures;
         if (options.title !== undefined) data.title = options.title;
+        if (index !== undefined) data.keptTraces = keptTracesOf(index, data, options.timelines);
         return data;
       }
       const hasMetrics = telemetry.metrics.some(
@@ -460,7 +450,7 @@ export function reportDataFromTelemetry(
                   `${journeyKind(index!, task) === "scheduler" ? "scheduler" : "worker"}:${failedOutcome(task)}`,
               ),
           );
-      return {
+      const data: ReportData = {
         title: options.title ?? "taskjourney report",
         generatedAt: options.generatedAt ?? new Date().toISOString(),
         description:
@@ -497,6 +487,8 @@ export function reportDataFromTelemetry(
         failureCounts,
         outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
       };
+      if (index !== undefined) data.keptTraces = keptTracesOf(index, data, options.timelines);
+      return data;
     },
   );
 }
@@ -517,41 +509,6 @@ function spanEnding(index: SpanIndex, task: DecodedSpan): string[] {
   const outcome = stringAttribute(task, ATTR_TASK_OUTCOME);
   if (outcome === undefined || task.attributes[ATTR_UNFINISHED] === true) return [];
   return [`${journeyKind(index, task) === "scheduler" ? "scheduler" : "worker"}:${outcome}`];
-}
-
-/**
- * The journeys with the longest single visit to the measured state (the workers', else the
- * scheduler's): the slowest runs, which the slowest by total (a failure's backoffs, a long
- * queue) may not hold.
- */
-function slowestInMeasured(
-  index: SpanIndex | undefined,
-  measured: Record<Role, string | undefined>,
-  count: number,
-): Pick<ReportData, "slowestIn"> {
-  if (index === undefined || count <= 0) return {};
-  for (const role of ["worker", "scheduler"] as const) {
-    const state = measured[role];
-    if (state === undefined) continue;
-    const longest: Array<{ breakdown: Breakdown; seconds: number }> = [];
-    for (const task of index.tasks) {
-      const kind = journeyKind(index, task);
-      if ((kind === "scheduler") !== (role === "scheduler") || kind === "fetch") continue;
-      const visits = stateVisitsOf(index, task).filter((visit) => visit.name === state);
-      if (visits.length === 0) continue;
-      const seconds = Math.max(...visits.map((visit) => Number(visit.endNanos - visit.startNanos) / 1e9));
-      longest.push({ breakdown: breakdownOfTask(index, task, kind), seconds });
-    }
-    if (longest.length === 0) continue;
-    longest.sort((a, b) => b.seconds - a.seconds || a.breakdown.key.localeCompare(b.breakdown.key));
-    return {
-      slowestIn: {
-        state,
-        journeys: longest.slice(0, count).map(({ breakdown, seconds }) => ({ key: breakdown.key, seconds, breakdown })),
-      },
-    };
-  }
-  return {};
 }
 
 /** Each role's measured state (see measuredState); a `--state` that no role has is an error. */

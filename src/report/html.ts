@@ -8,6 +8,7 @@ import { activitiesOnPage, activityMeaning } from "./glossary.js";
 import { chartColors, STATE_COLORS } from "./palette.js";
 import { statesOf, type PrefixRow } from "./table.js";
 import { finite, type ReportData } from "./report-data.js";
+import { timelineCharts, timelineSection } from "./timeline-page.js";
 import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
 
 /**
@@ -157,6 +158,11 @@ function chartData(data: ReportData, states: readonly string[]) {
       })),
     },
     slowest: slowest === undefined ? null : { name: slowest.key, value: slowest.seconds, children: slowestNodes },
+    // The states chart's states first, so that a state keeps its colour on the timelines.
+    timelines: timelineCharts(data.keptTraces, [
+      ...states,
+      ...statesOf(data.schedulerPrefixes ?? [], data.schedulerStates).filter((state) => !states.includes(state)),
+    ]),
   };
 }
 
@@ -331,7 +337,12 @@ function treesOnPage(data: ReportData): Breakdown[] {
 
 /** Every activity on the page and what it means. */
 function glossarySection(data: ReportData): string {
-  const names = activitiesOnPage(data, treesOnPage(data));
+  const drawn = (data.keptTraces?.timelines ?? []).flatMap((timeline) =>
+    timeline.bars.filter((bar) => bar.kind === "activity").map((bar) => bar.name),
+  );
+  const names = [...new Set([...activitiesOnPage(data, treesOnPage(data)), ...drawn])].sort((a, b) =>
+    a.localeCompare(b),
+  );
   if (names.length === 0) return "";
   const entries = names.map((name) => `<dt>${escapeHtml(name)}</dt><dd>${escapeHtml(activityMeaning(name))}</dd>`);
   return `<section id="glossary">\n<h2>Activities on this page</h2>\n<dl class="glossary">${entries.join("")}</dl>\n</section>`;
@@ -477,6 +488,7 @@ ${leftOutNote(data, custom)}
 ${slowestSection(data.slowest, custom)}
 </section>
 ${slowestInSection(data, custom)}
+${timelineSection(data, escapeHtml)}
 ${glossarySection(data)}
 </main>
 <script type="application/json" id="taskjourney-data">${scriptJson(chartData(data, states))}</script>

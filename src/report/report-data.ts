@@ -55,6 +55,68 @@ export interface ReportData {
    * `slowest`, by total time, may not hold when backoffs or queueing dominate), longest first.
    */
   slowestIn?: { state: string; journeys: Array<{ key: string; seconds: number; breakdown: Breakdown }> };
+  /**
+   * The timelines of the traces kept for the slowest journeys and the failed tasks (from the
+   * spans: src/report/timeline.ts), bounded, with the keys no span holds. Made from spans only:
+   * not read back by reportDataFrom().
+   */
+  keptTraces?: KeptTraces;
+}
+
+// ---- the kept traces' timelines (made by src/report/timeline.ts) ----
+
+/** What a bar is: a journey's task span, a state visit, a transfer (gather_dep, get_data), an activity, or a span of the application's own. */
+export type BarKind = "task" | "state" | "transfer" | "activity" | "other";
+
+export interface TimelineBar {
+  /** The lane (process) it is in, an index into `lanes`. */
+  lane: number;
+  /** Its row in the chart, counted over every lane from the top. */
+  row: number;
+  /** Microseconds from the trace's first span's start (nanosecond-exact). */
+  start: number;
+  end: number;
+  /** The span's name: `task <prefix>`, a state, an activity. */
+  name: string;
+  kind: BarKind;
+  /** The task key, on a task span. */
+  key?: string;
+  /** The span's status was ERROR. */
+  failed?: true;
+  /** Why it failed, when the span says. */
+  error?: string;
+}
+
+export interface TraceTimeline {
+  traceId: string;
+  /** The task the trace is of (the key that chose it). */
+  key: string;
+  /** Why it is drawn: "slowest" (with its rank), "failed", or both. */
+  reasons: string[];
+  /** Microseconds from its first span's start to its last span's end (of those read). */
+  duration: number;
+  /** One per process, in the order they began: its name and its rows (`first` to `first + rows - 1`). */
+  lanes: Array<{ name: string; first: number; rows: number }>;
+  rows: number;
+  bars: TimelineBar[];
+  /** Links between drawn bars, as indexes into `bars`: from the linking span to the one it links to. */
+  links: Array<[number, number]>;
+  /** Spans of the trace in the inputs. */
+  spans: number;
+  /** Spans not drawn (past maxSpansRead, or past maxBars). */
+  elided: number;
+  /** Links not drawn: to spans of other traces, to spans not drawn, or past maxLinks. */
+  linksNotDrawn: number;
+}
+
+export interface KeptTraces {
+  timelines: TraceTimeline[];
+  /** The keys asked for (slowest, failed) that no span of the inputs holds: not sampled, or not exported. */
+  notFound: string[];
+  /** Traces of slowest journeys and failed tasks past the bounds: not drawn. */
+  leftOut: { slowest: number; failed: number };
+  /** The bounds used, for the page to say. */
+  bounds: { slowest: number; failed: number; maxBars: number };
 }
 
 /** One failed task, as the report's "Failed tasks" table shows it. */

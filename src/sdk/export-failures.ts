@@ -54,8 +54,15 @@ const MEANING: Record<string, string> = {
  */
 export function errorTypeOf(error: unknown): string {
   if (error === null || typeof error !== "object") return "_OTHER";
-  const { code, message, name } = error as { code?: unknown; message?: unknown; name?: unknown };
-  if (typeof code === "number" && Number.isInteger(code) && code >= 100 && code <= 599) return String(code);
+  const { code, status, message, name } = error as {
+    code?: unknown;
+    status?: unknown;
+    message?: unknown;
+    name?: unknown;
+  };
+  // An HTTP status: OTLPExporterError's `code`, ZipkinAnswerError's `status` (its `code` is a TJ_ one).
+  for (const http of [code, status])
+    if (typeof http === "number" && Number.isInteger(http) && http >= 100 && http <= 599) return String(http);
   if (typeof code === "string" && /^E[A-Z0-9_]+$/.test(code)) return code;
   const text = typeof message === "string" ? message : "";
   if (error instanceof ExportTimeout) return "timeout";

@@ -38,14 +38,15 @@ export interface ZipkinSpan {
   annotations?: Array<{ timestamp: number; value: string }>;
 }
 
-/** A Zipkin server's answer other than 2xx; `code` is its HTTP status (error.type in the failure count). */
+/** A Zipkin server's answer other than 2xx; `status` is its HTTP status (error.type in the failure count). */
 export class ZipkinAnswerError extends Error {
   override name = "ZipkinAnswerError";
+  readonly code = "TJ_EXPORT_REJECTED";
   constructor(
-    readonly code: number,
+    readonly status: number,
     body: string,
   ) {
-    super(`Zipkin answered ${code}${body === "" ? "" : `: ${body}`}`);
+    super(`Zipkin answered ${status}${body === "" ? "" : `: ${body}`}`);
   }
 }
 

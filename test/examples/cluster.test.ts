@@ -122,6 +122,24 @@ function attribute(span: OtlpSpan, key: string): unknown {
   return typeof first === "string" && /^\d+$/.test(first) && "intValue" in value ? Number(first) : first;
 }
 
+/** The report's line over the slowest task's tree, and the key it names first. */
+function slowestNamed(outDir: string): { line: string; key: string } {
+  const line = fs
+    .readFileSync(path.join(outDir, "report.txt"), "utf8")
+    .split("\n")
+    .find((text) => text.startsWith("Slowest task"))!;
+  return { line, key: /^Slowest task:? (\S+)/.exec(line)![1] };
+}
+
+/** The keys of the workers' exported task spans. */
+function tracedKeys(spans: readonly OtlpSpan[]): Set<unknown> {
+  return new Set(
+    spans
+      .filter((span) => span.role === "worker" && span.name.startsWith("task "))
+      .map((span) => attribute(span, "task.key")),
+  );
+}
+
 afterAll(async () => {
   for (const run of runs) {
     const pids = pidsOf(run.outDir);
@@ -233,6 +251,10 @@ describe("the cluster example", () => {
     expect(
       fs.readdirSync(path.join(run.outDir, "otlp")).filter((name) => name.startsWith("metrics-worker-")),
     ).toHaveLength(3);
+    // Every journey traced: the slowest task named is among the exported traces.
+    const named = slowestNamed(run.outDir);
+    expect(named.line).toMatch(/^Slowest task: \S+ \([^)]+\), among the exported traces \(explain\):$/);
+    expect(tracedKeys(spans)).toContain(named.key);
 
     // Every process is gone.
     const pids = pidsOf(run.outDir)!;
@@ -340,6 +362,31 @@ describe("the cluster example", () => {
     expect(stallOf(inReport(gcExplained[0]!.key), "gc")).toBeDefined();
     expect(stallOf(inReport(blockExplained[0]!.key), "event-loop")).toBeDefined();
     expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
+  });
+
+  it("no head sampling (--trace-ratio 0): the slowest task named is not among the traces, and the line says why", async () => {
+    const run = start([
+      "--workload",
+      "reduction",
+      "--size",
+      "120",
+      "--seed",
+      "3",
+      "--workers",
+      "2",
+      "--trace-ratio",
+      "0",
+    ]);
+    const { code, output } = await finished(run, 60_000);
+    expect(code, output).toBe(0);
+    const traced = tracedKeys(readSpans(run.outDir));
+    const { line, key } = slowestNamed(run.outDir);
+    // Fewer than 32 journeys of a prefix on a worker: none judged slow, none kept, none traced.
+    expect(traced.size).toBe(0);
+    expect(line).toBe(
+      `${line.slice(0, line.indexOf(")") + 1)}, not traced: not head-sampled (--trace-ratio 0) nor kept as slow by its worker (slower than its prefix's p99 there, judged after 32 journeys, at most 1% of them); no task's trace was exported (explain):`,
+    );
+    expect(line.startsWith(`Slowest task: ${key} (`)).toBe(true);
   });
 
   it("metrics only (--trace-ratio off): no trace context in any message, so no carrier costs a task anything", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ExponentialHistogram } from "../../src/model/statistics/index.js";
-import { aggregate, histogramQuantile, mergeHistograms } from "../../examples/cluster/report.js";
+import { aggregate, histogramQuantile, mergeHistograms, slowestLine } from "../../examples/cluster/report.js";
 import type { HistogramData, TelemetryTotals, WorkerSummary } from "../../examples/cluster/protocol.js";
 
 function data(histogram: ExponentialHistogram): HistogramData {
@@ -96,5 +96,60 @@ describe("the cluster report", () => {
     expect(report.slowest.map((slow) => slow.key)).toEqual(["square-7", "square-5"]);
     expect(report.durations).toHaveLength(1);
     expect(report.durations[0].histogram.count).toBe(6);
+  });
+
+  it("names the slowest task when its trace was exported, else says why not and names the slowest traced one", () => {
+    const tree = (key: string) => ({
+      key,
+      prefix: "sum",
+      instance: "tcp://a:1",
+      seconds: 1,
+      kind: "compute",
+      outcome: "memory",
+      children: [],
+    });
+    const journey = (key: string, seconds: number, traced?: boolean) => ({
+      key,
+      seconds,
+      breakdown: tree(key),
+      traced,
+    });
+    const worker = (
+      address: string,
+      slowest: ReturnType<typeof journey>[],
+      slowestTraced?: ReturnType<typeof journey>,
+    ): WorkerSummary => ({
+      address,
+      pid: 1,
+      nthreads: 2,
+      cpuSeconds: 1,
+      counters: {},
+      telemetry: undefined,
+      slowest,
+      ...(slowestTraced === undefined ? {} : { slowestTraced }),
+    });
+    // The slowest traced journey of all workers, whichever worker's list it is in.
+    const report = aggregate(
+      [
+        worker("tcp://a:1", [journey("sum-9", 0.9, false), journey("sum-4", 0.4, true)], journey("sum-4", 0.4, true)),
+        worker("tcp://b:2", [journey("sum-7", 0.7, false)], journey("sum-6", 0.6, true)),
+      ],
+      undefined,
+    );
+    expect(report.slowestTraced?.key).toBe("sum-6");
+    const untraced = slowestLine({ ...report, traceRatio: 0.01 });
+    expect(untraced.line).toBe(
+      "Slowest task sum-9 (900.0 ms) was not traced: not head-sampled (--trace-ratio 0.01) nor kept as slow by its worker (slower than its prefix's p99 there, judged after 32 journeys, at most 1% of them); slowest traced task: sum-6 (600.0 ms) (explain):",
+    );
+    expect(untraced.breakdown?.key).toBe("sum-6");
+    expect(slowestLine({ slowest: [journey("sum-9", 0.9, true)], traceRatio: 0.01 })).toEqual({
+      line: "Slowest task: sum-9 (900.0 ms), among the exported traces (explain):",
+    });
+    expect(slowestLine({ slowest: [journey("sum-9", 0.9, false)], traceRatio: 0 }).line).toBe(
+      "Slowest task: sum-9 (900.0 ms), not traced: not head-sampled (--trace-ratio 0) nor kept as slow by its worker (slower than its prefix's p99 there, judged after 32 journeys, at most 1% of them); no task's trace was exported (explain):",
+    );
+    expect(slowestLine({ slowest: [journey("sum-9", 0.9, false)], traceRatio: "off" }).line).toBe(
+      "Slowest task: sum-9 (900.0 ms), not traced (--trace-ratio off) (explain):",
+    );
   });
 });

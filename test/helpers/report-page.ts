@@ -53,7 +53,21 @@ const INSPECT = `(() => {
   }));
   const empty = [...document.querySelectorAll(".empty")].map((element) => element.textContent);
   const failures = [...document.querySelectorAll("table.failures tbody tr")].map((row) => [...row.cells].map((cell) => cell.innerText));
-  return { charts, tables, empty, failures, trees: document.querySelectorAll("pre").length, title: document.title, text: document.body.innerText };
+  // Each kept trace's timeline as drawn: the option ECharts holds (bars per series, links, the lanes' names).
+  const timelines = [...document.querySelectorAll(".chart.timeline")].map((element) => {
+    const chart = typeof echarts === "undefined" ? undefined : echarts.getInstanceByDom(element);
+    if (chart === undefined) return { id: element.id, bars: 0, links: 0, lanes: [], series: [] };
+    const option = chart.getOption();
+    const spans = option.series.filter((series) => series.name !== "lanes" && series.name !== "links");
+    return {
+      id: element.id,
+      bars: spans.reduce((count, series) => count + series.data.length, 0),
+      links: option.series.filter((series) => series.name === "links").reduce((count, series) => count + series.data.length, 0),
+      lanes: option.yAxis[0].data.filter((name) => name !== ""),
+      series: spans.map((series) => series.name),
+    };
+  });
+  return { charts, tables, empty, failures, timelines, trees: document.querySelectorAll("pre").length, title: document.title, text: document.body.innerText };
 })()`;
 
 export interface PageState {
@@ -63,6 +77,8 @@ export interface PageState {
   empty: string[];
   /** The "Failed tasks" table's rows, cell by cell, as rendered. */
   failures: string[][];
+  /** Each kept trace's timeline, from its chart's option: bars drawn, links, its lanes' names, its series (span names). */
+  timelines: Array<{ id: string; bars: number; links: number; lanes: string[]; series: string[] }>;
   trees: number;
   title: string;
   /** The page's visible text. */
@@ -151,15 +167,23 @@ export async function openReportOffline(
   }
 }
 
-/** Every chart of a full report drawn (a canvas or SVG with ink) and every table filled, of the classes given in order. */
-export function expectChartsDrawnAndTablesFilled(state: PageState, tableClasses: string[]): void {
+/**
+ * Every chart of a full report drawn (a canvas or SVG with ink) and every table filled, of the
+ * classes given in order; the kept traces' timelines after the other charts (`timelines` of them
+ * when given, at least one otherwise), each with bars in its chart's option.
+ */
+export function expectChartsDrawnAndTablesFilled(state: PageState, tableClasses: string[], timelines?: number): void {
+  const drawn = timelines ?? state.timelines.length;
+  if (timelines === undefined) expect(drawn, "a kept trace's timeline").toBeGreaterThan(0);
   expect(state.charts.map((chart) => chart.id)).toEqual([
     "chart-states",
     "chart-execute",
     "chart-gather",
     "chart-wait",
     "chart-slowest",
+    ...Array.from({ length: drawn }, (_, index) => `chart-timeline-${index}`),
   ]);
+  for (const timeline of state.timelines) expect(timeline.bars, `${timeline.id} has bars`).toBeGreaterThan(0);
   for (const chart of state.charts) {
     expect(chart.canvases + chart.svgs, `${chart.id} has a canvas`).toBeGreaterThan(0);
     expect(chart.inked, `${chart.id} has pixels drawn`).toBeGreaterThan(500);

@@ -59,7 +59,31 @@ describe("the report in headless Chromium", () => {
 
       expect(state.title).toBe("taskjourney report (browser test)");
       // The worker and scheduler prefix tables, the execute and gather tables: rows, none empty.
-      expectChartsDrawnAndTablesFilled(state, ["prefixes", "prefixes", "activities", "activities"]);
+      expectChartsDrawnAndTablesFilled(state, ["prefixes", "prefixes", "activities", "activities"], 2);
+      // The kept traces' timelines as drawn, read from each chart's option: the slowest, inc-2's
+      // on worker 2 (its task span, waiting, ready, executing, the gather_dep and its network, the
+      // waiting state's link to the transfer), then inc-1's on worker 1 (its own trace: no carrier
+      // went from the scheduler in this application).
+      expect(state.timelines).toEqual([
+        {
+          id: "chart-timeline-0",
+          bars: 6,
+          links: 1,
+          lanes: ["tcp://w2:1"],
+          series: ["(task)", "waiting", "ready", "executing", "gather_dep", "network"],
+        },
+        {
+          id: "chart-timeline-1",
+          bars: 5,
+          links: 0,
+          lanes: ["tcp://w1:1"],
+          series: ["(task)", "waiting", "ready", "executing", "deserialize"],
+        },
+      ]);
+      for (const chart of state.charts.filter((chart) => chart.id.startsWith("chart-timeline-")))
+        expect(chart.inked, chart.id).toBeGreaterThan(2000);
+      expect(state.text).toContain("inc-2 — slowest #1; its trace 5.0 s");
+      expect(state.text).toContain("trace");
       expect(state.trees).toBeGreaterThanOrEqual(2);
     },
     90_000,

@@ -249,7 +249,36 @@ describe("the report of a job queue with its own state machine", () => {
       expect(statesChart.inked).toBeGreaterThan(500);
       // No transfers or waits for dependencies in a job queue: their sections are left out, in one
       // line; every chart left is drawn.
-      expect(state.charts.map((chart) => chart.id)).toEqual(["chart-states", "chart-execute", "chart-slowest"]);
+      expect(state.charts.map((chart) => chart.id)).toEqual([
+        "chart-states",
+        "chart-execute",
+        "chart-slowest",
+        ...state.timelines.map((timeline) => timeline.id),
+      ]);
+      // A timeline of each kept trace: the 5 slowest jobs' and the failed one's (one of them, or a
+      // sixth), each across the queue and the workers that ran it, the queue's own states among its
+      // bars (read from each chart's option), every one drawn.
+      expect(state.timelines.length).toBeGreaterThanOrEqual(5);
+      expect(state.timelines.length).toBeLessThanOrEqual(6);
+      for (const timeline of state.timelines) {
+        expect(timeline.lanes[0], timeline.id).toBe("queue");
+        expect(
+          timeline.lanes.slice(1).every((lane) => /^worker-\d$/.test(lane)),
+          timeline.id,
+        ).toBe(true);
+        expect(timeline.series.slice(0, 2), timeline.id).toEqual(["(task)", "active"]);
+        expect(timeline.bars, timeline.id).toBeGreaterThanOrEqual(5);
+        expect(timeline.links, timeline.id).toBeGreaterThanOrEqual(1);
+        expect(state.charts.find((chart) => chart.id === timeline.id)!.inked, timeline.id).toBeGreaterThan(2000);
+      }
+      const failedKey = state.failures[0][0];
+      expect(state.text).toMatch(new RegExp(`\\n${failedKey} — (slowest #\\d, )?failed; its trace `));
+      // Every job waited in the queue's own waiting state (or for its children): on every timeline.
+      for (const timeline of state.timelines)
+        expect(
+          timeline.series.some((name) => name === "waiting" || name === "waiting-children"),
+          timeline.id,
+        ).toBe(true);
       for (const chart of state.charts) expect(chart.inked, chart.id).toBeGreaterThan(500);
       expect(state.text).toContain(
         "Left out, as nothing applies: transfers between processes (none recorded); waiting for dependencies fetched from peers (none recorded).",

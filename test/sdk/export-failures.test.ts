@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { errorTypeOf, ExportFailures, QueueFull } from "../../src/sdk/export-failures.js";
+import { ZipkinAnswerError } from "../../src/sdk/zipkin-exporter.js";
 
 /** Errors as the OTLP/HTTP exporters of OpenTelemetry JS report them. */
 function networkError(code: string, message: string): Error {
@@ -24,6 +25,14 @@ describe("errorTypeOf", () => {
     expect(errorTypeOf(new OTLPExporterError("Export failed with retryable status"))).toBe("retryable");
     expect(errorTypeOf(new Error("Concurrent export limit reached"))).toBe("concurrency_limit");
     expect(errorTypeOf(new QueueFull(2048))).toBe("queue_full");
+    // Zipkin's answer: a stable code like every other error, the HTTP status on `status` as error.type.
+    const zipkin = new ZipkinAnswerError(502, "Bad Gateway");
+    expect([zipkin.code, zipkin.status, zipkin.message]).toEqual([
+      "TJ_EXPORT_REJECTED",
+      502,
+      "Zipkin answered 502: Bad Gateway",
+    ]);
+    expect(errorTypeOf(zipkin)).toBe("502");
     expect(errorTypeOf(new RangeError("whatever"))).toBe("RangeError");
     expect(errorTypeOf(new Error("whatever"))).toBe("_OTHER");
     expect(errorTypeOf(undefined)).toBe("_OTHER");

@@ -152,7 +152,11 @@ export class ActivitySpans {
       const end = clamp(recordedEnd === recordedEnd ? recordedEnd : parentEnd, start, parentEnd);
       const name = this.activities.name(records[record + ACTIVITY_ID]);
       if (name === THREAD_CPU || name === THREAD_NONCPU) {
-        const seconds = end - start;
+        // The seconds digested, as explain() counts them: a measurement, not the interval it was
+        // placed on. That interval ends at the clock's reading when digest() was called, which
+        // lies past the state's end when the ledger ended at an earlier `at` (a queue's backdated
+        // time): clamped, it lasted 0 s, and the span said thread.cpu_time 0 where explain() had it.
+        const seconds = recordedEnd - records[record + ACTIVITY_START];
         if (parentSlot !== -1) {
           if (name === THREAD_CPU) slots.cpu[parentSlot] = Math.max(slots.cpu[parentSlot], 0) + seconds;
           else slots.noncpu[parentSlot] = Math.max(slots.noncpu[parentSlot], 0) + seconds;

@@ -42,7 +42,7 @@ import { ActivitySpans } from "./activities.js";
 import { HandedOutIds, TaskSpan } from "./context.js";
 import { randomSpanId, randomTraceId, SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
-import { TaskSpans } from "./tasks.js";
+import { at, TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
 import { MAX_OPEN_SERVE_SPANS, ServeSpans } from "./serves.js";
 import { OpenSpan } from "./context.js";
@@ -324,6 +324,7 @@ export class SpanBridge implements RecorderListener {
       parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
       stateLink(parent),
       false,
+      parent,
     );
     spans.deferred = true;
     journey.spanState = spans;
@@ -363,6 +364,7 @@ export class SpanBridge implements RecorderListener {
         parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
         links,
         true,
+        parent,
       );
     } finally {
       generator.clear();
@@ -433,6 +435,7 @@ export class SpanBridge implements RecorderListener {
       parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
       links,
       false,
+      parent,
     );
     journey.spanState = spans;
     this.open.add(journey);
@@ -493,6 +496,8 @@ export class SpanBridge implements RecorderListener {
         journey,
         parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
         stateLink(parent),
+        undefined,
+        parent,
       );
     }
   }
@@ -575,7 +580,7 @@ export class SpanBridge implements RecorderListener {
   private finishUnfinished(journey: Journey, spans: TaskSpan, now: number): void {
     this.tasks.finishVisits(journey, spans, journey.visitCount, now);
     spans.span.setAttribute(ATTR_UNFINISHED, true);
-    this.writer.finishSpan(spans, journey.start, now);
+    this.writer.finishSpan(spans, at(spans, journey.start), at(spans, now));
   }
 }
 

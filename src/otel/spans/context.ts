@@ -84,6 +84,12 @@ export class TaskSpan extends OpenSpan {
    * ended (and exported, with its state spans) only if the journey is kept at its end.
    */
   deferred = false;
+  /**
+   * Recorder seconds none of the journey's spans starts or ends before: the start of the
+   * producer's span it continues (a hand-off carrier said when; see TaskSpans.notBefore), else
+   * undefined: a double field would be a number boxed per span, for nearly every span in vain.
+   */
+  notBefore: number | undefined = undefined;
 }
 
 /**

@@ -44,6 +44,8 @@ import { TaskSpan, type OpenSpan } from "./context.js";
 import type { SpanBridgeOptions } from "./options.js";
 import type { TransferSpans } from "./transfers.js";
 import { truncate, type SpanWriter } from "./writer.js";
+import { handOffOf } from "../propagation.js";
+import { show } from "../../model/show.js";
 
 /**
  * A journey's `task <prefix>` span and its state spans, one per visit. They are started as the
@@ -77,15 +79,28 @@ export class TaskSpans {
    * another process handed this key) or as a root; or, when `inject()` already started its task
    * span (`spans`, deferred), under that one.
    */
-  emitRetroactively(journey: Journey, parent: Context = ROOT_CONTEXT, links?: Link[], spans?: TaskSpan): void {
-    if (spans === undefined) spans = this.start(journey, parent, links, true);
+  emitRetroactively(
+    journey: Journey,
+    parent: Context = ROOT_CONTEXT,
+    links?: Link[],
+    spans?: TaskSpan,
+    received?: SpanContext,
+  ): void {
+    if (spans === undefined) spans = this.start(journey, parent, links, true, received);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
     this.finish(journey, spans);
   }
 
-  start(journey: Journey, parent: Context, links: Link[] | undefined, ended: boolean): TaskSpan {
+  /** `received`: the context the journey's key came with (continueFrom()), as it came. */
+  start(
+    journey: Journey,
+    parent: Context,
+    links: Link[] | undefined,
+    ended: boolean,
+    received: SpanContext | undefined,
+  ): TaskSpan {
     const limit = this.options.maxAttributeLength;
     const key = typeof journey.id === "string" ? journey.id : String(journey.id);
     const attributes: Attributes = {
@@ -103,13 +118,39 @@ export class TaskSpans {
       name = SPAN_TASK_PREFIX + this.recorder.prefixes.name(journey.prefixId);
       this.taskNames[journey.prefixId] = name;
     }
-    const startTime = this.writer.hr(journey.start);
+    const notBefore = received === undefined ? undefined : this.notBefore(journey, received);
+    const startTime = this.writer.hr(notBefore !== undefined && journey.start < notBefore ? notBefore : journey.start);
     const task = new TaskSpan(
       this.writer.startSpan(name, parent, startTime, SpanKind.INTERNAL, attributes, links),
       startTime,
     );
+    task.notBefore = notBefore;
     task.links = links?.length ?? 0;
     return task;
+  }
+
+  /**
+   * Where a journey that continues a producer's hand-off may start its spans: not before the
+   * producer's span, whose start the carrier gives (undefined without one). Its times are the
+   * caller's, on this process's clock or a queue's (milliseconds, a row's timestamp) and the
+   * producer's on another's: a job picked up within the millisecond it was created, or two clocks
+   * apart, begins here before it began there, and its task span would start before its parent.
+   * This is the one place that is clamped (every time TaskSpans gives a span goes through
+   * `at()`), and in the spans only: explain() and the metrics keep the times given. Counted and
+   * told once (`before-hand-off`).
+   */
+  private notBefore(journey: Journey, received: SpanContext): number | undefined {
+    const handOff = handOffOf(received);
+    if (handOff === undefined) return undefined;
+    const notBefore = this.writer.secondsNotBefore(handOff.start);
+    if (journey.start < notBefore)
+      this.recorder.failures.fault(
+        "before-hand-off",
+        `the journey of ${show(journey.key)} began at ${journey.start}, ${((notBefore - journey.start) * 1e6).toFixed(0)} µs before the producer's it continues (${notBefore} on this clock, as its hand-off carrier says): ` +
+          "the two clocks disagree, or one side gave a queue's millisecond times and the other its clock's readings; its spans start at the producer's start (explain() keeps the times given). " +
+          "Give both sides the queue's times, or both their clocks' (docs/instrumenting.md#times-from-a-queue)",
+      );
+    return notBefore;
   }
 
   openVisit(journey: Journey, spans: TaskSpan, visit: number): void {
@@ -120,7 +161,7 @@ export class TaskSpans {
     spans.visits[visit] = this.writer.startChild(
       this.recorder.machine.names[journey.visitState(visit)],
       spans,
-      journey.visitStart(visit),
+      at(spans, journey.visitStart(visit)),
     );
   }
 
@@ -129,8 +170,8 @@ export class TaskSpans {
     for (let visit = 0; visit < count; visit++) {
       const span = spans.visits[visit];
       if (span === undefined) continue;
-      const start = journey.visitStart(visit);
-      const end = visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end);
+      const start = at(spans, journey.visitStart(visit));
+      const end = at(spans, visit + 1 < journey.visitCount ? journey.visitStart(visit + 1) : (now ?? journey.end));
       const state = journey.visitState(visit);
       const machine = this.recorder.machine;
       if (journey.kind === COMPUTE_JOURNEY) {
@@ -190,7 +231,7 @@ export class TaskSpans {
         if (context !== undefined) this.writer.link(task, context);
       }
     }
-    this.writer.finishSpan(task, journey.start, journey.end);
+    this.writer.finishSpan(task, at(task, journey.start), at(task, journey.end));
     this.recent.set(journey.id, span.spanContext());
   }
 
@@ -266,6 +307,12 @@ export class TaskSpans {
     }
     return name;
   }
+}
+
+/** A time of the journey's for one of its spans: never before `spans.notBefore` (see TaskSpans.notBefore). */
+export function at(spans: TaskSpan, seconds: number): number {
+  const notBefore = spans.notBefore;
+  return notBefore !== undefined && seconds < notBefore ? notBefore : seconds;
 }
 
 /** The process stalls a visit overlapped as `task.stall.<kind>` = seconds, so a trace alone can rebuild explain(). */

@@ -131,6 +131,19 @@ export class SpanWriter {
     span.end(end > start ? (endTime ?? this.hr(end)) : this.hr(start));
   }
 
+  /**
+   * Recorder seconds whose hr() is not before `time` (an epoch HrTime from another process) and
+   * within a few nanoseconds of it: converted back naively, a double rounds either way, and a time
+   * 1 ns early is early.
+   */
+  secondsNotBefore(time: readonly [number, number]): number {
+    let seconds = time[0] - this.originWhole + (time[1] / 1e9 - this.originFraction);
+    // A few steps of at least one ulp each: the rounding error is at most a couple of ulps.
+    for (let step = 0; step < 8 && compareHr(this.hr(seconds), time) < 0; step++)
+      seconds += Math.max(Math.abs(seconds) * Number.EPSILON, Number.MIN_VALUE);
+    return seconds;
+  }
+
   /** Recorder seconds as an HrTime, split so that whole seconds of the epoch lose no precision. */
   hr(seconds: number): HrTime {
     // Consecutive times are often equal (a task span starts with its first state span, ends with
@@ -148,6 +161,11 @@ export class SpanWriter {
     this.lastTime = time;
     return time;
   }
+}
+
+/** Negative, zero or positive as `a` is before, at or after `b`. */
+function compareHr(a: readonly [number, number], b: readonly [number, number]): number {
+  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
 }
 
 /** An attribute value cut to `limit` characters (`maxAttributeLength`). */

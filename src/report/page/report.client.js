@@ -178,6 +178,169 @@
       ],
     });
   }
+  // The kept traces' timelines (src/report/timeline-page.ts): a custom series per span name, each
+  // bar a rectangle from its start to its end on its row; the lanes' bands and the links apart.
+  function timeline(t) {
+    var lane = [];
+    t.lanes.forEach(function (l, i) {
+      for (var r = l[0]; r < l[0] + l[1]; r++) lane[r] = i;
+    });
+    var laneNames = t.lanes.map(function (l) {
+      return t.rows[l[0]];
+    });
+    function bar(params, api) {
+      var row = api.value(2);
+      var a = api.coord([api.value(0), row]);
+      var b = api.coord([api.value(1), row]);
+      var h = api.size([0, 1])[1] * 0.72;
+      var c = params.coordSys;
+      var shape = echarts.graphic.clipRectByRect(
+        // At least a pixel wide: a state left the moment it was entered still shows.
+        { x: a[0], y: a[1] - h / 2, width: Math.max(1, b[0] - a[0]), height: h },
+        { x: c.x, y: c.y, width: c.width, height: c.height },
+      );
+      if (!shape) return null;
+      var failed = api.value(4) === 1;
+      var element = {
+        type: "rect",
+        shape: shape,
+        style: {
+          fill: api.visual("color"),
+          stroke: failed ? "#cf222e" : "rgba(0,0,0,0.25)",
+          lineWidth: failed ? 2 : 0.5,
+        },
+      };
+      if (shape.width < 48) return element;
+      return {
+        type: "group",
+        children: [
+          element,
+          {
+            type: "text",
+            silent: true,
+            style: {
+              x: shape.x + 3,
+              y: shape.y + shape.height / 2,
+              text:
+                params.seriesName === "(task)"
+                  ? (t.notes[api.value(3)] || "task").split(" \u2014 ")[0]
+                  : params.seriesName,
+              verticalAlign: "middle",
+              fontSize: 10,
+              fill: "#1f2328",
+              width: shape.width - 6,
+              overflow: "truncate",
+            },
+          },
+        ],
+      };
+    }
+    function band(params, api) {
+      var top = api.coord([0, api.value(0)]);
+      var size = api.size([0, 1])[1];
+      var c = params.coordSys;
+      return {
+        type: "rect",
+        silent: true,
+        shape: { x: c.x, y: top[1] - size / 2, width: c.width, height: size * api.value(1) },
+        style: { fill: params.dataIndex % 2 === 0 ? "rgba(208,215,222,0.18)" : "rgba(255,255,255,0)" },
+      };
+    }
+    function link(params, api) {
+      var a = api.coord([api.value(0), api.value(1)]);
+      var b = api.coord([api.value(2), api.value(3)]);
+      return {
+        type: "line",
+        silent: true,
+        shape: { x1: a[0], y1: a[1], x2: b[0], y2: b[1] },
+        style: { stroke: "#57606a", lineWidth: 1, lineDash: [4, 3] },
+      };
+    }
+    var series = [
+      {
+        type: "custom",
+        name: "lanes",
+        renderItem: band,
+        data: t.lanes,
+        encode: { y: 0 },
+        silent: true,
+        z: 0,
+        tooltip: { show: false },
+      },
+    ];
+    t.series.forEach(function (s) {
+      series.push({
+        type: "custom",
+        name: s.name,
+        renderItem: bar,
+        itemStyle: { color: s.color },
+        encode: { x: [0, 1], y: 2 },
+        data: s.bars,
+        z: 2,
+      });
+    });
+    if (t.links.length > 0)
+      series.push({
+        type: "custom",
+        name: "links",
+        renderItem: link,
+        data: t.links,
+        encode: { x: [0, 2], y: [1, 3] },
+        z: 3,
+        silent: true,
+        tooltip: { show: false },
+      });
+    var rowHeight = t.rows.length > 40 ? 14 : 22;
+    chart(
+      t.id,
+      {
+        animation: false,
+        tooltip: {
+          trigger: "item",
+          formatter: function (p) {
+            var v = p.value;
+            var name = p.seriesName === "(task)" ? "task" : p.seriesName;
+            var lines = [p.marker + esc(name) + " on " + esc(laneNames[lane[v[2]]] || "")];
+            if (t.notes[v[3]]) lines.push(esc(t.notes[v[3]]));
+            lines.push("from +" + esc(seconds(v[0] / 1e6)) + ", lasted " + esc(seconds((v[1] - v[0]) / 1e6)));
+            return lines.join("<br>");
+          },
+        },
+        legend: {
+          type: "scroll",
+          top: 0,
+          data: t.series.map(function (s) {
+            return s.name;
+          }),
+        },
+        grid: { left: 8, right: 24, top: 34, bottom: 40, containLabel: true },
+        dataZoom: [
+          { type: "inside", xAxisIndex: 0, filterMode: "weakFilter" },
+          { type: "slider", xAxisIndex: 0, filterMode: "weakFilter", height: 16, bottom: 6 },
+        ],
+        xAxis: {
+          type: "value",
+          min: 0,
+          max: t.duration,
+          axisLabel: {
+            formatter: function (v) {
+              return seconds(v / 1e6);
+            },
+          },
+        },
+        yAxis: {
+          type: "category",
+          inverse: true,
+          data: t.rows,
+          axisTick: { show: false },
+          axisLabel: { interval: 0, width: 180, overflow: "truncate" },
+        },
+        series: series,
+      },
+      Math.max(140, rowHeight * t.rows.length + 90),
+    );
+  }
+  (data.timelines || []).forEach(timeline);
   window.addEventListener("resize", function () {
     all.forEach(function (c) {
       c.resize();

@@ -142,6 +142,42 @@ describe("activity spans", () => {
     ]);
   });
 
+  it("digests in a ledger ended at an earlier `at` keep their seconds on the span, as explain() has them (execute with `at` too)", () => {
+    // The clock reads 110 when the digests are taken; the queue's own times end the execution at
+    // 103. The digests' intervals (ending at 110) lie past the state's end: clamped, they lasted
+    // 0 s, and the spans said thread.cpu_time 0 where explain() had 0.5.
+    for (const executeAt of [false, true]) {
+      const { journeys, clock, exporter } = harness();
+      clock.set(110);
+      journeys.transition("inc-1", "released", "waiting", { at: 100 });
+      journeys.transition("inc-1", "waiting", "ready", { at: 101 });
+      if (!executeAt) journeys.transition("inc-1", "ready", "executing", { at: 102 });
+      const ledger = journeys.execute("inc-1", { at: 102 });
+      ledger.digest("thread-cpu", 0.5);
+      ledger.digest("thread-noncpu", 0.125);
+      ledger.meter("work", () => ledger.digest("thread-cpu", 0.25));
+      ledger.end("memory", { at: 103 });
+      const spans = exporter.getFinishedSpans();
+      expect(render(spans)).toEqual([
+        "task inc [inc-1@worker] 100-103",
+        "  waiting 100-101",
+        "  ready 101-102",
+        "  executing 102-103",
+        // Within the state: ending at its end, lasting the digests' sum.
+        "    run 102.375-103",
+        "    work 103-103",
+      ]);
+      const attributes = (name: string) => find(spans, (span) => span.name === name).attributes;
+      expect(attributes("run")["thread.cpu_time"]).toBe(0.5);
+      expect(attributes("run")["thread.noncpu_time"]).toBe(0.125);
+      expect(attributes("work")["thread.cpu_time"]).toBe(0.25);
+      const executing = journeys.explain("inc-1")!.children.find((state) => state.name === "executing")!;
+      const seconds = (name: string) => executing.children.find((activity) => activity.name === name)?.seconds;
+      expect(seconds("thread-cpu")).toBe(0.5);
+      expect(seconds("thread-noncpu")).toBe(0.125);
+    }
+  });
+
   it("a span processor that writes to a parent context it is given gets a context holding the parent span", () => {
     const exporter = new InMemorySpanExporter();
     const written: Array<string | undefined> = [];

@@ -1,0 +1,106 @@
+/**
+ * The facade's recording calls given their trailing options object (`{ at, error, prefix }`,
+ * `{ at, prefix }`, `{ bytes, at }`), or the deprecated positional values (told once): apart from
+ * journeys.ts, so the usual call, with nothing after its arguments, stays small there.
+ */
+import type { Key } from "./model/keys.js";
+import { show } from "./model/show.js";
+import { isCallOptions } from "./recorder/call-options.js";
+import type { ExecutionLedger } from "./recorder/execution-ledger.js";
+import type { NoLedger } from "./recorder/no-ledger.js";
+import type { Recorder } from "./recorder/recorder.js";
+import type { TransferLedger } from "./recorder/transfer-ledger.js";
+
+/** The names of each call's trailing options object (call-options.ts tells them from the deprecated positional values). */
+const TRANSITION_OPTIONS = ["at", "error", "prefix"] as const;
+const EXECUTE_OPTIONS = ["at", "prefix"] as const;
+const GATHER_OPTIONS = ["bytes", "at"] as const;
+export const SERVE_OPTIONS = ["context", "at"] as const;
+
+/** transition() given options, or the deprecated positional `at, error`: apart, so the usual call stays small. */
+export function transitionWith(
+  recorder: Recorder,
+  key: Key,
+  from: string,
+  to: string,
+  options: unknown,
+  legacyError: unknown,
+): void {
+  if (legacyError !== undefined || !isCallOptions(options, TRANSITION_OPTIONS)) {
+    recorder.failures.deprecated("transition(key, from, to, at, error)", "transition(key, from, to, { at, error })");
+    recorder.transition(key, from, to, options as number | undefined, legacyError);
+    return;
+  }
+  let at: unknown, error: unknown, prefix: unknown;
+  try {
+    ({ at, error, prefix } = options);
+  } catch {
+    recorder.drop("invalid-options", "transition() given options that threw when read; recorded as if given none");
+    recorder.transition(key, from, to, undefined, undefined);
+    return;
+  }
+  // No closure unless a prefix is given: a call with `{ at }` allocates nothing of its own.
+  if (prefix === undefined) recorder.transition(key, from, to, at as number | undefined, error);
+  else
+    withPrefix(recorder, "transition()", prefix, () =>
+      recorder.transition(key, from, to, at as number | undefined, error),
+    );
+}
+
+/**
+ * Runs `record` with `prefix` as the prefix of a journey it begins (the recorder's prefix hint,
+ * cleared after: nothing is kept per key). A prefix that is not a non-empty string is counted
+ * (`invalid-description`) and left out.
+ */
+export function withPrefix<T>(recorder: Recorder, call: string, prefix: unknown, record: () => T): T {
+  if (prefix === undefined) return record();
+  if (typeof prefix !== "string" || prefix === "") {
+    recorder.drop("invalid-description", `${call} given the prefix ${show(prefix)}, not a non-empty string; left out`);
+    return record();
+  }
+  recorder.prefixHint = prefix;
+  try {
+    return record();
+  } finally {
+    recorder.prefixHint = undefined;
+  }
+}
+
+/** execute() given options, or the deprecated positional `at`. */
+export function executeWith(recorder: Recorder, key: Key, options: unknown): ExecutionLedger | NoLedger {
+  if (!isCallOptions(options, EXECUTE_OPTIONS)) {
+    recorder.failures.deprecated("execute(key, at)", "execute(key, { at })");
+    return recorder.execute(key, options as number);
+  }
+  let at: unknown, prefix: unknown;
+  try {
+    ({ at, prefix } = options);
+  } catch {
+    recorder.drop("invalid-options", "execute() given options that threw when read; recorded as if given none");
+    return recorder.execute(key, undefined);
+  }
+  if (prefix === undefined) return recorder.execute(key, at as number | undefined);
+  return withPrefix(recorder, "execute()", prefix, () => recorder.execute(key, at as number | undefined));
+}
+
+/** gather() given options, or the deprecated positional `bytes, at`. */
+export function gatherWith(
+  recorder: Recorder,
+  peer: string,
+  keys: readonly Key[],
+  options: unknown,
+  legacyAt: number | undefined,
+): TransferLedger | NoLedger {
+  if (legacyAt !== undefined || !isCallOptions(options, GATHER_OPTIONS)) {
+    recorder.failures.deprecated("gather(peer, keys, bytes, at)", "gather(peer, keys, { bytes, at })");
+    return recorder.gather(peer, keys, options as number | undefined, legacyAt);
+  }
+  let bytes: unknown, at: unknown;
+  try {
+    ({ bytes, at } = options);
+  } catch {
+    recorder.drop("invalid-options", "gather() given options that threw when read; recorded as if given none");
+    return recorder.gather(peer, keys, undefined, undefined);
+  }
+  return recorder.gather(peer, keys, bytes as number | undefined, at as number | undefined);
+}
