@@ -7,7 +7,7 @@
 import PgBoss from "pg-boss";
 import type { TraceCarrier } from "taskjourney";
 import { PRODUCER_MACHINE } from "./machines.js";
-import { startOpenTelemetry } from "./telemetry.js";
+import { epochSeconds, startOpenTelemetry } from "./telemetry.js";
 import { plan, type JobData } from "./workload.js";
 
 const [url, schema, instance, ratio, out] = process.argv.slice(2);
@@ -32,8 +32,9 @@ export interface Payload extends JobData {
 // [send]
 async function send(job: ReturnType<typeof plan>[number]): Promise<void> {
   // The producer's journey of the job: from here to the queue's answer. Its prefix is the key's
-  // (`resize-3` → resize).
-  producer.transition(job.key, "created", "sending");
+  // (`resize-3` → resize). It begins at the clock cut to the millisecond, as the queue cuts its
+  // times: the job's createdOn, where the workers begin, is then never before it.
+  producer.transition(job.key, "created", "sending", { at: Math.floor(epochSeconds() * 1000) / 1000 });
   // The carrier, written before the send, goes in the payload: the job's id exists only once
   // send() resolves, and a worker may have started the job by then.
   const carrier: TraceCarrier = {};
@@ -54,6 +55,8 @@ async function send(job: ReturnType<typeof plan>[number]): Promise<void> {
 }
 // [/send]
 
-await Promise.all(plan().map(send));
+// One job at a time, each sent once the queue confirmed the one before: a job may then be
+// inserted, and taken by a worker, within the millisecond its journey began here.
+for (const job of plan()) await send(job);
 await boss.stop({ graceful: true, wait: true });
 await telemetry.shutdown();

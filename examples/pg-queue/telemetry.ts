@@ -22,6 +22,9 @@ import {
 import { TaskJourneys, type StateMachine } from "taskjourney";
 import { createFileMetricExporter, createFileSpanExporter } from "taskjourney/sdk";
 
+/** The journeys' clock: epoch seconds to the microsecond, so that the queue's row times (epoch milliseconds) go in as they are. */
+export const epochSeconds = (): number => (performance.timeOrigin + performance.now()) / 1000;
+
 export interface TelemetryOptions<S extends string> {
   role: "scheduler" | "worker";
   /** This process's name: `service.instance.id` in every backend, as given. */
@@ -40,8 +43,7 @@ export function startOpenTelemetry<S extends string>(options: TelemetryOptions<S
     machine: options.machine,
     instance,
     sampling: { ratio: options.ratio },
-    // Epoch seconds to the microsecond: the queue's row times (epoch milliseconds) go in as they are.
-    runtime: { clock: () => (performance.timeOrigin + performance.now()) / 1000, timeOrigin: 0 },
+    runtime: { clock: epochSeconds, timeOrigin: 0 },
   });
   const otlp = process.env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
   const file = (signal: string) => path.join(options.out, "otlp", `${signal}-${role}-${instance}.jsonl`);

@@ -239,6 +239,9 @@ describe.skipIf(postgres === undefined && !inCi)(
         if (ratio === 1) expect(seen.pairs).toBe(133);
         else expect(seen.pairs).toBeGreaterThanOrEqual(51);
         expect([seen.outlasting, seen.earlier], `ratio ${ratio}`).toEqual([0, 0]);
+        // Across the hand-off, no attempt began before the producer's journey (which begins at its
+        // clock cut to the millisecond, as the rows' times are): nothing clamped, nothing told.
+        expect(seen.handOffEarlier, `ratio ${ratio}`).toBe(0);
       }
     });
   },
