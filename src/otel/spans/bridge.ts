@@ -98,11 +98,6 @@ export class SpanBridge implements RecorderListener {
   private readonly tasks: TaskSpans;
   /** The tracer provider's id generator, when it lets us choose ids (useIds()). */
   private ids: SpanIds | undefined;
-  /**
-   * A span started with preset ids came out with others: the provider does not take its ids from
-   * `ids` (a generator read but not given to it). Told once; no ids are handed out from then on.
-   */
-  private idsIgnored = false;
   private readonly serves: ServeSpans;
   private closed = false;
 
@@ -140,23 +135,6 @@ export class SpanBridge implements RecorderListener {
     return (this.ids ??= new SpanIds());
   }
 
-  /**
-   * Whether a span started with preset ids has them; if a recording one has not, the provider's
-   * ids are not ours to choose after all: told once, and no more ids handed out (a no-op tracer's
-   * span, before an SDK registered, records nothing and says nothing).
-   */
-  private tookIds(span: { spanContext(): SpanContext; isRecording(): boolean }, spanId: string): boolean {
-    if (span.spanContext().spanId === spanId) return true;
-    if (span.isRecording() && !this.idsIgnored) {
-      this.idsIgnored = true;
-      tell(
-        "warn",
-        `taskjourney: a span started with the ids taskjourney chose came out with others (span id ${span.spanContext().spanId}, not ${spanId}): the tracer provider does not take its ids from journeys.idGenerator; pass it as the provider's idGenerator (NodeSDK's idGenerator option). Until then traces kept only by their end may lack their parent span; see docs/propagation.md#producers-and-consumers`,
-      );
-    }
-    return false;
-  }
-
   // ---- propagation ----------------------------------------------------------------------------
   //
   // Every journey of a task shares one trace, sampled or not. `inject()` writes the key's task
@@ -190,8 +168,7 @@ export class SpanBridge implements RecorderListener {
     const journey = this.recorder.live.get(id);
     if (journey !== undefined) {
       let spans = journey.spanState;
-      if (spans === undefined && this.ids !== undefined && !this.idsIgnored && !this.closed)
-        spans = this.handOutIds(journey);
+      if (spans === undefined && this.ids?.ignored === false && !this.closed) spans = this.handOutIds(journey);
       if (spans instanceof HandedOutIds) {
         // Every carrier of the journey names the same ids: the header is made once.
         carrier[TRACEPARENT] = spans.header ??= formatTraceparent(spans.spanContext);
@@ -369,7 +346,7 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
-    this.tookIds(spans.span, ids.spanContext.spanId);
+    generator.took(spans.span, ids.spanContext.spanId);
     spans.linksDropped += ids.linksDropped;
     this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
   }
@@ -511,7 +488,7 @@ export class SpanBridge implements RecorderListener {
     const handOff = handOffOf(parent);
     if (handOff === undefined) return;
     const generator = this.ids;
-    if (generator === undefined || this.idsIgnored) {
+    if (generator === undefined || generator.ignored) {
       if (!this.standInWarned) {
         this.standInWarned = true;
         tell(
@@ -536,7 +513,7 @@ export class SpanBridge implements RecorderListener {
       generator.clear();
     }
     // With other ids than the producer's, the span would be a second root: never ended, never exported.
-    if (this.tookIds(span, parent.spanId)) span.end(handOff.end);
+    if (generator.took(span, parent.spanId)) span.end(handOff.end);
   }
 
   /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */
