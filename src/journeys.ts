@@ -245,6 +245,19 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
   }
 
   /**
+   * The span ids for your own tracer provider to take (NodeSDK's or TracerProvider's `idGenerator`
+   * option): taskjourney then chooses the ids it hands out in carriers, and a job kept only by its
+   * consumers (it failed) is emitted with its producer's span as its root
+   * ([propagation.md](../docs/propagation.md#producers-and-consumers)). Read it only to pass it on:
+   * from the first read, carriers name ids that only this generator gives their spans (a provider
+   * that does not take them is told once, and no more are handed out). taskjourney/sdk's provider
+   * has it already.
+   */
+  get idGenerator(): { generateTraceId(): string; generateSpanId(): string } {
+    return this.#spans.idGenerator();
+  }
+
+  /**
    * A metric producer of its own for another MetricReader: with delta temporality a producer
    * reports what changed since its own previous collection, so each reader needs one. Options
    * left out are those of these journeys (`temporality`, `histogram`, `explicitBuckets`); e.g.

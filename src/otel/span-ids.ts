@@ -1,3 +1,5 @@
+import { tell } from "./warn.js";
+
 /**
  * Span and trace ids that the span bridge can choose before the span exists. `inject()` hands out
  * the ids of a journey that was not head-sampled, and almost every such journey ends unkept: with
@@ -13,6 +15,30 @@
 export class SpanIds {
   private nextTraceId: string | undefined;
   private nextSpanId: string | undefined;
+  /**
+   * A span started with preset ids came out with others: the provider does not take its ids from
+   * here (`journeys.idGenerator` read but not given to it). Told once; the bridge hands out no
+   * more ids of its own from then on.
+   */
+  ignored = false;
+
+  /**
+   * Whether `span`, started with `spanId` preset, has it. A recording span that has not means the
+   * provider's ids are not ours to choose after all (`ignored`, told once); a no-op tracer's span
+   * (before an SDK registered) records nothing and says nothing.
+   */
+  took(span: { spanContext(): { spanId: string }; isRecording(): boolean }, spanId: string): boolean {
+    const actual = span.spanContext().spanId;
+    if (actual === spanId) return true;
+    if (span.isRecording() && !this.ignored) {
+      this.ignored = true;
+      tell(
+        "warn",
+        `taskjourney: a span started with the ids taskjourney chose came out with others (span id ${actual}, not ${spanId}): the tracer provider does not take its ids from journeys.idGenerator; pass it as the provider's idGenerator (NodeSDK's idGenerator option). Until then traces kept only by their end may lack their parent span; see docs/propagation.md#producers-and-consumers`,
+      );
+    }
+    return false;
+  }
 
   /** The ids the next span started gets: `spanId`, and `traceId` when it is a root (a child keeps its parent's). */
   preset(traceId: string, spanId: string): void {

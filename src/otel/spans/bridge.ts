@@ -40,7 +40,7 @@ import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
 import { HandedOutIds, TaskSpan } from "./context.js";
-import { randomSpanId, randomTraceId, type SpanIds } from "../span-ids.js";
+import { randomSpanId, randomTraceId, SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { at, TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
@@ -130,6 +130,11 @@ export class SpanBridge implements RecorderListener {
     this.ids = ids;
   }
 
+  /** The generator whose ids the provider is to use: the one in use, else a new one, used from now on (`journeys.idGenerator`). */
+  idGenerator(): SpanIds {
+    return (this.ids ??= new SpanIds());
+  }
+
   // ---- propagation ----------------------------------------------------------------------------
   //
   // Every journey of a task shares one trace, sampled or not. `inject()` writes the key's task
@@ -163,7 +168,7 @@ export class SpanBridge implements RecorderListener {
     const journey = this.recorder.live.get(id);
     if (journey !== undefined) {
       let spans = journey.spanState;
-      if (spans === undefined && this.ids !== undefined && !this.closed) spans = this.handOutIds(journey);
+      if (spans === undefined && this.ids?.ignored === false && !this.closed) spans = this.handOutIds(journey);
       if (spans instanceof HandedOutIds) {
         // Every carrier of the journey names the same ids: the header is made once.
         carrier[TRACEPARENT] = spans.header ??= formatTraceparent(spans.spanContext);
@@ -341,6 +346,7 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
+    generator.took(spans.span, ids.spanContext.spanId);
     spans.linksDropped += ids.linksDropped;
     this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
   }
@@ -482,12 +488,12 @@ export class SpanBridge implements RecorderListener {
     const handOff = handOffOf(parent);
     if (handOff === undefined) return;
     const generator = this.ids;
-    if (generator === undefined) {
+    if (generator === undefined || generator.ignored) {
       if (!this.standInWarned) {
         this.standInWarned = true;
         tell(
           "warn",
-          "taskjourney: a journey kept under a producer's hand-off that was not sampled has no root span in its trace: the producer's span can be emitted in its stead only when taskjourney chooses span ids (taskjourney/sdk's tracer provider); see docs/propagation.md#producers-and-consumers",
+          "taskjourney: a journey kept under a producer's hand-off that was not sampled has no root span in its trace: the producer's span can be emitted in its stead only when taskjourney chooses span ids (taskjourney/sdk's tracer provider, or yours given journeys.idGenerator as its idGenerator); see docs/propagation.md#producers-and-consumers",
         );
       }
       return;
@@ -506,7 +512,8 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
-    span.end(handOff.end);
+    // With other ids than the producer's, the span would be a second root: never ended, never exported.
+    if (generator.took(span, parent.spanId)) span.end(handOff.end);
   }
 
   /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */

@@ -5,7 +5,7 @@
  * consumers) and tail keeping (a failed job kept whole even when the producer did not sample it).
  */
 import { describe, expect, it } from "vitest";
-import { diag } from "@opentelemetry/api";
+import { diag, ProxyTracerProvider } from "@opentelemetry/api";
 import {
   TracerProvider as BasicTracerProvider,
   InMemorySpanExporter,
@@ -59,13 +59,20 @@ function jobs(): Job[] {
   }));
 }
 
-function side(name: string, machine: typeof PRODUCER | typeof CONSUMER, ratio: number, chooseIds: boolean) {
+/**
+ * Ids: `true`, a SpanIds the provider takes, as taskjourney/sdk sets it up; `false`, the
+ * provider's own; "idGenerator", a user's provider made after the journeys (NodeSDK's order, behind
+ * a proxy as the global one is) given `journeys.idGenerator`; "read only", the same read but not given.
+ */
+type Ids = boolean | "idGenerator" | "read only";
+
+function side(name: string, machine: typeof PRODUCER | typeof CONSUMER, ratio: number, chooseIds: Ids) {
   const exporter = new InMemorySpanExporter();
-  const ids = chooseIds ? new SpanIds() : undefined;
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor({ exporter })],
-    ...(ids === undefined ? {} : { idGenerator: ids }),
-  });
+  const ids = chooseIds === true ? new SpanIds() : undefined;
+  const spanProcessors = [new SimpleSpanProcessor({ exporter })];
+  const proxy = typeof chooseIds === "string" ? new ProxyTracerProvider() : undefined;
+  const provider =
+    proxy ?? new BasicTracerProvider({ spanProcessors, ...(ids === undefined ? {} : { idGenerator: ids }) });
   const clock = { now: 0 };
   const journeys = new TaskJourneys({
     role: machine === PRODUCER ? "scheduler" : "worker",
@@ -77,11 +84,17 @@ function side(name: string, machine: typeof PRODUCER | typeof CONSUMER, ratio: n
     sampling: { ratio, keepSlowerThan: 0.9, keepErrors: true },
   });
   if (ids !== undefined) internalsOf(journeys)!.spans.useIds(ids);
+  if (proxy !== undefined) {
+    const idGenerator = journeys.idGenerator;
+    proxy.setDelegate(
+      new BasicTracerProvider({ spanProcessors, ...(chooseIds === "idGenerator" ? { idGenerator } : {}) }),
+    );
+  }
   return { journeys, exporter, clock };
 }
 
 /** The producer, two consumers taking attempts in turn; the carrier goes with the job through JSON. */
-function run(producerRatio: number, consumerRatio: number, chooseIds: boolean) {
+function run(producerRatio: number, consumerRatio: number, chooseIds: Ids) {
   const producer = side("producer-1", PRODUCER, producerRatio, chooseIds);
   const consumers = [
     side("worker-1", CONSUMER, consumerRatio, chooseIds),
@@ -210,6 +223,40 @@ describe("hand-off: a producer that never hears back", () => {
     const told = messages.filter((text) => text.includes("hand-off"));
     expect(told).toHaveLength(1);
     expect(told[0]).toContain("docs/propagation.md#producers-and-consumers");
+  });
+
+  it("a provider of the user's given journeys.idGenerator (NodeSDK's idGenerator): every failed job kept whole with its stand-in root at ratio 0", () => {
+    const messages = captureDiag();
+    let result;
+    try {
+      result = run(0, 0, "idGenerator");
+    } finally {
+      diag.disable();
+    }
+    const kept = checkWhole(result.plan, result.spans);
+    const failed = result.plan.filter((job) => job.attempts.length > 1);
+    for (const job of failed)
+      expect(kept.get(job.id)?.attempts, `${job.id} kept whole`).toHaveLength(job.attempts.length);
+    expect([...kept.values()].every(({ root }) => root.role === undefined)).toBe(true);
+    expect(messages).toEqual([]);
+  });
+
+  it("journeys.idGenerator read but not given to the provider: told once, naming it, and no more ids handed out", () => {
+    const messages = captureDiag();
+    let result;
+    try {
+      result = run(0, 0, "read only");
+    } finally {
+      diag.disable();
+    }
+    const told = messages.filter((text) => text.includes("journeys.idGenerator"));
+    expect(told).toHaveLength(2);
+    expect(told[0]).toContain("does not take its ids from journeys.idGenerator");
+    expect(told[1]).toContain("has no root span");
+    // Past the first kept journeys, carriers name real spans again: most failed jobs are whole.
+    const byId = new Set(result.spans.map((span) => span.spanId));
+    const orphans = result.spans.filter((span) => span.parentSpanId !== undefined && !byId.has(span.parentSpanId));
+    expect(orphans.length).toBeGreaterThan(0);
   });
 
   it("handOff() with no live journey is counted, writes nothing; with `to` it ends the journey there", () => {
