@@ -12,8 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { source, taskjourney } from "./taskjourney.js";
-import { renderHtmlReport, reportDataFrom } from "../../src/report.js";
 import { ProgressBar } from "./progress.js";
+import { writeReportPage } from "./report-page.js";
 import { aggregate, formatReport, readTotals, slowestLine, type ClusterReport } from "./report.js";
 import { Scheduler, instrumentScheduler, type DecisionStats } from "./scheduler.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
@@ -496,9 +496,9 @@ function writeSummary(outDir: string, print: (text: string) => void, summary: Ru
     JSON.stringify(summary, (_key, item) => (typeof item === "number" && !Number.isFinite(item) ? null : item), 2),
   );
   fs.writeFileSync(path.join(outDir, "report.txt"), `${text}\n`);
-  // The same summary as a self-contained HTML page (what `taskjourney report --from` renders).
-  const jsonSummary: unknown = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
-  fs.writeFileSync(path.join(outDir, "report.html"), renderHtmlReport(reportDataFrom(jsonSummary)));
+  // The same summary as a self-contained HTML page, with the timelines of the kept traces from the
+  // trace files every process has flushed by now (what `taskjourney report summary.json otlp` renders).
+  writeReportPage(outDir);
   print(text);
   return summary;
 }

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     );
     lines.push(
       otlpEndpoint() === undefined
-        ? `Telemetry: OTLP JSON in ${out}/otlp/ (traces-*.jsonl, metrics-*.jsonl); with timelines of the kept traces: npx taskjourney report ${out}/summary.json ${out}/otlp --out ${out}/report-traces.html`
+        ? `Telemetry: OTLP JSON in ${out}/otlp/ (traces-*.jsonl, metrics-*.jsonl)`
         : `Telemetry: exported to ${summary.destination}`,
     );
   }

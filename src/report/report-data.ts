@@ -1,7 +1,10 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { keySplit } from "../model/keys.js";
 import { dataError, guarded } from "./arguments.js";
+import { keptTracesFrom, type KeptTraces } from "./kept-traces.js";
 import type { PrefixRow } from "./table.js";
+
+export type { BarKind, KeptTraces, TimelineBar, TraceTimeline } from "./kept-traces.js";
 
 /** Everything the report shows; plain JSON (NaN quantiles may be written as null). */
 export interface ReportData {
@@ -56,67 +59,17 @@ export interface ReportData {
    */
   slowestIn?: { state: string; journeys: Array<{ key: string; seconds: number; breakdown: Breakdown }> };
   /**
+   * The slowest journey whose trace was exported, when the slowest (`slowest[0]`) was not: its
+   * trace is drawn too (reason "slowest traced"). The cluster demo's summary says which
+   * (`report.slowestTraced`); from spans alone every journey in `slowest` was traced.
+   */
+  slowestTraced?: Breakdown;
+  /**
    * The timelines of the traces kept for the slowest journeys and the failed tasks (from the
-   * spans: src/report/timeline.ts), bounded, with the keys no span holds. Made from spans only:
-   * not read back by reportDataFrom().
+   * spans: src/report/timeline.ts), bounded, with the keys no span holds. Read back by
+   * reportDataFrom() as written, checked and within the same bounds.
    */
   keptTraces?: KeptTraces;
-}
-
-// ---- the kept traces' timelines (made by src/report/timeline.ts) ----
-
-/** What a bar is: a journey's task span, a state visit, a transfer (gather_dep, get_data), an activity, or a span of the application's own. */
-export type BarKind = "task" | "state" | "transfer" | "activity" | "other";
-
-export interface TimelineBar {
-  /** The lane (process) it is in, an index into `lanes`. */
-  lane: number;
-  /** Its row in the chart, counted over every lane from the top. */
-  row: number;
-  /** Microseconds from the trace's first span's start (nanosecond-exact). */
-  start: number;
-  end: number;
-  /** The span's name: `task <prefix>`, a state, an activity. */
-  name: string;
-  kind: BarKind;
-  /** The task key, on a task span. */
-  key?: string;
-  /** The span's status was ERROR. */
-  failed?: true;
-  /** Why it failed, when the span says. */
-  error?: string;
-}
-
-export interface TraceTimeline {
-  traceId: string;
-  /** The task the trace is of (the key that chose it). */
-  key: string;
-  /** Why it is drawn: "slowest" (with its rank), "failed", or both. */
-  reasons: string[];
-  /** Microseconds from its first span's start to its last span's end (of those read). */
-  duration: number;
-  /** One per process, in the order they began: its name and its rows (`first` to `first + rows - 1`). */
-  lanes: Array<{ name: string; first: number; rows: number }>;
-  rows: number;
-  bars: TimelineBar[];
-  /** Links between drawn bars, as indexes into `bars`: from the linking span to the one it links to. */
-  links: Array<[number, number]>;
-  /** Spans of the trace in the inputs. */
-  spans: number;
-  /** Spans not drawn (past maxSpansRead, or past maxBars). */
-  elided: number;
-  /** Links not drawn: to spans of other traces, to spans not drawn, or past maxLinks. */
-  linksNotDrawn: number;
-}
-
-export interface KeptTraces {
-  timelines: TraceTimeline[];
-  /** The keys asked for (slowest, failed) that no span of the inputs holds: not sampled, or not exported. */
-  notFound: string[];
-  /** Traces of slowest journeys and failed tasks past the bounds: not drawn. */
-  leftOut: { slowest: number; failed: number };
-  /** The bounds used, for the page to say. */
-  bounds: { slowest: number; failed: number; maxBars: number };
 }
 
 /** One failed task, as the report's "Failed tasks" table shows it. */
@@ -275,21 +228,23 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
   if (!Array.isArray(value)) throw dataError(`${field} must be an array of breakdowns`);
   return value
     .filter((item) => item !== null && item !== undefined)
-    .map((item: unknown, index) => {
-      if (!isRecord(item) || typeof item.key !== "string")
-        throw dataError(`${field}[${index}] must be a breakdown with a string key`);
-      return {
-        key: item.key,
-        prefix: typeof item.prefix === "string" ? item.prefix : "",
-        instance: typeof item.instance === "string" ? item.instance : "",
-        seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
-        kind: typeof item.kind === "string" ? item.kind : "compute",
-        outcome: typeof item.outcome === "string" ? item.outcome : undefined,
-        children: Array.isArray(item.children)
-          ? item.children.map((child, i) => breakdownNode(child, `${field}[${index}].children[${i}]`))
-          : [],
-      };
-    });
+    .map((item: unknown, index) => breakdown(item, `${field}[${index}]`));
+}
+
+function breakdown(item: unknown, field: string): Breakdown {
+  if (!isRecord(item) || typeof item.key !== "string")
+    throw dataError(`${field} must be a breakdown with a string key`);
+  return {
+    key: item.key,
+    prefix: typeof item.prefix === "string" ? item.prefix : "",
+    instance: typeof item.instance === "string" ? item.instance : "",
+    seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
+    kind: typeof item.kind === "string" ? item.kind : "compute",
+    outcome: typeof item.outcome === "string" ? item.outcome : undefined,
+    children: Array.isArray(item.children)
+      ? item.children.map((child, i) => breakdownNode(child, `${field}.children[${i}]`))
+      : [],
+  };
 }
 
 function slowestInFrom(value: unknown): ReportData["slowestIn"] {
@@ -308,6 +263,24 @@ function slowestInFrom(value: unknown): ReportData["slowestIn"] {
       return { key: breakdown.key, seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN, breakdown };
     }),
   };
+}
+
+/**
+ * The cluster demo's slowest traced task (`report.slowestTraced`), when its slowest task
+ * (`report.slowest[0]`) was not traced: the one whose tree it prints instead, whose trace the page draws.
+ */
+function clusterSlowestTraced(report: Record<string, unknown>): Pick<ReportData, "slowestTraced"> {
+  const first = Array.isArray(report.slowest) ? report.slowest[0] : undefined;
+  const traced = report.slowestTraced;
+  if (
+    !isRecord(first) ||
+    first.traced !== false ||
+    !isRecord(traced) ||
+    traced.breakdown === undefined ||
+    traced.breakdown === null
+  )
+    return {};
+  return { slowestTraced: breakdown(traced.breakdown, "report.slowestTraced.breakdown") };
 }
 
 function waitRecord(value: unknown, field: string): Record<string, Record<string, number>> {
@@ -363,6 +336,11 @@ export function reportDataFrom(json: unknown): ReportData {
             ? undefined
             : secondsRecord(json.outcomes, "outcomes", "journeys"),
         slowestIn: slowestInFrom(json.slowestIn),
+        slowestTraced:
+          json.slowestTraced === undefined || json.slowestTraced === null
+            ? undefined
+            : breakdown(json.slowestTraced, "slowestTraced"),
+        keptTraces: keptTracesFrom(json.keptTraces),
       };
     }
     const report = json.report;
@@ -388,6 +366,7 @@ export function reportDataFrom(json: unknown): ReportData {
           (a, b) => (finite(b.seconds) || 0) - (finite(a.seconds) || 0),
         ),
         ...summaryFailures(json),
+        ...clusterSlowestTraced(report),
       };
     }
     throw dataError(

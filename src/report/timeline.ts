@@ -93,12 +93,17 @@ const micros = (nanos: bigint): number => Number(nanos) / 1000;
 
 /**
  * The timelines of the traces of `slowest` (journeys' keys, slowest first) and `failed` (failed
- * tasks' keys), at most `slowest` and `failed` of each (TIMELINE_DEFAULTS); a trace chosen by
- * both is drawn once, with both reasons.
+ * tasks' keys), at most `slowest` and `failed` of each (TIMELINE_DEFAULTS), and of `traced` (the
+ * slowest journey known to have been traced, when the slowest was not: one more, reason "slowest
+ * traced", unless `slowest` is 0); a trace chosen more than once is drawn once, with every reason.
  */
 export function keptTraces(
   index: SpanIndex,
-  wanted: { slowest: ReadonlyArray<string | WantedJourney>; failed: ReadonlyArray<string | WantedJourney> },
+  wanted: {
+    slowest: ReadonlyArray<string | WantedJourney>;
+    failed: ReadonlyArray<string | WantedJourney>;
+    traced?: string | WantedJourney;
+  },
   options: TimelineOptions = {},
 ): KeptTraces {
   const bounds = { ...TIMELINE_DEFAULTS };
@@ -115,8 +120,13 @@ export function keptTraces(
     list.map((item): WantedJourney => (typeof item === "string" ? { key: item } : item));
   const slowest = journeys(wanted.slowest);
   const failedTasks = journeys(wanted.failed);
+  const traced = journeys(wanted.traced === undefined ? [] : [wanted.traced]);
   const asked = new Set(
-    [...slowest.slice(0, bounds.slowest), ...failedTasks.slice(0, bounds.failed)].map((journey) => journey.key),
+    [
+      ...slowest.slice(0, bounds.slowest),
+      ...traced.slice(0, bounds.slowest === 0 ? 0 : 1),
+      ...failedTasks.slice(0, bounds.failed),
+    ].map((journey) => journey.key),
   );
   // The task spans of the keys asked for: one pass over the task spans.
   const tasksByKey = new Map<string, DecodedSpan[]>();
@@ -129,7 +139,7 @@ export function keptTraces(
   }
   const chosen = new Map<string, { key: string; reasons: string[] }>();
   const notFound: string[] = [];
-  const choose = (list: readonly WantedJourney[], limit: number, failed: boolean) => {
+  const choose = (list: readonly WantedJourney[], limit: number, failed: boolean, why?: string) => {
     let drawn = 0;
     let leftOut = 0;
     list.forEach((journey, rank) => {
@@ -145,15 +155,17 @@ export function keptTraces(
         return;
       }
       const traceId = taskOf(tasks, journey, failed).traceId;
-      const reason = failed ? "failed" : `slowest #${rank + 1}`;
+      const reason = why ?? (failed ? "failed" : `slowest #${rank + 1}`);
       const entry = chosen.get(traceId);
       if (entry === undefined) chosen.set(traceId, { key, reasons: [reason] });
       else if (!entry.reasons.includes(reason)) entry.reasons.push(reason);
     });
     return leftOut;
   };
+  // In this order on the page: the slowest, the slowest traced, the failed.
+  const slowestLeftOut = choose(slowest, bounds.slowest, false);
   const leftOut = {
-    slowest: choose(slowest, bounds.slowest, false),
+    slowest: slowestLeftOut + choose(traced, bounds.slowest === 0 ? 0 : 1, false, "slowest traced"),
     failed: choose(failedTasks, bounds.failed, true),
   };
   // Their spans: one pass over the inputs' spans, at most maxSpansRead kept per trace.
@@ -337,13 +349,16 @@ export function timelineOf(
   };
 }
 
-/** The timelines of the traces of a report's slowest journeys and failed tasks. */
+/** The timelines of the traces of a report's slowest journeys (and its slowest traced one) and failed tasks. */
 export function keptTracesOf(index: SpanIndex, data: ReportData, options: TimelineOptions = {}): KeptTraces {
+  const wanted = ({ key, instance }: { key: string; instance: string }): WantedJourney =>
+    instance === "" ? { key } : { key, instance };
   return keptTraces(
     index,
     {
-      slowest: (data.slowest ?? []).map(({ key, instance }) => (instance === "" ? { key } : { key, instance })),
-      failed: (data.failures ?? []).map(({ key, instance }) => (instance === "" ? { key } : { key, instance })),
+      slowest: (data.slowest ?? []).map(wanted),
+      failed: (data.failures ?? []).map(wanted),
+      ...(data.slowestTraced === undefined ? {} : { traced: wanted(data.slowestTraced) }),
     },
     options,
   );

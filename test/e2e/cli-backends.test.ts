@@ -161,6 +161,12 @@ describe("explain and report from Jaeger and Prometheus give what they give from
     const { description: _backends, ...same } = fromBackends;
     const { description: _files, ...expected } = fromFiles;
     expect(JSON.parse(JSON.stringify(same))).toEqual(JSON.parse(JSON.stringify(expected)));
+    // Timelines included, not vacuously: the kept traces (the 5 slowest jobs', the 4 failed ones'),
+    // each drawn from the spans Jaeger returned as from the files, bar for bar, a lane per process.
+    const timelines = fromBackends.keptTraces!.timelines;
+    expect(timelines.length).toBeGreaterThanOrEqual(5);
+    expect(timelines.every((timeline) => timeline.bars.length > 0)).toBe(true);
+    expect(timelines.flatMap((timeline) => timeline.lanes.map((lane) => lane.name))).toContain("queue-2");
     expect(fromBackends.description).toBe(
       `from the metrics of 2 processes and 24 sampled journeys' spans, Jaeger at ${jaeger} (24 traces of service ${SERVICE}), Prometheus at ${prometheus} (${backends.metrics.length} series of service ${SERVICE})`,
     );
@@ -198,6 +204,8 @@ describe("explain and report from Jaeger and Prometheus give what they give from
     );
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(fs.readFileSync(out, "utf8").includes('<td class="why">Error: bad row 9 in queue-2</td>')).toBe(true);
+    const page = fs.readFileSync(out, "utf8");
+    expect(page.includes('<td class="why">Error: bad row 9 in queue-2</td>')).toBe(true);
+    expect(page).toContain(`<div class="chart timeline" id="chart-timeline-${timelines.length - 1}"></div>`);
   });
 });

@@ -58,15 +58,20 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
   }
 }
 
-function start(args: string[], extraEnv: Record<string, string> = {}): Run {
+/** Runs the demo with `args` (and --quiet unless `quiet` is false: then its report is on stdout, as a user sees it). */
+function start(args: string[], extraEnv: Record<string, string> = {}, quiet = true): Run {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-cluster-test-"));
   const env = { ...process.env, ...extraEnv };
   for (const name of Object.keys(env)) if (name.startsWith("OTEL_")) delete env[name];
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args, "--out", outDir, "--quiet"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", MAIN, ...args, "--out", outDir, ...(quiet ? ["--quiet"] : [])],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const run = { child, outDir };
   runs.push(run);
   return run;
@@ -129,6 +134,32 @@ function slowestNamed(outDir: string): { line: string; key: string } {
     .split("\n")
     .find((text) => text.startsWith("Slowest task"))!;
   return { line, key: /^Slowest task:? (\S+)/.exec(line)![1] };
+}
+
+/**
+ * The timelines on the demo's own report.html: the key each was drawn for, its reasons, its
+ * trace id, and whether that trace (in the OTLP files) holds a task span of that key.
+ */
+function pageTimelines(outDir: string): Array<{ key: string; reasons: string; traceId: string; holdsKey: boolean }> {
+  const html = fs.readFileSync(path.join(outDir, "report.html"), "utf8");
+  const spans = readSpans(outDir);
+  return [...html.matchAll(/<h3>(\S+) — ([^;<]+); its trace [^<]*<\/h3><p class="note">trace ([0-9a-f]{32}): /g)].map(
+    ([, key, reasons, traceId]) => ({
+      key,
+      reasons,
+      traceId,
+      holdsKey: spans.some(
+        (span) => span.traceId === traceId && span.name.startsWith("task ") && attribute(span, "task.key") === key,
+      ),
+    }),
+  );
+}
+
+/** The key of the slowest traced task a report's "Slowest task" line names: the slowest, or the slowest traced after it. */
+function slowestTracedNamed(line: string): string | undefined {
+  if (/^Slowest task: \S+ \([^)]+\), among the exported traces/.test(line))
+    return /^Slowest task: (\S+)/.exec(line)![1];
+  return /slowest traced task: (\S+) \(/.exec(line)?.[1];
 }
 
 /** The keys of the workers' exported task spans. */
@@ -255,6 +286,12 @@ describe("the cluster example", () => {
     const named = slowestNamed(run.outDir);
     expect(named.line).toMatch(/^Slowest task: \S+ \([^)]+\), among the exported traces \(explain\):$/);
     expect(tracedKeys(spans)).toContain(named.key);
+    // The demo's own page draws its trace: built once every process had flushed its spans.
+    const timelines = pageTimelines(run.outDir);
+    expect(timelines.find((timeline) => timeline.key === named.key)).toMatchObject({
+      reasons: expect.stringMatching(/^slowest #\d/),
+      holdsKey: true,
+    });
 
     // Every process is gone.
     const pids = pidsOf(run.outDir)!;
@@ -362,6 +399,27 @@ describe("the cluster example", () => {
     expect(stallOf(inReport(gcExplained[0]!.key), "gc")).toBeDefined();
     expect(stallOf(inReport(blockExplained[0]!.key), "event-loop")).toBeDefined();
     expect(summary.report.serve["disk-read"]).toBeGreaterThan(0);
+  });
+
+  it("as `npm run demo` runs (default sampling): its report.html draws the trace of the slowest traced task it names on stdout", async () => {
+    const run = start(["--workload", "reduction", "--size", "600", "--seed", "5", "--workers", "2"], {}, false);
+    const { code, output } = await finished(run, 90_000);
+    expect(code, output).toBe(0);
+    const line = output.split("\n").find((text) => text.startsWith("Slowest task"))!;
+    // The slowest task, among the exported traces; or why not, and the slowest that is.
+    const key = slowestTracedNamed(line);
+    expect(key, line).toBeDefined();
+    const timelines = pageTimelines(run.outDir);
+    expect(timelines.length).toBeGreaterThanOrEqual(1);
+    expect(
+      timelines.find((timeline) => timeline.key === key),
+      `${line}\n${JSON.stringify(timelines)}`,
+    ).toMatchObject({ holdsKey: true });
+    // Every timeline is of a trace that holds its task; the page needs no second command.
+    expect(timelines.every((timeline) => timeline.holdsKey)).toBe(true);
+    expect(output).not.toContain("npx taskjourney report");
+    expect(output).toContain(`Telemetry: OTLP JSON in `);
+    expect(output).not.toContain("has no timelines");
   });
 
   it("no head sampling (--trace-ratio 0): the slowest task named is not among the traces, and the line says why", async () => {

@@ -168,6 +168,71 @@ describe("the kept traces' timelines", () => {
     });
   });
 
+  it("draws the slowest traced journey's trace too when the slowest was not traced (the demo's summary says which)", () => {
+    const spans: DecodedSpan[] = [];
+    for (const trace of ["a", "b", "c"])
+      spans.push(span(trace, `${trace}0`, undefined, "task job", "w", 0, 10, { "task.key": `job-${trace}` }));
+    const index = new SpanIndex(spans);
+    const drawn = (kept: ReturnType<typeof keptTraces>) =>
+      kept.timelines.map((timeline) => [timeline.key, timeline.reasons]);
+    // After the slowest, before the failed; job-x (the slowest) is in no trace.
+    const kept = keptTraces(index, { slowest: ["job-x", "job-a"], failed: ["job-c"], traced: "job-b" });
+    expect(drawn(kept)).toEqual([
+      ["job-a", ["slowest #2"]],
+      ["job-b", ["slowest traced"]],
+      ["job-c", ["failed"]],
+    ]);
+    expect(kept.notFound).toEqual(["job-x"]);
+    // One of the slowest already: drawn once, with both reasons.
+    expect(drawn(keptTraces(index, { slowest: ["job-x", "job-a"], failed: [], traced: "job-a" }))).toEqual([
+      ["job-a", ["slowest #2", "slowest traced"]],
+    ]);
+    // No slowest drawn at all: nor the slowest traced, counted as left out.
+    const none = keptTraces(index, { slowest: ["job-x", "job-a"], failed: [], traced: "job-b" }, { slowest: 0 });
+    expect([none.timelines, none.leftOut]).toEqual([[], { slowest: 3, failed: 0 }]);
+
+    // From the demo's summary: its slowest (not traced) and its slowest traced task, whose tree it prints.
+    const tree = (key: string, seconds: number) => ({
+      key,
+      prefix: "job",
+      instance: "w",
+      seconds,
+      kind: "compute",
+      children: [],
+    });
+    const summary = (traced: boolean) => ({
+      workload: "reduction",
+      report: {
+        rows: [],
+        slowest: [
+          { key: "job-x", seconds: 2, traced, breakdown: tree("job-x", 2) },
+          { key: "job-a", seconds: 1.5, traced: true, breakdown: tree("job-a", 1.5) },
+        ],
+        slowestTraced: { key: "job-b", seconds: 1, traced: true, breakdown: tree("job-b", 1) },
+      },
+    });
+    const fromSummary = (traced: boolean) =>
+      reportDataFromTelemetry({
+        spans,
+        metrics: [],
+        summaries: [{ file: "summary.json", summary: summary(traced) }],
+        files: ["summary.json", "traces.jsonl"],
+      });
+    const untraced = fromSummary(false);
+    expect(untraced.slowestTraced?.key).toBe("job-b");
+    expect(drawn(untraced.keptTraces!)).toEqual([
+      ["job-a", ["slowest #2"]],
+      ["job-b", ["slowest traced"]],
+    ]);
+    expect(renderHtmlReport(untraced, { inlineEcharts: false })).toContain(
+      "<h3>job-b — slowest traced; its trace 10.0 ms</h3>",
+    );
+    // Its slowest traced: nothing more (it is slowest #1 there, had its spans been kept).
+    const traced = fromSummary(true);
+    expect(traced.slowestTraced).toBeUndefined();
+    expect(drawn(traced.keptTraces!)).toEqual([["job-a", ["slowest #2"]]]);
+  });
+
   it("refuses a bound that is not a whole number, naming it", () => {
     const index = new SpanIndex([span("a", "a0", undefined, "task job", "queue", 0, 1, { "task.key": "job" })]);
     expect(() => keptTraces(index, { slowest: ["job"], failed: [] }, { maxBars: -1 })).toThrow(
