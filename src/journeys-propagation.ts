@@ -76,7 +76,7 @@ export class JourneysPropagation<S extends string> {
       // A journey that ended unkept (not sampled) is there to name nothing: that is no mistake.
       // Not counted: a worker asked for data whose journey ended before the last retainedJourneys
       // is on a normal path; told once, so that the usual mistake (a key never seen here) is known.
-      if (recorder.journeyOf(key) === undefined)
+      if (!recorder.hasJourney(key))
         recorder.failures.notice(
           "inject() unknown key",
           `inject(${show(key)}) wrote nothing: no journey of this key here, live or among the last retention.journeys ended. ` +

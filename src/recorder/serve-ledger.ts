@@ -72,7 +72,10 @@ export class ServeLedger extends Ledger {
   }
 
   protected markDigest(record: number): void {
-    (this.serve.digestRecords ??= []).push(record);
+    const owner = this.serve;
+    const list = owner.digestRecords;
+    if (list === undefined) owner.digestRecords = [record];
+    else list.push(record);
   }
 
   /**

@@ -50,7 +50,10 @@ export class TransferLedger extends Ledger implements OpenTransfer {
   }
 
   protected markDigest(record: number): void {
-    (this.transfer.digestRecords ??= []).push(record);
+    const owner = this.transfer;
+    const list = owner.digestRecords;
+    if (list === undefined) owner.digestRecords = [record];
+    else list.push(record);
   }
 
   /**
