@@ -7,6 +7,7 @@ import {
   trace,
   TraceFlags,
   type Context,
+  type HrTime,
   type SpanContext,
 } from "@opentelemetry/api";
 
@@ -83,6 +84,44 @@ export function handOffOf(spanContext: SpanContext): HandOffSpan | undefined {
   // Never a span ending before it began.
   if (end[0] < start[0] || (end[0] === start[0] && end[1] < start[1])) end = start;
   return { start, end, prefix };
+}
+
+/**
+ * Our tracestate member on a carrier written after the journey ended (`inject()` then: the result
+ * going back, the data a peer fetches): when its task span ended, epoch seconds and nanoseconds
+ * (`<seconds>:<nanos>`), so that the journey the result goes back to (`resultFrom()`), the parent
+ * of this one, ends its span no earlier (TaskSpans.taskEnd).
+ */
+export const TRACESTATE_END = "taskjourney-end";
+/** Longest end member value: 16 digits of seconds, a colon, 9 of nanoseconds. */
+const END_VALUE_LIMIT = 26;
+const END_VALUE = /^([0-9]{1,16}):([0-9]{1,9})$/;
+
+/** The value of an end member. */
+export function formatEnd(end: HrTime): string {
+  return `${end[0]}:${end[1]}`;
+}
+
+/**
+ * The end member of a received context: undefined when it has none, null when it has one that
+ * is not one (garbled, or not ours), which the caller counts. Never throws.
+ */
+export function endOf(spanContext: SpanContext): [number, number] | undefined | null {
+  const value = spanContext.traceState?.get(TRACESTATE_END);
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length > END_VALUE_LIMIT) return null;
+  const match = END_VALUE.exec(value);
+  if (match === null) return null;
+  const seconds = Number(match[1]);
+  return Number.isSafeInteger(seconds) ? [seconds, Number(match[2])] : null;
+}
+
+/** `spanContext` without our tracestate members (the same object when it has none): for a link kept to it. */
+export function withoutOurState(spanContext: SpanContext): SpanContext {
+  const traceState = spanContext.traceState;
+  if (traceState === undefined) return spanContext;
+  const stripped = withoutOurMembers(traceState);
+  return stripped === traceState ? spanContext : { ...spanContext, traceState: stripped };
 }
 
 /** Lower-case hex: W3C forbids upper case, which the api's id checks accept. */
@@ -216,7 +255,7 @@ export function sampledParent(spanContext: SpanContext): SpanContext {
     spanId: spanContext.spanId,
     traceFlags: spanContext.traceFlags | TraceFlags.SAMPLED,
     isRemote: true,
-    // Our members name the sender's state span and hand-off; they must not travel on to the receiver's own spans.
+    // Our members name the sender's state span, hand-off and end; they must not travel on to the receiver's own spans.
     traceState: withoutOurMembers(traceState),
   };
 }
@@ -224,6 +263,7 @@ export function sampledParent(spanContext: SpanContext): SpanContext {
 function withoutOurMembers(traceState: SpanContext["traceState"]): SpanContext["traceState"] {
   if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
   if (traceState?.get(TRACESTATE_HANDOFF) !== undefined) traceState = traceState.unset(TRACESTATE_HANDOFF);
+  if (traceState?.get(TRACESTATE_END) !== undefined) traceState = traceState.unset(TRACESTATE_END);
   return traceState;
 }
 

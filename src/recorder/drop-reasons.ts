@@ -41,6 +41,10 @@ export const DROP_REASONS = {
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
   "before-hand-off":
     "a consumer's journey, kept or sampled, that began before the producer's journey it continues (as the hand-off carrier says): two clocks that disagree, or a queue's millisecond times on one side and the clock's readings on the other; its spans start at the producer's start, explain() keeps the times given",
+  "ended-before-result":
+    "a journey, kept or sampled, that ended over 1 ms before the end of a journey whose result came back to it (receiver.resultFrom(), its carrier says when that one ended): two clocks that disagree, or this end given before the other side's ended; its task span ends at the other's end, explain() keeps the times given",
+  "invalid-result-end":
+    "a sampled carrier given to receiver.resultFrom() whose taskjourney-end member (when the other side's journey ended) is not one (garbled, or beyond limits.maxClockSkew from the clock); ignored, the journey is kept as the carrier says",
   "late-parent":
     "parent() for a key whose journey here had already begun: too late to make it the journey's parent; a sampled context is linked from its task span instead, an unsampled one ignored",
   "invalid-options":

@@ -15,8 +15,15 @@ import { instrumentQueue, instrumentWorker, JOB_MACHINE } from "../../examples/j
 import { startCluster } from "../../examples/job-queue/workload.js";
 
 const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
+const ns = (time: [number, number]) => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
 
-async function run(ratio: number) {
+/**
+ * `workerClock` "late": the workers read a clock 999 µs into each millisecond Date.now() gives
+ * (as a microsecond clock's reading late in a millisecond is), the queue side Date.now()'s
+ * truncated milliseconds: a job completed within the millisecond its attempt ended ends on the
+ * queue's side up to 999 µs before the worker's span, unless the result's carrier says so.
+ */
+async function run(ratio: number, workerClock: "same" | "late" = "same") {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const options = {
@@ -28,8 +35,10 @@ async function run(ratio: number) {
   const queueJourneys = new TaskJourneys({ ...options, role: "scheduler", instance: "queue" });
   const cluster = startCluster();
   instrumentQueue(cluster.queue, queueJourneys);
+  const workerRuntime =
+    workerClock === "late" ? { clock: () => (Date.now() + 0.999) / 1000, timeOrigin: 0 } : options.runtime;
   const workerJourneys = cluster.workers.map((worker) => {
-    const journeys = new TaskJourneys({ ...options, role: "worker", instance: worker.name });
+    const journeys = new TaskJourneys({ ...options, runtime: workerRuntime, role: "worker", instance: worker.name });
     instrumentWorker(worker, journeys);
     return journeys;
   });
@@ -38,6 +47,22 @@ async function run(ratio: number) {
   await cluster.queue.drained();
   cluster.stop();
   return { queue: cluster.queue, queueJourneys, workerJourneys, spans: exporter.getFinishedSpans() };
+}
+
+/** Every span that starts before its parent or ends after it, to the nanosecond, as text (none: all nest). */
+function outside(spans: readonly ReadableSpan[]): string[] {
+  const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]));
+  const found: string[] = [];
+  for (const span of spans) {
+    const parent = byId.get(span.parentSpanContext?.spanId ?? "");
+    if (parent === undefined) continue;
+    const what = `${span.attributes["task.role"] ?? ""} ${span.name} (${span.attributes["task.key"] ?? ""})`;
+    const early = ns(parent.startTime) - ns(span.startTime);
+    if (early > 0n) found.push(`${what} starts ${early} ns before its parent ${parent.name}`);
+    const late = ns(span.endTime) - ns(parent.endTime);
+    if (late > 0n) found.push(`${what} ends ${late} ns after its parent ${parent.name}`);
+  }
+  return found;
 }
 
 /** Task spans by role and key. */
@@ -127,6 +152,8 @@ describe("a job queue instrumented from the guide", () => {
           .map((active) => active.attributes["task.error"]);
         expect(activeErrors).toEqual(span.name === "task broken" ? ["Error: always"] : ["Error: transient", undefined]);
       }
+      // Every span within its parent, to the nanosecond, on either side and across them.
+      expect(outside(spans)).toEqual([]);
       if (ratio === 1) expect([...workerTasks.values()].flat()).toHaveLength(7);
       if (ratio === 0) expect([...workerTasks.values()].flat()).toHaveLength(2);
 
@@ -147,4 +174,14 @@ describe("a job queue instrumented from the guide", () => {
       ]);
     });
   }
+
+  it("workers on a clock that reads late in the millisecond the queue side truncates: no worker span outlasts the queue's, nothing counted", async () => {
+    const { queueJourneys, workerJourneys, spans } = await run(1, "late");
+    const workerTasks = [...taskSpans(spans, "worker").values()].flat();
+    expect(workerTasks).toHaveLength(7);
+    // Each result's carrier said when its worker span ended; the queue's task span ends no earlier.
+    expect(outside(spans)).toEqual([]);
+    // Up to 999 µs is a millisecond's truncation: clamped silently.
+    for (const journeys of [queueJourneys, ...workerJourneys]) expect(journeys.dropped()).toEqual({});
+  });
 });

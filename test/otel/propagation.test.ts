@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { extractSpanContext, formatTraceparent, parseTraceparent } from "../../src/otel/propagation.js";
+import {
+  endOf,
+  extractSpanContext,
+  formatEnd,
+  formatTraceparent,
+  parseTraceparent,
+  withoutOurState,
+} from "../../src/otel/propagation.js";
 import { CountingTracerProvider, find, harness, ORIGIN, render, taskSpan, WORKER } from "./spans/helpers.js";
 import {
   TracerProvider as BasicTracerProvider,
@@ -42,6 +49,28 @@ describe("W3C traceparent", () => {
     expect(extractSpanContext({})).toBeUndefined();
     expect(extractSpanContext(null)).toBeUndefined();
     expect(extractSpanContext({ traceparent: [`00-${TRACE}-${SPAN}-00`] })?.traceFlags).toBe(0);
+  });
+});
+
+describe("our end member (taskjourney-end)", () => {
+  const withState = (tracestate: string) => parseTraceparent(`00-${TRACE}-${SPAN}-01`, tracestate)!;
+
+  it("reads what it writes; undefined without one; null (never a throw) for one that is not one", () => {
+    expect(formatEnd([1_712_345_700, 125_640_000])).toBe("1712345700:125640000");
+    expect(endOf(withState("taskjourney-end=1712345700:125640000,other=1"))).toEqual([1_712_345_700, 125_640_000]);
+    expect(endOf(withState("other=1"))).toBeUndefined();
+    expect(endOf(parseTraceparent(`00-${TRACE}-${SPAN}-01`)!)).toBeUndefined();
+    // (An empty value is no member at all: W3C's grammar, and the API's parser drops it.)
+    for (const bad of ["x", "1:", ":1", "1:2:3", "1.5:0", "-1:0", "1:1000000000", "99999999999999999:0", "1e9:0"])
+      expect(endOf(withState(`taskjourney-end=${bad},other=1`)), bad).toBeNull();
+  });
+
+  it("withoutOurState() drops our members (state, hand-off, end), keeps the others, and gives the same object when there are none", () => {
+    const ours = withState("taskjourney-end=1:2,taskjourney=00f067aa0ba902b7,taskjourney-handoff=1:0:2:0:x,other=1");
+    expect(withoutOurState(ours).traceState?.serialize()).toBe("other=1");
+    expect(withoutOurState(ours).spanId).toBe(SPAN);
+    const theirs = withState("other=1");
+    expect(withoutOurState(theirs)).toBe(theirs);
   });
 });
 
@@ -231,8 +260,11 @@ describe("context propagation between TaskJourneys instances", () => {
       (span) => span.name === "task x" && span.attributes["task.worker"] === "tcp://10.0.0.8:40001",
     );
     expect(response.traceparent).toBe(`00-${produced.spanContext().traceId}-${produced.spanContext().spanId}-01`);
+    // When the producer's span ended (for a result going back); the links made from it do not keep it.
+    expect(response.tracestate).toBe(`taskjourney-end=${produced.endTime[0]}:${produced.endTime[1]}`);
     const reducer = find(spans, taskSpan("sum-1"));
     expect(reducer.links.map((link) => link.context.spanId)).toEqual([produced.spanContext().spanId]);
+    expect(reducer.links.map((link) => link.context.traceState?.serialize() ?? "")).toEqual([""]);
     const fetched = find(
       spans,
       (span) => span.name === "task x" && span.attributes["task.worker"] !== "tcp://10.0.0.8:40001",

@@ -41,7 +41,14 @@ async function runQueue(into: string, ratio: number): Promise<void> {
       fileDirectory: into,
       registerGlobal: false,
       exporters: { traces: "otlp", metrics: "otlp" },
-      journeys: { machine: JOB_MACHINE, clock: clock.now, sampling: { ratio, keepSlowerThan: 0 } },
+      // One epoch for both sides' fake clock, as two processes' clocks agree: without it each
+      // side's origin is the wall clock at its start, milliseconds apart, and a worker's span
+      // would end that much after the queue's (its parent ends no earlier: ended-before-result).
+      journeys: {
+        machine: JOB_MACHINE,
+        runtime: { clock: clock.now, timeOrigin: 1_700_000_000 },
+        sampling: { ratio, keepSlowerThan: 0 },
+      },
     });
   const queueTelemetry = await start("scheduler", "queue");
   const runnerTelemetry = await start("worker", "runner-1");

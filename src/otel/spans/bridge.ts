@@ -33,13 +33,15 @@ import {
   TRACEPARENT,
   TRACESTATE,
   TRACESTATE_HANDOFF,
+  withoutOurState,
   type TraceCarrier,
 } from "../propagation.js";
 import { tell } from "../warn.js";
 import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
-import { HandedOutIds, TaskSpan } from "./context.js";
+import { HandedOutIds, TaskSpan, type EndedTask } from "./context.js";
+import { injectEnded, ResultEnds } from "./result-ends.js";
 import { randomSpanId, randomTraceId, SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { at, TaskSpans } from "./tasks.js";
@@ -59,7 +61,8 @@ export type { SpanBridgeOptions } from "./options.js";
  * an unsampled journey has no span object at all unless the tail sampler keeps it at its end;
  * and caps bound every span's children and links. The parts: tasks.ts (task and state spans),
  * transfers.ts (gather_dep spans and links), activities.ts (activity spans), writer.ts (starting,
- * capping and ending spans), context.ts (spans as parent contexts).
+ * capping and ending spans), context.ts (spans as parent contexts), result-ends.ts (when a
+ * child whose result came back ended).
  */
 
 /** Contexts waiting for a key's journey (parents, producers) kept at most; at least the newest half of them. */
@@ -83,9 +86,11 @@ export class SpanBridge implements RecorderListener {
    */
   private readonly parents = new BoundedMap<SpanContext | string>(PENDING_CONTEXTS_LIMIT);
   private readonly producers = new BoundedMap<SpanContext>(PENDING_CONTEXTS_LIMIT);
-  private readonly recent = new BoundedMap<SpanContext>(RECENT_CONTEXTS_LIMIT);
+  private readonly recent = new BoundedMap<EndedTask>(RECENT_CONTEXTS_LIMIT);
   /** Keys whose live journey is to be kept at its end because the other side kept its own (`returned()`). */
   private readonly keep = new BoundedMap<true>(PENDING_CONTEXTS_LIMIT);
+  /** When the journeys whose results came back to live journeys here ended (`returned()`). */
+  private readonly resultEnds: ResultEnds;
   /** Producer side: keys whose live journey handed its carrier off (`handOff()`): its spans are exported only if head-sampled. */
   private readonly handedOff = new BoundedMap<true>(PENDING_CONTEXTS_LIMIT);
   /** Consumer side: keys whose next journey came with a hand-off carrier, and which attempt it is (1: the first). */
@@ -110,6 +115,7 @@ export class SpanBridge implements RecorderListener {
   ) {
     this.tail = new TailSampler(options.keepSlowerThan, options.keepErrors, recorder.prefixes.capacity * KINDS);
     this.writer = new SpanWriter(tracer, options);
+    this.resultEnds = new ResultEnds(recorder, this.writer, PENDING_CONTEXTS_LIMIT);
     const activities = new ActivitySpans(this.writer, recorder.activities, options.maxChildrenPerSpan);
     this.transfers = new TransferSpans(this.writer, activities, options);
     this.tasks = new TaskSpans(recorder, this.writer, activities, this.transfers, options, this.producers, this.recent);
@@ -190,8 +196,11 @@ export class SpanBridge implements RecorderListener {
         }
       }
     } else {
-      spanContext = this.recent.get(id);
-      if (spanContext === undefined) return "unknown";
+      const ended = this.recent.get(id);
+      if (ended === undefined) return "unknown";
+      if (!isSpanContextValid(ended.context)) return false;
+      injectEnded(ended, carrier);
+      return true;
     }
     if (spanContext === undefined || !isSpanContextValid(spanContext)) return false;
     injectSpanContext(spanContext, carrier);
@@ -277,6 +286,7 @@ export class SpanBridge implements RecorderListener {
     const live = this.recorder.live.get(id);
     // Too late once the journey ended: the ids it handed out belonged to a span no longer kept.
     if (live === undefined) return false;
+    this.resultEnds.note(live, spanContext);
     const spans = live.spanState;
     if (spans instanceof TaskSpan && !spans.deferred) return false; // head-sampled: emitted anyway
     this.keep.set(id, true);
@@ -329,7 +339,12 @@ export class SpanBridge implements RecorderListener {
   }
 
   /** A journey whose ids were handed out (HandedOutIds), kept at its end: its whole tree, its task span under those ids. */
-  private emitHandedOut(journey: Journey, ids: HandedOutIds, parent: SpanContext | undefined): void {
+  private emitHandedOut(
+    journey: Journey,
+    ids: HandedOutIds,
+    parent: SpanContext | undefined,
+    resultEnd: number | undefined,
+  ): void {
     let links = stateLink(parent);
     if (ids.links !== undefined) links = links === undefined ? ids.links : [...links, ...ids.links];
     const generator = this.ids!;
@@ -348,7 +363,7 @@ export class SpanBridge implements RecorderListener {
     }
     generator.took(spans.span, ids.spanContext.spanId);
     spans.linksDropped += ids.linksDropped;
-    this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
+    this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans, undefined, resultEnd);
   }
 
   /** See TaskJourneys.linkFrom. */
@@ -357,7 +372,8 @@ export class SpanBridge implements RecorderListener {
     const spanContext = spanContextFrom(source);
     const id = keyId(key);
     if (spanContext === undefined || id === undefined) return false;
-    this.producers.set(id, spanContext);
+    // Our members (the end a carrier written after the journey ended has) are not for a link.
+    this.producers.set(id, withoutOurState(spanContext));
     return true;
   }
 
@@ -454,20 +470,22 @@ export class SpanBridge implements RecorderListener {
     // The first attempt kept under a producer's hand-off that was not sampled: the producer's
     // span, which no process exported, is emitted here in its stead, so the trace has its root.
     if (keep && attempt === 1 && parent !== undefined && !isSampled(parent)) this.standIn(parent);
+    // When a child whose result came back ended, if it said: the task span ends no earlier.
+    const resultEnd = this.resultEnds.take(journey);
     const spans = journey.spanState;
     if (spans instanceof HandedOutIds) {
       journey.spanState = undefined;
-      if (keep) this.emitHandedOut(journey, spans, parent);
+      if (keep) this.emitHandedOut(journey, spans, parent, resultEnd);
     } else if (spans instanceof TaskSpan) {
       journey.spanState = undefined;
       if (spans.deferred) {
         // Not kept: the span started for inject() is never ended, so it is never exported.
-        if (keep) this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans);
+        if (keep) this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans, undefined, resultEnd);
         return;
       }
       this.open.delete(journey);
       this.tasks.finishVisits(journey, spans, journey.visitCount - 1);
-      this.tasks.finish(journey, spans);
+      this.tasks.finish(journey, spans, resultEnd);
     } else if (keep) {
       this.tasks.emitRetroactively(
         journey,
@@ -475,6 +493,7 @@ export class SpanBridge implements RecorderListener {
         stateLink(parent),
         undefined,
         parent,
+        resultEnd,
       );
     }
   }
@@ -518,6 +537,7 @@ export class SpanBridge implements RecorderListener {
 
   /** A journey evicted past maxLiveJourneys: its live spans end where it was abandoned, marked so. */
   journeyAbandoned(journey: Journey): void {
+    const resultEnd = this.resultEnds.take(journey);
     const spans = journey.spanState;
     if (!(spans instanceof TaskSpan)) return;
     journey.spanState = undefined;
@@ -525,7 +545,7 @@ export class SpanBridge implements RecorderListener {
     if (spans.deferred || this.closed) return;
     this.open.delete(journey);
     spans.span.setAttribute(ATTR_ABANDONED, "live-journeys-limit");
-    this.finishUnfinished(journey, spans, journey.end);
+    this.finishUnfinished(journey, spans, journey.end, resultEnd);
   }
 
   transferStarted(transfer: Transfer): void {
@@ -545,7 +565,7 @@ export class SpanBridge implements RecorderListener {
     for (const journey of this.open) {
       const spans = journey.spanState as TaskSpan;
       journey.spanState = undefined;
-      this.finishUnfinished(journey, spans, now);
+      this.finishUnfinished(journey, spans, now, this.resultEnds.take(journey));
     }
     this.open.clear();
     this.transfers.shutdown(now);
@@ -554,10 +574,10 @@ export class SpanBridge implements RecorderListener {
   }
 
   /** Ends a live journey's spans at `now`, its current visit included, marked unfinished. */
-  private finishUnfinished(journey: Journey, spans: TaskSpan, now: number): void {
+  private finishUnfinished(journey: Journey, spans: TaskSpan, now: number, resultEnd: number | undefined): void {
     this.tasks.finishVisits(journey, spans, journey.visitCount, now);
     spans.span.setAttribute(ATTR_UNFINISHED, true);
-    this.writer.finishSpan(spans, at(spans, journey.start), at(spans, now));
+    this.writer.finishSpan(spans, at(spans, journey.start), this.tasks.taskEnd(journey, spans, now, resultEnd));
   }
 }
 

@@ -109,3 +109,15 @@ export class HandedOutIds {
     readonly spanContext: SpanContext,
   ) {}
 }
+
+/**
+ * The task span of a journey that ended and was emitted, for `inject()` after the end (the result
+ * going back, the data a peer fetches): its context, and the end it was given, which the result's
+ * carrier tells the parent (TRACESTATE_END) so that the parent does not end before it.
+ */
+export class EndedTask {
+  constructor(
+    readonly context: SpanContext,
+    readonly end: HrTime,
+  ) {}
+}

@@ -40,7 +40,7 @@ import {
   SPAN_TASK_PREFIX,
 } from "../semconv.js";
 import type { ActivitySpans } from "./activities.js";
-import { TaskSpan, type OpenSpan } from "./context.js";
+import { EndedTask, TaskSpan, type OpenSpan } from "./context.js";
 import type { SpanBridgeOptions } from "./options.js";
 import type { TransferSpans } from "./transfers.js";
 import { truncate, type SpanWriter } from "./writer.js";
@@ -70,14 +70,14 @@ export class TaskSpans {
     private readonly options: SpanBridgeOptions,
     /** Contexts of the journeys that produced a key's data elsewhere (`linkFrom()`), linked from its task span and its dependents'. */
     private readonly producers: BoundedMap<SpanContext>,
-    /** Task span contexts of ended journeys, for `inject()`. */
-    private readonly recent: BoundedMap<SpanContext>,
+    /** Task spans of ended journeys, for `inject()`. */
+    private readonly recent: BoundedMap<EndedTask>,
   ) {}
 
   /**
    * A journey kept at its end: its whole tree, from the recorded times, under `parent` (the ids
    * another process handed this key) or as a root; or, when `inject()` already started its task
-   * span (`spans`, deferred), under that one.
+   * span (`spans`, deferred), under that one. `resultEnd`: see finish().
    */
   emitRetroactively(
     journey: Journey,
@@ -85,12 +85,13 @@ export class TaskSpans {
     links?: Link[],
     spans?: TaskSpan,
     received?: SpanContext,
+    resultEnd?: number,
   ): void {
     if (spans === undefined) spans = this.start(journey, parent, links, true, received);
     const visits = journey.visitCount - 1;
     for (let visit = 0; visit < visits; visit++) this.openVisit(journey, spans, visit);
     this.finishVisits(journey, spans, visits);
-    this.finish(journey, spans);
+    this.finish(journey, spans, resultEnd);
   }
 
   /** `received`: the context the journey's key came with (continueFrom()), as it came. */
@@ -202,8 +203,11 @@ export class TaskSpans {
     }
   }
 
-  /** Ends the task span, with its outcome and its links to the producers of its data and its dependencies. */
-  finish(journey: Journey, task: TaskSpan): void {
+  /**
+   * Ends the task span, with its outcome and its links to the producers of its data and its
+   * dependencies; `resultEnd`: the latest end of a child whose result came back (see taskEnd()).
+   */
+  finish(journey: Journey, task: TaskSpan, resultEnd?: number): void {
     const outcome = journey.outcomeState;
     const span = task.span;
     const machine = this.recorder.machine;
@@ -227,12 +231,40 @@ export class TaskSpans {
     const dependencies = journey.dependencyIds;
     if (dependencies !== undefined) {
       for (const dependency of dependencies) {
-        const context = producers?.get(dependency) ?? this.recent.get(dependency) ?? this.openTask(dependency);
+        const context = producers?.get(dependency) ?? this.recent.get(dependency)?.context ?? this.openTask(dependency);
         if (context !== undefined) this.writer.link(task, context);
       }
     }
-    this.writer.finishSpan(task, at(task, journey.start), at(task, journey.end));
-    this.recent.set(journey.id, span.spanContext());
+    const start = at(task, journey.start);
+    const end = this.taskEnd(journey, task, journey.end, resultEnd);
+    // The end as the span has it (never before its start), for the carrier of its result.
+    const endTime = this.writer.hr(end > start ? end : start);
+    this.writer.finishSpan(task, start, end, endTime);
+    this.recent.set(journey.id, new EndedTask(span.spanContext(), endTime));
+  }
+
+  /**
+   * Where a journey's task span ends: at `end`, or later, at `resultEnd`, the end of a child's
+   * span whose result came back here (`resultFrom()`: its carrier says when, TRACESTATE_END).
+   * The child's times are its process's, the parent's may be a queue's milliseconds (a row's
+   * `completed_on`, truncated): a child that ended within the millisecond the parent ended in
+   * would outlast it by up to 1 ms. This is the one place a task span's end is clamped (finish()
+   * and the bridge's unfinished spans come here), and in the spans only: explain() and the
+   * metrics keep the times given. Within END_ROUNDING it is the times' resolution, not a
+   * mistake, and silent; further, the clocks disagree (or the parent's end was given before the
+   * child really ended): counted and told once (`ended-before-result`).
+   */
+  taskEnd(journey: Journey, task: TaskSpan, end: number, resultEnd: number | undefined): number {
+    end = at(task, end);
+    if (resultEnd === undefined || !(resultEnd > end)) return end;
+    if (resultEnd - end > END_ROUNDING)
+      this.recorder.failures.fault(
+        "ended-before-result",
+        `the journey of ${show(journey.key)} ended at ${end}, ${((resultEnd - end) * 1e6).toFixed(0)} µs before the journey whose result came back to it (receiver.resultFrom()) ended (${resultEnd} on this clock, as the result's carrier says): ` +
+          "the two clocks disagree, or this journey's end was given before the other side's ended; its task span ends at the other's end (explain() keeps the times given). " +
+          "Give both sides the queue's times for the same event, or both their clocks' (docs/instrumenting.md#times-from-a-queue)",
+      );
+    return resultEnd;
   }
 
   /** The task span of a live journey here that was head-sampled (open, and emitted at its end), else undefined. */
@@ -308,6 +340,15 @@ export class TaskSpans {
     return name;
   }
 }
+
+/**
+ * How far a parent's end may be clamped to its child's (TaskSpans.taskEnd) without a word: a
+ * millisecond timestamp, truncated, stands for an instant up to 1 ms later, and the docs' job
+ * queue ends the parent at one (`completed_on`) and its child at a clock's reading; plus a
+ * microsecond for the conversions between the two processes' clocks (an epoch second as a double
+ * resolves 0.24 µs). A clamp further than that is no rounding: counted and told.
+ */
+export const END_ROUNDING = 0.001 + 1e-6;
 
 /** A time of the journey's for one of its spans: never before `spans.notBefore` (see TaskSpans.notBefore). */
 export function at(spans: TaskSpan, seconds: number): number {
