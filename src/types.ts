@@ -341,3 +341,6 @@ export interface ServeLedger extends ActivityLedger {
   /** @deprecated Positional since 0.2, removed in the next minor release: write `end(outcome, { error, at })`. */
   end(outcome: "ok" | "busy" | "missing" | "failed", error: unknown, at?: number): void;
 }
+
+/** A computation's totals, as `journeys.computations()` and `explain()` give them. */
+export type { ComputationTotals } from "./model/computation-totals.js";
