@@ -19,7 +19,12 @@ export const COMPUTATION_DESCRIPTORS = [
     ValueType.DOUBLE,
     "Task-seconds of a computation's tasks in each state (live and recently finished computations only).",
   ],
-  [METRIC_COMPUTATION_TASKS, "{task}", ValueType.INT, "Tasks of a computation ended, by the terminal state they ended in."],
+  [
+    METRIC_COMPUTATION_TASKS,
+    "{task}",
+    ValueType.INT,
+    "Tasks of a computation ended, by the terminal state they ended in.",
+  ],
   [METRIC_COMPUTATION_ACTIVE, "{task}", ValueType.INT, "Tasks of a computation not ended yet."],
   [
     METRIC_COMPUTATION_WALL,
@@ -104,7 +109,12 @@ export class ComputationMetrics {
       }
       active.push({ startTime: endTime, endTime, attributes: series.alone, value: computation.live });
       const last = computation.live > 0 || computation.end === Number.NEGATIVE_INFINITY ? now : computation.end;
-      wall.push({ startTime: endTime, endTime, attributes: series.alone, value: Math.max(0, last - computation.start) });
+      wall.push({
+        startTime: endTime,
+        endTime,
+        attributes: series.alone,
+        value: Math.max(0, last - computation.start),
+      });
     }
     // Retired since the last collection: their series end here, and nothing of them is kept.
     for (const serial of this.series.keys()) if (!seen.has(serial)) this.series.delete(serial);

@@ -1,4 +1,5 @@
 import { EXECUTE_LUMP, type ExecuteOutcome } from "../model/activities.js";
+import { computationsFromMetrics } from "./computations.js";
 import type { Breakdown } from "../model/breakdown.js";
 import {
   ATTR_DROPPED_REASON,
@@ -402,6 +403,7 @@ export function reportDataFromTelemetry(
         // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
         if (failed.failures.length > 0) data.failures = failed.failures;
         if (options.title !== undefined) data.title = options.title;
+        data.computations ??= computationsFromMetrics(telemetry.metrics, new Set(FAILED_STATES));
         return data;
       }
       const hasMetrics = telemetry.metrics.some(
@@ -419,13 +421,11 @@ export function reportDataFromTelemetry(
         );
       }
       const shapes = index === undefined ? undefined : journeyShapes(index);
+      const failedSet = new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]);
       let aggregates: Aggregates;
       let measured: Record<Role, string | undefined>;
       if (hasMetrics) {
-        aggregates = fromMetrics(
-          telemetry.metrics,
-          new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]),
-        );
+        aggregates = fromMetrics(telemetry.metrics, failedSet);
         measured = measuredStates(
           statesIn(aggregates.worker),
           statesIn(aggregates.scheduler),
@@ -496,6 +496,7 @@ export function reportDataFromTelemetry(
         failures: failed.failures,
         failureCounts,
         outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
+        computations: computationsFromMetrics(telemetry.metrics, failedSet),
       };
     },
   );

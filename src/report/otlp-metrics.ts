@@ -12,6 +12,10 @@ import {
   METRIC_STATE_TIME,
   METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_TASKS,
+  METRIC_COMPUTATION_TIME,
+  METRIC_COMPUTATION_WALL,
 } from "../shared/semconv.js";
 import { decodeAttributes, type Attributes } from "./otlp-json.js";
 
@@ -35,6 +39,11 @@ const READ: ReadonlySet<string> = new Set([
   METRIC_WAIT_TIME,
   METRIC_TRANSITIONS,
   METRIC_DROPPED,
+  // By computation (report/computations.ts).
+  METRIC_COMPUTATION_TIME,
+  METRIC_COMPUTATION_TASKS,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_WALL,
 ]);
 
 /**

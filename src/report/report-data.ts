@@ -2,6 +2,7 @@ import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { keySplit } from "../model/keys.js";
 import { dataError, guarded } from "./arguments.js";
 import type { PrefixRow } from "./table.js";
+import { computationRows, type ReportComputation } from "./computations.js";
 
 /** Everything the report shows; plain JSON (NaN quantiles may be written as null). */
 export interface ReportData {
@@ -55,6 +56,8 @@ export interface ReportData {
    * `slowest`, by total time, may not hold when backoffs or queueing dominate), longest first.
    */
   slowestIn?: { state: string; journeys: Array<{ key: string; seconds: number; breakdown: Breakdown }> };
+  /** Each computation's totals (one graph submission, one flow), from task.computation.* or a summary. */
+  computations?: ReportComputation[];
 }
 
 /** One failed task, as the report's "Failed tasks" table shows it. */
@@ -223,6 +226,7 @@ function breakdowns(value: unknown, field: string): Breakdown[] | undefined {
         seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
         kind: typeof item.kind === "string" ? item.kind : "compute",
         outcome: typeof item.outcome === "string" ? item.outcome : undefined,
+        ...(typeof item.computation === "string" ? { computation: item.computation } : {}),
         children: Array.isArray(item.children)
           ? item.children.map((child, i) => breakdownNode(child, `${field}[${index}].children[${i}]`))
           : [],
@@ -301,6 +305,7 @@ export function reportDataFrom(json: unknown): ReportData {
             ? undefined
             : secondsRecord(json.outcomes, "outcomes", "journeys"),
         slowestIn: slowestInFrom(json.slowestIn),
+        computations: computationRows(json.computations, "computations"),
       };
     }
     const report = json.report;
@@ -326,6 +331,7 @@ export function reportDataFrom(json: unknown): ReportData {
           (a, b) => (finite(b.seconds) || 0) - (finite(a.seconds) || 0),
         ),
         ...summaryFailures(json),
+        computations: computationRows(report.computations, "report.computations"),
       };
     }
     throw dataError(
