@@ -20,6 +20,10 @@ import {
 } from "./report.js";
 import { keysInSpans } from "./report/from-trace.js";
 import type { DecodedSpan } from "./report/otlp-json.js";
+import type { MetricPoint } from "./report/otlp-metrics.js";
+import type { Breakdown } from "./model/breakdown.js";
+import { computationsFromMetrics } from "./report/computations.js";
+import { FAILED_STATES } from "./report/failures.js";
 import { loadEcharts } from "./report/html.js";
 import { DEFAULT_MAX_BYTES } from "./report/input-files.js";
 import { readTelemetryFiles, type TelemetryFiles } from "./report/inputs.js";
@@ -243,6 +247,22 @@ function read(inputs: readonly string[], options: { maxBytes: number; metrics: b
   return telemetry;
 }
 
+/**
+ * Each breakdown's computation's totals, from the task.computation.* metrics among the inputs
+ * (the scheduler's where it exported them): tasks, failed, live, wall, task-seconds by state; its
+ * first start and last end are not in the metrics (NaN, undefined).
+ */
+function withComputationTotals(breakdowns: Breakdown[], metrics: readonly MetricPoint[]): void {
+  if (metrics.length === 0 || !breakdowns.some((breakdown) => breakdown.computation !== undefined)) return;
+  const rows = computationsFromMetrics(metrics, new Set(FAILED_STATES)) ?? [];
+  for (const breakdown of breakdowns) {
+    const row = rows.find((candidate) => candidate.name === breakdown.computation);
+    if (row === undefined) continue;
+    const { from: _from, ...totals } = row;
+    breakdown.computationTotals = { ...totals, abandoned: 0, start: Number.NaN, end: undefined };
+  }
+}
+
 async function explain(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -266,8 +286,9 @@ async function explain(args: readonly string[], io: Io): Promise<number> {
   const key = positionals[0];
   const telemetry =
     inputs.length === 0
-      ? { files: [] as string[], spans: [] as DecodedSpan[] }
-      : read(inputs, { maxBytes: limit, metrics: false }, io);
+      ? { files: [] as string[], spans: [] as DecodedSpan[], metrics: [] as MetricPoint[] }
+      : // The metrics too: a journey's computation's totals (task.computation.*), when they are among the inputs.
+        read(inputs, { maxBytes: limit, metrics: true }, io);
   const sources: string[] = [...telemetry.files];
   if (backends !== undefined) {
     const fromBackends = await readFromBackends({ ...backends, key }, io);
@@ -307,6 +328,7 @@ async function explain(args: readonly string[], io: Io): Promise<number> {
         "sampling: { ratio: 1 } makes every journey a span",
     );
   }
+  withComputationTotals(breakdowns, telemetry.metrics);
   if (values.json === true) {
     io.out(`${jsonSafe(JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2))}\n`);
   } else {

@@ -363,6 +363,13 @@ export type {
    */
   KeyDescription,
   /**
+   * A computation's totals (one graph submission, one flow): tasks, failures, task-seconds by state, first start to last end.
+   * @experimental
+   * @example
+   * for (const c of journeys.computations()) console.log(c.name, c.tasks, c.failed, c.wall);
+   */
+  ComputationTotals,
+  /**
    * `journeys.propagation`: the trace carriers, by the side that calls them.
    * @stable
    * @example

@@ -16,6 +16,8 @@ import { ratioSampler } from "./model/sampling.js";
 import { Recorder } from "./recorder/recorder.js";
 import { ambientLedger } from "./recorder/ambient.js";
 import { explainJourney } from "./recorder/explain.js";
+import { totalsOf, type Computation } from "./recorder/computations.js";
+import type { ComputationTotals } from "./model/computation-totals.js";
 import { serveNodes } from "./recorder/explain-serves.js";
 import { fanOut, type RecorderListener } from "./recorder/listener.js";
 import { observeThrough } from "./otel/observe-through.js";
@@ -161,6 +163,7 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
       strict: resolved.strict,
       asyncContext: resolved.asyncContext,
       maxClockSkew: resolved.maxClockSkew,
+      maxComputations: resolved.maxComputations,
       keyPrefix: resolved.keyPrefix,
       sampler: traces || this.#pendingProvider !== undefined ? sampler : undefined,
       makeStatistics: () => new DurationStatistics(histogramOptions),
@@ -503,7 +506,32 @@ export class TaskJourneys<R extends Role = Role, S extends string = StateOf<R>> 
     );
     const serves = recorder.servesOf(key);
     if (serves.length > 0) breakdown.served = serveNodes(serves, names);
+    const computation = recorder.computationOfJourney(journey);
+    if (computation !== undefined) {
+      breakdown.computation = computation.name;
+      breakdown.computationTotals = this.#totals(computation);
+    }
     return breakdown;
+  }
+
+  /**
+   * The computations kept here (live, and the most recently finished up to
+   * `limits.maxComputations`), oldest first, with their totals: tasks, failures, task-seconds by
+   * state, first start to last end. `name`: that one only (an empty array when not kept).
+   */
+  computations(name?: string): ComputationTotals[] {
+    const kept = this.#recorder.computations;
+    if (name !== undefined) {
+      const one = typeof name === "string" ? kept.named(name) : undefined;
+      return one === undefined ? [] : [this.#totals(one)];
+    }
+    return kept.all().map((computation) => this.#totals(computation));
+  }
+
+  #totals(computation: Computation): ComputationTotals {
+    const recorder = this.#recorder;
+    const machine = recorder.machine;
+    return totalsOf(computation, machine.names, machine.failed, machine.terminal, recorder.clock());
   }
 
   /** Counts of dropped or repaired inputs by reason, as in taskjourney.dropped. */

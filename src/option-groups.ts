@@ -7,7 +7,7 @@
 /** The groups of options and their fields, by concern (as OpenTelemetry groups `spanLimits`). */
 export const OPTION_GROUPS = {
   sampling: ["ratio", "keepSlowerThan", "keepErrors"],
-  limits: ["maxPrefixes", "maxActivities", "maxLiveJourneys", "maxKeyLength", "maxClockSkew"],
+  limits: ["maxPrefixes", "maxActivities", "maxLiveJourneys", "maxKeyLength", "maxClockSkew", "maxComputations"],
   retention: ["journeys", "bytes"],
   spans: ["maxLinks", "maxChildren", "maxAttributeLength", "maxKeysPerTransfer"],
   metrics: ["temporality", "histogram", "explicitBuckets", "histogramMaxSize", "executeTimeByPrefix"],

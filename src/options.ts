@@ -7,7 +7,7 @@ import { performanceSeconds } from "./runtime/clock.js";
 import { ProxyTracerProvider, type TracerProvider } from "@opentelemetry/api";
 import { PRESETS } from "./model/states.js";
 import { Machine } from "./model/machine.js";
-import { DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder-config.js";
+import { DEFAULT_MAX_COMPUTATIONS, DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder-config.js";
 import { type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { DeprecatedFlatOptions, MetricOptions, SamplingOptions, TaskJourneysOptions } from "./types.js";
 import { tell } from "./otel/warn.js";
@@ -39,6 +39,7 @@ export const DEFAULT_OPTIONS = {
     maxLiveJourneys: DEFAULT_MAX_LIVE_JOURNEYS,
     maxKeyLength: 4096,
     maxClockSkew: 86_400,
+    maxComputations: DEFAULT_MAX_COMPUTATIONS,
   },
   retention: { journeys: 1000, bytes: 64 * 1024 * 1024 },
   spans: { maxLinks: 128, maxChildren: 256, maxAttributeLength: 256, maxKeysPerTransfer: 32 },
@@ -71,9 +72,11 @@ const FLAT_DEFAULTS = {
       return field in defaults ? [[flat, defaults[field]]] : [];
     }),
   ),
+  // Options added since 0.1 have no flat name: read under their field's name.
+  maxComputations: DEFAULT_OPTIONS.limits.maxComputations,
 } as unknown as Required<
   Omit<FlatOptions, "tracerProvider" | "meterProvider" | "timeOrigin" | "keyPrefix" | "machine" | "sampling">
->;
+> & { maxComputations: number };
 
 /** The API's no-op tracer provider: what a ProxyTracerProvider with no delegate hands out. */
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
@@ -102,6 +105,8 @@ export type ResolvedOptions = Required<
     keyPrefix: TaskJourneysOptions["keyPrefix"];
     /** The clock's first reading, taken (and checked) at construction: the recorder's first good one. */
     clockReading: number;
+    /** `limits.maxComputations` (no flat name of 0.1). */
+    maxComputations: number;
   };
 
 /** Refuses a bad value, naming its option by its grouped path (`limits.maxPrefixes`), whichever form was given. */
@@ -143,7 +148,8 @@ function flatOptions(options: object): Partial<FlatOptions> {
     for (const [field, inner] of Object.entries(fields)) {
       if (!names.includes(field)) unknownOption("TaskJourneys", `${group}.${field}`, OPTION_SUGGESTIONS);
       if (group === "sampling") continue;
-      const flatName = FLAT_BY_PATH.get(`${group}.${field}`)!;
+      // An option added since 0.1 has no flat name: read under its field's name (never given flat: refused).
+      const flatName = FLAT_BY_PATH.get(`${group}.${field}`) ?? field;
       if (flat[flatName] !== undefined && !Object.is(flat[flatName], inner))
         fail(
           `${group}.${field}`,
@@ -276,6 +282,8 @@ export function resolveOptions(options: TaskJourneysOptions & DeprecatedFlatOpti
   // At least one: a journey must fit. No upper bound: live journeys take memory only as they come.
   wholeNumber("maxLiveJourneys", merged.maxLiveJourneys, 1);
   wholeNumber("maxKeyLength", merged.maxKeyLength, 1);
+  // Slots of computations live in a journey's flags (journey.ts): bounded well below 2^25.
+  wholeNumber("limits.maxComputations", merged.maxComputations, 1, 100_000);
   wholeNumber("histogramMaxSize", merged.histogramMaxSize, 2, 2 ** 16);
   wholeNumber("maxLinksPerSpan", merged.maxLinksPerSpan, 0);
   wholeNumber("maxAttributeLength", merged.maxAttributeLength, 8);

@@ -29,6 +29,12 @@ export interface LimitOptions {
    * also the longest duration `digest()` takes. Default a day; Infinity: no limit.
    */
   maxClockSkew?: number;
+  /**
+   * Computations (`transition(…, { computation })`) kept at once: the live ones and the most
+   * recently finished; past it the one that finished first is retired, or, with all live, a new
+   * one's journeys count under "other" (counted, `computation-limit`).
+   */
+  maxComputations?: number;
 }
 
 /** What is kept of finished journeys (and, apart, get_data serves) for `explain()`. */
@@ -258,6 +264,12 @@ export interface TransitionOptions {
   error?: unknown;
   /** The prefix of a journey this move begins, instead of `describe()`'s, `keyPrefix`'s or key_split's; nothing is kept per key. */
   prefix?: string;
+  /**
+   * The computation (one graph submission, one flow: what Dask calls a span) a journey this move
+   * begins belongs to: its totals, the task.computation.* metrics, the root span's
+   * `task.computation`. Read only by the move that begins a journey; nothing is kept per key.
+   */
+  computation?: string;
 }
 
 /** The trailing options of `journeys.execute(key, { at, prefix })`. */
@@ -329,3 +341,6 @@ export interface ServeLedger extends ActivityLedger {
   /** @deprecated Positional since 0.2, removed in the next minor release: write `end(outcome, { error, at })`. */
   end(outcome: "ok" | "busy" | "missing" | "failed", error: unknown, at?: number): void;
 }
+
+/** A computation's totals, as `journeys.computations()` and `explain()` give them. */
+export type { ComputationTotals } from "./model/computation-totals.js";

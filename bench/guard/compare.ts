@@ -4,7 +4,7 @@
  */
 
 /** The driver's cases (bench/guard/driver.ts). */
-export const GUARD_CASES = ["journey", "wrapped", "timed"] as const;
+export const GUARD_CASES = ["journey", "wrapped", "timed", "computation"] as const;
 export type GuardCase = (typeof GUARD_CASES)[number];
 
 /** What one case of the driver costs per journey. */

@@ -8,7 +8,7 @@
  *                      (the scheduler uses get_data too, to fetch the final result)
  */
 import type { MessagePort } from "node:worker_threads";
-import type { Breakdown } from "../../src/index.js";
+import type { Breakdown, ComputationTotals } from "../../src/index.js";
 import type { Value } from "./functions.mjs";
 import type { Arg } from "./workloads.js";
 
@@ -51,6 +51,8 @@ export interface ComputeTaskMessage {
   deps: Array<{ key: string; who: string[]; nbytes: number }>;
   /** W3C trace context of the scheduler's journey of the key, when it is traced. */
   carrier?: Record<string, string>;
+  /** The computation (graph submission) the key belongs to, as Dask's compute-task carries its span id. */
+  computation?: string;
   [field: string]: unknown;
 }
 
@@ -113,6 +115,8 @@ export interface TelemetryTotals {
   gc?: Record<string, { count: number; seconds: number }>;
   /** taskjourney.dropped by reason. */
   dropped: Record<string, number>;
+  /** Each computation's totals (`journeys.computations()`): one per graph submission. */
+  computations?: ComputationTotals[];
 }
 
 export interface SlowJourney {

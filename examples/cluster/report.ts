@@ -4,7 +4,7 @@
  * workers — exponential histograms merge exactly, like a metrics backend would — and prints the
  * per-prefix table, the activity breakdowns and the explain tree of the slowest task.
  */
-import type { TaskJourneys } from "../../src/index.js";
+import type { ComputationTotals, TaskJourneys } from "../../src/index.js";
 import { formatActivityTable, formatPrefixTable, type PrefixRow } from "../../src/report.js";
 import { histogramQuantile, mergeHistograms } from "../../src/report/histograms.js";
 import type { HistogramData, SlowJourney, TelemetryTotals, WorkerSummary } from "./protocol.js";
@@ -30,6 +30,7 @@ export async function readTotals(journeys: TaskJourneys): Promise<TelemetryTotal
     serveBytes: {},
     gc: {},
     dropped: {},
+    computations: journeys.computations(),
   };
   for (const scope of resourceMetrics.scopeMetrics) {
     for (const metric of scope.metrics) {
@@ -128,6 +129,8 @@ export interface ClusterReport {
   /** GC pauses across workers: seconds by GC type. */
   gc: Record<string, number>;
   dropped: Record<string, number>;
+  /** The scheduler's computations (one per graph submission), as the report's Computations section reads them. */
+  computations: Array<ComputationTotals & { from: "scheduler" }>;
   slowest: SlowJourney[];
   /** The slowest compute journey whose trace a worker exported (`traced`), when any was. */
   slowestTraced?: SlowJourney;
@@ -206,6 +209,7 @@ export function aggregate(workers: readonly WorkerSummary[], scheduler: Telemetr
     serveBytes: {},
     gc: {},
     dropped: {},
+    computations: (scheduler?.computations ?? []).map((computation) => ({ ...computation, from: "scheduler" })),
     slowest: workers
       .flatMap((worker) => worker.slowest)
       .sort((a, b) => b.seconds - a.seconds)
@@ -285,6 +289,17 @@ export function formatReport(report: ClusterReport): string {
   const dropped = Object.entries(report.dropped);
   if (dropped.length > 0)
     sections.push(`taskjourney dropped inputs: ${dropped.map(([reason, count]) => `${reason} ${count}`).join(", ")}`);
+  if (report.computations.length > 0)
+    sections.push(
+      `Computations (the scheduler's; task-seconds by state):\n${report.computations
+        .map((c) => {
+          const seconds = Object.entries(c.seconds)
+            .map(([state, value]) => `${state} ${taskjourney.formatSeconds(value)}`)
+            .join(", ");
+          return `  ${c.name}: ${c.tasks} tasks${c.failed > 0 ? `, ${c.failed} failed` : ""}${c.live > 0 ? `, ${c.live} live` : ""}, wall ${taskjourney.formatSeconds(c.wall)}; ${seconds}`;
+        })
+        .join("\n")}`,
+    );
   return sections.join("\n\n");
 }
 

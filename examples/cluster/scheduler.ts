@@ -77,6 +77,8 @@ export interface SchedulerTask {
   estimate: number;
   /** performance.now() ms when processing began (for the statistics kept without telemetry). */
   processingSince: number;
+  /** The graph submission it came with: taskjourney's computation (what Dask calls a span). */
+  computation: string;
 }
 
 export interface Estimate {
@@ -173,6 +175,8 @@ export class Scheduler {
   private readonly estimateRefreshMs: number;
   private workerWaiters: Array<() => boolean> = [];
   private done = 0;
+  /** Graphs submitted so far: each one is a computation, `graph-<n>`. */
+  private submissions = 0;
   private run: { root: SchedulerTask; resolve: (value: unknown) => void; reject: (error: Error) => void } | undefined;
 
   constructor(options: SchedulerOptions = {}) {
@@ -224,6 +228,7 @@ export class Scheduler {
   compute(graph: Graph): Promise<unknown> {
     if (this.run !== undefined) throw new Error("one graph at a time");
     const order = priorities(graph);
+    const computation = `graph-${++this.submissions}`;
     for (const spec of graph.tasks) {
       this.tasks.set(spec.key, {
         spec,
@@ -240,6 +245,7 @@ export class Scheduler {
         processingOn: undefined,
         estimate: 0,
         processingSince: 0,
+        computation,
       });
     }
     for (const task of this.tasks.values()) {
@@ -638,6 +644,7 @@ export class Scheduler {
       func: task.spec.func,
       args: task.spec.args,
       priority: task.priority,
+      computation: task.computation,
       deps: task.dependencies.map((dependency) => ({
         key: dependency.key,
         who: [...dependency.whoHas].map((holder) => holder.address),
@@ -696,6 +703,13 @@ export function instrumentScheduler(scheduler: Scheduler, journeys: TaskJourneys
   // Benchmark switch (parts.ts): the scheduler's transitions not recorded (carriers still go).
   if (!JOURNEY_STATS) return () => {};
   return taskjourney.instrument(scheduler, journeys, {
-    transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
+    transition: {
+      method: "transition",
+      key: (task) => task.key,
+      from: (task) => task.state,
+      to: (_task, to) => to,
+      // Its graph submission, on the move that begins the journey only (released → waiting).
+      computation: (task, to) => (task.state === "released" && to === "waiting" ? task.computation : undefined),
+    },
   });
 }

@@ -41,6 +41,8 @@ export interface WorkerTask {
   priority: number;
   /** Trace context of the scheduler's journey, from the compute-task message. */
   carrier: Record<string, string> | undefined;
+  /** The graph submission it was computed for, from the compute-task message (taskjourney's computation). */
+  computation: string | undefined;
   dependencies: WorkerTask[];
   dependents: Set<WorkerTask>;
   waitingFor: Set<WorkerTask>;
@@ -54,7 +56,10 @@ export interface WorkerTask {
 }
 
 /** A compute-task message as the state machine takes it. */
-export type ComputeTaskEvent = Pick<ComputeTaskMessage, "key" | "func" | "args" | "priority" | "deps" | "carrier">;
+export type ComputeTaskEvent = Pick<
+  ComputeTaskMessage,
+  "key" | "func" | "args" | "priority" | "deps" | "carrier" | "computation"
+>;
 
 export type GatherOutcome = "ok" | "busy" | "missing" | "failed";
 
@@ -127,6 +132,7 @@ export class WorkerState {
     task.args = event.args;
     task.priority = event.priority;
     task.carrier = event.carrier;
+    task.computation = event.computation;
     task.arrived = performance.now();
     this.transition(task, "waiting");
     for (const dep of event.deps) {
@@ -403,6 +409,7 @@ export class WorkerState {
         args: [],
         priority: 0,
         carrier: undefined,
+        computation: undefined,
         dependencies: [],
         dependents: new Set(),
         waitingFor: new Set(),

@@ -93,7 +93,15 @@ export function instrumentWorker(
 ): Unwrap {
   const unwraps = [
     taskjourney.instrument(state, journeys, {
-      transition: { method: "transition", key: (task) => task.key, from: (task) => task.state, to: (_task, to) => to },
+      transition: {
+        method: "transition",
+        key: (task) => task.key,
+        from: (task) => task.state,
+        to: (_task, to) => to,
+        // The graph submission, on the move that begins a compute journey only (fetches serve any):
+        // every other move passes no options object.
+        computation: (task) => (task.state === "released" && task.compute ? task.computation : undefined),
+      },
       // Benchmark switch (parts.ts): no dependencies told.
       ...(partOff("worker-dependencies")
         ? {}

@@ -49,9 +49,11 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
     // Ids are numbers: the job's name is its prefix, until the job is forgotten.
     journeys.describe(job.id, { prefix: job.name });
     if (job.children.length > 0) journeys.dependencies(job.id, job.children);
-    // A job without children goes straight to waiting: it never waits for dependencies.
+    // A job without children goes straight to waiting: it never waits for dependencies. A flow's
+    // jobs share its computation: the flow's totals in computations(), explain() and the report.
     journeys.transition(job.id, "added", job.state === "waiting" ? "waiting" : "waiting-children", {
       at: seconds(job.createdAt),
+      computation: job.flow,
     });
   };
   queue.hooks.childrenDone = (job) => journeys.transition(job.id, "waiting-children", "waiting");

@@ -20,6 +20,8 @@ export interface Job {
   readonly backoffMs: number;
   /** Epoch milliseconds, as the queue stores them. */
   readonly createdAt: number;
+  /** The flow it was added in (a parent and its children, added together), if any. */
+  readonly flow: string | undefined;
   /** Free-form data that travels with the job (instrumentation puts its trace carriers here). */
   readonly data: Record<string, unknown>;
   result?: unknown;
@@ -32,6 +34,8 @@ export interface JobSpec {
   maxAttempts?: number;
   backoffMs?: number;
   data?: Record<string, unknown>;
+  /** The flow the job belongs to: a parent and its children added together (BullMQ's FlowProducer). */
+  flow?: string;
 }
 
 /** What the queue tells as it happens. */
@@ -69,6 +73,7 @@ export class JobQueue {
       maxAttempts: spec.maxAttempts ?? 1,
       backoffMs: spec.backoffMs ?? 0,
       createdAt: Date.now(),
+      flow: spec.flow,
       data: { ...spec.data },
     };
     for (const child of children) this.jobs.get(child)!.parent = job.id;

@@ -30,13 +30,16 @@ export const HANDLERS: Record<string, Handler> = {
 /** Starts two workers on a new queue; add jobs with `submit()`, then await `queue.drained()`. */
 export function startCluster(): { queue: JobQueue; workers: QueueWorker[]; submit(): void; stop(): void } {
   const queue = new JobQueue();
+  let flows = 0;
   const workers = [new QueueWorker(queue, "worker-1", 2, HANDLERS), new QueueWorker(queue, "worker-2", 2, HANDLERS)];
   return {
     queue,
     workers,
     submit() {
-      const children = [0, 1, 2].map(() => queue.add({ name: "fetch" }).id);
-      queue.add({ name: "merge", children });
+      // One flow: the merge and its fetch children (taskjourney's computation); the others are jobs alone.
+      const flow = `flow-${++flows}`;
+      const children = [0, 1, 2].map(() => queue.add({ name: "fetch", flow }).id);
+      queue.add({ name: "merge", children, flow });
       queue.add({ name: "flaky", maxAttempts: 2, backoffMs: 20 });
       queue.add({ name: "broken" });
     },

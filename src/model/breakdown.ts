@@ -1,3 +1,5 @@
+import type { ComputationTotals } from "./computation-totals.js";
+
 /** Where one journey's time went: its state visits in order, each with its activities. */
 export interface Breakdown {
   /** The key's canonical text. */
@@ -30,6 +32,13 @@ export interface Breakdown {
    * oldest first: one `serve <peer>` node each, with the key's share of the serve's activities.
    */
   served?: BreakdownNode[];
+  /**
+   * The computation (one graph submission, one flow) the journey was begun under
+   * (`transition(…, { computation })`; a trace's `task.computation`). Absent when none.
+   */
+  computation?: string;
+  /** That computation's totals in this process, when known (explain(); from a trace only with its metrics). */
+  computationTotals?: ComputationTotals;
 }
 
 export interface BreakdownNode {

@@ -21,6 +21,8 @@ import {
   ATTR_TRANSFER_OUTCOME,
   INSTRUMENTATION_SCOPE,
   METRIC_ACTIVE,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_WALL,
   METRIC_OLDEST_ACTIVE,
   METRIC_DROPPED,
   METRIC_EXECUTE_TIME,
@@ -38,6 +40,7 @@ import {
 import { VERSION } from "../version.js";
 import type { ProcessStalls } from "../runtime/process-stalls.js";
 import { RuntimeMetrics } from "./runtime-metrics.js";
+import { COMPUTATION_DESCRIPTORS, ComputationMetrics } from "./computation-metrics.js";
 
 // The SDK's enums, by value: the core takes only types from @opentelemetry/sdk-metrics, so it
 // runs with whatever SDK the user has. A test checks these against the SDK's own enums.
@@ -86,6 +89,7 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
           ValueType.DOUBLE,
           "Seconds since the oldest task still in a non-terminal state began its journey; 0 with none.",
         ],
+        ...COMPUTATION_DESCRIPTORS,
         [METRIC_DROPPED, "{item}", ValueType.INT, "Telemetry inputs taskjourney dropped or repaired, by reason."],
       ] as const
     ).map(([name, unit, valueType, description]) => [name, Object.freeze({ name, unit, valueType, description })]),
@@ -93,7 +97,12 @@ export const METRIC_DESCRIPTORS: Readonly<Record<string, MetricDescriptor>> = Ob
 );
 
 /** The metrics reported as gauges (the rest are sums or histograms): observable gauges on the observable path. */
-export const GAUGE_METRICS: ReadonlySet<string> = new Set([METRIC_ACTIVE, METRIC_OLDEST_ACTIVE]);
+export const GAUGE_METRICS: ReadonlySet<string> = new Set([
+  METRIC_ACTIVE,
+  METRIC_OLDEST_ACTIVE,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_WALL,
+]);
 
 export interface MetricProducerOptions {
   temporality: "cumulative" | "delta";
@@ -128,6 +137,7 @@ export class TaskMetricProducer implements MetricProducer {
   private readonly attributeCache = new Map<string, Attributes>();
   private readonly delta: boolean;
   private readonly runtime: RuntimeMetrics | undefined;
+  private readonly computationMetrics: ComputationMetrics;
 
   constructor(
     private readonly recorder: Recorder,
@@ -136,6 +146,7 @@ export class TaskMetricProducer implements MetricProducer {
     this.delta = options.temporality === "delta";
     this.runtime =
       options.processStalls === undefined ? undefined : new RuntimeMetrics(options.processStalls, this.delta);
+    this.computationMetrics = new ComputationMetrics(recorder, this.delta);
   }
 
   /** The SDK's MetricProducer.collect(); its options (a timeout) have nothing to wait for here. */
@@ -350,6 +361,8 @@ export class TaskMetricProducer implements MetricProducer {
       [{ startTime: endTime, endTime, attributes: {}, value: age }],
       TEMPORALITY_CUMULATIVE,
     );
+    // By computation: live and recently finished ones only, their series pruned as they retire.
+    for (const metric of this.computationMetrics.produce(startTime, endTime)) metrics.push(metric);
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
     if (this.runtime !== undefined) metrics.push(...this.runtime.produce(startTime, endTime));
     return metrics;

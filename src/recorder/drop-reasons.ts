@@ -70,6 +70,10 @@ export const DROP_REASONS = {
     "the keyPrefix option threw or returned something other than a non-empty string; the key's key_split prefix is used",
   "invalid-description":
     "describe() given something other than { prefix?, group? } of non-empty strings; the description is dropped",
+  "computation-limit":
+    'a journey begun under a computation past limits.maxComputations kept, every one of them still live (none finished to retire); its totals go to the computation "other"',
+  "invalid-computation":
+    "transition() given a computation that is not a non-empty string; the journey is recorded without one",
   "describe-overflow":
     "describe() of a key past the 100000 keys described and not yet forgotten; the description is dropped",
 } as const;

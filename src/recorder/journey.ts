@@ -150,6 +150,9 @@ const KIND_MASK = 3;
 const FLAG_SAMPLED = 4;
 const FLAG_MOVED_BY_LEDGER = 8;
 const FLAG_ENDED = 16;
+/** The bits above the flags: the journey's computation slot (computations.ts), 0 for none. */
+const COMPUTATION_SHIFT = 5;
+const FLAG_BITS = (1 << COMPUTATION_SHIFT) - 1;
 
 /**
  * The fields of a journey that few journeys use (the scheduler's and most fetches' never do), kept
@@ -269,6 +272,17 @@ export class Journey {
   }
   set ended(value: boolean) {
     this.flags = value ? this.flags | FLAG_ENDED : this.flags & ~FLAG_ENDED;
+  }
+
+  /**
+   * The slot of the computation it was begun under (computations.ts), 0 for none: in the flags'
+   * upper bits, so a journey without one is no larger, and one with one holds no object more.
+   */
+  get computationSlot(): number {
+    return this.flags >>> COMPUTATION_SHIFT;
+  }
+  set computationSlot(slot: number) {
+    this.flags = (this.flags & FLAG_BITS) | (slot << COMPUTATION_SHIFT);
   }
 
   /** The detail, made on first use. */

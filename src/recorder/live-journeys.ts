@@ -176,6 +176,7 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     journey.more().abandonedAt = end;
     journey.ended = true;
     this.accumulators.abandon(stateCell(journey.prefixId, journey.state));
+    if (journey.computationSlot !== 0) this.computations.abandoned(journey.computationSlot, end);
     if (journey.openLedgers !== 0) this.closeLedgers(journey, end, -1);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
@@ -264,6 +265,8 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     // The interned copy, when there is one: a prefix sliced from the key is a string of its own per journey.
     journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix;
     if (description?.group !== undefined) journey.group = description.group;
+    const computation = this.computationHint;
+    if (computation !== undefined) journey.computationSlot = this.computations.begin(computation, time);
     this.addLive(id, journey);
     const deps = this.deps;
     if (state === this.machine.transfer && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
@@ -316,6 +319,9 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     const accumulators = this.accumulators;
     const prefixId = journey.prefixId;
     accumulators.visit(stateCell(prefixId, current), time - stateStart);
+    // One comparison for a journey without a computation; with one, an add into its Float64Array.
+    const slot = journey.computationSlot;
+    if (slot !== 0) this.computations.visit(slot, current, time - stateStart);
     accumulators.transitions[stateCell(prefixId, toId)] += 1;
     const machine = this.machine;
     if (current === machine.waiting) this.deps.apportion(journey, time);
@@ -348,6 +354,7 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     journey.visits.push(toId, time);
     journey.state = toId;
     journey.outcomeState = toId;
+    if (journey.computationSlot !== 0) this.computations.ended(journey.computationSlot, toId, time);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
     this.retire(journey);
@@ -357,7 +364,8 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
   protected retire(journey: Journey): void {
     const listener = this.listener;
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
-    this.retained.add(journey);
+    const slot = journey.computationSlot;
+    this.retained.add(journey, slot === 0 ? undefined : this.computations.at(slot));
   }
 
   protected leaveQueue(journey: Journey, time: number): void {

@@ -16,8 +16,10 @@ import { Failures } from "./failures.js";
 import { show } from "../model/show.js";
 import type { StallRing } from "../model/stalls.js";
 import { ServeTotals } from "./serve-ledger.js";
+import { Computations } from "./computations.js";
 import {
   DEFAULT_MAX_CLOCK_SKEW,
+  DEFAULT_MAX_COMPUTATIONS,
   DEFAULT_MAX_LIVE_JOURNEYS,
   type KeyDescription,
   type RecorderConfig,
@@ -118,6 +120,10 @@ export abstract class RecorderBase {
    * set just before that call and cleared after, so no per-key memory is kept for it.
    */
   prefixHint: string | undefined = undefined;
+  /** The computation of a journey the very next call may begin (transition()'s `computation`): as prefixHint. */
+  computationHint: string | undefined = undefined;
+  /** The computations journeys were begun under, bounded (computations.ts). */
+  readonly computations: Computations;
 
   constructor(config: RecorderConfig) {
     this.config = config;
@@ -164,6 +170,16 @@ export abstract class RecorderBase {
     this.retained = new RetainedJourneys(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
     this.served = new RetainedServes(config.retainedJourneys, config.retainedJourneyBytes ?? Infinity);
     this.serveTotals = new ServeTotals(this.activities.limit);
+    this.computations = new Computations(
+      config.maxComputations ?? DEFAULT_MAX_COMPUTATIONS,
+      machine.names.length,
+      (name, limit) =>
+        this.failures.fault(
+          "computation-limit",
+          `more than limits.maxComputations (${limit}) computations kept, all still live, at "${name.slice(0, 64)}": its journeys count under the computation "other". ` +
+            "Computations are retired once finished (no live journey left); raise limits.maxComputations for more submissions in flight at once.",
+        ),
+    );
   }
 
   /**

@@ -42,6 +42,8 @@ export interface RecorderConfig {
   asyncContext?: boolean;
   /** Seconds a given time may lie from the clock; further is a `clock-skew` drop. Default: a day. */
   maxClockSkew?: number;
+  /** Computations kept at once (live and recently finished), `limits.maxComputations`. Default DEFAULT_MAX_COMPUTATIONS. */
+  maxComputations?: number;
   /** The prefix of a key nothing described; default Dask's key_split. */
   keyPrefix?: (key: Key) => string;
 }
@@ -54,6 +56,12 @@ export interface RecorderConfig {
  * reach a terminal state: the leak it bounds.
  */
 export const DEFAULT_MAX_LIVE_JOURNEYS = 1_000_000;
+
+/**
+ * The default of `maxComputations`: a scheduler's live submissions and the recently finished ones,
+ * each a few metric series per state (task.computation.*).
+ */
+export const DEFAULT_MAX_COMPUTATIONS = 100;
 
 /** The default of `maxClockSkew`: a day, in seconds. */
 export const DEFAULT_MAX_CLOCK_SKEW = 86_400;

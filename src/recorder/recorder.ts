@@ -12,6 +12,7 @@ import { show } from "../model/show.js";
 import { Serve, ServeLedger } from "./serve-ledger.js";
 import { arrayLength, element, unlisted } from "./key-lists.js";
 import { LiveJourneysRecorder } from "./live-journeys.js";
+import type { Computation } from "./computations.js";
 
 /**
  * The hot path: a pure state machine from transitions and ledger events to journeys and
@@ -207,6 +208,19 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     }
     if (id === undefined) return undefined;
     return this.live.get(id) ?? this.retained.find(id);
+  }
+
+  /**
+   * The computation `journey` was begun under: a live one's by its slot, a finished one's as the
+   * retained ring kept it (its computation may have retired since; its totals are then those it
+   * had when it retired). Undefined for none.
+   */
+  computationOfJourney(journey: Journey): Computation | undefined {
+    const slot = journey.computationSlot;
+    // A slot is the computation's while the journey is live and at its end (one with a live journey never retires).
+    if (slot !== 0) return this.computations.at(slot);
+    // A finished journey unpacked from the ring carries no slot: the ring kept its computation.
+    return journey.ended ? this.retained.computationOf(journey.id) : undefined;
   }
 
   /** A cell's duration statistics; an unknown state is an `unknown-state` drop with empty statistics. */

@@ -2,6 +2,7 @@ import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
 import { Journey, Transfer, type JourneyKindId } from "./journey.js";
 import { copy, RecordRing } from "./record-ring.js";
+import type { Computation } from "./computations.js";
 
 /**
  * The finished journeys kept for explain(): each one's numbers written into a RecordRing (one
@@ -49,13 +50,15 @@ export class RetainedJourneys {
   private readonly keys: Key[] = [];
   private readonly ids: Array<string | number> = [];
   private readonly failures: Array<Failures | undefined> = [];
+  /** By slot: the computation it was begun under (the object: a computation's slot is reused once it retires). */
+  private readonly computations: Array<Computation | undefined> = [];
 
   constructor(capacity: number, budget: number) {
     this.ring = new RecordRing(capacity, budget, SLOT_BYTES);
   }
 
   /** Keeps a finished journey, evicting the oldest as needed; one larger than the whole budget is not kept. */
-  add(journey: Journey): void {
+  add(journey: Journey, computation?: Computation): void {
     if (this.ring.capacity === 0) return;
     const visits = journey.visits;
     const activities = journey.activities;
@@ -91,6 +94,17 @@ export class RetainedJourneys {
     this.keys[slot] = journey.key;
     this.ids[slot] = journey.id;
     this.failures[slot] = failuresOf(journey);
+    this.computations[slot] = computation;
+  }
+
+  /** The computation the newest kept journey of `id` was begun under, or undefined. */
+  computationOf(id: string | number): Computation | undefined {
+    const ring = this.ring;
+    for (let back = 1; back <= ring.count; back++) {
+      const slot = ring.newest(back);
+      if (this.ids[slot] === id) return this.computations[slot];
+    }
+    return undefined;
   }
 
   /**

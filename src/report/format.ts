@@ -39,6 +39,24 @@ function formatQuantities(quantities: Readonly<Record<string, number>> | undefin
  */
 const FAILED_OUTCOMES = new Set(["error", "erred", "cancelled"]);
 
+/**
+ * The computation a journey belongs to, with its totals when known: "computation graph-7: 120
+ * tasks (2 failed), 14.0 s wall; task-seconds waiting 3.0 s, processing 5.0 s".
+ */
+function computationLine(breakdown: Breakdown): string {
+  const head = `computation ${terminalSafe(breakdown.computation!)}`;
+  const totals = breakdown.computationTotals;
+  if (totals === undefined) return head;
+  const notes = [totals.live > 0 ? `${totals.live} live` : "", totals.failed > 0 ? `${totals.failed} failed` : ""]
+    .filter((note) => note !== "")
+    .join(", ");
+  const wall = totals.live > 0 ? `${formatSeconds(totals.wall)} so far` : `${formatSeconds(totals.wall)} wall`;
+  const seconds = Object.entries(totals.seconds)
+    .map(([state, value]) => `${terminalSafe(state)} ${formatSeconds(value)}`)
+    .join(", ");
+  return `${head}: ${totals.tasks} tasks${notes === "" ? "" : ` (${notes})`}, ${wall}${seconds === "" ? "" : `; task-seconds ${seconds}`}`;
+}
+
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
 function isGatherActivity(name: string): boolean {
   return name !== "dependencies" && name !== "missing" && !name.startsWith("queued");
@@ -70,6 +88,7 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
             ? ` (ended in ${terminalSafe(breakdown.outcome)})`
             : "";
       const lines = [`${terminalSafe(breakdown.key)} spent ${formatSeconds(breakdown.seconds)}${where}${ending}`];
+      if (typeof breakdown.computation === "string") lines.push(computationLine(breakdown));
       const rows: Array<{ prefix: string; label: string; seconds: number; quantities: string; attempt: string }> = [];
       // parentState: the state node the nodes are the activities of ("" deeper down); waits: whether it
       // is the state where the task waited for its dependencies (its activities are its fetches'). A

@@ -1,4 +1,5 @@
 import { EXECUTE_LUMP, type ExecuteOutcome } from "../model/activities.js";
+import { computationsFromMetrics } from "./computations.js";
 import type { Breakdown } from "../model/breakdown.js";
 import {
   ATTR_DROPPED_REASON,
@@ -391,6 +392,7 @@ export function reportDataFromTelemetry(
         // The spans know where and why each failed; a summary's list is the keys (and reasons, if it has them).
         if (failed.failures.length > 0) data.failures = failed.failures;
         if (options.title !== undefined) data.title = options.title;
+        data.computations ??= computationsFromMetrics(telemetry.metrics, new Set(FAILED_STATES));
         if (index !== undefined) data.keptTraces = keptTracesOf(index, data, options.timelines);
         return data;
       }
@@ -409,13 +411,11 @@ export function reportDataFromTelemetry(
         );
       }
       const shapes = index === undefined ? undefined : journeyShapes(index);
+      const failedSet = new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]);
       let aggregates: Aggregates;
       let measured: Record<Role, string | undefined>;
       if (hasMetrics) {
-        aggregates = fromMetrics(
-          telemetry.metrics,
-          new Set([...FAILED_STATES, ...(index === undefined ? [] : failedStates(index))]),
-        );
+        aggregates = fromMetrics(telemetry.metrics, failedSet);
         measured = measuredStates(
           statesIn(aggregates.worker),
           statesIn(aggregates.scheduler),
@@ -486,6 +486,7 @@ export function reportDataFromTelemetry(
         failures: failed.failures,
         failureCounts,
         outcomes: hasMetrics ? endings(aggregates) : countBy(index!.tasks.flatMap((task) => spanEnding(index!, task))),
+        computations: computationsFromMetrics(telemetry.metrics, failedSet),
       };
       if (index !== undefined) data.keptTraces = keptTracesOf(index, data, options.timelines);
       return data;

@@ -19,6 +19,7 @@ import {
   type TransferOutcome,
 } from "../model/activities.js";
 import {
+  ATTR_TASK_COMPUTATION,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
   ATTR_TASK_OUTCOME,
@@ -218,6 +219,10 @@ export function breakdownOfTask(
     ...(outcome !== undefined && task.statusCode === 2 ? { failed: true } : {}),
     children,
     waitingState,
+    // The computation (graph submission, flow) the journey was begun under, on its task span.
+    ...(typeof task.attributes[ATTR_TASK_COMPUTATION] === "string"
+      ? { computation: task.attributes[ATTR_TASK_COMPUTATION] }
+      : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { chartColors, STATE_COLORS } from "./palette.js";
 import { statesOf, type PrefixRow } from "./table.js";
 import { finite, type ReportData } from "./report-data.js";
 import { timelineCharts, timelineSection } from "./timeline-page.js";
+import { COMPUTATION_ROWS } from "./computations.js";
 import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
 
 /**
@@ -243,6 +244,41 @@ function failuresSection(data: ReportData, custom: boolean): string {
   return `<section id="failures">\n<h2>Failed tasks</h2>\n<p class="note">${escapeHtml(note)}</p>\n${table}\n</section>`;
 }
 
+/**
+ * Each computation's totals (one graph submission, one flow), when the data has any: tasks,
+ * failures, live ones, wall time and task-seconds by state.
+ */
+function computationsSection(data: ReportData): string {
+  const all = data.computations;
+  if (all === undefined || all.length === 0) return "";
+  const shown = all.slice(0, COMPUTATION_ROWS);
+  const states = statesOf(
+    shown.map((row) => ({ prefix: row.name, count: 0, p50: 0, p90: 0, p99: 0, stateSeconds: row.seconds })),
+    data.schedulerStates ?? data.states,
+  );
+  const head =
+    `<tr><th class="name">computation</th><th>tasks</th><th>failed</th><th>live</th><th>wall</th>` +
+    `${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
+  const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds) || 0))}</td>`;
+  const lines = shown.map(
+    (row) =>
+      `<tr><td class="name">${escapeHtml(row.name)}</td><td>${row.tasks}</td><td>${row.failed}</td><td>${row.live}</td>${cell(row.wall)}` +
+      `${states.map((state) => cell(row.seconds[state])).join("")}</tr>`,
+  );
+  const workers = shown.some((row) => row.from === "workers");
+  const more = all.length > shown.length ? ` The first ${shown.length} of ${all.length} are shown.` : "";
+  const note =
+    `One row per graph submission (flow): its tasks, those that failed (per task, retried attempts apart) and those not ended; ` +
+    `wall: its first task's start to its last task's end; then task-seconds by state, summed over its tasks. ` +
+    `${workers ? "Rows no scheduler reported are the workers' totals summed. " : "From the scheduler, which sees every task. "}` +
+    `Only the live and most recently finished computations, up to limits.maxComputations, are exported.${more}`;
+  return `<section id="computations">
+<h2>Computations</h2>
+<div class="table-scroll"><table class="computations"><thead>${head}</thead><tbody>${lines.join("")}</tbody></table></div>
+<p class="note">${escapeHtml(note)}</p>
+</section>`;
+}
+
 /** How the journeys ended, cancelled and removed ones included; nothing without counts. */
 function outcomesSection(data: ReportData, custom: boolean): string {
   const words = outcomeWords(data.outcomes, custom);
@@ -466,6 +502,7 @@ ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.des
 <main>
 ${failuresSection(data, custom)}
 ${outcomesSection(data, custom)}
+${computationsSection(data)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 ${

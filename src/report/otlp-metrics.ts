@@ -3,6 +3,7 @@ import {
   ATTR_TASK_ACTIVITY,
   ATTR_TASK_PREFIX,
   ATTR_TASK_STATE,
+  ATTR_TASK_COMPUTATION,
   RESOURCE_ROLE,
   METRIC_ACTIVE,
   METRIC_DROPPED,
@@ -12,6 +13,10 @@ import {
   METRIC_STATE_TIME,
   METRIC_TRANSITIONS,
   METRIC_WAIT_TIME,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_TASKS,
+  METRIC_COMPUTATION_TIME,
+  METRIC_COMPUTATION_WALL,
 } from "../shared/semconv.js";
 import { decodeAttributes, type Attributes } from "./otlp-json.js";
 
@@ -35,6 +40,11 @@ const READ: ReadonlySet<string> = new Set([
   METRIC_WAIT_TIME,
   METRIC_TRANSITIONS,
   METRIC_DROPPED,
+  // By computation (report/computations.ts).
+  METRIC_COMPUTATION_TIME,
+  METRIC_COMPUTATION_TASKS,
+  METRIC_COMPUTATION_ACTIVE,
+  METRIC_COMPUTATION_WALL,
 ]);
 
 /**
@@ -53,6 +63,10 @@ export const PROMETHEUS_NAMES: ReadonlyArray<{ metric: string; name: string; his
   { metric: METRIC_WAIT_TIME, name: "task_wait_time_seconds_total" },
   { metric: METRIC_TRANSITIONS, name: "task_transitions_total" },
   { metric: METRIC_DROPPED, name: "taskjourney_dropped_total" },
+  { metric: METRIC_COMPUTATION_TIME, name: "task_computation_time_seconds_total" },
+  { metric: METRIC_COMPUTATION_TASKS, name: "task_computation_tasks_total" },
+  { metric: METRIC_COMPUTATION_ACTIVE, name: "task_computation_active" },
+  { metric: METRIC_COMPUTATION_WALL, name: "task_computation_wall_seconds" },
 ];
 
 /** The Prometheus labels of the metrics' own attributes, by the attribute each stands for. */
@@ -61,6 +75,7 @@ export const PROMETHEUS_ATTRIBUTE_LABELS: Readonly<Record<string, string>> = {
   task_state: ATTR_TASK_STATE,
   task_activity: ATTR_TASK_ACTIVITY,
   reason: ATTR_DROPPED_REASON,
+  task_computation: ATTR_TASK_COMPUTATION,
 };
 
 /** Resource attributes the report reads, by their Prometheus label (`resource_constant_labels`). */

@@ -3,6 +3,7 @@ import { keySplit } from "../model/keys.js";
 import { dataError, guarded } from "./arguments.js";
 import { keptTracesFrom, type KeptTraces } from "./kept-traces.js";
 import type { PrefixRow } from "./table.js";
+import { computationRows, type ReportComputation } from "./computations.js";
 
 export type { BarKind, KeptTraces, TimelineBar, TraceTimeline } from "./kept-traces.js";
 
@@ -70,6 +71,8 @@ export interface ReportData {
    * reportDataFrom() as written, checked and within the same bounds.
    */
   keptTraces?: KeptTraces;
+  /** Each computation's totals (one graph submission, one flow), from task.computation.* or a summary. */
+  computations?: ReportComputation[];
 }
 
 /** One failed task, as the report's "Failed tasks" table shows it. */
@@ -241,6 +244,7 @@ function breakdown(item: unknown, field: string): Breakdown {
     seconds: typeof item.seconds === "number" ? item.seconds : Number.NaN,
     kind: typeof item.kind === "string" ? item.kind : "compute",
     outcome: typeof item.outcome === "string" ? item.outcome : undefined,
+    ...(typeof item.computation === "string" ? { computation: item.computation } : {}),
     children: Array.isArray(item.children)
       ? item.children.map((child, i) => breakdownNode(child, `${field}.children[${i}]`))
       : [],
@@ -341,6 +345,7 @@ export function reportDataFrom(json: unknown): ReportData {
             ? undefined
             : breakdown(json.slowestTraced, "slowestTraced"),
         keptTraces: keptTracesFrom(json.keptTraces),
+        computations: computationRows(json.computations, "computations"),
       };
     }
     const report = json.report;

@@ -70,6 +70,17 @@ export const METRIC_TRANSITIONS = "task.transitions";
 export const METRIC_ACTIVE = "task.active";
 /** Seconds since the oldest journey still live began: how long a key that never ends has been open. */
 export const METRIC_OLDEST_ACTIVE = "task.active.oldest";
+/**
+ * By computation (one graph submission, one flow: `transition(…, { computation })`), only for the
+ * live and recently finished ones up to `limits.maxComputations`: task-seconds by state, tasks
+ * ended by terminal state, tasks live now, wall seconds from first start to last end (or now).
+ */
+export const METRIC_COMPUTATION_TIME = "task.computation.time";
+export const METRIC_COMPUTATION_TASKS = "task.computation.tasks";
+export const METRIC_COMPUTATION_ACTIVE = "task.computation.active";
+export const METRIC_COMPUTATION_WALL = "task.computation.wall";
+/** The computation a task was submitted in: on task.computation.* metrics and on a journey's task span. */
+export const ATTR_TASK_COMPUTATION = "task.computation";
 export const METRIC_DROPPED = "taskjourney.dropped";
 /** Spans and metric data points that taskjourney/sdk's exporters did not export, by export error (`{item}`): by signal and error type. */
 export const METRIC_EXPORT_ERRORS = "taskjourney.export.errors";

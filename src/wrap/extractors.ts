@@ -48,19 +48,20 @@ export function extractState(
     : wrongKind(journeys, site, value, "a state name");
 }
 
-/** A prefix (non-empty string), undefined (none) or FAILED. */
+/** A prefix (or another name: `expected`) as a non-empty string, undefined (none) or FAILED. */
 export function extractPrefix(
   journeys: TaskJourneys,
   fn: Extract | undefined,
   self: unknown,
   args: unknown[],
   site: string,
+  expected = "a non-empty prefix",
 ): unknown {
   if (fn === undefined) return undefined;
   const value = extract(journeys, fn, self, args, site);
   return value === FAILED || value === undefined || (typeof value === "string" && value.length > 0)
     ? value
-    : wrongKind(journeys, site, value, "a non-empty prefix");
+    : wrongKind(journeys, site, value, expected);
 }
 
 /** A time in seconds, undefined (now) or FAILED. */

@@ -48,7 +48,11 @@ const KINDS: readonly Kind[] = ["transition", "dependencies", "execute", "gather
 
 /** Each kind's extractors: required ones, optional ones, and ones that may also be a fixed string. */
 const FIELDS: Record<Kind, { required: string[]; optional: string[]; orString: string[] }> = {
-  transition: { required: ["key"], optional: ["dependencies", "prefix", "at", "error"], orString: ["from", "to"] },
+  transition: {
+    required: ["key"],
+    optional: ["dependencies", "prefix", "computation", "at", "error"],
+    orString: ["from", "to"],
+  },
   dependencies: { required: ["key", "dependencies"], optional: [], orString: [] },
   execute: { required: ["key"], optional: ["prefix", "at", "outcome"], orString: [] },
   gather: { required: ["peer", "keys"], optional: ["nbytes", "at", "outcome"], orString: [] },

@@ -42,6 +42,8 @@ export type TransitionSpec<T, S extends string = string> = {
     dependencies?: Extractor<T, K, Iterable<Key> | undefined>;
     /** The key's prefix, for a journey this call begins (e.g. the job's name); default as `describe()` / `keyPrefix` / key_split say. */
     prefix?: Extractor<T, K, string | undefined>;
+    /** The computation (graph submission, flow) of a journey this call begins: see `TransitionOptions.computation`. */
+    computation?: Extractor<T, K, string | undefined>;
     /** When the transition happened, in the journeys' clock (see `clock` / `timeOrigin`); default now. */
     at?: Extractor<T, K, number | undefined>;
     /** Why the attempt the key leaves failed (the job's error or failedReason), for moves into a failure state or a retry; see `transition()`. */

@@ -24,12 +24,14 @@ export function transitionWrapper(
     to: string | Extract;
     dependencies?: Extract;
     prefix?: Extract;
+    computation?: Extract;
     at?: Extract;
     error?: Extract;
   },
 ): AnyFunction {
   const journeys = site.journeys;
-  const { key, from, to, dependencies, prefix, at, error } = spec;
+  const { key, from, to, dependencies, prefix, computation, at, error } = spec;
+  const computationSite = `${site.name}: the computation extractor`;
   const errorSite = `${site.name}: the error extractor`;
   const prefixSite = `${site.name}: the prefix extractor`;
   const atSite = `${site.name}: the at extractor`;
@@ -50,19 +52,23 @@ export function transitionWrapper(
     if (d === FAILED) return undefined;
     const p = extractPrefix(journeys, prefix, self, args, prefixSite);
     if (p === FAILED) return undefined;
+    // A computation is a non-empty name, checked as a prefix is.
+    const c = extractPrefix(journeys, computation, self, args, computationSite, "a non-empty computation name");
+    if (c === FAILED) return undefined;
     const a = extractTime(journeys, at, self, args, atSite);
     if (a === FAILED) return undefined;
     const e = error === undefined ? undefined : extract(journeys, error, self, args, errorSite);
     if (e === FAILED) return undefined;
     try {
       // No options object for the usual call, with no time, error or prefix to pass.
-      if (p === undefined && a === undefined && e === undefined)
+      if (p === undefined && c === undefined && a === undefined && e === undefined)
         journeys.transition(k as Key, f as string, t as string);
       else
         journeys.transition(k as Key, f as string, t as string, {
           at: a as number | undefined,
           error: e,
           prefix: p as string | undefined,
+          computation: c as string | undefined,
         });
       if (d !== undefined) journeys.dependencies(k as Key, d);
     } catch (error) {

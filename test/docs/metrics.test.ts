@@ -63,6 +63,13 @@ async function exported(
     serve.digest("network", 4096, "bytes");
     clock.advance(0.5);
     serve.end("ok");
+    // And one task of a computation: the task.computation.* metrics.
+    journeys.transition("c-1", "released", "waiting", { computation: "graph-1" });
+    clock.advance(1);
+    journeys.transition("c-1", "waiting", "ready");
+    journeys.transition("c-1", "ready", "executing");
+    clock.advance(1);
+    journeys.transition("c-1", "executing", "memory");
     const metrics = byName(await p.collect());
     return new Map(
       [...metrics].map(([name, metric]) => {

@@ -274,6 +274,19 @@ describe("the cluster example", () => {
     expect(summary.rounds.every((round) => round.cpuSeconds > 0)).toBe(true);
     expect(summary.decisions.total).toBe(2 * summary.tasks);
     expect(summary.decisions.informed).toBeGreaterThan(0);
+    // One computation per graph submission, the scheduler's totals: every task of each ended in memory.
+    expect(
+      summary.report.computations.map(({ name, tasks, live, failed, ended }) => ({ name, tasks, live, failed, ended })),
+    ).toEqual(
+      ["graph-1", "graph-2"].map((name) => ({
+        name,
+        tasks: summary.tasks,
+        live: 0,
+        failed: 0,
+        ended: { memory: summary.tasks },
+      })),
+    );
+    expect(summary.slowestExplain).toMatch(/\ncomputation graph-2: \d+ tasks/);
 
     // The report: per-prefix rows (the warm-up round's renamed keys under the same prefixes), an
     // explain of the slowest task, OTLP metric files.

@@ -172,6 +172,14 @@ describe("a job queue instrumented from the guide", () => {
         "waiting",
         "active",
       ]);
+      // The flow (the merge and its three fetches) is one computation; the jobs alone are in none.
+      expect(queueJourneys.explain("4")!.computation).toBe("flow-1");
+      expect(queueJourneys.explain("5")!.computation).toBeUndefined();
+      expect(
+        queueJourneys
+          .computations()
+          .map(({ name, tasks, live, failed, ended }) => ({ name, tasks, live, failed, ended })),
+      ).toEqual([{ name: "flow-1", tasks: 4, live: 0, failed: 0, ended: { completed: 4 } }]);
     });
   }
 

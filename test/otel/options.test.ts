@@ -70,6 +70,10 @@ const BAD: Array<[option: string, options: unknown]> = [
   ["explicitBuckets", { explicitBuckets: "1,2" }],
   ["timeOrigin", { timeOrigin: Number.NaN }],
   ["timeOrigin", { timeOrigin: "2024-01-01" }],
+  // An option added since 0.1: grouped only (no flat name).
+  ["limits.maxComputations", { limits: { maxComputations: 0 } }],
+  ["limits.maxComputations", { limits: { maxComputations: 100_001 } }],
+  ["limits.maxComputations", { limits: { maxComputations: 2.5 } }],
 ];
 
 describe("options validation", () => {
@@ -160,7 +164,8 @@ describe("options validation", () => {
       Object.entries({ ...groups, runtime: runtimeRest }).flatMap(([name, value]) =>
         typeof value === "object"
           ? Object.entries(value).map(([field, inner]) => [
-              Object.entries(FLAT_OPTIONS).find(([, path]) => path === `${name}.${field}`)![0],
+              // An option added since 0.1 has no flat name: resolved under its field's.
+              Object.entries(FLAT_OPTIONS).find(([, path]) => path === `${name}.${field}`)?.[0] ?? field,
               inner,
             ])
           : [[name, value]],
@@ -263,7 +268,7 @@ describe("option names", () => {
 
   it("refuses a group that is not an object, naming its fields", () => {
     expect(() => new TaskJourneys({ runtime: { clock }, limits: 5 } as never)).toThrow(
-      'TaskJourneys: option "limits" must be an object: { maxPrefixes?, maxActivities?, maxLiveJourneys?, maxKeyLength?, maxClockSkew? }, got 5',
+      'TaskJourneys: option "limits" must be an object: { maxPrefixes?, maxActivities?, maxLiveJourneys?, maxKeyLength?, maxClockSkew?, maxComputations? }, got 5',
     );
   });
 });

@@ -28,6 +28,7 @@ import {
   ATTR_TASK_DEPENDENCIES,
   ATTR_TASK_ERROR,
   ATTR_TASK_GROUP,
+  ATTR_TASK_COMPUTATION,
   ATTR_TASK_KEY,
   ATTR_TASK_KEY_LENGTH,
   ATTR_TASK_OUTCOME,
@@ -113,6 +114,10 @@ export class TaskSpans {
     // So that `explain --from` can still find a key longer than the limit: its beginning and length.
     if (key.length > limit) attributes[ATTR_TASK_KEY_LENGTH] = key.length;
     if (this.options.role === "worker") attributes[ATTR_TASK_WORKER] = this.options.instance;
+    // The computation the journey was begun under: on the root span, never a metric attribute of the per-prefix metrics.
+    // Its slot names it while the journey is live and at its end, when every task span starts.
+    const slot = journey.computationSlot;
+    if (slot !== 0) attributes[ATTR_TASK_COMPUTATION] = truncate(this.recorder.computations.at(slot).name, limit);
     if (ended) attributes[ATTR_TASK_OUTCOME] = this.recorder.machine.names[journey.outcomeState];
     let name = this.taskNames[journey.prefixId];
     if (name === undefined) {
