@@ -55,15 +55,6 @@ export class ExecutionLedger extends Ledger implements OpenExecution {
     }
   }
 
-  protected markDigest(record: number): void {
-    // Made as a one-element literal (56 B): a push into `[]` reserves 17 slots (176 B), for the
-    // one or two digests (a thread's CPU time) a ledger usually has. Same in the other ledgers.
-    const owner = this.journey;
-    const list = owner.digestRecords;
-    if (list === undefined) owner.digestRecords = [record];
-    else list.push(record);
-  }
-
   /**
    * Ends the execution: "memory" (success), "error" or "cancelled", or a state of the machine the
    * key moves to (see ExecuteLedger). `error` is what was thrown or rejected with: a failed

@@ -20,6 +20,7 @@ import {
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
   failedAttempt,
+  isDigested,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
   QUANTITY_UNIT,
@@ -108,8 +109,6 @@ class RecordIndex {
   private readonly nested = new Map<number, number[]>();
   private readonly waiting = new Map<number, number[]>();
   private readonly quantity = new Map<number, number[]>();
-  /** Offsets of the records made by digest(). */
-  readonly digests: ReadonlySet<number>;
 
   constructor(journey: Journey) {
     const records = journey.activities;
@@ -124,7 +123,6 @@ class RecordIndex {
     if (quantities !== undefined)
       for (let at = 0; at < quantities.length; at += QUANTITY_FIELDS)
         push(this.quantity, quantities[at + QUANTITY_VISIT], at);
-    this.digests = new Set(journey.digestRecords);
   }
 
   topLevel(visit: number): readonly number[] {
@@ -180,7 +178,7 @@ function visitActivities(
     const total = records[record + ACTIVITY_SELF_SECONDS] + records[record + ACTIVITY_CHILD_SECONDS];
     const name = names.activity(records[record + ACTIVITY_ID]);
     // A thread digest (not an activity metered under that name) nested in an activity.
-    if (records[record + ACTIVITY_PARENT] !== -1 && isThreadDigest(name) && index.digests.has(record))
+    if (records[record + ACTIVITY_PARENT] !== -1 && isThreadDigest(name) && isDigested(records, record))
       level.digest(name, total);
     else level.add(name, total, visitActivities(journey, index, index.nestedIn(record), total, names, true));
   }

@@ -60,6 +60,24 @@ export function openActivity(
   return record;
 }
 
+/**
+ * Marks `record` as made by digest() (its interval inferred, ending when the measurement was
+ * taken): its child seconds, always 0 in a digested record (it is closed as it is opened, so
+ * nothing nests under it), are written as -0. A mark in the record itself, where a list of
+ * digested offsets was an array and the journey's JourneyDetail made per digesting ledger
+ * (~350 B a task in the replayed cluster worker); copied with the records (RetainedJourneys),
+ * and 0 to every sum.
+ */
+export function markDigested(records: number[], record: number): void {
+  records[record + ACTIVITY_CHILD_SECONDS] = -0;
+}
+
+/** Whether `record` was made by digest() (see markDigested). */
+export function isDigested(records: ArrayLike<number>, record: number): boolean {
+  const child = records[record + ACTIVITY_CHILD_SECONDS];
+  return child === 0 && 1 / child < 0;
+}
+
 /** Appends a closed top-level activity record of `seconds` self time over [start, end]. */
 export function addActivity(
   records: number[],
@@ -163,7 +181,6 @@ const FLAG_BITS = (1 << COMPUTATION_SHIFT) - 1;
 export class JourneyDetail {
   /** The key's map id, when it is not the key itself (a tuple's canonical text). */
   id: string | number | undefined = undefined;
-  digestRecords: number[] | undefined = undefined;
   quantities: number[] | undefined = undefined;
   waitBreakdown: number[] | undefined = undefined;
   dependencyIds: Array<string | number> | undefined = undefined;
@@ -350,13 +367,6 @@ export class Journey {
 
   // ---- the detail's fields, read as undefined (or their default) until it exists --------------
 
-  /** Offsets of activity records made by digest() (intervals inferred, not metered). */
-  get digestRecords(): number[] | undefined {
-    return this.detail?.digestRecords;
-  }
-  set digestRecords(value: number[] | undefined) {
-    this.more().digestRecords = value;
-  }
   /** Non-time digests, QUANTITY_FIELDS numbers each. */
   get quantities(): number[] | undefined {
     return this.detail?.quantities;
@@ -522,8 +532,6 @@ export class Journey {
 
 /** One gather_dep call: a bundle of keys fetched from one peer. */
 export class Transfer {
-  /** Offsets of activity records made by digest(). */
-  digestRecords: number[] | undefined = undefined;
   /** Activity records, ACTIVITY_FIELDS numbers each; Visit is unused (-1). */
   readonly activities: number[] = emptyNumbers();
   end = Number.NaN;

@@ -5,6 +5,7 @@ import {
   ACTIVITY_PARENT,
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_START,
+  markDigested,
   openActivity,
   type Journey,
   type Transfer,
@@ -243,7 +244,7 @@ export abstract class Ledger {
       const now = this.host.lastReading;
       const record = this.open(this.host.activityId(activity), this.parentRecord(), now - value);
       this.close(record, now);
-      this.markDigest(record);
+      markDigested(this.records, record);
     } else {
       this.quantity(this.host.activityId(activity), this.host.unitId(unit), value);
     }
@@ -287,9 +288,6 @@ export abstract class Ledger {
   }
 
   protected abstract quantity(activityId: number, unitId: number, value: number): void;
-
-  /** Remembers that `record` was digested: its interval is inferred, ending when it was taken. */
-  protected abstract markDigest(record: number): void;
 
   private parentRecord(): number {
     if (this.openRecord !== -1) return this.openRecord;

@@ -24,8 +24,7 @@ const VISITS = 3;
 const ACTIVITIES = 4;
 const QUANTITIES = 5;
 const WAIT_BREAKDOWN = 6;
-const DIGEST_RECORDS = 7;
-const HEADER = 8;
+const HEADER = 7;
 
 /** What a kept journey costs the budget besides its numbers: its slot's five fields. */
 const SLOT_BYTES = 40;
@@ -64,14 +63,8 @@ export class RetainedJourneys {
     const activities = journey.activities;
     const quantities = journey.quantities;
     const waitBreakdown = journey.waitBreakdown;
-    const digestRecords = journey.digestRecords;
     const length =
-      HEADER +
-      visits.length +
-      activities.length +
-      (quantities?.length ?? 0) +
-      (waitBreakdown?.length ?? 0) +
-      (digestRecords?.length ?? 0);
+      HEADER + visits.length + activities.length + (quantities?.length ?? 0) + (waitBreakdown?.length ?? 0);
     const slot = this.ring.add(length);
     if (slot === -1) return;
     const data = this.ring.data;
@@ -83,13 +76,12 @@ export class RetainedJourneys {
     data[at + ACTIVITIES] = activities.length;
     data[at + QUANTITIES] = quantities?.length ?? -1;
     data[at + WAIT_BREAKDOWN] = waitBreakdown?.length ?? -1;
-    data[at + DIGEST_RECORDS] = digestRecords?.length ?? -1;
     at += HEADER;
     at = copy(data, at, visits);
     at = copy(data, at, activities);
     if (quantities !== undefined) at = copy(data, at, quantities);
-    if (waitBreakdown !== undefined) at = copy(data, at, waitBreakdown);
-    if (digestRecords !== undefined) copy(data, at, digestRecords);
+    // Digested records are marked in the activities themselves (markDigested): copied with them.
+    if (waitBreakdown !== undefined) copy(data, at, waitBreakdown);
     // A slot is at most one past the end: storing there appends, as a push would.
     this.keys[slot] = journey.key;
     this.ids[slot] = journey.id;
@@ -162,8 +154,6 @@ export class RetainedJourneys {
     if (quantities !== undefined) journey.quantities = quantities;
     const waitBreakdown = take(WAIT_BREAKDOWN);
     if (waitBreakdown !== undefined) journey.waitBreakdown = waitBreakdown;
-    const digestRecords = take(DIGEST_RECORDS);
-    if (digestRecords !== undefined) journey.digestRecords = digestRecords;
     const failures = this.failures[slot];
     if (failures !== undefined) {
       journey.failureVisit = failures.failureVisit;

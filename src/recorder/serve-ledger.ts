@@ -15,8 +15,6 @@ import { readEndCall } from "./call-options.js";
 export class Serve {
   /** Activity records, ACTIVITY_FIELDS numbers each; visit unused (-1). */
   readonly activities: number[] = [];
-  /** Offsets of activity records made by digest(). */
-  digestRecords: number[] | undefined = undefined;
   bytes = 0;
   end = Number.NaN;
   outcome = "";
@@ -69,13 +67,6 @@ export class ServeLedger extends Ledger {
     // What went onto the wire is the serve's size, as on the fetching side.
     if (activityId === this.host.activityId(NETWORK_ACTIVITY) && this.host.units.name(unitId) === "bytes")
       this.serve.bytes += value;
-  }
-
-  protected markDigest(record: number): void {
-    const owner = this.serve;
-    const list = owner.digestRecords;
-    if (list === undefined) owner.digestRecords = [record];
-    else list.push(record);
   }
 
   /**

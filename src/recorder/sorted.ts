@@ -19,9 +19,3 @@ export function firstAtOrAfter(values: readonly number[], value: number, stride 
   }
   return low;
 }
-
-/** Whether the ascending `values` hold `value`. */
-export function sortedIncludes(values: readonly number[], value: number): boolean {
-  const index = firstAtOrAfter(values, value);
-  return index < values.length && values[index] === value;
-}

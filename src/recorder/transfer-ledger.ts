@@ -49,13 +49,6 @@ export class TransferLedger extends Ledger implements OpenTransfer {
       this.transfer.bytes += value;
   }
 
-  protected markDigest(record: number): void {
-    const owner = this.transfer;
-    const list = owner.digestRecords;
-    if (list === undefined) owner.digestRecords = [record];
-    else list.push(record);
-  }
-
   /**
    * Ends the transfer: "ok", "busy", "missing", "failed" or "cancelled". `error` is what was
    * thrown or rejected with: a failed transfer keeps its type, message and stack (spans, explain()).

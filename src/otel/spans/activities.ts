@@ -8,8 +8,8 @@ import {
   ACTIVITY_START,
   ACTIVITY_VISIT,
   firstRecordOf,
+  isDigested,
 } from "../../recorder/journey.js";
-import { sortedIncludes } from "../../recorder/sorted.js";
 import { ATTR_DIGEST, SPAN_RUN } from "../semconv.js";
 import { ParentContext, type OpenSpan } from "./context.js";
 import type { SpanWriter } from "./writer.js";
@@ -94,19 +94,12 @@ export class ActivitySpans {
   ) {}
 
   /** Activity spans of the records of `visit` (-1: a transfer's), under `owner` (of that interval), ended here. */
-  emit(
-    records: readonly number[],
-    visit: number,
-    owner: OpenSpan,
-    ownerStart: number,
-    ownerEnd: number,
-    digests: number[] | undefined,
-  ): void {
+  emit(records: readonly number[], visit: number, owner: OpenSpan, ownerStart: number, ownerEnd: number): void {
     const slots = this.slots.busy ? new ActivitySlots() : this.slots;
     slots.reserve(records.length / ACTIVITY_FIELDS);
     slots.busy = true;
     try {
-      this.emitSpans(records, visit, owner, ownerStart, ownerEnd, digests, slots);
+      this.emitSpans(records, visit, owner, ownerStart, ownerEnd, slots);
     } finally {
       slots.busy = false;
     }
@@ -118,7 +111,6 @@ export class ActivitySpans {
     owner: OpenSpan,
     ownerStart: number,
     ownerEnd: number,
-    digests: number[] | undefined,
     slots: ActivitySlots,
   ): void {
     const writer = this.writer;
@@ -180,7 +172,7 @@ export class ActivitySpans {
         slots.children[parentSlot]++;
         parent = slots.parent(parentSlot);
       }
-      const attributes = digests !== undefined && sortedIncludes(digests, record) ? DIGEST_ATTRIBUTES : undefined;
+      const attributes = isDigested(records, record) ? DIGEST_ATTRIBUTES : undefined;
       slots.open(
         slot,
         writer.startSpan(name, parent, writer.hr(start), SpanKind.INTERNAL, attributes, undefined),

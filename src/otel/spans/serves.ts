@@ -86,7 +86,7 @@ export class ServeSpans {
   }
 
   private finish(serve: Serve, open: OpenSpan, end: number): void {
-    this.activities.emit(serve.activities, -1, open, serve.start, end, serve.digestRecords);
+    this.activities.emit(serve.activities, -1, open, serve.start, end);
     const span = open.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, serve.bytes);
     if (serve.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, serve.outcome);

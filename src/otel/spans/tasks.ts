@@ -185,19 +185,18 @@ export class TaskSpans {
           this.transfers.linkOverlapping(journey.fetchedBy, span, start, end);
           this.waitAttributes(journey, visit, span, end - start);
         }
-        this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+        this.activities.emit(journey.activities, visit, span, start, end);
       } else if (journey.kind === FETCH_JOURNEY) {
         // Fetch journeys carry only per-key shares of their transfer's activities, which the
         // gather_dep span shows in full, so their flight spans have no activity children.
         if (state === machine.transfer) this.transfers.linkFlight(journey, span, visit);
         // Why the key sat in fetch (`queued (<reason>)`), as explain() shows it: the only records
         // of a fetch visit (the transfer's own activities are on its gather_dep span).
-        else if (state === machine.retry)
-          this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+        else if (state === machine.retry) this.activities.emit(journey.activities, visit, span, start, end);
       } else {
         // A scheduler's journey: a job queue's scheduler runs its jobs itself, with execute ledgers
         // and meter() calls, and explain() shows their activities under every state.
-        this.activities.emit(journey.activities, visit, span, start, end, journey.digestRecords);
+        this.activities.emit(journey.activities, visit, span, start, end);
       }
       if (journey.quantities !== undefined) this.quantityAttributes(journey.quantities, visit, span);
       const stalls = this.recorder.stalls;

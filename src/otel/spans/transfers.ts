@@ -173,7 +173,7 @@ export class TransferSpans {
   }
 
   private finish(transfer: Transfer, gather: OpenSpan, end: number): void {
-    this.activities.emit(transfer.activities, -1, gather, transfer.start, end, transfer.digestRecords);
+    this.activities.emit(transfer.activities, -1, gather, transfer.start, end);
     const span = gather.span;
     span.setAttribute(ATTR_TRANSFER_BYTES, transfer.bytes);
     if (transfer.outcome !== "") span.setAttribute(ATTR_TRANSFER_OUTCOME, transfer.outcome);
