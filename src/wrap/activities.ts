@@ -2,7 +2,7 @@
  * The wrapper of a method metered as an activity of whatever ledger surrounds its call.
  */
 import { isAsyncFunction } from "../shared/functions.js";
-import { meterCall, type AnyFunction } from "./function.js";
+import { ArgumentArrays, meterCall, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
 import type { Site } from "./extractors.js";
 
@@ -13,10 +13,20 @@ export function activityWrapper(site: Site, activity: string): AnyFunction {
     const thrown = internalFailure(journeys, site.name, error);
     if (thrown !== undefined) throw thrown;
   };
+  const arrays = new ArgumentArrays();
   return {
-    activity(this: unknown, ...args: unknown[]): unknown {
-      if (!on.active) return Reflect.apply(original, this, args);
-      return meterCall(activity, original, isAsync, this, args, onFailure);
+    activity(this: unknown): unknown {
+      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
+      const count = arguments.length;
+      const args = arrays.take(count);
+      // eslint-disable-next-line prefer-rest-params
+      for (let index = 0; index < count; index++) args[index] = arguments[index];
+      try {
+        if (!on.active) return Reflect.apply(original, this, args);
+        return meterCall(activity, original, isAsync, this, args, onFailure);
+      } finally {
+        arrays.give(args);
+      }
     },
   }.activity;
 }

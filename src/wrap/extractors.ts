@@ -4,7 +4,7 @@
 import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import type { Key } from "../model/keys.js";
 import type { InvalidTransition } from "../shared/errors.js";
-import type { AnyFunction } from "./function.js";
+import { ArgumentArrays, type AnyFunction } from "./function.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 import { show } from "../model/show.js";
 
@@ -119,20 +119,30 @@ export function recordingWrapper(
   record: (self: unknown, args: unknown[]) => InvalidTransition | undefined,
 ): AnyFunction {
   const { journeys, original, on } = site;
+  const arrays = new ArgumentArrays();
   return {
-    record(this: unknown, ...args: unknown[]): unknown {
-      if (on.active) {
-        let thrown: InvalidTransition | undefined;
-        try {
-          thrown = record(this, args);
-        } catch (error) {
-          // What an extractor returned broke the recording (a Proxy whose traps throw): counted, and
-          // the call goes on untouched.
-          thrown = internalFailure(journeys, site.name, error);
+    record(this: unknown): unknown {
+      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
+      const count = arguments.length;
+      const args = arrays.take(count);
+      // eslint-disable-next-line prefer-rest-params
+      for (let index = 0; index < count; index++) args[index] = arguments[index];
+      try {
+        if (on.active) {
+          let thrown: InvalidTransition | undefined;
+          try {
+            thrown = record(this, args);
+          } catch (error) {
+            // What an extractor returned broke the recording (a Proxy whose traps throw): counted, and
+            // the call goes on untouched.
+            thrown = internalFailure(journeys, site.name, error);
+          }
+          if (thrown !== undefined) throw thrown;
         }
-        if (thrown !== undefined) throw thrown;
+        return Reflect.apply(original, this, args);
+      } finally {
+        arrays.give(args);
       }
-      return Reflect.apply(original, this, args);
     },
   }.record;
 }

@@ -55,3 +55,44 @@ export function meterCall(
   if (frame === undefined) return Reflect.apply(original, self, args);
   return frame.ledger.meterApply(activity, original, self, args, isAsync, onFailure);
 }
+
+/** Arities whose argument arrays a wrapper keeps for reuse: 0 to 4 arguments (the methods wrapped take 1–3). */
+const KEPT_ARITIES = 5;
+
+/**
+ * A wrapper's arrays of call arguments, one kept per arity and reused by the next call: a rest
+ * parameter (`...args`) is a new array each call, ~100 B (600 B a task in the replayed cluster
+ * worker, bench/README.md). The wrapper copies `arguments` in (`arguments.length` and
+ * `arguments[index]` alone: optimized code then reads them from the stack, no object made) and
+ * gives the array back once the original has been called with it, cleared, so that it holds no
+ * argument alive. A call made while the array is out (a wrapped method called from inside its
+ * own extractor or original) takes a new one, as does a call with more than four arguments.
+ * Only for arrays that no user code keeps: an outcome mapper is given its call's `args` after
+ * the call, so the execute and gather wrappers with one take a fresh array.
+ */
+export class ArgumentArrays {
+  private readonly kept: Array<unknown[] | undefined> = new Array<unknown[] | undefined>(KEPT_ARITIES).fill(undefined);
+
+  /** `reuse` false: every call gets an array of its own (a wrapper whose user code may keep it). */
+  constructor(private readonly reuse = true) {}
+
+  /** An array of `count` elements for a call to fill: a kept one when free. */
+  take(count: number): unknown[] {
+    if (this.reuse && count < KEPT_ARITIES) {
+      const array = this.kept[count];
+      if (array !== undefined) {
+        this.kept[count] = undefined;
+        return array;
+      }
+    }
+    return new Array<unknown>(count);
+  }
+
+  /** The array back, once the call it was made for no longer reads it. */
+  give(array: unknown[]): void {
+    const count = array.length;
+    if (!this.reuse || count >= KEPT_ARITIES) return;
+    for (let index = 0; index < count; index++) array[index] = undefined;
+    this.kept[count] = array;
+  }
+}

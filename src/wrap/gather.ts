@@ -2,7 +2,7 @@
  * The wrapper of a method that gathers keys from a peer: a gather ledger around each call.
  */
 import { TRANSFER_OUTCOMES } from "../model/activities.js";
-import type { AnyFunction } from "./function.js";
+import { ArgumentArrays, type AnyFunction } from "./function.js";
 import { FAILED, type Extract, extract, wrongKind, extractTime, extractKeys, type Site } from "./extractors.js";
 import { type Ending, type OpenLedger, runInLedger, openGuarded } from "./ledgers.js";
 
@@ -49,12 +49,23 @@ export function gatherWrapper(
         })) as unknown as OpenLedger;
   };
   const openingSite = `${site.name}: opening the gather ledger`;
+  // An outcome mapper is given the call's arguments after it: then each call's array is its own.
+  const arrays = new ArgumentArrays(spec.outcome === undefined);
   return {
-    gather(this: unknown, ...args: unknown[]): unknown {
-      if (!on.active) return Reflect.apply(original, this, args);
-      const ledger = openGuarded(journeys, openingSite, open, this, args);
-      if (ledger === undefined) return Reflect.apply(original, this, args);
-      return runInLedger(ending, ledger, original, this, args);
+    gather(this: unknown): unknown {
+      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
+      const count = arguments.length;
+      const args = arrays.take(count);
+      // eslint-disable-next-line prefer-rest-params
+      for (let index = 0; index < count; index++) args[index] = arguments[index];
+      try {
+        if (!on.active) return Reflect.apply(original, this, args);
+        const ledger = openGuarded(journeys, openingSite, open, this, args);
+        if (ledger === undefined) return Reflect.apply(original, this, args);
+        return runInLedger(ending, ledger, original, this, args);
+      } finally {
+        arrays.give(args);
+      }
     },
   }.gather;
 }

@@ -1,5 +1,5 @@
 import { isAsyncFunction } from "../shared/functions.js";
-import { disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
+import { ArgumentArrays, disguise, meterCall, originalOf, type AnyFunction } from "./function.js";
 import { internalFailure } from "./guard.js";
 import { show } from "../model/show.js";
 import { AlreadyWrappedError, InvalidArgumentError } from "../shared/errors.js";
@@ -38,9 +38,19 @@ export function wrap<F extends AnyFunction>(fn: F, activity: string): F {
     const thrown = internalFailure(undefined, site, error);
     if (thrown !== undefined) throw thrown;
   };
+  const arrays = new ArgumentArrays();
   const wrapper = {
-    wrapped(this: unknown, ...args: unknown[]): unknown {
-      return meterCall(activity, original, isAsync, this, args, onFailure);
+    wrapped(this: unknown): unknown {
+      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
+      const count = arguments.length;
+      const args = arrays.take(count);
+      // eslint-disable-next-line prefer-rest-params
+      for (let index = 0; index < count; index++) args[index] = arguments[index];
+      try {
+        return meterCall(activity, original, isAsync, this, args, onFailure);
+      } finally {
+        arrays.give(args);
+      }
     },
   }.wrapped;
   return disguise(wrapper, original);
