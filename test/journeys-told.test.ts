@@ -98,6 +98,25 @@ describe("parent() and inject() that do nothing say why, once", () => {
   });
 });
 
+describe("a hand-off without spans says why it wrote nothing, once", () => {
+  it("handOff() on journeys with no tracer provider returns false and tells once, naming tracerProvider", () => {
+    const messages = captureDiag();
+    const producer = new TaskJourneys({ role: "scheduler", runtime: { clock: () => 0 }, sampling: { ratio: 1 } });
+    producer.transition("n-1", "released", "waiting");
+    producer.transition("n-2", "released", "waiting");
+    const carrier = {};
+    expect(producer.propagation.sender.handOff("n-1", carrier)).toBe(false);
+    expect(producer.propagation.sender.handOff("n-2", carrier)).toBe(false);
+    expect(carrier).toEqual({});
+    expect(producer.dropped()).toEqual({});
+    expect(messages).toEqual([
+      expect.stringMatching(
+        /^taskjourney: propagation\.sender\.handOff\("n-1"\) wrote no carrier \(returned false\): these journeys make no spans .*new TaskJourneys\(\{ tracerProvider \}\)/,
+      ),
+    ]);
+  });
+});
+
 describe("misspelt states and outcomes are each told, naming the key, the value and what is valid", () => {
   it("every distinct unknown state name is told once, with the key and the role's states", () => {
     const messages = captureDiag();
