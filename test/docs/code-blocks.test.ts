@@ -86,9 +86,15 @@ describe("the manual's TypeScript blocks", () => {
       if (code === "TS2307" && /module '\.\.?\//.test(message)) continue;
       problems.push(`${block.where}, line ${Number(line) - block.offset}: ${message}`);
     }
+    const texts = new Map(
+      [...sources.keys()].map((file) => [file, fs.readFileSync(path.join(directory, file), "utf8")]),
+    );
+    // Scratch, gone before anything else reads the tree (eslint and prettier would take it for code).
+    fs.rmSync(directory, { recursive: true, force: true });
     expect(problems).toEqual([]);
     for (const [file, block] of sources) {
-      fs.readFileSync(path.join(directory, file), "utf8")
+      texts
+        .get(file)!
         .split("\n")
         .forEach((text, index) => {
           if (text.includes("// does not compile"))
