@@ -4,7 +4,15 @@ import tseslint from "typescript-eslint";
 export default tseslint.config(
   // bench/.*.mjs: drivers the instruction benches bundle, there while they run.
   {
-    ignores: ["dist/**", "node_modules/**", "taskjourney-out/**", "collector/.cache/**", "coverage/**", "bench/.*.mjs"],
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      "taskjourney-out/**",
+      "test-output/**",
+      "collector/.cache/**",
+      "coverage/**",
+      "bench/.*.mjs",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -6,6 +6,7 @@ import { TransferLedger } from "./recorder/transfer-ledger.js";
 import { ServeLedger as ServeLedgerImpl } from "./recorder/serve-ledger.js";
 import type { SpanBridge } from "./otel/spans/bridge.js";
 import { extractSpanContext, remoteContext } from "./otel/propagation.js";
+import { tell } from "./otel/warn.js";
 import type { GatherLedger, Propagation, ServeLedger, TraceCarrier } from "./types.js";
 
 /** What the propagation calls need of their TaskJourneys (journeys.ts). */
@@ -24,6 +25,9 @@ export interface PropagationHost {
  * a carrier that throws counted as `invalid-carrier`, never thrown into the host.
  */
 export class JourneysPropagation<S extends string> {
+  /** Whether a handOff() that could write no carrier, spans being off, was told (once). */
+  private toldUntracedHandOff = false;
+
   constructor(private readonly host: PropagationHost) {}
 
   /** The frozen `journeys.propagation` object: its methods, by side. */
@@ -155,6 +159,15 @@ export class JourneysPropagation<S extends string> {
       } catch {
         this.badCarrier("propagation.sender.handOff()");
       }
+    } else if (!this.toldUntracedHandOff) {
+      // Not a mistake in the call, so not a drop: the journeys were made without spans.
+      this.toldUntracedHandOff = true;
+      tell(
+        "warn",
+        `taskjourney: propagation.sender.handOff(${show(key)}) wrote no carrier (returned false): these journeys make no spans ` +
+          `(no tracerProvider given and none registered globally, or traces: false), so there is no trace for consumers ` +
+          `to continue. Give new TaskJourneys({ tracerProvider }) one, or use startTelemetry(); told once`,
+      );
     }
     if (to !== undefined) recorder.transition(key, recorder.machine.names[journey.state] as S, to, at);
     return written;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { diag } from "@opentelemetry/api";
-import { InvalidTransition, TaskJourneys } from "../src/index.js";
+import { defineMachine, InvalidTransition, TaskJourneys } from "../src/index.js";
 import { KINDS_TOLD_PER_REASON } from "../src/recorder/failures.js";
 import { RetainedJourneys } from "../src/recorder/retained.js";
 import { captureDiag } from "./helpers/diag.js";
@@ -98,6 +98,25 @@ describe("parent() and inject() that do nothing say why, once", () => {
   });
 });
 
+describe("a hand-off without spans says why it wrote nothing, once", () => {
+  it("handOff() on journeys with no tracer provider returns false and tells once, naming tracerProvider", () => {
+    const messages = captureDiag();
+    const producer = new TaskJourneys({ role: "scheduler", runtime: { clock: () => 0 }, sampling: { ratio: 1 } });
+    producer.transition("n-1", "released", "waiting");
+    producer.transition("n-2", "released", "waiting");
+    const carrier = {};
+    expect(producer.propagation.sender.handOff("n-1", carrier)).toBe(false);
+    expect(producer.propagation.sender.handOff("n-2", carrier)).toBe(false);
+    expect(carrier).toEqual({});
+    expect(producer.dropped()).toEqual({});
+    expect(messages).toEqual([
+      expect.stringMatching(
+        /^taskjourney: propagation\.sender\.handOff\("n-1"\) wrote no carrier \(returned false\): these journeys make no spans .*new TaskJourneys\(\{ tracerProvider \}\)/,
+      ),
+    ]);
+  });
+});
+
 describe("misspelt states and outcomes are each told, naming the key, the value and what is valid", () => {
   it("every distinct unknown state name is told once, with the key and the role's states", () => {
     const messages = captureDiag();
@@ -145,6 +164,40 @@ describe("misspelt states and outcomes are each told, naming the key, the value 
         'the gather ledger from "tcp://peer": end("done"): not an outcome it takes ("ok", "busy", "missing", "failed", "cancelled"); recorded as "ok"',
       ),
     ]);
+  });
+
+  it("on a machine of one's own: the state an unknown outcome records, and the executing state execute() needs, by the machine's names", () => {
+    const messages = captureDiag();
+    const steps = defineMachine({
+      states: ["pending", "ready", "running", "done", "failed"],
+      transitions: { pending: ["ready"], ready: ["running"], running: ["done", "failed"] },
+      terminal: { success: "done", failure: "failed" },
+      initial: "pending",
+      executing: "running",
+    });
+    const journeys = new TaskJourneys({ role: "worker", machine: steps, runtime: { clock: () => 0 } });
+    journeys.execute("s-1").end("finished" as never);
+    journeys.execute("s-2").end("crashed" as never, { error: new Error("boom") });
+    expect(["s-1", "s-2"].map((key) => journeys.explain(key)!.outcome)).toEqual(["done", "failed"]);
+    expect(messages[0]).toContain('the execute ledger of "s-1": end("finished"): not an outcome it takes (');
+    expect(messages[0]).toContain('recorded as "done" (no error given');
+    expect(messages[1]).toContain('recorded as "failed" (an error given)');
+
+    const bare = defineMachine({
+      states: ["a", "b", "ok", "ko"],
+      transitions: { a: ["b"], b: ["ok", "ko"] },
+      terminal: { success: "ok", failure: "ko" },
+      initial: "a",
+    });
+    const without = new TaskJourneys({ role: "worker", machine: bare, runtime: { clock: () => 0 } });
+    without.execute("k-1").end("ok");
+    without.gather("tcp://peer", ["k-2"]).end();
+    expect(without.dropped()).toEqual({ "no-ledger-state": 2 });
+    expect(messages[2]).toContain(
+      'execute("k-1") with a state machine that declares no executing state: the ledger records nothing. Declare the state a run is in, defineMachine({ …, executing: "<state>" })',
+    );
+    expect(messages[3]).toContain('gather("tcp://peer", …) with a state machine that declares no transfer state');
+    expect(messages[3]).toContain('transfer: { state: "<state>", retry: "<state>" }');
   });
 
   it("strict: the same mistakes throw InvalidTransition", () => {

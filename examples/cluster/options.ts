@@ -3,7 +3,8 @@ import { parseArgs } from "node:util";
 import type { ClusterOptions } from "./cluster.js";
 import { WORKLOADS, type Workload } from "./workloads.js";
 
-export const HELP = `Usage: tsx examples/cluster/main.ts [options]
+export const HELP = `Usage: npm run demo -- [options]
+  (in a checkout of taskjourney: builds the package, then runs the demo cluster on it)
 
   --workload NAME      reduction | shuffle | skewed             (default reduction)
   --size N             about N tasks                             (default 2000)

@@ -4,13 +4,13 @@
  * queue's own state machine: the queue side its scheduler journeys, each worker its own worker
  * journeys; the two carriers of a job travel in its data.
  */
+// [machine]
 import { defineMachine, instrument, type TaskJourneys, type TraceCarrier } from "taskjourney";
 import type { JobQueue, QueueWorker } from "./queue.js";
 
 /** Epoch seconds of an epoch-milliseconds time the queue stored. */
 const seconds = (ms: number): number => ms / 1000;
 
-// [machine]
 /**
  * The queue's own state machine, declared once and used on both sides: taskjourney records the
  * job's states by their names, and `transition()` takes no other (a misspelt state does not compile).

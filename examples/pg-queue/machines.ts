@@ -5,9 +5,9 @@
  * the job (or its retry) was due to the attempt's outcome: the next attempt may run in another
  * process, so an attempt that will be retried ends too, in `retrying`.
  */
+// [machines]
 import { defineMachine } from "taskjourney";
 
-// [machines]
 export const PRODUCER_MACHINE = defineMachine({
   states: ["created", "sending", "enqueued", "refused"],
   transitions: { created: ["sending"], sending: ["enqueued", "refused"] },

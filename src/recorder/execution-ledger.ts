@@ -86,7 +86,10 @@ export class ExecutionLedger extends Ledger implements OpenExecution {
       next = endState(machine, outcome);
       if (next === -1) {
         const of = `of ${show(this.journey.key)}`;
-        checked = unknownOutcome(host, "execute", of, outcome, executeEndNames(machine), error, "memory", "error");
+        checked = unknownOutcome(host, "execute", of, outcome, executeEndNames(machine), error, "memory", "error", {
+          success: machine.names[machine.success],
+          failure: machine.names[machine.failure],
+        });
         next = checked === "memory" ? machine.success : machine.failure;
       } else checked = machine.executeOutcome(next);
     }

@@ -80,12 +80,16 @@ export function unknownOutcome<T extends string>(
   error: unknown,
   success: T,
   failure: T,
+  // The state the journey goes to, by the machine's own name (a custom machine's "done", not
+  // Dask's "memory"), where it differs from the outcome recorded.
+  shown: { success: string; failure: string } = { success, failure },
 ): T {
   const recorded = error === undefined ? success : failure;
+  const named = error === undefined ? shown.success : shown.failure;
   host.drop(
     "invalid-outcome",
     `the ${ledger} ledger ${subject}: end(${show(outcome)}): not an outcome it takes (${valid.map((name) => `"${name}"`).join(", ")}); ` +
-      `recorded as "${recorded}" (${error === undefined ? "no error given: success, as end() without an outcome" : "an error given"})`,
+      `recorded as "${named}" (${error === undefined ? "no error given: success, as end() without an outcome" : "an error given"})`,
     undefined,
     `invalid-outcome ${ledger} ${typeof outcome === "string" ? outcome.slice(0, 64) : typeof outcome}`,
   );

@@ -62,7 +62,13 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     if (id === undefined) return this.noLedger;
     const machine = this.machine;
     if (machine.executing === -1) {
-      this.drop("no-ledger-state", `execute() with a state machine that has no executing state`);
+      this.drop(
+        "no-ledger-state",
+        `execute(${show(key)}) with a state machine that declares no executing state: the ledger records nothing. ` +
+          `Declare the state a run is in, defineMachine({ …, executing: "<state>" }), or record the run with transition()`,
+        undefined,
+        "no-ledger-state execute",
+      );
       return this.noLedger;
     }
     let journey = this.liveJourney(id);
@@ -86,7 +92,13 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
     }
     const flight = this.machine.transfer;
     if (flight === -1) {
-      this.drop("no-ledger-state", `gather() with a state machine that has no transfer state`);
+      this.drop(
+        "no-ledger-state",
+        `gather(${show(peer)}, …) with a state machine that declares no transfer state: the ledger records nothing. ` +
+          `Declare one, defineMachine({ …, transfer: { state: "<state>", retry: "<state>" } }), or record the transfer with transition()`,
+        undefined,
+        "no-ledger-state gather",
+      );
       return this.noLedger;
     }
     let nbytes = 0;

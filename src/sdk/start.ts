@@ -108,6 +108,13 @@ const EXPORTER_OPTION_NAMES = Object.keys({
 /** `startTelemetry()`: puts together options.ts, environment.ts, exporters.ts and lifecycle.ts. */
 
 /**
+ * The telemetry (its role and instance) whose providers hold the global OpenTelemetry API in this
+ * process, until its shutdown; and whether a second start was told of it (once a process).
+ */
+let globalHolder: string | undefined;
+let toldSecondStart = false;
+
+/**
  * Sets up tracing and metrics for one scheduler or worker process, configured by `options` and
  * the standard OTEL_* environment variables, and returns a TaskJourneys wired to them.
  * Throws an InvalidOptionError (a TypeError, code TJ_INVALID_OPTION) naming the option or
@@ -387,12 +394,26 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
 
   let ownsTracer = false;
   let ownsMeter = false;
-  if (options.registerGlobal !== false) {
+  const label = `${role}${instance === "" ? "" : ` "${instance}"`}`;
+  if (options.registerGlobal !== false && globalHolder !== undefined) {
+    // A second start in this process while the first holds the global API: registering would
+    // only have the API print four "duplicate registration" errors with their stacks. Told once.
+    if (!toldSecondStart) {
+      toldSecondStart = true;
+      tell(
+        "warn",
+        `taskjourney: startTelemetry() of the ${label} while the telemetry of the ${globalHolder} holds the global ` +
+          `OpenTelemetry API (tracer, meter, context, propagator): this one's providers are not registered globally ` +
+          `(its journeys export as usual). Pass registerGlobal: false to every startTelemetry() of a process but one.`,
+      );
+    }
+  } else if (options.registerGlobal !== false) {
     registerTracing(tracerProvider);
     const global = trace.getTracerProvider();
     ownsTracer =
       global instanceof ProxyTracerProvider ? global.getDelegate() === tracerProvider : global === tracerProvider;
     ownsMeter = metrics.setGlobalMeterProvider(meterProvider);
+    if (ownsTracer || ownsMeter) globalHolder = label;
   }
 
   const allDestinations = [...traceDestinations, ...metricDestinations]
@@ -414,6 +435,7 @@ export async function startTelemetry<R extends Role, S extends string = StateOf<
       propagation.disable();
     }
     if (ownsMeter) metrics.disable();
+    if (ownsTracer || ownsMeter) globalHolder = undefined;
     removeDiagLogger();
   };
 

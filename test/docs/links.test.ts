@@ -78,6 +78,24 @@ describe("the links of the README and docs/", () => {
     });
   }
 
+  // The package ships only package.json "files" (README.md, docs/, collector/, dist/): a user
+  // reading the installed docs follows a link to anything else into nothing, so its line says
+  // where it is.
+  const shipped = (JSON.parse(fs.readFileSync(`${ROOT}package.json`, "utf8")) as { files: string[] }).files;
+  for (const page of PAGES.filter((name) => shipped.some((entry) => name === entry || name.startsWith(`${entry}/`)))) {
+    it(`${page}: a link to a file the package does not ship says it is in the source repository`, () => {
+      for (const line of prose(fs.readFileSync(`${ROOT}${page}`, "utf8")).split("\n")) {
+        for (const target of links(line)) {
+          const file = target.split("#")[0];
+          if (file === "") continue;
+          const relative = path.relative(ROOT, path.resolve(ROOT, path.dirname(page), decodeURI(file)));
+          if (shipped.some((entry) => relative === entry || relative.startsWith(`${entry}/`))) continue;
+          expect(line, `${page} links to ${target}, which is not in the package`).toMatch(/source repository/);
+        }
+      }
+    });
+  }
+
   it("finds the links it checks", () => {
     // A parser that found nothing would pass every page above.
     expect(links(fs.readFileSync(`${ROOT}README.md`, "utf8")).length).toBeGreaterThan(15);

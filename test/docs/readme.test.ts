@@ -14,6 +14,7 @@ import { page, ROOT } from "./pages.js";
 
 const README = page("README.md");
 const run = promisify(execFile);
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const scratch: string[] = [];
 
 afterAll(() => {
@@ -50,25 +51,50 @@ describe("the README", () => {
     for (const block of blocks("sh")) expect(block).not.toMatch(/npm (install|i) taskjourney\b/);
   });
 
-  it("gives a quick start of about 15 lines that runs as printed", { timeout: 60_000 }, async () => {
-    const [quick] = blocks("ts");
-    expect(quick, "the quick start is the README's first TypeScript block").toBeDefined();
-    expect(quick.trimEnd().split("\n").length).toBeLessThanOrEqual(22);
-    // Inside the package, so that "taskjourney" resolves to it (the test environment's export
-    // condition: its sources); run where its ./otlp may be written.
-    fs.mkdirSync(path.join(ROOT, "test-output"), { recursive: true });
-    const home = fs.mkdtempSync(path.join(ROOT, "test-output", "quick-start-"));
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-quick-start-"));
-    scratch.push(home, cwd);
-    fs.writeFileSync(path.join(home, "quick-start.ts"), quick);
-    const tsx = path.join(ROOT, "node_modules", ".bin", "tsx");
-    const { stdout } = await run(tsx, [path.join(home, "quick-start.ts")], { cwd, timeout: 50_000 });
-    expect(stdout).toMatch(/^inc-1 spent .+ on worker worker-1\n/);
-    for (const node of ["├─ waiting ", "├─ ready ", "└─ executing ", "   ├─ deserialize "])
-      expect(stdout).toContain(node);
-    const traces = fs.readFileSync(path.join(cwd, "otlp", "traces-worker-worker-1.jsonl"), "utf8");
-    expect(traces).toContain('"stringValue":"inc-1"');
-    const metrics = fs.readFileSync(path.join(cwd, "otlp", "metrics-worker-worker-1.jsonl"), "utf8");
-    expect(metrics).toContain('"name":"task.state.time"');
+  it(
+    "gives a quick start of about 15 lines that runs as printed, the way the README says",
+    { timeout: 60_000 },
+    async () => {
+      const [quick] = blocks("ts");
+      expect(quick, "the quick start is the README's first TypeScript block").toBeDefined();
+      expect(quick.trimEnd().split("\n").length).toBeLessThanOrEqual(22);
+      // The README says how to run it: in a project of `npm init -y` (npm 11 writes "type":
+      // "commonjs" there, where top-level await fails), made an ES module, with tsx.
+      const quickStart = section("Quick start");
+      const how = [...quickStart.matchAll(/^```sh\n([\s\S]*?)^```/gm)].map((match) => match[1]).join("\n");
+      expect(how).toMatch(/^npm pkg set type=module\b/m);
+      expect(how).toMatch(/^npx tsx quickstart\.ts$/m);
+      expect(quickStart).toContain("`quickstart.ts`");
+      // A project of its own, as a user's: "taskjourney" is this package, linked into its
+      // node_modules (resolved to its sources through the test environment's export condition).
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-quick-start-"));
+      scratch.push(cwd);
+      await run(npm, ["init", "-y"], { cwd });
+      fs.mkdirSync(path.join(cwd, "node_modules"));
+      fs.symlinkSync(ROOT, path.join(cwd, "node_modules", "taskjourney"), "dir");
+      fs.writeFileSync(path.join(cwd, "quickstart.ts"), quick);
+      const tsx = path.join(ROOT, "node_modules", ".bin", "tsx");
+      const quickstart = () => run(tsx, ["quickstart.ts"], { cwd, timeout: 50_000 });
+      if (JSON.parse(fs.readFileSync(path.join(cwd, "package.json"), "utf8")).type !== "module") {
+        // What a user meets who skips the README's line: the top-level await fails.
+        await expect(quickstart()).rejects.toThrow(/top-level await/i);
+      }
+      await run(npm, ["pkg", "set", "type=module"], { cwd });
+      const { stdout } = await quickstart();
+      expect(stdout).toMatch(/^inc-1 spent .+ on worker worker-1\n/);
+      for (const node of ["├─ waiting ", "├─ ready ", "└─ executing ", "   ├─ deserialize "])
+        expect(stdout).toContain(node);
+      const traces = fs.readFileSync(path.join(cwd, "otlp", "traces-worker-worker-1.jsonl"), "utf8");
+      expect(traces).toContain('"stringValue":"inc-1"');
+      const metrics = fs.readFileSync(path.join(cwd, "otlp", "metrics-worker-worker-1.jsonl"), "utf8");
+      expect(metrics).toContain('"name":"task.state.time"');
+    },
+  );
+
+  it("says the package is ESM-only, and what require() gives", () => {
+    const install = section("Installation");
+    expect(install).toContain("ESM-only");
+    expect(install).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
+    expect(page("docs/runtimes.md")).toContain("ESM-only");
   });
 });
