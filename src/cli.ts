@@ -22,7 +22,7 @@ import { keysInSpans } from "./report/from-trace.js";
 import type { DecodedSpan } from "./report/otlp-json.js";
 import type { MetricPoint } from "./report/otlp-metrics.js";
 import type { Breakdown } from "./model/breakdown.js";
-import { computationsFromMetrics } from "./report/computations.js";
+import { computationsFromMetrics, computationTimes } from "./report/computations.js";
 import { FAILED_STATES } from "./report/failures.js";
 import { loadEcharts } from "./report/html.js";
 import { DEFAULT_MAX_BYTES } from "./report/input-files.js";
@@ -249,17 +249,29 @@ function read(inputs: readonly string[], options: { maxBytes: number; metrics: b
 
 /**
  * Each breakdown's computation's totals, from the task.computation.* metrics among the inputs
- * (the scheduler's where it exported them): tasks, failed, live, wall, task-seconds by state; its
- * first start and last end are not in the metrics (NaN, undefined).
+ * (the scheduler's where it exported them): tasks, failed, live, wall, task-seconds by state. Its
+ * first start and last end are not in the metrics: they come from its task spans (epoch seconds;
+ * the explained journey's own is one of them), the end only once no task is live.
  */
-function withComputationTotals(breakdowns: Breakdown[], metrics: readonly MetricPoint[]): void {
+function withComputationTotals(
+  breakdowns: Breakdown[],
+  metrics: readonly MetricPoint[],
+  tasks: readonly DecodedSpan[],
+): void {
   if (metrics.length === 0 || !breakdowns.some((breakdown) => breakdown.computation !== undefined)) return;
   const rows = computationsFromMetrics(metrics, new Set(FAILED_STATES)) ?? [];
   for (const breakdown of breakdowns) {
     const row = rows.find((candidate) => candidate.name === breakdown.computation);
     if (row === undefined) continue;
     const { from: _from, ...totals } = row;
-    breakdown.computationTotals = { ...totals, abandoned: 0, start: Number.NaN, end: undefined };
+    // Always some: a breakdown's computation is its own task span's, one of `tasks`.
+    const times = computationTimes(tasks, row.name)!;
+    breakdown.computationTotals = {
+      ...totals,
+      abandoned: 0,
+      start: times.start,
+      end: row.live > 0 ? undefined : times.end,
+    };
   }
 }
 
@@ -328,7 +340,7 @@ async function explain(args: readonly string[], io: Io): Promise<number> {
         "sampling: { ratio: 1 } makes every journey a span",
     );
   }
-  withComputationTotals(breakdowns, telemetry.metrics);
+  withComputationTotals(breakdowns, telemetry.metrics, index.tasks);
   if (values.json === true) {
     io.out(`${jsonSafe(JSON.stringify(values.all === true ? breakdowns : breakdowns[0], null, 2))}\n`);
   } else {

@@ -590,9 +590,22 @@ export class Worker {
         connectionsReused: this.peers.reused,
       },
       telemetry: this.journeys === undefined ? undefined : await readTotals(this.journeys),
-      slowest: this.slowest,
-      ...(this.slowestTraced === undefined ? {} : { slowestTraced: this.slowestTraced }),
+      slowest: this.slowest.map((journey) => this.withTotalsNow(journey)),
+      ...(this.slowestTraced === undefined ? {} : { slowestTraced: this.withTotalsNow(this.slowestTraced) }),
     };
+  }
+
+  /**
+   * `journey` with its computation's totals as they are now. explain() gives them as they were
+   * when it was called, at the journey's end, while the computation's other tasks still ran ("1
+   * live", "so far"); the summary is read after the run, so its line says how the computation
+   * ended. One no longer kept here (retired past limits.maxComputations) keeps the earlier totals.
+   */
+  private withTotalsNow(journey: SlowJourney): SlowJourney {
+    const breakdown = journey.breakdown;
+    if (breakdown?.computation === undefined || this.journeys === undefined) return journey;
+    const [now] = this.journeys.computations(breakdown.computation);
+    return now === undefined ? journey : { ...journey, breakdown: { ...breakdown, computationTotals: now } };
   }
 
   // ---- the end ----------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
  * at the hand-off, the job's trace carrier travelling in the job's payload.
  * Usage (main.ts forks it): producer.ts <database url> <schema> <instance> <ratio> <out dir>
  */
+import { randomUUID } from "node:crypto";
 import PgBoss from "pg-boss";
 import type { TraceCarrier } from "taskjourney";
 import { PRODUCER_MACHINE } from "./machines.js";
@@ -24,22 +25,31 @@ const boss = new PgBoss({ connectionString: url, schema, supervise: false, sched
 boss.on("error", (error) => console.error(`${instance}: pg-boss: ${error.message}`));
 await boss.start();
 
-/** What a job's payload holds: its data and, beside it, the trace carrier. */
+/** What a job's payload holds: its data and, beside it, the trace carrier and the batch it was sent in. */
 export interface Payload extends JobData {
   carrier: TraceCarrier;
+  /** The computation: every job this run of the producer sends is one batch. */
+  batch: string;
 }
+
+/** This run's batch, one computation (what Dask calls a span): the jobs sent together. */
+const batch = `batch-${randomUUID().slice(0, 8)}`;
 
 // [send]
 async function send(job: ReturnType<typeof plan>[number]): Promise<void> {
   // The producer's journey of the job: from here to the queue's answer. Its prefix is the key's
   // (`resize-3` → resize). It begins at the clock cut to the millisecond, as the queue cuts its
   // times: the job's createdOn, where the workers begin, is then never before it.
-  producer.transition(job.key, "created", "sending", { at: Math.floor(epochSeconds() * 1000) / 1000 });
+  // The batch is its computation: the jobs' totals together, here and (from the payload) on the workers.
+  producer.transition(job.key, "created", "sending", {
+    at: Math.floor(epochSeconds() * 1000) / 1000,
+    computation: batch,
+  });
   // The carrier, written before the send, goes in the payload: the job's id exists only once
   // send() resolves, and a worker may have started the job by then.
   const carrier: TraceCarrier = {};
   producer.propagation.sender.handOff(job.key, carrier);
-  const payload: Payload = { key: job.key, file: `media/${job.key}.bin`, carrier };
+  const payload: Payload = { key: job.key, file: `media/${job.key}.bin`, carrier, batch };
   try {
     await boss.send(job.queue, payload, {
       retryLimit: job.retryLimit,

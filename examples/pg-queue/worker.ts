@@ -29,14 +29,16 @@ async function attempt(job: PgBoss.JobWithMetadata<Payload>): Promise<string> {
   // Before the attempt's first transition: its journey continues the producer's trace.
   journeys.propagation.receiver.continueFrom(job.id, job.data.carrier, { attempt });
   // The attempt's journey, from the row's times: since the job was due (created, or its retry's
-  // backoff over) until it started, then running. The job's queue name is its prefix.
+  // backoff over) until it started, then running. The job's queue name is its prefix, the
+  // producer's batch (from the payload) its computation.
   const prefix = job.name;
+  const computation = job.data.batch;
   if (attempt === 1 && job.startAfter > job.createdOn) {
-    journeys.transition(job.id, "created", "delayed", { at: seconds(job.createdOn), prefix });
+    journeys.transition(job.id, "created", "delayed", { at: seconds(job.createdOn), prefix, computation });
     journeys.transition(job.id, "delayed", "queued", { at: seconds(job.startAfter) });
   } else {
     const due = attempt === 1 ? job.createdOn : job.startAfter;
-    journeys.transition(job.id, "created", "queued", { at: seconds(due), prefix });
+    journeys.transition(job.id, "created", "queued", { at: seconds(due), prefix, computation });
   }
   journeys.transition(job.id, "queued", "active", { at: seconds(job.startedOn) });
   const run = journeys.execute(job.id);

@@ -18,9 +18,9 @@ export interface ComputationTotals {
   abandoned: number;
   /** Task-seconds of finished visits, by state: summed over its tasks, not wall time. */
   seconds: Record<string, number>;
-  /** When its first journey began, in the journeys' clock (seconds). */
+  /** When its first journey began, in the journeys' clock (seconds); from `taskjourney explain`, epoch seconds of its earliest task span. */
   start: number;
-  /** When its last journey ended; undefined while one is live. */
+  /** When its last journey ended; undefined while one is live (from `taskjourney explain`: its latest task span's end). */
   end: number | undefined;
   /** Wall seconds from `start` to `end` (to now while live). */
   wall: number;

@@ -321,6 +321,9 @@ export class TaskMetricProducer implements MetricProducer {
       serveSize.push(this.sumPoint(`sb${outcome}`, serveTotals.bytes[outcome], attributes, startTime, endTime));
     }
 
+    // By computation: live, recently finished and retired since the last collection; made before
+    // taskjourney.dropped so that a computation this collection missed is counted in it already.
+    const computations = this.computationMetrics.produce(startTime, endTime);
     const dropped: DataPoint<number>[] = [];
     for (const [reason, count] of accumulators.dropped) {
       const attributes = this.attributes(`d\u0000${reason}`, { [ATTR_DROPPED_REASON]: reason });
@@ -361,8 +364,7 @@ export class TaskMetricProducer implements MetricProducer {
       [{ startTime: endTime, endTime, attributes: {}, value: age }],
       TEMPORALITY_CUMULATIVE,
     );
-    // By computation: live and recently finished ones only, their series pruned as they retire.
-    for (const metric of this.computationMetrics.produce(startTime, endTime)) metrics.push(metric);
+    for (const metric of computations) metrics.push(metric);
     push(METRIC_DROPPED, DATA_POINT_SUM, dropped);
     if (this.runtime !== undefined) metrics.push(...this.runtime.produce(startTime, endTime));
     return metrics;

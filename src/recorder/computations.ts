@@ -10,6 +10,12 @@
  * live and the most recently finished. With every kept computation live, a new one's journeys go
  * to the overflow computation `other` (counted `computation-limit`, told once).
  *
+ * A retired computation is still held, in a ring of the last `limits.maxComputations` retired,
+ * until the metric producers have exported its final totals once: each producer reads the ring
+ * from where it last stopped (`retiredSince`), so one finished and retired between two
+ * collections is still exported. One overwritten before a producer read it is counted by that
+ * producer (`computation-unexported`, told once).
+ *
  * The hot path: a journey carries its computation as a slot number in its flags (journey.ts), 0
  * for none, so a journey without one costs one comparison a move; with one, a move adds into a
  * Float64Array, allocating nothing.
@@ -62,8 +68,14 @@ export class Computations {
   private newestFinished: Computation | undefined = undefined;
   private overflow: Computation | undefined = undefined;
   private serials = 0;
-  /** Computations retired to make room, for the process's life. */
+  /** Computations retired to make room, for the process's life: the sequence number of the last one. */
   retiredCount = 0;
+  /**
+   * The last `limit` retired, the one of sequence number `n` (1-based) at `(n - 1) % limit`:
+   * held until the metric producers have read them (`retiredSince`), then overwritten. Grown as
+   * computations retire, never past `limit` (a process that never retires one holds none).
+   */
+  private readonly retiredRing: Computation[] = [];
   /** Journeys that went to `other` because every kept computation was live. */
   overflowed = 0;
 
@@ -120,7 +132,22 @@ export class Computations {
     this.bySlot[computation.slot] = undefined;
     this.freeSlots.push(computation.slot);
     computation.retired = true;
+    const index = this.retiredCount % this.limit;
+    if (index === this.retiredRing.length) this.retiredRing.push(computation);
+    else this.retiredRing[index] = computation;
     this.retiredCount += 1;
+  }
+
+  /**
+   * The computations retired after the `cursor`-th (a producer's `retiredCount` when it last
+   * read), oldest first, into `into`; returns how many of them are gone from the ring already
+   * (retired and overwritten before this read: never to be exported by this reader).
+   */
+  retiredSince(cursor: number, into: Computation[]): number {
+    const first = Math.max(cursor, this.retiredCount - this.limit);
+    for (let sequence = first; sequence < this.retiredCount; sequence++)
+      into.push(this.retiredRing[sequence % this.limit]);
+    return first - cursor;
   }
 
   /** The computation of a slot a live journey carries (always kept: one with a live journey never retires). */

@@ -72,6 +72,8 @@ export const DROP_REASONS = {
     "describe() given something other than { prefix?, group? } of non-empty strings; the description is dropped",
   "computation-limit":
     'a journey begun under a computation past limits.maxComputations kept, every one of them still live (none finished to retire); its totals go to the computation "other"',
+  "computation-unexported":
+    "a computation finished and retired (limits.maxComputations) that a metric producer never exported: more than limits.maxComputations retired between two of its collections, or its name begun again before it was collected; counted by each producer that missed it",
   "invalid-computation":
     "transition() given a computation that is not a non-empty string; the journey is recorded without one",
   "describe-overflow":

@@ -48,9 +48,10 @@ export class Failures {
   /**
    * A failure of telemetry's own making (a listener, a user's extractor, a wrapper): counted and
    * told once per `kind`, never thrown, even strict — it must not become the host's failure.
+   * `times`: how many such failures at once (counted as many, told as one).
    */
-  fault(reason: DropReason, text: string, kind: string = reason): void {
-    this.count(reason);
+  fault(reason: DropReason, text: string, kind: string = reason, times = 1): void {
+    this.count(reason, times);
     this.tellOnce(reason, kind, text);
   }
 
@@ -70,9 +71,9 @@ export class Failures {
     deprecated(this.config.tell, form, instead);
   }
 
-  private count(reason: DropReason): void {
+  private count(reason: DropReason, times = 1): void {
     const counts = this.config.counts;
-    if (counts !== undefined) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    if (counts !== undefined) counts.set(reason, (counts.get(reason) ?? 0) + times);
   }
 
   private tellOnce(reason: DropReason, kind: string, text: string): void {

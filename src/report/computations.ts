@@ -4,6 +4,7 @@
  * of the page.
  */
 import type { MetricPoint } from "./otlp-metrics.js";
+import type { DecodedSpan } from "./otlp-json.js";
 import {
   ATTR_TASK_COMPUTATION,
   ATTR_TASK_STATE,
@@ -123,6 +124,32 @@ export function computationsFromMetrics(
     });
   }
   return rows.sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+}
+
+/**
+ * When computation `name` ran as its task spans among `tasks` say (the spans that carry
+ * `task.computation`): the earliest start and the latest end, in epoch seconds; undefined with
+ * none. The metrics carry no times, only the wall seconds; spans are of sampled journeys, so with
+ * a sampling ratio under 1 these bound the traced tasks, not every one.
+ */
+export function computationTimes(
+  tasks: readonly DecodedSpan[],
+  name: string,
+): { start: number; end: number } | undefined {
+  let start: bigint | undefined;
+  let end: bigint | undefined;
+  for (const task of tasks) {
+    if (task.attributes[ATTR_TASK_COMPUTATION] !== name) continue;
+    if (start === undefined || task.startNanos < start) start = task.startNanos;
+    if (end === undefined || task.endNanos > end) end = task.endNanos;
+  }
+  if (start === undefined || end === undefined) return undefined;
+  return { start: epochSeconds(start), end: epochSeconds(end) };
+}
+
+/** Epoch nanoseconds as seconds, whole seconds apart so that no nanosecond is lost to the double's 53 bits past a microsecond. */
+function epochSeconds(nanos: bigint): number {
+  return Number(nanos / 1_000_000_000n) + Number(nanos % 1_000_000_000n) / 1e9;
 }
 
 function add(totals: Totals, point: MetricPoint, value: number): void {

@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, runScript } from "../helpers/run.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatBreakdown, type Breakdown } from "../../src/index.js";
+import { formatBreakdown, type Breakdown, type ComputationTotals } from "../../src/index.js";
 import { readBackends } from "../../src/report/from-backends.js";
 import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { readTelemetryFiles } from "../../src/report/inputs.js";
@@ -105,35 +105,54 @@ describe("explain and report from Jaeger and Prometheus give what they give from
       },
       60_000,
     );
-    const series = readTelemetryFiles([otlp]).metrics.filter((point) => point.metric === "task.state.time").length;
-    await pollUntil(
-      `the ${series} task.state.time series in Prometheus`,
-      async () =>
-        (await promQuery(prometheus, `last_over_time(task_state_time_seconds_total{service_name="${SERVICE}"}[1h])`))
-          .length === series
-          ? true
-          : undefined,
-      60_000,
-    );
+    const fromFiles = readTelemetryFiles([otlp]).metrics;
+    for (const [metric, name] of [
+      ["task.state.time", "task_state_time_seconds_total"],
+      ["task.computation.tasks", "task_computation_tasks_total"],
+    ]) {
+      const series = fromFiles.filter((point) => point.metric === metric).length;
+      await pollUntil(
+        `the ${series} ${metric} series in Prometheus`,
+        async () =>
+          (await promQuery(prometheus, `last_over_time(${name}{service_name="${SERVICE}"}[1h])`)).length === series
+            ? true
+            : undefined,
+        60_000,
+      );
+    }
   }, 240_000);
   afterAll(() => fs.rmSync(cwd, { recursive: true, force: true }));
 
   it("explain <key> --jaeger prints each key's tree as from the files, and as the app's explain() gave it", async () => {
+    // Spans only: Jaeger has no metrics, so its computation line has no totals (the trace files alone neither).
+    const traces = PROCESSES.map(([instance]) => path.join(otlp, `traces-worker-${instance}.jsonl`));
     for (const key of Object.keys(explained)) {
-      const fromFiles = await cli("explain", key, otlp);
+      const fromFiles = await cli("explain", key, ...traces);
       const fromJaeger = await cli("explain", key, "--jaeger", jaeger, "--service", SERVICE);
       expect(fromJaeger.stderr, key).toBe("");
       expect(fromJaeger.code, key).toBe(0);
       expect(fromJaeger.stdout, key).toBe(fromFiles.stdout);
-      expect(fromJaeger.stdout, key).toBe(`${formatBreakdown(explained[key])}\n`);
+      expect(fromJaeger.stdout, key).toBe(`${formatBreakdown({ ...explained[key], computationTotals: undefined })}\n`);
+      expect(fromJaeger.stdout, key).toContain(`\ncomputation ${explained[key].computation}\n`);
     }
     // And without --service: Jaeger's services are listed and each searched (other services' load-4, from other
     // runs against these backends, may be there too).
     const all = await cli("explain", "load-4", "--jaeger", jaeger, "--all", "--json");
     expect(all.code).toBe(0);
     const everywhere = JSON.parse(all.stdout) as Breakdown[];
-    for (const breakdown of JSON.parse((await cli("explain", "load-4", otlp, "--all", "--json")).stdout) as Breakdown[])
+    for (const breakdown of JSON.parse(
+      (await cli("explain", "load-4", ...traces, "--all", "--json")).stdout,
+    ) as Breakdown[])
       expect(everywhere).toContainEqual(breakdown);
+  });
+
+  it("explain from the files with their metrics: a computation of one process has the totals its explain() gave", async () => {
+    for (const key of Object.keys(explained).filter((key) => explained[key].computation !== "batch-a")) {
+      const fromFiles = await cli("explain", key, otlp);
+      expect(fromFiles.code, key).toBe(0);
+      expect(fromFiles.stdout, key).toBe(`${formatBreakdown(explained[key])}\n`);
+      expect(fromFiles.stdout, key).toMatch(/\ncomputation queue-\d-b: 6 tasks/);
+    }
   });
 
   it("report --jaeger --prometheus: the same tables, breakdowns, counts, failures and slowest journeys as from the files", async () => {
@@ -167,6 +186,57 @@ describe("explain and report from Jaeger and Prometheus give what they give from
     expect(timelines.length).toBeGreaterThanOrEqual(5);
     expect(timelines.every((timeline) => timeline.bars.length > 0)).toBe(true);
     expect(timelines.flatMap((timeline) => timeline.lanes.map((lane) => lane.name))).toContain("queue-2");
+    // The Computations section, not vacuously: read back from task_computation_* in Prometheus, equal
+    // (above) to the files' and to what the two processes' explain() said of each: batch-a summed
+    // over both, each one's own as it said.
+    // By computation, each process's totals (every key of it in that process says the same).
+    const said = new Map<string, Map<string, ComputationTotals>>();
+    for (const breakdown of Object.values(explained)) {
+      const totals = breakdown.computationTotals!;
+      const of = said.get(totals.name) ?? new Map<string, ComputationTotals>();
+      of.set(breakdown.instance, totals);
+      said.set(totals.name, of);
+    }
+    const sum = (records: Array<Record<string, number>>) => {
+      const out: Record<string, number> = {};
+      for (const record of records)
+        for (const [name, value] of Object.entries(record)) out[name] = (out[name] ?? 0) + value;
+      return out;
+    };
+    const expectedComputations = [...said.entries()]
+      .map(([name, byProcess]) => [name, [...byProcess.values()]] as const)
+      .map(([name, processes]) => ({
+        name,
+        tasks: processes.reduce((total, totals) => total + totals.tasks, 0),
+        live: 0,
+        failed: processes.reduce((total, totals) => total + totals.failed, 0),
+        ended: sum(processes.map((totals) => totals.ended)),
+        seconds: sum(processes.map((totals) => totals.seconds)),
+        wall: Math.max(...processes.map((totals) => totals.wall)),
+        from: "workers",
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    expect([...said.get("batch-a")!.keys()].sort()).toEqual(["queue-1", "queue-2"]);
+    expect(expectedComputations.map(({ name, tasks }) => [name, tasks])).toEqual([
+      ["batch-a", 12],
+      ["queue-1-b", 6],
+      ["queue-2-b", 6],
+    ]);
+    // Sums of eighths of a second, and walls between them: exact.
+    expect(fromBackends.computations).toEqual(expectedComputations);
+    // Under the names collector/README.md gives them.
+    for (const name of [
+      "task_computation_time_seconds_total",
+      "task_computation_tasks_total",
+      "task_computation_active",
+      "task_computation_wall_seconds",
+    ]) {
+      const samples = await promQuery(prometheus, `last_over_time(${name}{service_name="${SERVICE}"}[1h])`);
+      expect(samples.length, name).toBeGreaterThan(0);
+      expect(new Set(samples.map((sample) => sample.metric.task_computation))).toEqual(
+        new Set(["batch-a", "queue-1-b", "queue-2-b"]),
+      );
+    }
     expect(fromBackends.description).toBe(
       `from the metrics of 2 processes and 24 sampled journeys' spans, Jaeger at ${jaeger} (24 traces of service ${SERVICE}), Prometheus at ${prometheus} (${backends.metrics.length} series of service ${SERVICE})`,
     );

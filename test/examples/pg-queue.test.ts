@@ -14,6 +14,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTelemetryFiles, type TelemetryFiles } from "../../src/report/inputs.js";
+import { computationsFromMetrics } from "../../src/report/computations.js";
+import { reportDataFromTelemetry } from "../../src/report/from-telemetry.js";
 import { jobTraces, timeDisagreements, type JobRow } from "../fixtures/pg-queue-traces.js";
 import { runScript } from "../helpers/run.js";
 import { findPostgres, startPostgres, type Postgres } from "../helpers/postgres.js";
@@ -153,6 +155,44 @@ describe.skipIf(postgres === undefined && !inCi)(
         );
         expect(gauges["task.active.oldest"]).toEqual([{ cell: "", value: 0 }]);
         expect(files.spans.filter((span) => span.attributes["taskjourney.unfinished"] !== undefined)).toEqual([]);
+      });
+    }
+
+    for (const ratio of [1, 0.01]) {
+      it(`ratio ${ratio}: the producer's batch is one computation, its jobs' totals on the producer and its attempts' on the workers`, () => {
+        const { files } = runs[ratio];
+        const failure = new Set(["refused", "retrying", "failed"]);
+        // The producer's (role scheduler): what the report shows, since it saw every job.
+        const computations = computationsFromMetrics(files.metrics, failure)!;
+        expect(computations).toHaveLength(1);
+        const [batch] = computations;
+        expect(batch.name).toMatch(/^batch-[0-9a-f]{8}$/);
+        expect(batch).toMatchObject({ tasks: 20, live: 0, failed: 0, ended: { enqueued: 20 }, from: "scheduler" });
+        expect(Object.keys(batch.seconds)).toEqual(["sending"]);
+        expect(reportDataFromTelemetry(files, { generatedAt: "2026-01-01T00:00:00Z" }).computations).toEqual([batch]);
+        // The workers', summed: the 30 attempts by outcome, under the name the payload carried.
+        const workers = computationsFromMetrics(
+          files.metrics.filter((point) => point.resource["taskjourney.role"] === "worker"),
+          failure,
+        );
+        expect(workers).toEqual([
+          expect.objectContaining({
+            name: batch.name,
+            tasks: 30,
+            live: 0,
+            failed: 13,
+            ended: { completed: 17, retrying: 10, failed: 3 },
+            from: "workers",
+          }),
+        ]);
+        // Every task span carries it: at ratio 1 the producer's 20 and the 30 attempts. (A worker's
+        // stand-in for an unsampled producer's span does not: the carrier has no computation.)
+        const tasks = files.spans.filter(
+          (span) => span.name.startsWith("task ") && span.attributes["taskjourney.stand_in"] === undefined,
+        );
+        if (ratio === 1) expect(tasks).toHaveLength(50);
+        else expect(tasks.length).toBeGreaterThanOrEqual(7);
+        for (const task of tasks) expect(task.attributes["task.computation"], task.name).toBe(batch.name);
       });
     }
 

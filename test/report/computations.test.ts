@@ -14,11 +14,16 @@ import { readTelemetryFiles } from "../../src/report/inputs.js";
 import { computationsFromMetrics } from "../../src/report/computations.js";
 import { startTelemetry } from "../../src/sdk.js";
 import { FakeClock } from "../helpers/clock.js";
+import { main } from "../../src/cli.js";
+import type { Breakdown } from "../../src/model/breakdown.js";
 
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-computations-"));
 afterAll(() => fs.rmSync(directory, { recursive: true, force: true }));
 
-async function record(into: string): Promise<void> {
+/** The epoch second of the fake clock's 0 when `record()` writes traces. */
+const ORIGIN = 1_700_000_000;
+
+async function record(into: string, traces = false): Promise<void> {
   const clock = new FakeClock(0);
   const start = (role: "worker" | "scheduler") =>
     startTelemetry({
@@ -26,8 +31,11 @@ async function record(into: string): Promise<void> {
       instance: role,
       fileDirectory: into,
       registerGlobal: false,
-      exporters: { traces: "none", metrics: "otlp" },
-      journeys: { runtime: { clock: clock.now }, sampling: { ratio: 0, keepSlowerThan: 0, keepErrors: false } },
+      exporters: { traces: traces ? "otlp" : "none", metrics: "otlp" },
+      journeys: {
+        runtime: { clock: clock.now, timeOrigin: ORIGIN },
+        sampling: { ratio: traces ? 1 : 0, keepSlowerThan: 0, keepErrors: false },
+      },
     });
   const schedulerTelemetry = await start("scheduler");
   const workerTelemetry = await start("worker");
@@ -94,6 +102,34 @@ describe("the report's computations", () => {
       '<tr><td class="name">graph-1</td><td>2</td><td>1</td><td>0</td><td>3.0 s</td><td>2.0 s</td><td>3.0 s</td></tr>',
     );
     expect(section).toContain("Rows no scheduler reported are the workers&#39; totals summed.");
+  });
+
+  it("taskjourney explain from files gives a computation's first start and last end from its task spans, never NaN", async () => {
+    const into = path.join(directory, "with-traces");
+    await record(into, true);
+    const explain = async (key: string) => {
+      let stdout = "";
+      const code = await main(["explain", key, "--from", into, "--json"], {
+        out: (text) => (stdout += text),
+        err: () => {},
+      });
+      expect(code).toBe(0);
+      return JSON.parse(stdout) as Breakdown;
+    };
+    const ended = await explain("inc-1");
+    expect(ended.computation).toBe("graph-1");
+    // The scheduler's inc-1 and inc-2 begin at 0; inc-1 ends last, at 3 (wall 3 s, as the metrics say).
+    expect(ended.computationTotals).toMatchObject({
+      name: "graph-1",
+      live: 0,
+      wall: 3,
+      start: ORIGIN,
+      end: ORIGIN + 3,
+    });
+    // Live when the metrics were taken: no end; its start is dec-1's, at 3.
+    const live = await explain("dec-1");
+    expect(live.computationTotals).toMatchObject({ name: "graph-2", live: 1, start: ORIGIN + 3 });
+    expect(live.computationTotals).not.toHaveProperty("end");
   });
 
   it("reads computations back from a summary's JSON, and leaves the section out without any", () => {
