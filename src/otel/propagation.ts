@@ -93,24 +93,32 @@ export function handOffOf(spanContext: SpanContext): HandOffSpan | undefined {
  * of this one, ends its span no earlier (TaskSpans.taskEnd).
  */
 export const TRACESTATE_END = "taskjourney-end";
-/** Longest end member value: 16 digits of seconds, a colon, 9 of nanoseconds. */
-const END_VALUE_LIMIT = 26;
-const END_VALUE = /^([0-9]{1,16}):([0-9]{1,9})$/;
+/**
+ * Our tracestate member on a sampled carrier written while the journey is live (`inject()` then:
+ * the task going to a worker): when its task span started, epoch seconds and nanoseconds
+ * (`<seconds>:<nanos>`), so that the journey it goes to (`continueFrom()`), its child, starts its
+ * spans no earlier (TaskSpans.notBefore), as a hand-off member's start does for a consumer.
+ */
+export const TRACESTATE_START = "taskjourney-start";
+/** Longest time member value (end, start): 16 digits of seconds, a colon, 9 of nanoseconds. */
+const TIME_VALUE_LIMIT = 26;
+const TIME_VALUE = /^([0-9]{1,16}):([0-9]{1,9})$/;
 
-/** The value of an end member. */
-export function formatEnd(end: HrTime): string {
-  return `${end[0]}:${end[1]}`;
+/** The value of a time member (end, start). */
+export function formatTime(time: HrTime): string {
+  return `${time[0]}:${time[1]}`;
 }
 
 /**
- * The end member of a received context: undefined when it has none, null when it has one that
- * is not one (garbled, or not ours), which the caller counts. Never throws.
+ * The time member `member` (TRACESTATE_END, TRACESTATE_START) of a received context: undefined
+ * when it has none, null when it has one that is not one (garbled, or not ours), which the caller
+ * counts. Never throws.
  */
-export function endOf(spanContext: SpanContext): [number, number] | undefined | null {
-  const value = spanContext.traceState?.get(TRACESTATE_END);
+export function timeOf(spanContext: SpanContext, member: string): [number, number] | undefined | null {
+  const value = spanContext.traceState?.get(member);
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length > END_VALUE_LIMIT) return null;
-  const match = END_VALUE.exec(value);
+  if (typeof value !== "string" || value.length > TIME_VALUE_LIMIT) return null;
+  const match = TIME_VALUE.exec(value);
   if (match === null) return null;
   const seconds = Number(match[1]);
   return Number.isSafeInteger(seconds) ? [seconds, Number(match[2])] : null;
@@ -255,7 +263,7 @@ export function sampledParent(spanContext: SpanContext): SpanContext {
     spanId: spanContext.spanId,
     traceFlags: spanContext.traceFlags | TraceFlags.SAMPLED,
     isRemote: true,
-    // Our members name the sender's state span, hand-off and end; they must not travel on to the receiver's own spans.
+    // Our members name the sender's state span, hand-off, start and end; they must not travel on to the receiver's own spans.
     traceState: withoutOurMembers(traceState),
   };
 }
@@ -264,6 +272,7 @@ function withoutOurMembers(traceState: SpanContext["traceState"]): SpanContext["
   if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
   if (traceState?.get(TRACESTATE_HANDOFF) !== undefined) traceState = traceState.unset(TRACESTATE_HANDOFF);
   if (traceState?.get(TRACESTATE_END) !== undefined) traceState = traceState.unset(TRACESTATE_END);
+  if (traceState?.get(TRACESTATE_START) !== undefined) traceState = traceState.unset(TRACESTATE_START);
   return traceState;
 }
 
@@ -277,10 +286,20 @@ export function stateSpanOf(spanContext: SpanContext): SpanContext | undefined {
 /**
  * What `inject()` writes for a task span: its ids, the head-sampling decision as the sampled flag
  * (a journey not yet kept says "not sampled", so the receiver does not head-sample for it) and,
- * when given, the state span it was made in as our tracestate member.
+ * when given, the state span it was made in and (a sampled span's) when the task span started
+ * (formatTime()) as our tracestate members. The start is on a sampled carrier only: an unsampled
+ * one (nearly every carrier) the receiver takes as it comes, unparsed, and a hand-off carrier's
+ * own member has the producer's start.
  */
-export function carrierContext(task: SpanContext, sampled: boolean, stateSpanId: string | undefined): SpanContext {
+export function carrierContext(
+  task: SpanContext,
+  sampled: boolean,
+  stateSpanId: string | undefined,
+  start?: HrTime,
+): SpanContext {
   let traceState = task.traceState;
+  if (sampled && start !== undefined)
+    traceState = (traceState ?? createTraceState()).set(TRACESTATE_START, formatTime(start));
   if (stateSpanId !== undefined) traceState = (traceState ?? createTraceState()).set(TRACESTATE_STATE, stateSpanId);
   else if (traceState?.get(TRACESTATE_STATE) !== undefined) traceState = traceState.unset(TRACESTATE_STATE);
   return {

@@ -40,7 +40,11 @@ export const DROP_REASONS = {
   "invalid-outcome":
     'an outcome end() does not know, recorded as "error" (execute) or "failed" (gather); or an error given with a move into a success state, not recorded',
   "before-hand-off":
-    "a consumer's journey, kept or sampled, that began before the producer's journey it continues (as the hand-off carrier says): two clocks that disagree, or a queue's millisecond times on one side and the clock's readings on the other; its spans start at the producer's start, explain() keeps the times given",
+    "a consumer's journey, kept or sampled, that began over 1 ms before the producer's journey it continues (as the hand-off carrier says): two clocks that disagree, or a queue's millisecond times on one side and the clock's readings on the other; its spans start at the producer's start, explain() keeps the times given. Within 1 ms (a millisecond timestamp's truncation) it is no mistake: clamped silently, not counted",
+  "started-before-parent":
+    "a journey, kept or sampled, that began over 1 ms before the journey it continues (receiver.continueFrom(), a sampled carrier of sender.inject() says when that one began): two clocks that disagree, or the other side's start given after this one began; its spans start at the other's start, explain() keeps the times given. Within 1 ms (a millisecond timestamp's truncation) it is no mistake: clamped silently, not counted",
+  "invalid-parent-start":
+    "a sampled carrier given to receiver.continueFrom() whose taskjourney-start member (when the other side's journey began) is not one (garbled, or beyond limits.maxClockSkew from the journey's start); ignored, the journey's spans start at the times given",
   "ended-before-result":
     "a journey, kept or sampled, that ended over 1 ms before the end of a journey whose result came back to it (receiver.resultFrom(), its carrier says when that one ended): two clocks that disagree, or this end given before the other side's ended; its task span ends at the other's end, explain() keeps the times given",
   "invalid-result-end":

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { context, ROOT_CONTEXT, trace, TraceFlags, createTraceState } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
-  endOf,
   extractSpanContext,
-  formatEnd,
+  formatTime,
   formatTraceparent,
   parseTraceparent,
+  timeOf,
   withoutOurState,
 } from "../../src/otel/propagation.js";
 import { CountingTracerProvider, find, harness, ORIGIN, render, taskSpan, WORKER } from "./spans/helpers.js";
@@ -52,21 +52,27 @@ describe("W3C traceparent", () => {
   });
 });
 
-describe("our end member (taskjourney-end)", () => {
+describe("our time members (taskjourney-end, taskjourney-start)", () => {
   const withState = (tracestate: string) => parseTraceparent(`00-${TRACE}-${SPAN}-01`, tracestate)!;
 
   it("reads what it writes; undefined without one; null (never a throw) for one that is not one", () => {
-    expect(formatEnd([1_712_345_700, 125_640_000])).toBe("1712345700:125640000");
-    expect(endOf(withState("taskjourney-end=1712345700:125640000,other=1"))).toEqual([1_712_345_700, 125_640_000]);
-    expect(endOf(withState("other=1"))).toBeUndefined();
-    expect(endOf(parseTraceparent(`00-${TRACE}-${SPAN}-01`)!)).toBeUndefined();
-    // (An empty value is no member at all: W3C's grammar, and the API's parser drops it.)
-    for (const bad of ["x", "1:", ":1", "1:2:3", "1.5:0", "-1:0", "1:1000000000", "99999999999999999:0", "1e9:0"])
-      expect(endOf(withState(`taskjourney-end=${bad},other=1`)), bad).toBeNull();
+    expect(formatTime([1_712_345_700, 125_640_000])).toBe("1712345700:125640000");
+    for (const member of ["taskjourney-end", "taskjourney-start"]) {
+      const other = member === "taskjourney-end" ? "taskjourney-start" : "taskjourney-end";
+      expect(timeOf(withState(`${member}=1712345700:125640000,other=1`), member)).toEqual([1_712_345_700, 125_640_000]);
+      expect(timeOf(withState(`${other}=1712345700:125640000,other=1`), member)).toBeUndefined();
+      expect(timeOf(withState("other=1"), member)).toBeUndefined();
+      expect(timeOf(parseTraceparent(`00-${TRACE}-${SPAN}-01`)!, member)).toBeUndefined();
+      // (An empty value is no member at all: W3C's grammar, and the API's parser drops it.)
+      for (const bad of ["x", "1:", ":1", "1:2:3", "1.5:0", "-1:0", "1:1000000000", "99999999999999999:0", "1e9:0"])
+        expect(timeOf(withState(`${member}=${bad},other=1`), member), bad).toBeNull();
+    }
   });
 
-  it("withoutOurState() drops our members (state, hand-off, end), keeps the others, and gives the same object when there are none", () => {
-    const ours = withState("taskjourney-end=1:2,taskjourney=00f067aa0ba902b7,taskjourney-handoff=1:0:2:0:x,other=1");
+  it("withoutOurState() drops our members (state, hand-off, start, end), keeps the others, and gives the same object when there are none", () => {
+    const ours = withState(
+      "taskjourney-end=1:2,taskjourney=00f067aa0ba902b7,taskjourney-start=1:0,taskjourney-handoff=1:0:2:0:x,other=1",
+    );
     expect(withoutOurState(ours).traceState?.serialize()).toBe("other=1");
     expect(withoutOurState(ours).spanId).toBe(SPAN);
     const theirs = withState("other=1");
@@ -88,7 +94,8 @@ describe("context propagation between TaskJourneys instances", () => {
     const message: Record<string, string> = {};
     expect(scheduler.journeys.inject("inc-1", message)).toBe(true);
     expect(message.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
-    expect(message.tracestate).toMatch(/^taskjourney=[0-9a-f]{16}$/);
+    // The state span it was made in, and when the task span started (the journey began at 100).
+    expect(message.tracestate).toMatch(/^taskjourney=[0-9a-f]{16},taskjourney-start=1700000100:0$/);
 
     clock.set(101);
     expect(worker.journeys.parent("inc-1", message)).toBe(true);
@@ -127,12 +134,13 @@ describe("context propagation between TaskJourneys instances", () => {
     expect(workerTask.parentSpanContext?.spanId).toBe(schedulerTask.spanContext().spanId);
     const processing = spans.find((span) => span.name === "processing")!;
     expect(workerTask.links.map((link) => link.context.spanId)).toEqual([processing.spanContext().spanId]);
-    expect(message.tracestate).toBe(`taskjourney=${processing.spanContext().spanId}`);
-    // Our tracestate member does not travel on to the worker's own spans and carriers.
+    expect(message.tracestate).toBe(`taskjourney=${processing.spanContext().spanId},taskjourney-start=1700000100:0`);
+    // Our tracestate members do not travel on to the worker's own spans and carriers.
     expect(workerTask.spanContext().traceState?.get("taskjourney")).toBeUndefined();
+    expect(workerTask.spanContext().traceState?.get("taskjourney-start")).toBeUndefined();
     // The worker's own carrier names its own state span: executing, when it was made.
     const executing = spans.find((span) => span.name === "executing")!;
-    expect(live.tracestate).toBe(`taskjourney=${executing.spanContext().spanId}`);
+    expect(live.tracestate).toBe(`taskjourney=${executing.spanContext().spanId},taskjourney-start=1700000101:0`);
   });
 
   it("an unsampled journey hands out ids flagged not sampled; an unsampled context neither parents nor samples a journey not kept", () => {

@@ -188,10 +188,12 @@ export class SpanBridge implements RecorderListener {
         }
         if (spans instanceof TaskSpan) {
           const state = spans.visits[journey.visitIndex];
+          // And when the task span started (TaskSpans.notBefore); a hand-off's member has its own.
           spanContext = carrierContext(
             spans.span.spanContext(),
             !spans.deferred,
             withState ? state?.span.spanContext().spanId : undefined,
+            withState ? spans.startTime : undefined,
           );
         }
       }

@@ -4,8 +4,8 @@ import type { Journey } from "../../recorder/journey.js";
 import type { Recorder } from "../../recorder/recorder.js";
 import { BoundedMap } from "../bounded-map.js";
 import {
-  endOf,
-  formatEnd,
+  timeOf,
+  formatTime,
   injectSpanContext,
   isSampled,
   TRACESTATE,
@@ -30,7 +30,7 @@ import type { SpanWriter } from "./writer.js";
 export function injectEnded(ended: EndedTask, carrier: TraceCarrier): void {
   injectSpanContext(ended.context, carrier);
   if (!isSampled(ended.context)) return;
-  const member = `${TRACESTATE_END}=${formatEnd(ended.end)}`;
+  const member = `${TRACESTATE_END}=${formatTime(ended.end)}`;
   const existing = carrier[TRACESTATE];
   // W3C: a member added goes first.
   carrier[TRACESTATE] = typeof existing === "string" && existing.length > 0 ? `${member},${existing}` : member;
@@ -57,7 +57,7 @@ export class ResultEnds {
    * another process's making.
    */
   note(journey: Journey, spanContext: SpanContext): void {
-    const end = endOf(spanContext);
+    const end = timeOf(spanContext, TRACESTATE_END);
     if (end === undefined) return;
     const recorder = this.recorder;
     let seconds = Number.NaN;

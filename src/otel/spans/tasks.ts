@@ -45,7 +45,7 @@ import { EndedTask, TaskSpan, type OpenSpan } from "./context.js";
 import type { SpanBridgeOptions } from "./options.js";
 import type { TransferSpans } from "./transfers.js";
 import { truncate, type SpanWriter } from "./writer.js";
-import { handOffOf } from "../propagation.js";
+import { handOffOf, timeOf, TRACESTATE_START } from "../propagation.js";
 import { show } from "../../model/show.js";
 
 /**
@@ -136,26 +136,56 @@ export class TaskSpans {
   }
 
   /**
-   * Where a journey that continues a producer's hand-off may start its spans: not before the
-   * producer's span, whose start the carrier gives (undefined without one). Its times are the
-   * caller's, on this process's clock or a queue's (milliseconds, a row's timestamp) and the
-   * producer's on another's: a job picked up within the millisecond it was created, or two clocks
-   * apart, begins here before it began there, and its task span would start before its parent.
-   * This is the one place that is clamped (every time TaskSpans gives a span goes through
-   * `at()`), and in the spans only: explain() and the metrics keep the times given. Counted and
-   * told once (`before-hand-off`).
+   * Where a journey that continues another's span may start its spans: not before that span,
+   * whose start the carrier gives (a hand-off's member, or a sampled `inject()` carrier's
+   * TRACESTATE_START; undefined without one). Its times are the caller's, on this process's clock
+   * or a queue's (milliseconds, a row's timestamp), and the other side's on another's: a job picked
+   * up within the millisecond it was created or began, or two clocks apart, begins here before it
+   * began there, and its task span would start before its parent. This is the one place that is
+   * clamped (every time TaskSpans gives a span goes through `at()`), and in the spans only:
+   * explain() and the metrics keep the times given. Within START_ROUNDING it is the times'
+   * resolution, not a mistake, and silent, as a parent's end is (taskEnd()); further, counted and
+   * told once (`before-hand-off`, `started-before-parent`). A start member that is not one (or
+   * beyond limits.maxClockSkew from the journey's start) is counted and ignored
+   * (`invalid-parent-start`): never thrown, even strict, since it is another process's making.
    */
   private notBefore(journey: Journey, received: SpanContext): number | undefined {
     const handOff = handOffOf(received);
-    if (handOff === undefined) return undefined;
-    const notBefore = this.writer.secondsNotBefore(handOff.start);
-    if (journey.start < notBefore)
-      this.recorder.failures.fault(
-        "before-hand-off",
-        `the journey of ${show(journey.key)} began at ${journey.start}, ${((notBefore - journey.start) * 1e6).toFixed(0)} µs before the producer's it continues (${notBefore} on this clock, as its hand-off carrier says): ` +
-          "the two clocks disagree, or one side gave a queue's millisecond times and the other its clock's readings; its spans start at the producer's start (explain() keeps the times given). " +
-          "Give both sides the queue's times, or both their clocks' (docs/instrumenting.md#times-from-a-queue)",
+    const time = handOff !== undefined ? handOff.start : timeOf(received, TRACESTATE_START);
+    if (time === undefined) return undefined;
+    const recorder = this.recorder;
+    let notBefore = Number.NaN;
+    if (time !== null && time[1] < 1e9) {
+      notBefore = this.writer.secondsNotBefore(time);
+      if (handOff === undefined && !(Math.abs(notBefore - journey.start) <= recorder.maxClockSkew))
+        notBefore = Number.NaN;
+    }
+    if (Number.isNaN(notBefore)) {
+      recorder.failures.fault(
+        "invalid-parent-start",
+        `continueFrom(${show(journey.key)}) given a carrier whose ${TRACESTATE_START} member is ${show(received.traceState?.get(TRACESTATE_START))}: ` +
+          `not the start of the other side's task span as inject() writes it (<epoch seconds>:<nanoseconds>, within limits.maxClockSkew ${recorder.maxClockSkew} s of the journey's start); ignored, the journey's spans start at the times given`,
       );
+      return undefined;
+    }
+    const early = notBefore - journey.start;
+    if (early > START_ROUNDING) {
+      const us = (early * 1e6).toFixed(0);
+      if (handOff !== undefined)
+        recorder.failures.fault(
+          "before-hand-off",
+          `the journey of ${show(journey.key)} began at ${journey.start}, ${us} µs before the producer's it continues (${notBefore} on this clock, as its hand-off carrier says): ` +
+            "the two clocks disagree, or one side gave a queue's millisecond times and the other its clock's readings; its spans start at the producer's start (explain() keeps the times given). " +
+            "Give both sides the queue's times, or both their clocks' (docs/instrumenting.md#times-from-a-queue)",
+        );
+      else
+        recorder.failures.fault(
+          "started-before-parent",
+          `the journey of ${show(journey.key)} began at ${journey.start}, ${us} µs before the journey it continues (receiver.continueFrom()) began (${notBefore} on this clock, as its carrier says): ` +
+            "the two clocks disagree, or the other side's start was given after this one began; its spans start at the other's start (explain() keeps the times given). " +
+            "Give both sides the queue's times, or both their clocks' (docs/instrumenting.md#times-from-a-queue)",
+        );
+    }
     return notBefore;
   }
 
@@ -353,6 +383,13 @@ export class TaskSpans {
  * resolves 0.24 µs). A clamp further than that is no rounding: counted and told.
  */
 export const END_ROUNDING = 0.001 + 1e-6;
+
+/**
+ * How far a journey's start may be clamped to its parent's (TaskSpans.notBefore) without a word:
+ * the same millisecond's truncation, the other way (a worker's `started_on` beside a queue side's
+ * clock reading in the same millisecond), plus the same microsecond.
+ */
+export const START_ROUNDING = END_ROUNDING;
 
 /** A time of the journey's for one of its spans: never before `spans.notBefore` (see TaskSpans.notBefore). */
 export function at(spans: TaskSpan, seconds: number): number {

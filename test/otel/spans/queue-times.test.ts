@@ -120,38 +120,51 @@ function outside(spans: Array<{ span: ReadableSpan; side: string }>, handOff = t
 }
 
 describe("a queue's millisecond times with the clocks' microseconds", () => {
-  it("a consumer picking a job up within the millisecond it was created: its spans start at the producer's, counted and told once; explain() keeps the times given", () => {
+  /** A producer that begins a job at its clock's reading (epoch µs) and hands it off; a consumer that starts it at a queue's millisecond. */
+  function handedOff(producerUs: number, consumerMs: number) {
+    const producer = side(PRODUCER, PRODUCER_ORIGIN_US, 1);
+    const consumer = side(CONSUMER, CONSUMER_ORIGIN_US, 1);
+    producer.at(producerUs);
+    producer.journeys.transition("send-1", "created", "sending");
+    producer.at(producerUs + 160);
+    const carrier: Record<string, string> = {};
+    producer.journeys.propagation.sender.handOff("send-1", carrier, { to: "enqueued" });
+    consumer.at(1_712_345_700_003_500);
+    consumer.journeys.propagation.receiver.continueFrom("job-1", carrier, { attempt: 1 });
+    consumer.journeys.transition("job-1", "received", "active", { at: consumer.seconds(consumerMs) });
+    consumer.journeys.transition("job-1", "active", "completed", { at: consumer.seconds(1_712_345_700_125) });
+    const root = producer.exporter.getFinishedSpans().find((span) => span.name === "task send")!;
+    const job = consumer.exporter.getFinishedSpans();
+    const task = job.find((span) => span.name === "task job")!;
+    expect(task.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    return { consumer, root, task, active: job.find((span) => span.name === "active")! };
+  }
+
+  it("a consumer picking a job up within the millisecond it was created: its spans start at the producer's, to the nanosecond, silently (the millisecond's truncation)", () => {
+    // The producer begins at 640 µs into the millisecond the queue's started_on (truncated) gives.
+    const { consumer, root, task, active } = handedOff(1_712_345_700_000_640, 1_712_345_700_000);
+    expect(root.startTime).toEqual([1_712_345_700, 640_000]);
+    expect(task.startTime).toEqual([1_712_345_700, 640_000]);
+    expect(active.startTime).toEqual([1_712_345_700, 640_000]);
+    expect(consumer.journeys.dropped()).toEqual({});
+  });
+
+  it("a consumer that began more than a millisecond before the producer: its spans start at the producer's, counted and told once; explain() keeps the times given", () => {
     const told = captureDiag();
     try {
-      const producer = side(PRODUCER, PRODUCER_ORIGIN_US, 1);
-      const consumer = side(CONSUMER, CONSUMER_ORIGIN_US, 1);
-      // The producer begins its journey on its clock: epoch 1,712,345,700,000,640 µs.
-      producer.at(1_712_345_700_000_640);
-      producer.journeys.transition("send-1", "created", "sending");
-      producer.at(1_712_345_700_000_800);
-      const carrier: Record<string, string> = {};
-      producer.journeys.propagation.sender.handOff("send-1", carrier, { to: "enqueued" });
-      // The queue says the job started at epoch millisecond 1,712,345,700,000: its row's
-      // timestamp, truncated, 640 µs before the producer began.
-      consumer.at(1_712_345_700_001_500);
-      consumer.journeys.propagation.receiver.continueFrom("job-1", carrier, { attempt: 1 });
-      consumer.journeys.transition("job-1", "received", "active", { at: consumer.seconds(1_712_345_700_000) });
-      consumer.journeys.transition("job-1", "active", "completed", { at: consumer.seconds(1_712_345_700_125) });
-      const root = producer.exporter.getFinishedSpans().find((span) => span.name === "task send")!;
-      const job = consumer.exporter.getFinishedSpans();
-      const task = job.find((span) => span.name === "task job")!;
-      const active = job.find((span) => span.name === "active")!;
-      expect(task.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
-      expect(root.startTime).toEqual([1_712_345_700, 640_000]);
+      // The producer begins its journey on its clock: epoch 1,712,345,700,001,640 µs; the queue
+      // says the job started at epoch millisecond 1,712,345,700,000, 1640 µs before.
+      const { consumer, root, task, active } = handedOff(1_712_345_700_001_640, 1_712_345_700_000);
+      expect(root.startTime).toEqual([1_712_345_700, 1_640_000]);
       // Clamped to the producer's start, to the nanosecond; from there on, the times given.
-      expect(task.startTime).toEqual([1_712_345_700, 640_000]);
-      expect(active.startTime).toEqual([1_712_345_700, 640_000]);
+      expect(task.startTime).toEqual([1_712_345_700, 1_640_000]);
+      expect(active.startTime).toEqual([1_712_345_700, 1_640_000]);
       expect(active.endTime).toEqual([1_712_345_700, 125_000_000]);
       expect(task.endTime).toEqual([1_712_345_700, 125_000_000]);
       expect(consumer.journeys.explain("job-1")!.seconds).toBe(0.125);
       expect(consumer.journeys.dropped()).toEqual({ "before-hand-off": 1 });
       expect(told.filter((line) => line.includes("before-hand-off"))).toHaveLength(1);
-      expect(told.join("\n")).toContain("640 µs before the producer's");
+      expect(told.join("\n")).toContain("1640 µs before the producer's");
     } finally {
       diag.disable();
     }
@@ -323,6 +336,108 @@ describe("a queue's millisecond times with the clocks' microseconds", () => {
     }
   });
 
+  /** A queue side that begins a job's journey at its clock's reading (epoch µs), a worker at a queue's millisecond. */
+  function injected(queueUs: number, workerMs: number, queueRatio = 1, job = "1") {
+    const queue = side(QUEUE, PRODUCER_ORIGIN_US, queueRatio);
+    const worker = side(CONSUMER, CONSUMER_ORIGIN_US, 1);
+    queue.at(queueUs);
+    queue.journeys.transition(`queue-${job}`, "added", "active");
+    const carrier: Record<string, string> = {};
+    queue.journeys.propagation.sender.inject(`queue-${job}`, carrier);
+    worker.at(1_712_345_700_002_000);
+    worker.journeys.propagation.receiver.continueFrom(`job-${job}`, carrier);
+    worker.journeys.transition(`job-${job}`, "received", "active", { at: worker.seconds(workerMs) });
+    worker.at(1_712_345_700_125_640);
+    worker.journeys.transition(`job-${job}`, "active", "completed");
+    const back: Record<string, string> = {};
+    worker.journeys.propagation.sender.inject(`job-${job}`, back);
+    queue.at(1_712_345_700_126_300);
+    queue.journeys.propagation.receiver.resultFrom(`queue-${job}`, back);
+    queue.journeys.transition(`queue-${job}`, "active", "completed");
+    const spans = [
+      ...queue.exporter.getFinishedSpans().map((span) => ({ span, side: "queue" })),
+      ...worker.exporter.getFinishedSpans().map((span) => ({ span, side: "worker" })),
+    ];
+    return {
+      queue,
+      worker,
+      carrier,
+      spans,
+      task: (name: string) => spans.find((entry) => entry.span.name === name)!.span,
+    };
+  }
+
+  it("a worker starting at a started_on truncated to the millisecond its queue-side parent began in: its spans start at the parent's (the sampled inject() carrier says when), to the nanosecond, silently; explain() keeps the times given", () => {
+    // The queue side begins the job at its clock's reading, 640 µs into epoch millisecond
+    // 1,712,345,700,000; the worker at the job's started_on, that millisecond truncated.
+    const { queue, worker, carrier, spans, task } = injected(1_712_345_700_000_640, 1_712_345_700_000);
+    const parent = task("task queue");
+    expect(carrier.tracestate).toBe(
+      `taskjourney=${
+        queue.exporter
+          .getFinishedSpans()
+          .find((span) => span.name === "active")!
+          .spanContext().spanId
+      },taskjourney-start=1712345700:640000`,
+    );
+    expect(parent.startTime).toEqual([1_712_345_700, 640_000]);
+    expect(task("task job").parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+    expect(task("task job").startTime).toEqual([1_712_345_700, 640_000]);
+    expect(spans.find((entry) => entry.side === "worker" && entry.span.name === "active")!.span.startTime).toEqual([
+      1_712_345_700, 640_000,
+    ]);
+    expect(worker.journeys.explain("job-1")!.seconds).toBeCloseTo(0.12564, 9);
+    expect(outside(spans, false)).toEqual([]);
+    // 640 µs: the millisecond's truncation, no mistake; nothing counted.
+    expect(worker.journeys.dropped()).toEqual({});
+  });
+
+  it("a worker that began more than a millisecond before its parent's start: clamped, counted and told once", () => {
+    const told = captureDiag();
+    try {
+      const runs = [1, 2].map((job) => injected(1_712_345_700_003_640, 1_712_345_700_001, 1, String(job)));
+      for (const { task } of runs) expect(task("task job").startTime).toEqual([1_712_345_700, 3_640_000]);
+      expect(runs.map(({ worker }) => worker.journeys.dropped())).toEqual([
+        { "started-before-parent": 1 },
+        { "started-before-parent": 1 },
+      ]);
+      const lines = told.filter((line) => line.includes("before the journey it continues"));
+      // Told once per process: each run is its own.
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toContain('the journey of "job-1" began at');
+      expect(lines[0]).toContain("2640 µs before");
+    } finally {
+      diag.disable();
+    }
+  });
+
+  it("a carrier whose start member is garbled, not ours or beyond maxClockSkew: counted and ignored, never thrown (strict too); the spans start at the times given", () => {
+    const told = captureDiag();
+    try {
+      const worker = side(CONSUMER, CONSUMER_ORIGIN_US, 0, true);
+      const values = ["abc", "1712345700:1000000000", "1712345700:-5", "99999999999999999:0", "1812345700:0", "1:2:3"];
+      values.forEach((value, index) => {
+        worker.at(1_712_345_700_002_000);
+        const carrier = {
+          traceparent: `00-${"a".repeat(31)}${index}-${"b".repeat(16)}-01`,
+          tracestate: `taskjourney-start=${value},other=1`,
+        };
+        expect(worker.journeys.propagation.receiver.continueFrom(`job-${index}`, carrier)).toBe(true);
+        worker.journeys.transition(`job-${index}`, "received", "active");
+        worker.journeys.transition(`job-${index}`, "active", "completed");
+      });
+      const tasks = worker.exporter.getFinishedSpans().filter((span) => span.name === "task job");
+      expect(tasks).toHaveLength(values.length);
+      for (const span of tasks) expect(span.startTime).toEqual([1_712_345_700, 2_000_000]);
+      expect(worker.journeys.dropped()).toEqual({ "invalid-parent-start": values.length });
+      const lines = told.filter((line) => line.includes("taskjourney-start member"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('"abc"');
+    } finally {
+      diag.disable();
+    }
+  });
+
   it("a producer's start from the carrier, on a clock of any origin, becomes seconds whose HrTime is never before it (an epoch clock's double rounds either way)", () => {
     fc.assert(
       fc.property(
@@ -394,12 +509,20 @@ describe("a queue's millisecond times with the clocks' microseconds", () => {
           producer.at(now);
           const carrier: Record<string, string> = {};
           if (p.results) {
-            // The queue side begins the job's journey at its created_on, truncated, as
-            // examples/job-queue does: an inject() carrier says nothing of its start, so a
-            // worker's start from the queue (the same milliseconds, later) is what keeps it within.
-            producer.journeys.transition("send-1", "added", "active", {
-              at: producer.seconds(Math.floor(now / 1000)),
-            });
+            // The queue side begins the job's journey at its created_on or its clock's reading,
+            // and a worker may start at a started_on truncated to that same millisecond: the
+            // sampled inject() carrier says when the queue side's span started. An unsampled one
+            // says nothing (nearly every carrier: the receiver takes it unparsed), and a queue
+            // side kept only for its worker's result (resultFrom()) starts where it began: there
+            // it begins at its created_on, truncated, as examples/job-queue does (left open).
+            producer.journeys.transition(
+              "send-1",
+              "added",
+              "active",
+              p.producerRatio === 0
+                ? { at: producer.seconds(Math.floor(now / 1000)) }
+                : given(producer, now, p.created),
+            );
             now += p.sendUs;
             producer.at(now);
             producer.journeys.propagation.sender.inject("send-1", carrier);
