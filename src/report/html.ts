@@ -266,11 +266,19 @@ function computationsSection(data: ReportData): string {
       `${states.map((state) => cell(row.seconds[state])).join("")}</tr>`,
   );
   const workers = shown.some((row) => row.from === "workers");
+  // Dask's words only for Dask's machines (a custom machine's page never says "scheduler").
+  const custom = isCustomMachine(data);
+  const sums = custom
+    ? "Rows no scheduling process reported are the running processes' totals summed. "
+    : "Rows no scheduler reported are the workers' totals summed. ";
+  const whole = custom
+    ? "From the scheduling process, which sees every task. "
+    : "From the scheduler, which sees every task. ";
   const more = all.length > shown.length ? ` The first ${shown.length} of ${all.length} are shown.` : "";
   const note =
     `One row per graph submission (flow): its tasks, those that failed (per task, retried attempts apart) and those not ended; ` +
     `wall: its first task's start to its last task's end; then task-seconds by state, summed over its tasks. ` +
-    `${workers ? "Rows no scheduler reported are the workers' totals summed. " : "From the scheduler, which sees every task. "}` +
+    `${workers ? sums : whole}` +
     `Only the live and most recently finished computations, up to limits.maxComputations, are exported.${more}`;
   return `<section id="computations">
 <h2>Computations</h2>
