@@ -10,7 +10,15 @@ import { statesOf, type PrefixRow } from "./table.js";
 import { finite, type ReportData } from "./report-data.js";
 import { timelineCharts, timelineSection } from "./timeline-page.js";
 import { COMPUTATION_ROWS } from "./computations.js";
-import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
+import {
+  failureWords,
+  machineWords,
+  measuredOf,
+  outcomeWords,
+  schedulerSide,
+  workerSide,
+  type MachineWords,
+} from "./words.js";
 
 /**
  * The HTML report: one self-contained page (ECharts inlined) with the failed tasks and why they
@@ -190,7 +198,7 @@ function prefixTable(
   const head =
     `<tr class="group"><th></th><th></th><th colspan="3">${durationOf} duration</th>` +
     (states.length > 0 ? `<th colspan="${states.length}">${escapeHtml(timeTitle)}</th>` : "") +
-    `</tr><tr><th class="name">prefix</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
+    `</tr><tr><th class="name">prefix</th><th>visits</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
   const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds)))}</td>`;
   const lines = rows.map(
     (row) =>
@@ -206,9 +214,10 @@ function prefixTable(
 }
 
 /** The failed tasks and why, first on the page; nothing when no task failed. */
-function failuresSection(data: ReportData, custom: boolean): string {
+function failuresSection(data: ReportData, words: MachineWords): string {
+  const custom = words.custom;
   const failures = data.failures ?? [];
-  const counted = failureWords(data.failureCounts, custom);
+  const counted = failureWords(data.failureCounts, words);
   if (failures.length === 0 && counted === undefined) return "";
   const listed = failures.length;
   const prefix = counted === undefined ? "" : `${counted}. `;
@@ -280,10 +289,10 @@ function computationsSection(data: ReportData): string {
 }
 
 /** How the journeys ended, cancelled and removed ones included; nothing without counts. */
-function outcomesSection(data: ReportData, custom: boolean): string {
-  const words = outcomeWords(data.outcomes, custom);
-  if (words === undefined) return "";
-  return `<section id="outcomes">\n<h2>How they ended</h2>\n<p class="note">${escapeHtml(words)}.</p>\n</section>`;
+function outcomesSection(data: ReportData, words: MachineWords): string {
+  const ended = outcomeWords(data.outcomes, words);
+  if (ended === undefined) return "";
+  return `<section id="outcomes">\n<h2>How they ended</h2>\n<p class="note">${escapeHtml(ended)}.</p>\n</section>`;
 }
 
 /** Distinct prefixes of the workers' and the scheduler's tables. */
@@ -298,10 +307,10 @@ function schedulerSection(data: ReportData, custom: boolean): string {
   const visits =
     durationOf === undefined
       ? "no state to measure found in the data (give one with --state)"
-      : `visits to ${escapeHtml(durationOf)}${custom ? "" : " on the scheduler"}`;
+      : `the visits to ${escapeHtml(durationOf)}${custom ? "" : " on the scheduler"}`;
   return (
     `<h3>${escapeHtml(schedulerSide(custom))}</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows, data.schedulerStates), "task-seconds by state")}</div>` +
-    `<p class="note">count and quantiles: ${visits}; task-seconds by state: each task's seconds in the state, summed over the prefix's tasks (tasks overlap, so a total can exceed the run's wall time).</p>`
+    `<p class="note">visits and quantiles: ${visits}; task-seconds by state: each task's seconds in the state, summed over the prefix's tasks (tasks overlap, so a total can exceed the run's wall time).</p>`
   );
 }
 
@@ -442,7 +451,8 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
 // Out of renderHtmlReport's guard, unindented: the page's template is whitespace the page keeps.
 function htmlPage(data: ReportData, options: RenderOptions): string {
   const states = statesOf(data.prefixes, data.states);
-  const custom = isCustomMachine(data);
+  const words = machineWords(data);
+  const custom = words.custom;
   const { script, style } = loadPageAssets();
   const inlined = options.inlineEcharts === false ? null : loadEcharts();
   const echartsTag =
@@ -462,7 +472,7 @@ function htmlPage(data: ReportData, options: RenderOptions): string {
   const visits =
     durationOf === undefined
       ? "no state to measure found in the data (give one with --state)"
-      : `visits to ${escapeHtml(durationOf)}`;
+      : `the visits to ${escapeHtml(durationOf)}`;
   const waited = Object.values(data.wait).some(holdsTime);
   const executeSection = holdsTime(data.execute)
     ? `<section id="execute">
@@ -500,16 +510,16 @@ ${activityTable(data.gather)}
 ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.description)}</div>`}
 </header>
 <main>
-${failuresSection(data, custom)}
-${outcomesSection(data, custom)}
+${failuresSection(data, words)}
+${outcomesSection(data, words)}
 ${computationsSection(data)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 ${
   onlyScheduler
     ? ""
-    : `${custom ? `<h3>${escapeHtml(workerSide(custom))}</h3>` : ""}<div class="table-scroll">${prefixTable(data.prefixes, durationOf, states)}</div>
-<p class="note">count and quantiles: ${visits}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
+    : `${custom ? `<h3>${escapeHtml(workerSide(words))}</h3>` : ""}<div class="table-scroll">${prefixTable(data.prefixes, durationOf, states)}</div>
+<p class="note">visits and quantiles: ${visits}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
 }
 ${schedulerSection(data, custom)}
 </section>

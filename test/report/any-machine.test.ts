@@ -151,7 +151,7 @@ describe("the report of the job-queue example's machine", () => {
     }
     const text = formatReportTables(read(0));
     const scheduler = text.slice(text.indexOf("Tasks ("));
-    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", ...declared]);
+    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", ...declared]);
   });
 
   it("failures per task, attempts apart: 1 failed task, 3 failed attempts, 2 of them retried", () => {
@@ -303,7 +303,7 @@ describe("the report of a hand-made machine recorded on its scheduler side only"
     const metricsOnly = reportDataFromTelemetry({ ...telemetry, spans: [] });
     expect(metricsOnly.schedulerDurationOf).toBeUndefined();
     const page = renderHtmlReport(metricsOnly, { inlineEcharts: false });
-    expect(page).toContain("count and quantiles: no state to measure found in the data (give one with --state)");
+    expect(page).toContain("visits and quantiles: no state to measure found in the data (give one with --state)");
   });
 });
 
