@@ -257,7 +257,7 @@ function failuresSection(data: ReportData, words: MachineWords): string {
  * Each computation's totals (one graph submission, one flow), when the data has any: tasks,
  * failures, live ones, wall time and task-seconds by state.
  */
-function computationsSection(data: ReportData): string {
+function computationsSection(data: ReportData, custom: boolean): string {
   const all = data.computations;
   if (all === undefined || all.length === 0) return "";
   const shown = all.slice(0, COMPUTATION_ROWS);
@@ -279,7 +279,10 @@ function computationsSection(data: ReportData): string {
   const note =
     `One row per graph submission (flow): its tasks, those that failed (per task, retried attempts apart) and those not ended; ` +
     `wall: its first task's start to its last task's end; then task-seconds by state, summed over its tasks. ` +
-    `${workers ? "Rows no scheduler reported are the workers' totals summed. " : "From the scheduler, which sees every task. "}` +
+    // A machine of the user's own has no scheduler or workers of Dask's: its sides by what they do.
+    (custom
+      ? `${workers ? "Rows no process handing out the tasks reported are the totals of those that ran them, summed. " : "From the process that hands out the tasks, which sees every task. "}`
+      : `${workers ? "Rows no scheduler reported are the workers' totals summed. " : "From the scheduler, which sees every task. "}`) +
     `Only the live and most recently finished computations, up to limits.maxComputations, are exported.${more}`;
   return `<section id="computations">
 <h2>Computations</h2>
@@ -512,7 +515,7 @@ ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.des
 <main>
 ${failuresSection(data, words)}
 ${outcomesSection(data, words)}
-${computationsSection(data)}
+${computationsSection(data, custom)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 ${

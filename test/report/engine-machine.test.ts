@@ -39,8 +39,8 @@ type Engine = TaskJourneys<"worker", (typeof ENGINE.states)[number]>;
 
 /**
  * On a fake clock from 100 s: score-1 fails once (0.5 s) and succeeds (1 s); mail-2 fails three
- * attempts of 0.25 s, the last for good; load-3 waits 1 s blocked, runs 2 s; skip-4 is skipped.
- * Four tasks, six visits to running (score 2, mail 3, load 1).
+ * attempts of 0.25 s, the last for good; load-3 waits 1 s blocked, runs 2 s, and again 0.5 s in a
+ * second journey; skip-4 is skipped. Seven visits to running (score 2, mail 3, load 2).
  */
 async function runEngine(into: string): Promise<void> {
   const clock = new FakeClock(100);
@@ -68,19 +68,23 @@ async function runEngine(into: string): Promise<void> {
     }
   };
   engine.describe("score-1", { prefix: "score" });
-  engine.transition("score-1", "pending", "ready");
+  engine.transition("score-1", "pending", "ready", { computation: "flow-1" });
   attempt("score-1", 0.5, "retrying");
   attempt("score-1", 1, "done");
   engine.describe("mail-2", { prefix: "mail" });
-  engine.transition("mail-2", "pending", "ready");
+  engine.transition("mail-2", "pending", "ready", { computation: "flow-1" });
   attempt("mail-2", 0.25, "retrying");
   attempt("mail-2", 0.25, "retrying");
   attempt("mail-2", 0.25, "failed");
   engine.describe("load-3", { prefix: "load" });
-  engine.transition("load-3", "pending", "blocked");
+  engine.transition("load-3", "pending", "blocked", { computation: "flow-1" });
   clock.advance(1);
   engine.transition("load-3", "blocked", "ready");
   attempt("load-3", 2, "done");
+  // load-3 is run again later (a second run of the workflow): its key's second journey.
+  clock.advance(1);
+  engine.transition("load-3", "pending", "ready");
+  attempt("load-3", 0.5, "done");
   engine.describe("skip-4", { prefix: "skip" });
   engine.transition("skip-4", "pending", "skipped");
   await telemetry.shutdown();
@@ -110,27 +114,55 @@ function visibleText(html: string): string {
 }
 
 describe("the report of an in-process engine that keeps a task's attempts in one journey", () => {
-  it("calls its journeys tasks, and its column counts visits (6 for 3 tasks), in the text and on the page", () => {
+  it("calls its journeys tasks, and its column counts visits (7 for 3 tasks), in the text and on the page", () => {
     const data = read();
     expect(data.prefixes.map((row) => [row.prefix, row.count])).toEqual([
-      ["load", 1],
+      ["load", 2],
       ["score", 2],
       ["mail", 3],
     ]);
-    expect({ ...data.outcomes }).toEqual({ "worker:done": 2, "worker:failed": 1 });
+    expect({ ...data.outcomes }).toEqual({ "worker:done": 3, "worker:failed": 1 });
     const text = formatReportTables(data);
     const lines = text.split("\n");
     expect(lines[0]).toBe("Tasks (the journeys of the processes that run them, one a task, its attempts included)");
     expect(lines[2].split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", "blocked", "running", "retrying"]);
     expect(text).toContain("visits and quantiles: the visits to running (a task retried visits it once per attempt)");
-    expect(text).toContain("ended: tasks: 2 done, 1 failed");
+    expect(text).toContain("ended: tasks: 3 done, 1 failed");
     expect(text).toContain("failed: 1 task failed (ended in failed)");
     for (const word of ["attempts:", "Attempts", "attempt failed", "count"]) expect(text, word).not.toContain(word);
     const page = visibleText(renderHtmlReport(data, { inlineEcharts: false }));
     expect(page).toContain("Tasks (the journeys of the processes that run them, one a task, its attempts included)");
-    expect(page).toContain("tasks: 2 done, 1 failed.");
+    expect(page).toContain("tasks: 3 done, 1 failed.");
     expect(page).toContain("1 task failed (ended in failed).");
     expect(page).toContain("visits and quantiles: the visits to running;");
     expect(page).not.toMatch(/\bcount\b|Attempts|attempts:/);
+  });
+});
+
+describe("taskjourney explain of the engine's journeys: no Dask word", () => {
+  it("a journey is on its instance, not 'on worker'; several are numbered, not '[compute journey]'", async () => {
+    const mail = await cli("explain", "mail-2", directory);
+    expect(mail.code).toBe(0);
+    expect(mail.stdout.split("\n")[0]).toBe("mail-2 spent 1.0 s on engine-1 (ended in failed)");
+    const load = await cli("explain", "load-3", "--all", directory);
+    expect(load.code).toBe(0);
+    const heads = load.stdout.split("\n").filter((line) => line.startsWith("[") || line.startsWith("load-3"));
+    expect(heads).toEqual([
+      "[journey 1 of 2]",
+      "load-3 spent 3.0 s on engine-1",
+      "[journey 2 of 2]",
+      "load-3 spent 500.0 ms on engine-1",
+    ]);
+    for (const word of ["compute", "fetch", "worker", "scheduler"])
+      expect(mail.stdout + load.stdout, word).not.toContain(word);
+  });
+
+  it("the page's trees and notes say no Dask word either, its Computations section's neither", () => {
+    const data = read();
+    expect(data.computations!.map((row) => [row.name, row.tasks, row.from])).toEqual([["flow-1", 3, "workers"]]);
+    const page = visibleText(renderHtmlReport(data, { inlineEcharts: false }));
+    expect(page).toContain("Rows no process handing out the tasks reported are the totals of those that ran them, summed.");
+    for (const word of ["compute journey", "fetch journey", "scheduler", "worker", "processing", "gather"])
+      expect(page.match(new RegExp(`.{0,60}${word}.{0,60}`, "g")) ?? [], word).toEqual([]);
   });
 });
