@@ -1,6 +1,7 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { ALL_STATES } from "../model/states.js";
 import { guarded } from "./arguments.js";
+import { treeActivityName } from "./lumps.js";
 import { terminalSafe } from "./terminal.js";
 
 /** Seconds as the tree shows them: ms below one second, s above, one decimal. */
@@ -122,10 +123,17 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
       // breakdown that does not say (made by hand) goes by Dask's name.
       const waitingState = breakdown.waitingState ?? (breakdown.kind === "compute" ? "waiting" : "");
       const waitsIn = (node: BreakdownNode): boolean => waitingState !== "" && node.name === waitingState;
-      const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined, waits = false) => {
+      const walk = (
+        nodes: BreakdownNode[],
+        indent: string,
+        parentState: string | undefined,
+        waits = false,
+        parent?: BreakdownNode,
+      ) => {
         nodes.forEach((node, index) => {
           const last = index === nodes.length - 1;
-          const name = terminalSafe(node.name);
+          // A lump, "failed (lump)", is not the state a machine may call failed.
+          const name = terminalSafe(treeActivityName(node, parent));
           const label = waits && isGatherActivity(node.name) ? `gather: ${name}` : name;
           // An attempt that did not succeed says how, and why when known, after its time (a long message
           // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
@@ -145,6 +153,7 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
             `${indent}${last ? "   " : "│  "}`,
             parentState === undefined ? node.name : "",
             parentState === undefined && waitsIn(node),
+            node,
           );
         });
       };

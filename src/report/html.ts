@@ -5,6 +5,7 @@ import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { guarded } from "./arguments.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
 import { activitiesOnPage, activityMeaning } from "./glossary.js";
+import { withLumpLabels } from "./lumps.js";
 import { chartColors, STATE_COLORS } from "./palette.js";
 import { statesOf, type PrefixRow } from "./table.js";
 import { finite, type ReportData } from "./report-data.js";
@@ -156,8 +157,8 @@ function chartData(data: ReportData, states: readonly string[]) {
         data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0),
       })),
     },
-    execute: activityEntries(data.execute),
-    gather: activityEntries(data.gather),
+    execute: activityEntries(withLumpLabels(data.execute, "execute")),
+    gather: activityEntries(withLumpLabels(data.gather, "gather")),
     wait: {
       prefixes: waitPrefixes,
       series: waitActivities.map((activity, index) => ({
@@ -481,14 +482,14 @@ function htmlPage(data: ReportData, options: RenderOptions): string {
     ? `<section id="execute">
 <h2>Execute: where ${escapeHtml(durationOf ?? "execution")} time went</h2>
 <div class="chart" id="chart-execute"></div>
-${activityTable(data.execute)}
+${activityTable(withLumpLabels(data.execute, "execute"))}
 </section>`
     : "";
   const gatherSection = holdsTime(data.gather)
     ? `<section id="gather">
 <h2>Gather: where gathering time went</h2>
 <div class="chart" id="chart-gather"></div>
-${activityTable(data.gather)}
+${activityTable(withLumpLabels(data.gather, "gather"))}
 </section>`
     : "";
   const waitSection = waited

@@ -5,6 +5,7 @@
  */
 import { argumentError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
+import { withLumpLabels } from "./lumps.js";
 import { terminalSafe } from "./terminal.js";
 import type { ReportData } from "./report-data.js";
 import { formatActivityTable, formatPrefixTable, statesOf } from "./table.js";
@@ -78,12 +79,12 @@ export function formatReportTables(data: ReportData): string {
       }
       const wait = waitByActivity(data.wait ?? {});
       const leftOut: string[] = [];
-      if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
+      if (hasTime(data.execute)) sections.push(formatActivityTable("execute", withLumpLabels(data.execute, "execute")));
       else
         leftOut.push(
           custom ? "execution breakdown (no execution was metered)" : "execute (no execute() ledger recorded time)",
         );
-      if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
+      if (hasTime(data.gather)) sections.push(formatActivityTable("gather", withLumpLabels(data.gather, "gather")));
       else
         leftOut.push(custom ? "transfers between processes (none recorded)" : "gather (no transfer between workers)");
       if (hasTime(wait)) sections.push(formatActivityTable("wait (dependencies)", wait));

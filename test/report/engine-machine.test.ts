@@ -161,8 +161,31 @@ describe("taskjourney explain of the engine's journeys: no Dask word", () => {
     const data = read();
     expect(data.computations!.map((row) => [row.name, row.tasks, row.from])).toEqual([["flow-1", 3, "workers"]]);
     const page = visibleText(renderHtmlReport(data, { inlineEcharts: false }));
-    expect(page).toContain("Rows no process handing out the tasks reported are the totals of those that ran them, summed.");
+    expect(page).toContain(
+      "Rows no process handing out the tasks reported are the totals of those that ran them, summed.",
+    );
     for (const word of ["compute journey", "fetch journey", "scheduler", "worker", "processing", "gather"])
       expect(page.match(new RegExp(`.{0,60}${word}.{0,60}`, "g")) ?? [], word).toEqual([]);
+  });
+});
+
+describe("the execute table's failed lump, apart from the machine's state `failed`", () => {
+  it("is 'failed (lump)' in the text table, the page's table, chart and glossary", () => {
+    const data = read();
+    // Every attempt that did not succeed, retried ones included: score 0.5 s, mail 3 × 0.25 s.
+    expect(data.execute.failed).toBe(1.25);
+    const text = formatReportTables(data);
+    const execute = text.split("\n\n").find((section) => section.startsWith("execute"))!;
+    expect(execute.split("\n").map((line) => line.trim().split(/\s{2,}/))).toEqual([
+      ["execute", "seconds", "share"],
+      ["failed (lump)", "1.3 s", "26.3%"],
+      ["other", "3.5 s", "73.7%"],
+      ["total", "4.8 s", "100.0%"],
+    ]);
+    const page = renderHtmlReport(data, { inlineEcharts: false });
+    expect(page).toContain('<td class="name">failed (lump)</td>');
+    expect(page).not.toContain('<td class="name">failed</td>');
+    expect(page).toContain('"execute":[["failed (lump)",1.25]');
+    expect(page).toContain("<dt>failed (lump)</dt><dd>the whole time of an execution or transfer that failed");
   });
 });
