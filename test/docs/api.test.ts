@@ -81,7 +81,7 @@ describe("docs/api.md's reference of instrument()'s spec", () => {
       if (ts.isInterfaceDeclaration(node) && node.name.text === "InstrumentSpec")
         for (const member of node.members) {
           // transition?: OneOrMany<TransitionSpec<T, S>>: the kind and its entry type's name.
-          const entry = /OneOrMany<(\w+)</.exec(member.type!.getText())![1];
+          const entry = /OneOrMany<(\w+)</.exec(member.getText())![1];
           kinds.set((member.name as ts.Identifier).text, entry);
         }
     });

@@ -151,7 +151,14 @@ describe("the report of the job-queue example's machine", () => {
     }
     const text = formatReportTables(read(0));
     const scheduler = text.slice(text.indexOf("Tasks ("));
-    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", ...declared]);
+    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual([
+      "prefix",
+      "visits",
+      "p50",
+      "p90",
+      "p99",
+      ...declared,
+    ]);
   });
 
   it("failures per task, attempts apart: 1 failed task, 3 failed attempts, 2 of them retried", () => {

@@ -62,7 +62,9 @@ describe("formatReportTables", () => {
     const sections = text.split("\n\n");
     expect(sections).toHaveLength(6);
     expect(header(sections[0])).toEqual(["prefix", "visits", "p50", "p90", "p99", "waiting", "executing"]);
-    expect(sections[0]).toContain("visits and quantiles: the visits to executing (a task retried visits it once per attempt)");
+    expect(sections[0]).toContain(
+      "visits and quantiles: the visits to executing (a task retried visits it once per attempt)",
+    );
     expect(sections[1].split("\n")[1].trim()).toMatch(/^processing duration/);
     expect(sections[2].split("\n")[0].trim().split(/\s+/)).toEqual(["execute", "seconds", "share"]);
     // No gather table: nothing was gathered.
