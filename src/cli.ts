@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { VERSION } from "./version.js";
-import { formatBreakdown } from "./report/format.js";
+import { formatBreakdown, journeyLabel } from "./report/format.js";
 import {
   breakdownFromSpans,
   breakdownsFromSpans,
@@ -346,7 +346,8 @@ async function explain(args: readonly string[], io: Io): Promise<number> {
   } else {
     const text = breakdowns
       .map(
-        (breakdown) => `${breakdowns.length > 1 ? `[${breakdown.kind} journey]\n` : ""}${formatBreakdown(breakdown)}`,
+        (breakdown, index) =>
+          `${breakdowns.length > 1 ? `${journeyLabel(breakdown, index, breakdowns.length)}\n` : ""}${formatBreakdown(breakdown)}`,
       )
       .join("\n\n");
     io.out(`${terminalSafeLines(text)}\n`);

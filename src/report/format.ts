@@ -1,5 +1,7 @@
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
+import { ALL_STATES } from "../model/states.js";
 import { guarded } from "./arguments.js";
+import { treeActivityName } from "./lumps.js";
 import { terminalSafe } from "./terminal.js";
 
 /** Seconds as the tree shows them: ms below one second, s above, one decimal. */
@@ -57,6 +59,27 @@ function computationLine(breakdown: Breakdown): string {
   return `${head}: ${totals.tasks} tasks${notes === "" ? "" : ` (${notes})`}, ${wall}${seconds === "" ? "" : `; task-seconds ${seconds}`}`;
 }
 
+const DASK_STATES: ReadonlySet<string> = new Set(ALL_STATES);
+
+/**
+ * Whether a breakdown is of a machine of the user's own: a state it visited or ended in that Dask
+ * does not have. Such a journey is told without Dask's role names ("on worker", "on scheduler")
+ * and journey kinds (compute, fetch), as the report tells its data (words.ts isCustomMachine).
+ */
+export function isCustomBreakdown(breakdown: Breakdown): boolean {
+  if (breakdown.outcome !== undefined && !DASK_STATES.has(breakdown.outcome)) return true;
+  return breakdown.children.some((node) => !DASK_STATES.has(node.name));
+}
+
+/**
+ * The label over each of a key's journeys when several are printed: Dask's kind ("[compute
+ * journey]", "[fetch journey]"), or on a machine of the user's own, which has no such kinds, its
+ * place among them ("[journey 2 of 3]").
+ */
+export function journeyLabel(breakdown: Breakdown, index: number, count: number): string {
+  return isCustomBreakdown(breakdown) ? `[journey ${index + 1} of ${count}]` : `[${breakdown.kind} journey]`;
+}
+
 /** Waiting time not spent by a transfer (dependencies computing, queueing, missing) is not "gather: …". */
 function isGatherActivity(name: string): boolean {
   return name !== "dependencies" && name !== "missing" && !name.startsWith("queued");
@@ -69,6 +92,9 @@ function isGatherActivity(name: string): boolean {
  *     inc-7f3a spent 10.0 s on worker tcp://10.0.0.7:40001
  *     ├─ waiting      8.0 s
  *     │  ├─ gather: network  2.0 s
+ *
+ * `roles`: whether the first line names the role ("on worker …"); by default Dask's journeys do
+ * and a machine of the user's own (a state Dask does not have) does not: "mail-2 spent 1.0 s on engine-1".
  */
 export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean } = {}): string {
   return guarded(
@@ -78,8 +104,10 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
       ["options", "{ roles?: boolean }", options],
     ],
     () => {
-      // A machine of the user's own has no "worker" or "scheduler" of Dask's: the report leaves the role out.
-      const role = options.roles === false ? "" : breakdown.kind === "scheduler" ? "scheduler " : "worker ";
+      // A machine of the user's own has no "worker" or "scheduler" of Dask's: its role is left out
+      // unless asked for (roles: true).
+      const roles = options.roles ?? !isCustomBreakdown(breakdown);
+      const role = !roles ? "" : breakdown.kind === "scheduler" ? "scheduler " : "worker ";
       const where = breakdown.instance === "" ? "" : ` on ${role}${terminalSafe(breakdown.instance)}`;
       const ending =
         breakdown.outcome === undefined
@@ -95,10 +123,17 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
       // breakdown that does not say (made by hand) goes by Dask's name.
       const waitingState = breakdown.waitingState ?? (breakdown.kind === "compute" ? "waiting" : "");
       const waitsIn = (node: BreakdownNode): boolean => waitingState !== "" && node.name === waitingState;
-      const walk = (nodes: BreakdownNode[], indent: string, parentState: string | undefined, waits = false) => {
+      const walk = (
+        nodes: BreakdownNode[],
+        indent: string,
+        parentState: string | undefined,
+        waits = false,
+        parent?: BreakdownNode,
+      ) => {
         nodes.forEach((node, index) => {
           const last = index === nodes.length - 1;
-          const name = terminalSafe(node.name);
+          // A lump, "failed (lump)", is not the state a machine may call failed.
+          const name = terminalSafe(treeActivityName(node, parent));
           const label = waits && isGatherActivity(node.name) ? `gather: ${name}` : name;
           // An attempt that did not succeed says how, and why when known, after its time (a long message
           // must not widen the columns): "executing  1.0 s  error: TypeError: no such file".
@@ -118,6 +153,7 @@ export function formatBreakdown(breakdown: Breakdown, options: { roles?: boolean
             `${indent}${last ? "   " : "│  "}`,
             parentState === undefined ? node.name : "",
             parentState === undefined && waitsIn(node),
+            node,
           );
         });
       };

@@ -5,6 +5,7 @@
  */
 import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import type { ReportData } from "./report-data.js";
+import { LUMPS, LUMP_SUFFIX, treeActivityName, withLumpLabels } from "./lumps.js";
 
 export const ACTIVITY_MEANINGS: Readonly<Record<string, string>> = Object.freeze({
   "thread-cpu": "CPU time of the thread that ran the task, measured over its execution",
@@ -36,26 +37,38 @@ export const ACTIVITY_MEANINGS: Readonly<Record<string, string>> = Object.freeze
 /** What an activity means; an application's own name is said to be one. */
 export function activityMeaning(name: string): string {
   if (Object.prototype.hasOwnProperty.call(ACTIVITY_MEANINGS, name)) return ACTIVITY_MEANINGS[name];
+  if (name.endsWith(LUMP_SUFFIX)) {
+    const lump = name.slice(0, -LUMP_SUFFIX.length);
+    if (LUMPS.gather.has(lump)) return ACTIVITY_MEANINGS[lump];
+  }
   if (name.startsWith("queued (")) return `a dependency waiting in fetch before its transfer began, ${name.slice(7)}`;
   return "an activity the application metered under this name";
 }
 
-function nodeActivities(nodes: readonly BreakdownNode[], depth: number, into: Set<string>): void {
+function nodeActivities(
+  nodes: readonly BreakdownNode[],
+  depth: number,
+  into: Set<string>,
+  parent?: BreakdownNode,
+): void {
   for (const node of nodes) {
     // Depth 0 is a state; below it, activities (and a waiting state's fetches' activities).
-    if (depth > 0) into.add(node.name);
-    nodeActivities(node.children, depth + 1, into);
+    if (depth > 0) into.add(treeActivityName(node, parent));
+    nodeActivities(node.children, depth + 1, into, node);
   }
 }
 
-/** Every activity name the page shows: the execute, gather and wait breakdowns and the slowest trees. */
+/**
+ * Every activity name the page shows: the execute and gather breakdowns (their lumps labelled),
+ * the wait breakdown and the slowest trees (as formatBreakdown labels a lump there).
+ */
 export function activitiesOnPage(data: ReportData, trees: readonly Breakdown[]): string[] {
   const names = new Set<string>();
   const add = (record: Readonly<Record<string, number>>) => {
     for (const [name, seconds] of Object.entries(record)) if (Number.isFinite(seconds) && seconds > 0) names.add(name);
   };
-  add(data.execute);
-  add(data.gather);
+  add(withLumpLabels(data.execute, "execute"));
+  add(withLumpLabels(data.gather, "gather"));
   for (const activities of Object.values(data.wait)) add(activities);
   for (const tree of trees) nodeActivities(tree.children, 0, names);
   return [...names].sort((a, b) => a.localeCompare(b));

@@ -5,12 +5,21 @@ import type { Breakdown, BreakdownNode } from "../model/breakdown.js";
 import { guarded } from "./arguments.js";
 import { formatBreakdown, formatSeconds } from "./format.js";
 import { activitiesOnPage, activityMeaning } from "./glossary.js";
+import { withLumpLabels } from "./lumps.js";
 import { chartColors, STATE_COLORS } from "./palette.js";
 import { statesOf, type PrefixRow } from "./table.js";
 import { finite, type ReportData } from "./report-data.js";
 import { timelineCharts, timelineSection } from "./timeline-page.js";
 import { COMPUTATION_ROWS } from "./computations.js";
-import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
+import {
+  failureWords,
+  machineWords,
+  measuredOf,
+  outcomeWords,
+  schedulerSide,
+  workerSide,
+  type MachineWords,
+} from "./words.js";
 
 /**
  * The HTML report: one self-contained page (ECharts inlined) with the failed tasks and why they
@@ -148,8 +157,8 @@ function chartData(data: ReportData, states: readonly string[]) {
         data: data.prefixes.map((row) => finite(row.stateSeconds[state]) || 0),
       })),
     },
-    execute: activityEntries(data.execute),
-    gather: activityEntries(data.gather),
+    execute: activityEntries(withLumpLabels(data.execute, "execute")),
+    gather: activityEntries(withLumpLabels(data.gather, "gather")),
     wait: {
       prefixes: waitPrefixes,
       series: waitActivities.map((activity, index) => ({
@@ -190,7 +199,7 @@ function prefixTable(
   const head =
     `<tr class="group"><th></th><th></th><th colspan="3">${durationOf} duration</th>` +
     (states.length > 0 ? `<th colspan="${states.length}">${escapeHtml(timeTitle)}</th>` : "") +
-    `</tr><tr><th class="name">prefix</th><th>count</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
+    `</tr><tr><th class="name">prefix</th><th>visits</th><th>p50</th><th>p90</th><th>p99</th>${states.map((state) => `<th>${escapeHtml(state)}</th>`).join("")}</tr>`;
   const cell = (seconds: number) => `<td>${escapeHtml(formatSeconds(finite(seconds)))}</td>`;
   const lines = rows.map(
     (row) =>
@@ -206,9 +215,10 @@ function prefixTable(
 }
 
 /** The failed tasks and why, first on the page; nothing when no task failed. */
-function failuresSection(data: ReportData, custom: boolean): string {
+function failuresSection(data: ReportData, words: MachineWords): string {
+  const custom = words.custom;
   const failures = data.failures ?? [];
-  const counted = failureWords(data.failureCounts, custom);
+  const counted = failureWords(data.failureCounts, words);
   if (failures.length === 0 && counted === undefined) return "";
   const listed = failures.length;
   const prefix = counted === undefined ? "" : `${counted}. `;
@@ -248,7 +258,7 @@ function failuresSection(data: ReportData, custom: boolean): string {
  * Each computation's totals (one graph submission, one flow), when the data has any: tasks,
  * failures, live ones, wall time and task-seconds by state.
  */
-function computationsSection(data: ReportData): string {
+function computationsSection(data: ReportData, custom: boolean): string {
   const all = data.computations;
   if (all === undefined || all.length === 0) return "";
   const shown = all.slice(0, COMPUTATION_ROWS);
@@ -267,7 +277,6 @@ function computationsSection(data: ReportData): string {
   );
   const workers = shown.some((row) => row.from === "workers");
   // Dask's words only for Dask's machines (a custom machine's page never says "scheduler").
-  const custom = isCustomMachine(data);
   const sums = custom
     ? "Rows no scheduling process reported are the running processes' totals summed. "
     : "Rows no scheduler reported are the workers' totals summed. ";
@@ -288,10 +297,10 @@ function computationsSection(data: ReportData): string {
 }
 
 /** How the journeys ended, cancelled and removed ones included; nothing without counts. */
-function outcomesSection(data: ReportData, custom: boolean): string {
-  const words = outcomeWords(data.outcomes, custom);
-  if (words === undefined) return "";
-  return `<section id="outcomes">\n<h2>How they ended</h2>\n<p class="note">${escapeHtml(words)}.</p>\n</section>`;
+function outcomesSection(data: ReportData, words: MachineWords): string {
+  const ended = outcomeWords(data.outcomes, words);
+  if (ended === undefined) return "";
+  return `<section id="outcomes">\n<h2>How they ended</h2>\n<p class="note">${escapeHtml(ended)}.</p>\n</section>`;
 }
 
 /** Distinct prefixes of the workers' and the scheduler's tables. */
@@ -306,10 +315,10 @@ function schedulerSection(data: ReportData, custom: boolean): string {
   const visits =
     durationOf === undefined
       ? "no state to measure found in the data (give one with --state)"
-      : `visits to ${escapeHtml(durationOf)}${custom ? "" : " on the scheduler"}`;
+      : `the visits to ${escapeHtml(durationOf)}${custom ? "" : " on the scheduler"}`;
   return (
     `<h3>${escapeHtml(schedulerSide(custom))}</h3><div class="table-scroll">${prefixTable(rows, durationOf, statesOf(rows, data.schedulerStates), "task-seconds by state")}</div>` +
-    `<p class="note">count and quantiles: ${visits}; task-seconds by state: each task's seconds in the state, summed over the prefix's tasks (tasks overlap, so a total can exceed the run's wall time).</p>`
+    `<p class="note">visits and quantiles: ${visits}; task-seconds by state: each task's seconds in the state, summed over the prefix's tasks (tasks overlap, so a total can exceed the run's wall time).</p>`
   );
 }
 
@@ -450,7 +459,8 @@ export function renderHtmlReport(data: ReportData, options: RenderOptions = {}):
 // Out of renderHtmlReport's guard, unindented: the page's template is whitespace the page keeps.
 function htmlPage(data: ReportData, options: RenderOptions): string {
   const states = statesOf(data.prefixes, data.states);
-  const custom = isCustomMachine(data);
+  const words = machineWords(data);
+  const custom = words.custom;
   const { script, style } = loadPageAssets();
   const inlined = options.inlineEcharts === false ? null : loadEcharts();
   const echartsTag =
@@ -470,20 +480,20 @@ function htmlPage(data: ReportData, options: RenderOptions): string {
   const visits =
     durationOf === undefined
       ? "no state to measure found in the data (give one with --state)"
-      : `visits to ${escapeHtml(durationOf)}`;
+      : `the visits to ${escapeHtml(durationOf)}`;
   const waited = Object.values(data.wait).some(holdsTime);
   const executeSection = holdsTime(data.execute)
     ? `<section id="execute">
 <h2>Execute: where ${escapeHtml(durationOf ?? "execution")} time went</h2>
 <div class="chart" id="chart-execute"></div>
-${activityTable(data.execute)}
+${activityTable(withLumpLabels(data.execute, "execute"))}
 </section>`
     : "";
   const gatherSection = holdsTime(data.gather)
     ? `<section id="gather">
 <h2>Gather: where gathering time went</h2>
 <div class="chart" id="chart-gather"></div>
-${activityTable(data.gather)}
+${activityTable(withLumpLabels(data.gather, "gather"))}
 </section>`
     : "";
   const waitSection = waited
@@ -508,16 +518,16 @@ ${activityTable(data.gather)}
 ${data.description === undefined ? "" : `<div class="meta">${escapeHtml(data.description)}</div>`}
 </header>
 <main>
-${failuresSection(data, custom)}
-${outcomesSection(data, custom)}
-${computationsSection(data)}
+${failuresSection(data, words)}
+${outcomesSection(data, words)}
+${computationsSection(data, custom)}
 <section id="prefixes">
 <h2>Per prefix</h2>
 ${
   onlyScheduler
     ? ""
-    : `${custom ? `<h3>${escapeHtml(workerSide(custom))}</h3>` : ""}<div class="table-scroll">${prefixTable(data.prefixes, durationOf, states)}</div>
-<p class="note">count and quantiles: ${visits}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
+    : `${custom ? `<h3>${escapeHtml(workerSide(words))}</h3>` : ""}<div class="table-scroll">${prefixTable(data.prefixes, durationOf, states)}</div>
+<p class="note">visits and quantiles: ${visits}; time by state: total seconds all tasks of the prefix spent in each state.</p>`
 }
 ${schedulerSection(data, custom)}
 </section>

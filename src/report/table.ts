@@ -79,13 +79,14 @@ function columnStart(widths: readonly number[], column: number): number {
 }
 
 /**
- * The per-prefix table: count, p50 / p90 / p99 of a state's duration, and the time spent in each
+ * The per-prefix table: the visits to a state (not journeys: a journey that keeps a task's
+ * attempts visits its executing state once per attempt), p50 / p90 / p99 of their duration, and the time spent in each
  * state, one row per prefix in the order given, aligned for a terminal:
  *
  *                    executing duration          time by state
- *     prefix  count     p50     p90     p99  waiting   ready  executing
- *     ──────  ─────  ──────  ──────  ──────  ───────  ──────  ─────────
- *     square    858  4.1 ms  6.0 ms  9.9 ms    1.2 s   0.8 s      3.6 s
+ *     prefix  visits     p50     p90     p99  waiting   ready  executing
+ *     ──────  ──────  ──────  ──────  ──────  ───────  ──────  ─────────
+ *     square     858  4.1 ms  6.0 ms  9.9 ms    1.2 s   0.8 s      3.6 s
  */
 export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTableOptions = {}): string {
   return guarded(
@@ -100,7 +101,7 @@ export function formatPrefixTable(rows: readonly PrefixRow[], options: PrefixTab
           `formatPrefixTable(rows): rows must be an array of prefix rows, such as a ReportData's \`prefixes\`, not ${kindOf(rows)}`,
         );
       const states = options.states ?? statesOf(rows);
-      const header = ["prefix", "count", "p50", "p90", "p99", ...states];
+      const header = ["prefix", "visits", "p50", "p90", "p99", ...states];
       const lines: string[][] = [header, header];
       for (const row of rows) {
         lines.push([

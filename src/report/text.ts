@@ -5,10 +5,11 @@
  */
 import { argumentError, guarded } from "./arguments.js";
 import { formatSeconds } from "./format.js";
+import { withLumpLabels } from "./lumps.js";
 import { terminalSafe } from "./terminal.js";
 import type { ReportData } from "./report-data.js";
 import { formatActivityTable, formatPrefixTable, statesOf } from "./table.js";
-import { failureWords, isCustomMachine, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
+import { failureWords, machineWords, measuredOf, outcomeWords, schedulerSide, workerSide } from "./words.js";
 
 /** How many journeys the text's slowest lines name. */
 const SLOWEST_NAMED = 5;
@@ -25,11 +26,11 @@ function waitByActivity(wait: ReportData["wait"]): Record<string, number> {
 const hasTime = (seconds: Readonly<Record<string, number>>) =>
   Object.values(seconds).some((value) => Number.isFinite(value) && value > 0);
 
-/** "count and quantiles: …" under a table. */
+/** "visits and quantiles: …" under a table: what its visits column counts. */
 function visitsLine(durationOf: string | undefined, where: string): string {
   return durationOf === undefined
-    ? "count and quantiles: no state to measure found in the data (give one with --state)"
-    : `count and quantiles: visits to ${durationOf}${where}`;
+    ? "visits and quantiles: no state to measure found in the data (give one with --state)"
+    : `visits and quantiles: the visits to ${durationOf}${where}`;
 }
 
 /**
@@ -47,7 +48,8 @@ export function formatReportTables(data: ReportData): string {
         throw argumentError(
           "formatReportTables(data): data must be a ReportData, as reportDataFromTelemetry() or reportDataFrom() gives",
         );
-      const custom = isCustomMachine(data);
+      const words = machineWords(data);
+      const custom = words.custom;
       const sections: string[] = [];
       const scheduler = data.schedulerPrefixes ?? [];
       // A run with no worker journeys (a job queue recorded on its scheduler side only) shows the
@@ -55,12 +57,12 @@ export function formatReportTables(data: ReportData): string {
       if (data.prefixes.length > 0 || scheduler.length === 0) {
         const durationOf = measuredOf(data.prefixes, data.durationOf, "executing", custom);
         sections.push(
-          (custom ? `${workerSide(custom)}\n` : "") +
+          (custom ? `${workerSide(words)}\n` : "") +
             formatPrefixTable(data.prefixes, {
               durationOf: durationOf ?? "(no measured state)",
               states: statesOf(data.prefixes, data.states),
             }) +
-            `\n${visitsLine(durationOf, "")} (a task retried counts once per attempt)`,
+            `\n${visitsLine(durationOf, "")} (a task retried visits it once per attempt)`,
         );
       }
       if (scheduler.length > 0) {
@@ -77,12 +79,12 @@ export function formatReportTables(data: ReportData): string {
       }
       const wait = waitByActivity(data.wait ?? {});
       const leftOut: string[] = [];
-      if (hasTime(data.execute)) sections.push(formatActivityTable("execute", data.execute));
+      if (hasTime(data.execute)) sections.push(formatActivityTable("execute", withLumpLabels(data.execute, "execute")));
       else
         leftOut.push(
           custom ? "execution breakdown (no execution was metered)" : "execute (no execute() ledger recorded time)",
         );
-      if (hasTime(data.gather)) sections.push(formatActivityTable("gather", data.gather));
+      if (hasTime(data.gather)) sections.push(formatActivityTable("gather", withLumpLabels(data.gather, "gather")));
       else
         leftOut.push(custom ? "transfers between processes (none recorded)" : "gather (no transfer between workers)");
       if (hasTime(wait)) sections.push(formatActivityTable("wait (dependencies)", wait));
@@ -93,9 +95,9 @@ export function formatReportTables(data: ReportData): string {
             : "wait (no worker waited for dependencies)",
         );
       if (leftOut.length > 0) sections.push(`left out, as nothing applies: ${leftOut.join("; ")}`);
-      const ended = outcomeWords(data.outcomes, custom);
+      const ended = outcomeWords(data.outcomes, words);
       if (ended !== undefined) sections.push(`ended: ${ended}`);
-      const failed = failureWords(data.failureCounts, custom);
+      const failed = failureWords(data.failureCounts, words);
       if (failed !== undefined) sections.push(`failed: ${failed}`);
       const slowest = slowestLines(data);
       if (slowest !== "") sections.push(slowest);

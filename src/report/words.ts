@@ -1,8 +1,10 @@
 /**
  * The words the page and the text tables share for what depends on the machine: a Dask cluster's
  * data speaks of workers and the scheduler, `processing` and gathers; a machine of the user's own
- * (a job queue) of tasks (its scheduler-side journeys, one a task, retries included) and attempts
- * (its worker-side journeys, one an attempt), in its own state names only.
+ * of tasks and journeys, in its own state names only. Its journeys where the tasks run are its
+ * attempts under a queue that begins one per attempt (the job queue's runners), its tasks under an
+ * engine that keeps a task's attempts in one journey (retries as a state): `runsOf` tells which
+ * from the data, and says "journeys" when the data does not tell.
  */
 import { ALL_STATES } from "../model/states.js";
 import type { ReportData } from "./report-data.js";
@@ -22,9 +24,42 @@ export function isCustomMachine(data: ReportData): boolean {
   return rows.some((row) => Object.keys(row.stateSeconds).some((state) => !DASK_STATES.has(state)));
 }
 
-/** What the workers' table's rows are on this page: Dask's workers, a custom machine's attempts. */
-export function workerSide(custom: boolean): string {
-  return custom ? "Attempts (the journeys of the processes that run the tasks, one an attempt)" : "On the workers";
+/**
+ * What a custom machine's journeys where the tasks run are: "attempt" (one journey each, as a queue
+ * that hands jobs to runners records them), "task" (one journey a task, its attempts included, as
+ * an in-process engine records them) or "journey" when the data does not tell.
+ */
+export type RunNoun = "attempt" | "task" | "journey";
+
+/** The words a page uses for its data: whether the machine is the user's own, and what its runs are. */
+export interface MachineWords {
+  custom: boolean;
+  runs: RunNoun;
+}
+
+/**
+ * What the data's runs are. More visits to the measured state than journeys ended there means some
+ * journey visited it more than once: its attempts are one journey, so a journey is a task. Else a
+ * queue's (a scheduler side beside them) are its attempts; else the data does not tell.
+ */
+export function machineWords(data: ReportData): MachineWords {
+  const custom = isCustomMachine(data);
+  const visits = data.prefixes.reduce((total, row) => total + (Number.isFinite(row.count) ? row.count : 0), 0);
+  const ended = Object.entries(data.outcomes ?? {})
+    .filter(([key, count]) => splitKey(key).role !== "scheduler" && Number.isFinite(count))
+    .reduce((total, [, count]) => total + count, 0);
+  const runs: RunNoun =
+    ended > 0 && visits > ended ? "task" : (data.schedulerPrefixes?.length ?? 0) > 0 ? "attempt" : "journey";
+  return { custom, runs };
+}
+
+/** What the workers' table's rows are on this page: Dask's workers, a custom machine's attempts, tasks or journeys. */
+export function workerSide(words: MachineWords): string {
+  if (!words.custom) return "On the workers";
+  if (words.runs === "attempt") return "Attempts (the journeys of the processes that run the tasks, one an attempt)";
+  if (words.runs === "task")
+    return "Tasks (the journeys of the processes that run them, one a task, its attempts included)";
+  return "Journeys (of the processes that run the tasks: one a task, or one an attempt where each attempt begins one)";
 }
 
 /** What the scheduler's table's rows are: Dask's scheduler, a custom machine's tasks. */
@@ -54,13 +89,15 @@ function daskFailureCount(key: string, count: number): string {
 
 /**
  * The failure counts in words. On a custom machine the scheduler's count is of tasks and the
- * workers' of attempts, so a job tried three times that failed is "1 task failed (failed); 3
- * attempts failed, 2 of them retried", not 4 failures. Undefined when nothing failed.
+ * workers' of its runs (words.runs), so a queue's job tried three times that failed is "1 task
+ * failed (failed); 3 attempts failed, 2 of them retried", not 4 failures; an engine's task that
+ * failed after its retries is "1 task failed (ended in failed)". Undefined when nothing failed.
  */
 export function failureWords(
   counts: Readonly<Record<string, number>> | undefined,
-  custom: boolean,
+  words: MachineWords,
 ): string | undefined {
+  const custom = words.custom;
   const entries = Object.entries(counts ?? {}).filter(([, count]) => Number.isFinite(count) && count > 0);
   if (entries.length === 0) return undefined;
   if (!custom) {
@@ -80,13 +117,15 @@ export function failureWords(
       .map(([key]) => splitKey(key).state)
       .join(", ");
   const tasks = sum("scheduler");
-  const attempts = sum("worker");
+  const runs = sum("worker");
   const parts: string[] = [];
   if (tasks > 0) parts.push(`${plural(tasks, "task")} failed (ended in ${statesOf("scheduler")})`);
-  if (attempts > 0) {
-    const retried = tasks > 0 && attempts > tasks ? `, ${attempts - tasks} of them retried` : "";
+  if (runs > 0) {
+    // Only a queue's runs are its attempts: more of them failed than tasks means retries.
+    const retried = words.runs === "attempt" && tasks > 0 && runs > tasks ? `, ${runs - tasks} of them retried` : "";
+    const where = words.runs === "task" && tasks > 0 ? " where they ran" : "";
     parts.push(
-      `${plural(attempts, "attempt")} failed${tasks > 0 ? "" : ` (ended in ${statesOf("worker")})`}${retried}`,
+      `${plural(runs, words.runs)} failed${where}${tasks > 0 ? "" : ` (ended in ${statesOf("worker")})`}${retried}`,
     );
   }
   const other = entries.filter(([key]) => splitKey(key).role === undefined);
@@ -96,12 +135,14 @@ export function failureWords(
 
 /**
  * How journeys ended, in words: "tasks: 5 completed, 1 failed, 1 removed; attempts: 6 completed,
- * 3 failed" (a custom machine), "on workers: …; on the scheduler: …" (Dask). Undefined without counts.
+ * 3 failed" (a queue), "tasks: 2 done, 1 failed" (an engine), "on workers: …; on the scheduler: …"
+ * (Dask). Undefined without counts.
  */
 export function outcomeWords(
   outcomes: Readonly<Record<string, number>> | undefined,
-  custom: boolean,
+  words: MachineWords,
 ): string | undefined {
+  const custom = words.custom;
   const byRole = new Map<string, Array<[string, number]>>();
   for (const [key, count] of Object.entries(outcomes ?? {})) {
     if (!Number.isFinite(count) || count <= 0) continue;
@@ -110,8 +151,10 @@ export function outcomeWords(
     byRole.set(side, [...(byRole.get(side) ?? []), [state, count]]);
   }
   if (byRole.size === 0) return undefined;
+  // Two sides of tasks (an engine's runs beside a scheduler) say which is which.
+  const runs = words.runs === "task" && byRole.has("scheduler") ? "tasks where they ran" : `${words.runs}s`;
   const label = (role: string) =>
-    custom ? (role === "scheduler" ? "tasks" : "attempts") : role === "scheduler" ? "on the scheduler" : "on workers";
+    custom ? (role === "scheduler" ? "tasks" : runs) : role === "scheduler" ? "on the scheduler" : "on workers";
   return ["scheduler", "worker"]
     .filter((role) => byRole.has(role))
     .map(

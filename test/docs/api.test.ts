@@ -68,3 +68,49 @@ describe("docs/api.md", () => {
     expect([...listed.keys()].sort()).toEqual(members.sort());
   }, 60_000);
 });
+
+describe("docs/api.md's reference of instrument()'s spec", () => {
+  /** Each wrapper kind's fields, as src/wrap/spec.ts declares them (InstrumentSpec's members and their entry types). */
+  function specFields(): Map<string, Set<string>> {
+    const file = `${ROOT}src/wrap/spec.ts`;
+    const source = ts.createSourceFile(file, ts.sys.readFile(file)!, ts.ScriptTarget.Latest, true);
+    const entries = new Map<string, ts.TypeNode>();
+    const kinds = new Map<string, string>();
+    source.forEachChild((node) => {
+      if (ts.isTypeAliasDeclaration(node)) entries.set(node.name.text, node.type);
+      if (ts.isInterfaceDeclaration(node) && node.name.text === "InstrumentSpec")
+        for (const member of node.members) {
+          // transition?: OneOrMany<TransitionSpec<T, S>>: the kind and its entry type's name.
+          const entry = /OneOrMany<(\w+)</.exec(member.getText())![1];
+          kinds.set((member.name as ts.Identifier).text, entry);
+        }
+    });
+    const fields = new Map<string, Set<string>>();
+    for (const [kind, entry] of kinds) {
+      const names = new Set<string>();
+      const visit = (node: ts.Node): void => {
+        if (ts.isTypeLiteralNode(node) && names.size === 0)
+          for (const member of node.members) names.add((member.name as ts.Identifier).text);
+        else node.forEachChild(visit);
+      };
+      visit(entries.get(entry)!);
+      fields.set(kind, names);
+    }
+    return fields;
+  }
+
+  it("lists every field each wrapper kind takes, and no other", () => {
+    const declared = specFields();
+    expect([...declared.keys()]).toEqual(["transition", "dependencies", "execute", "gather", "activities"]);
+    expect(declared.get("execute")).toEqual(new Set(["method", "key", "prefix", "at", "outcome"]));
+    const listed = new Map<string, Set<string>>([...declared.keys()].map((kind) => [kind, new Set<string>()]));
+    for (const [field, takenBy] of table(API, "docs/api.md", "| field | taken by | what it is |")) {
+      const name = quoted(field)[0];
+      for (const kind of takenBy.split(",").map((word) => word.trim())) {
+        expect(listed.has(kind), `${name}: ${kind} is a wrapper kind`).toBe(true);
+        listed.get(kind)!.add(name);
+      }
+    }
+    expect(listed).toEqual(declared);
+  });
+});

@@ -133,10 +133,10 @@ describe("the report of a job queue with its own state machine", () => {
     const workers = attempts.slice(attempts.indexOf("\n") + 1);
     const header = (table: string) => table.split("\n")[1].trim().split(/\s+/);
     expect(workers.split("\n")[0].trim()).toMatch(/^active duration\s+time by state$/);
-    expect(header(workers)).toEqual(["prefix", "count", "p50", "p90", "p99", "active"]);
+    expect(header(workers)).toEqual(["prefix", "visits", "p50", "p90", "p99", "active"]);
     expect(header(scheduler)).toEqual([
       "prefix",
-      "count",
+      "visits",
       "p50",
       "p90",
       "p99",
@@ -146,7 +146,7 @@ describe("the report of a job queue with its own state machine", () => {
       "active",
     ]);
     expect(scheduler.split("\n")[0].trim()).toMatch(/^active duration\s+task-seconds by state$/);
-    expect(scheduler).toContain("count and quantiles: visits to active; task-seconds: summed over the tasks");
+    expect(scheduler).toContain("visits and quantiles: the visits to active; task-seconds: summed over the tasks");
     // The rows are the data's: flaky's two attempts, the totals of seven visits.
     const row = (table: string, prefix: string) =>
       table
@@ -228,7 +228,7 @@ describe("the report of a job queue with its own state machine", () => {
       expect(html).toContain(
         "<th>p99</th><th>waiting-children</th><th>waiting</th><th>delayed</th><th>active</th></tr>",
       );
-      expect(html).toContain("count and quantiles: visits to active; task-seconds by state:");
+      expect(html).toContain("visits and quantiles: the visits to active; task-seconds by state:");
 
       const { state, problems, requests } = await openReportOffline(
         chromium!,

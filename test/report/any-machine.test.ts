@@ -151,7 +151,14 @@ describe("the report of the job-queue example's machine", () => {
     }
     const text = formatReportTables(read(0));
     const scheduler = text.slice(text.indexOf("Tasks ("));
-    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", ...declared]);
+    expect(scheduler.split("\n")[2].trim().split(/\s+/)).toEqual([
+      "prefix",
+      "visits",
+      "p50",
+      "p90",
+      "p99",
+      ...declared,
+    ]);
   });
 
   it("failures per task, attempts apart: 1 failed task, 3 failed attempts, 2 of them retried", () => {
@@ -236,7 +243,8 @@ describe("the report of the job-queue example's machine", () => {
     expect(text).toContain("task-seconds by state: each task's seconds in the state, summed over the prefix's tasks");
     // The glossary: every activity the page shows, once, with what it means.
     const glossary = [...page.matchAll(/<dt>([^<]*)<\/dt><dd>([^<]*)<\/dd>/g)].map((match) => [match[1], match[2]]);
-    expect(glossary.map(([name]) => name)).toEqual(["failed", "other", "thumbnail"]);
+    // The lump of the failed attempts' time, apart from the machine's state `failed`.
+    expect(glossary.map(([name]) => name)).toEqual(["failed (lump)", "other", "thumbnail"]);
     expect(glossary[2][1]).toBe("an activity the application metered under this name");
     expect(glossary[0][1]).toBe(activityMeaning("failed"));
     expect(Object.keys(data.execute).sort()).toEqual(["failed", "other", "thumbnail"]);
@@ -303,7 +311,7 @@ describe("the report of a hand-made machine recorded on its scheduler side only"
     const metricsOnly = reportDataFromTelemetry({ ...telemetry, spans: [] });
     expect(metricsOnly.schedulerDurationOf).toBeUndefined();
     const page = renderHtmlReport(metricsOnly, { inlineEcharts: false });
-    expect(page).toContain("count and quantiles: no state to measure found in the data (give one with --state)");
+    expect(page).toContain("visits and quantiles: no state to measure found in the data (give one with --state)");
   });
 });
 

@@ -68,6 +68,38 @@ describe("formatBreakdown", () => {
     ]);
   });
 
+  it("names a lump under a transfer or serve that did not succeed 'failed (lump)', a user's activity of that name plain", () => {
+    const breakdown: Breakdown = {
+      key: "x-1",
+      prefix: "x",
+      instance: "tcp://10.0.0.7:40001",
+      seconds: 3,
+      kind: "fetch",
+      outcome: "memory",
+      children: [
+        { name: "fetch", seconds: 0.5, children: [] },
+        { name: "flight", seconds: 1, outcome: "failed", children: [{ name: "failed", seconds: 1, children: [] }] },
+        { name: "flight", seconds: 1, children: [{ name: "busy", seconds: 1, children: [] }] },
+        { name: "memory", seconds: 0, children: [] },
+      ],
+      served: [
+        { name: "serve tcp://10.0.0.8:1", seconds: 0.5, children: [{ name: "busy", seconds: 0.5, children: [] }] },
+      ],
+    };
+    expect(formatBreakdown(breakdown).split("\n")).toEqual([
+      "x-1 spent 3.0 s on worker tcp://10.0.0.7:40001",
+      "├─ fetch                   500.0 ms",
+      "├─ flight                     1.0 s  failed",
+      "│  └─ failed (lump)           1.0 s",
+      "├─ flight                     1.0 s",
+      "│  └─ busy                    1.0 s",
+      "└─ memory                       0 s",
+      "served to peers",
+      "└─ serve tcp://10.0.0.8:1  500.0 ms",
+      "   └─ busy (lump)          500.0 ms",
+    ]);
+  });
+
   it("formats bytes in B, KiB, MiB and GiB", () => {
     expect(formatBytes(512)).toBe("512 B");
     expect(formatBytes(65536)).toBe("64.0 KiB");

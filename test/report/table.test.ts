@@ -35,7 +35,7 @@ describe("formatPrefixTable", () => {
     expect(lines[0]).toMatch(/^\s+executing duration\s+time by state$/);
     expect(lines[1].split(/\s+/)).toEqual([
       "prefix",
-      "count",
+      "visits",
       "p50",
       "p90",
       "p99",
@@ -88,7 +88,7 @@ describe("formatPrefixTable", () => {
 
   it("puts the group titles over the quantile and state columns", () => {
     const lines = formatPrefixTable(rows).split("\n");
-    expect(lines[0].indexOf("executing duration")).toBe(lines[1].indexOf("count") + "count".length + 2);
+    expect(lines[0].indexOf("executing duration")).toBe(lines[1].indexOf("visits") + "visits".length + 2);
     expect(lines[0].indexOf("time by state")).toBeGreaterThanOrEqual(lines[1].indexOf("p99") + 3);
     expect(lines[0].indexOf("time by state")).toBeLessThanOrEqual(lines[1].indexOf("waiting"));
   });
@@ -97,7 +97,7 @@ describe("formatPrefixTable", () => {
     const text = formatPrefixTable(rows, { states: ["executing", "queued"], durationOf: "processing", total: false });
     const lines = text.split("\n");
     expect(lines[0]).toContain("processing duration");
-    expect(lines[1].split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", "executing", "queued"]);
+    expect(lines[1].split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", "executing", "queued"]);
     expect(lines[3].split(/\s{2,}/)).toEqual(["square", "858", "4.1 ms", "6.0 ms", "9.9 ms", "3.6 s", "0 s"]);
     expect(lines).toHaveLength(5);
   });
@@ -107,13 +107,13 @@ describe("formatPrefixTable", () => {
       { prefix: "x", count: 0, p50: NaN, p90: NaN, p99: NaN, stateSeconds: { "my-state": 1, memory: 0, waiting: 2 } },
     ]);
     const lines = text.split("\n");
-    expect(lines[1].split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99", "waiting", "my-state"]);
+    expect(lines[1].split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", "waiting", "my-state"]);
     expect(lines[3].split(/\s{2,}/)).toEqual(["x", "0", "-", "-", "-", "2.0 s", "1.0 s"]);
   });
 
   it("prints just the header for no rows", () => {
     const lines = formatPrefixTable([]).split("\n");
-    expect(lines[1].split(/\s+/)).toEqual(["prefix", "count", "p50", "p90", "p99"]);
+    expect(lines[1].split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99"]);
     expect(lines).toHaveLength(3);
   });
 });

@@ -37,7 +37,7 @@ describe("formatReportTables", () => {
     expect(lines[1].trim()).toMatch(/^running duration\s+task-seconds by state$/);
     expect(header(text.slice(text.indexOf("\n") + 1))).toEqual([
       "prefix",
-      "count",
+      "visits",
       "p50",
       "p90",
       "p99",
@@ -61,8 +61,10 @@ describe("formatReportTables", () => {
     });
     const sections = text.split("\n\n");
     expect(sections).toHaveLength(6);
-    expect(header(sections[0])).toEqual(["prefix", "count", "p50", "p90", "p99", "waiting", "executing"]);
-    expect(sections[0]).toContain("count and quantiles: visits to executing (a task retried counts once per attempt)");
+    expect(header(sections[0])).toEqual(["prefix", "visits", "p50", "p90", "p99", "waiting", "executing"]);
+    expect(sections[0]).toContain(
+      "visits and quantiles: the visits to executing (a task retried visits it once per attempt)",
+    );
     expect(sections[1].split("\n")[1].trim()).toMatch(/^processing duration/);
     expect(sections[2].split("\n")[0].trim().split(/\s+/)).toEqual(["execute", "seconds", "share"]);
     // No gather table: nothing was gathered.
@@ -79,7 +81,7 @@ describe("formatReportTables", () => {
   it("no data prints the workers' empty table; something not a ReportData is a TypeError", () => {
     expect(formatReportTables(base).split("\n")[1].trim().split(/\s+/)).toEqual([
       "prefix",
-      "count",
+      "visits",
       "p50",
       "p90",
       "p99",
