@@ -278,10 +278,10 @@ function computationsSection(data: ReportData, custom: boolean): string {
   const workers = shown.some((row) => row.from === "workers");
   // Dask's words only for Dask's machines (a custom machine's page never says "scheduler").
   const sums = custom
-    ? "Rows no scheduling process reported are the running processes' totals summed. "
+    ? "Rows no process handing out the tasks reported are the totals of those that ran them, summed. "
     : "Rows no scheduler reported are the workers' totals summed. ";
   const whole = custom
-    ? "From the scheduling process, which sees every task. "
+    ? "From the process that hands out the tasks, which sees every task. "
     : "From the scheduler, which sees every task. ";
   const more = all.length > shown.length ? ` The first ${shown.length} of ${all.length} are shown.` : "";
   const note =
