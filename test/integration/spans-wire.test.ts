@@ -138,7 +138,11 @@ describe("span trees over OTLP", () => {
     expect(workerTask.links![1].traceId).toBe(fetched("a-1").traceId);
     expect(processing.parentSpanId).toBe(schedulerTask.spanId);
     expect(message.traceparent).toBe(`00-${schedulerTask.traceId}-${schedulerTask.spanId}-01`);
-    expect(message.tracestate).toBe(`taskjourney=${processing.spanId}`);
+    // Our member: the state span it was sent in, and when the scheduler's task span started (so the
+    // worker's spans never start before it, whatever the clocks: docs/spans.md).
+    expect(message.tracestate).toBe(
+      `taskjourney=${processing.spanId},taskjourney-start=${String(schedulerTask.startTimeUnixNano).slice(0, -9)}:0`,
+    );
     expect(String(workerTask.startTimeUnixNano)).toBe(`${ORIGIN + 100}000000000`);
 
     const gathers = spans.filter((span) => span.name === "gather_dep");
