@@ -189,7 +189,9 @@ const walks = (): fc.Arbitrary<Op> =>
       weight: 3,
       arbitrary: fc.record({ op: fc.constant("walk" as const), key: fc.constantFrom("x-1", "x-2") }),
     },
-    { weight: 2, arbitrary: op },
+    // No absurd clock here (a reading of Number.MAX_VALUE makes a state's time sum Infinity,
+    // reuse or not): this property is about reuse; the ones below play absurd clocks.
+    { weight: 2, arbitrary: op.filter((step) => step.op !== "tick" || step.bad === undefined) },
   );
 
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -487,6 +489,10 @@ describe("lenient mode never throws", () => {
         const reused = await play(ops, true, false, false, true, false);
         const fresh = await play(ops, true, false, false, true, true);
         expect(reused).toEqual(fresh);
+        // Traced: the span bridge lets go of the journeys it did not keep (alone; not with another listener).
+        const tracedReused = await play(ops, true, true, false, true, false);
+        const tracedFresh = await play(ops, true, true, false, true, true);
+        expect(tracedReused).toEqual(tracedFresh);
       }),
       { numRuns: 150 },
     );

@@ -12,6 +12,7 @@ import {
 } from "./journey.js";
 import { failureDetail } from "./failure-detail.js";
 import { NamingRecorder } from "./naming.js";
+import { LETS_GO } from "./listener.js";
 
 /** Retired journeys kept for reuse at most: one is nearly always enough (a journey ends before the next begins). */
 const SPARE_JOURNEYS = 8;
@@ -382,14 +383,17 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
     const slot = journey.computationSlot;
     this.retained.add(journey, slot === 0 ? undefined : this.computations.at(slot));
+    // A listener may keep the journey, unless it says it let it go (the span bridge, unkept).
     if (listener === undefined) this.recycle(journey);
+    else if (listener[LETS_GO] !== undefined && listener[LETS_GO](journey)) this.recycle(journey);
   }
 
   /**
    * Keeps a retired journey for reuse when nothing can reach it any more. The ring copies what
    * it keeps (RetainedJourneys); the live map and list let go of it (removeLive). What may still
    * hold one, and so is never reused:
-   * - a listener (the span bridge, or the user's through addListener): any listener at all;
+   * - a listener (the user's through addListener, or the span bridge): any listener, unless it
+   *   says it keeps nothing of the journey (LETS_GO: the bridge, for an unsampled one it did not keep);
    * - a sampled journey (spans);
    * - a detail (dependencies, waitSources, fetchedBy, transfers, span state, failures, a tuple
    *   key's id): the dependency lists and transfers reference journeys, and they live in it;

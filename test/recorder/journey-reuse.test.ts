@@ -1,4 +1,9 @@
 import { describe, expect, it } from "vitest";
+import {
+  TracerProvider as BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
 import { internalsOf } from "../../src/internal.js";
 import type { Journey } from "../../src/recorder/journey.js";
@@ -74,6 +79,34 @@ describe("retired journeys reused", () => {
     expect(ended[0].visitCount).toBe(4);
     expect(ended[0].activities[3 + 1]).toBe(3); // its record: [visit, id, parent, start, end…], start 1 + 2 s
     expect(ended[0].ended).toBe(true);
+  });
+
+  it("with traces on, an unsampled journey the span bridge did not keep is reused; one it kept is not", async () => {
+    const clock = new FakeClock(0);
+    const exporter = new InMemorySpanExporter();
+    const journeys = new TaskJourneys({
+      role: "worker",
+      clock: clock.now,
+      sampling: { ratio: 0, keepSlowerThan: 0.5, keepErrors: false },
+      tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+    });
+    journeys.transition("a", "released", "waiting");
+    const first = liveJourney(journeys, "a");
+    journeys.transition("a", "waiting", "memory");
+    journeys.transition("b", "released", "waiting");
+    expect(liveJourney(journeys, "b")).toBe(first); // a: not kept (its prefix not judged yet)
+    journeys.transition("b", "waiting", "memory");
+    // 40 journeys of 1 s judge the prefix; then one of 100 s is slower than its median: kept.
+    for (let index = 0; index < 40; index++) plain(journeys, clock, `p-${index}`, "write", 0);
+    journeys.transition("p-999", "released", "waiting");
+    const slow = liveJourney(journeys, "p-999");
+    clock.advance(100);
+    journeys.transition("p-999", "waiting", "memory");
+    journeys.transition("next", "released", "waiting");
+    expect(liveJourney(journeys, "next")).not.toBe(slow);
+    expect(slow.key).toBe("p-999");
+    expect(exporter.getFinishedSpans().some((span) => JSON.stringify(span.attributes).includes('"p-999"'))).toBe(true);
+    await journeys.shutdown();
   });
 
   it("never while an async activity of its ended ledger is pending: it settles into the old records, not a new journey's", async () => {
