@@ -80,7 +80,7 @@ const KINDS = 3;
  */
 export class SpanBridge implements RecorderListener {
   private readonly open = new Set<Journey>();
-  /** The last journey journeyEnded() neither kept nor had spans of: nothing here refers to it (LETS_GO). */
+  /** The last journey journeyEnded() neither kept nor had spans of: nothing here refers to it (its LETS_GO yes). */
   private letGo: Journey | undefined = undefined;
   /**
    * Contexts received for the key's next journey: a span context, or the raw `traceparent` of a
@@ -443,11 +443,9 @@ export class SpanBridge implements RecorderListener {
     if (spans instanceof TaskSpan) this.tasks.openVisit(journey, spans, journey.visitIndex);
   }
 
-  /** Whether `journey`, just ended, is one the bridge keeps nothing of (the recorder may reuse it). */
   [LETS_GO](journey: Journey): boolean {
     return this.letGo === journey;
   }
-
   journeyEnded(journey: Journey): void {
     this.letGo = undefined; // a reused journey ends here again: never a stale yes
     if (this.closed) return;
