@@ -108,6 +108,7 @@ export class ExecutionLedger extends Ledger implements OpenExecution {
   closeEarly(time: number, outcome: ExecuteOutcome | undefined): void {
     this.closedEarly = true;
     if (time < this.start) time = this.start;
+    if (this.asyncOpen > 0) this.journey.holdRecords();
     if (outcome !== undefined) {
       this.settle(outcome, undefined, time);
       return;
@@ -130,6 +131,9 @@ export class ExecutionLedger extends Ledger implements OpenExecution {
         journey.failure = failure;
       }
     }
+    // An async activity still pending settles later, into these records: the journey must not be
+    // reused meanwhile (Journey.recordsHeld).
+    if (this.asyncOpen > 0) this.journey.holdRecords();
     const other = this.closeAll(time);
     this.ended = true;
     this.unlink();

@@ -1,3 +1,4 @@
+import { failedAttempt } from "./failed-attempt.js";
 import { addQuantity, failureText, type Breakdown, type BreakdownNode } from "../model/breakdown.js";
 import {
   ActivityLevel,
@@ -19,7 +20,6 @@ import {
   ACTIVITY_SELF_SECONDS,
   ACTIVITY_VISIT,
   COMPUTE_JOURNEY,
-  failedAttempt,
   isDigested,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,

@@ -3,7 +3,6 @@ import type { Key } from "../model/keys.js";
 import type { FailureDetail } from "./failure-detail.js";
 import type { ExecuteOutcome } from "../model/activities.js";
 import type { ChunkList } from "./chunk-list.js";
-import { firstAtOrAfter } from "./sorted.js";
 
 /**
  * What a journey is: the compute of a key, the fetch of a dependency, or a scheduler's view; the
@@ -31,85 +30,8 @@ export const FETCH_JOURNEY = 1;
 export const SCHEDULER_JOURNEY = 2;
 export type JourneyKindId = typeof COMPUTE_JOURNEY | typeof FETCH_JOURNEY | typeof SCHEDULER_JOURNEY;
 
-/**
- * Fields of one activity record in a flat `number[]`; records are written on the hot path without
- * allocating an object each. A record's self time is its wall time minus its nested records'.
- */
-export const ACTIVITY_VISIT = 0;
-export const ACTIVITY_ID = 1;
-export const ACTIVITY_PARENT = 2;
-export const ACTIVITY_START = 3;
-export const ACTIVITY_END = 4;
-export const ACTIVITY_CHILD_SECONDS = 5;
-export const ACTIVITY_SELF_SECONDS = 6;
-export const ACTIVITY_FIELDS = 7;
-
-/**
- * Appends an activity record still open (its end NaN until closed) to `records` and returns its
- * offset. `visit` is the journey's visit index (-1 on a transfer); `parent` a record offset or -1.
- */
-export function openActivity(
-  records: number[],
-  visit: number,
-  activity: number,
-  parent: number,
-  start: number,
-): number {
-  const record = records.length;
-  records.push(visit, activity, parent, start, Number.NaN, 0, 0);
-  return record;
-}
-
-/**
- * Marks `record` as made by digest() (its interval inferred, ending when the measurement was
- * taken): its child seconds, always 0 in a digested record (it is closed as it is opened, so
- * nothing nests under it), are written as -0. A mark in the record itself, where a list of
- * digested offsets was an array and the journey's JourneyDetail made per digesting ledger
- * (~350 B a task in the replayed cluster worker); copied with the records (RetainedJourneys),
- * and 0 to every sum.
- */
-export function markDigested(records: number[], record: number): void {
-  records[record + ACTIVITY_CHILD_SECONDS] = -0;
-}
-
-/** Whether `record` was made by digest() (see markDigested). */
-export function isDigested(records: ArrayLike<number>, record: number): boolean {
-  const child = records[record + ACTIVITY_CHILD_SECONDS];
-  return child === 0 && 1 / child < 0;
-}
-
-/** Appends a closed top-level activity record of `seconds` self time over [start, end]. */
-export function addActivity(
-  records: number[],
-  visit: number,
-  activity: number,
-  start: number,
-  end: number,
-  seconds: number,
-): void {
-  records.push(visit, activity, -1, start, end, 0, seconds);
-}
-
-/**
- * The offset of the first of `records` whose visit is at or after `visit`: records are appended
- * with the visit current when written (a journey's visits only advance; a transfer's and a serve's
- * records are all visit -1), so they come in visit order (sorted.ts).
- */
-export function firstRecordOf(records: readonly number[], visit: number): number {
-  return firstAtOrAfter(records, visit, ACTIVITY_FIELDS, ACTIVITY_VISIT) * ACTIVITY_FIELDS;
-}
-
-/** Fields of one non-time quantity digested into a ledger (bytes, counts). */
-export const QUANTITY_VISIT = 0;
-export const QUANTITY_ACTIVITY = 1;
-export const QUANTITY_UNIT = 2;
-export const QUANTITY_VALUE = 3;
-export const QUANTITY_FIELDS = 4;
-
-/** Appends a quantity (QUANTITY_FIELDS numbers) of `unit` digested into `activity` on `visit`. */
-export function addQuantity(quantities: number[], visit: number, activity: number, unit: number, value: number): void {
-  quantities.push(visit, activity, unit, value);
-}
+// The flat activity and quantity records, in a file of their own (this one stays under 600 lines).
+export * from "./activity-records.js";
 
 /**
  * An empty array whose elements are already doubles. Activity records hold times, so the first
@@ -168,8 +90,9 @@ const KIND_MASK = 3;
 const FLAG_SAMPLED = 4;
 const FLAG_MOVED_BY_LEDGER = 8;
 const FLAG_ENDED = 16;
+const FLAG_RECORDS_HELD = 32;
 /** The bits above the flags: the journey's computation slot (computations.ts), 0 for none. */
-const COMPUTATION_SHIFT = 5;
+const COMPUTATION_SHIFT = 6;
 const FLAG_BITS = (1 << COMPUTATION_SHIFT) - 1;
 
 /**
@@ -246,11 +169,11 @@ export class Journey {
   detail: JourneyDetail | undefined = undefined;
 
   constructor(
-    /** The key as the caller gave it. */
-    readonly key: Key,
+    /** The key as the caller gave it (rewritten only by reuse()). */
+    public key: Key,
     /** The key's identity in maps: the string or number itself, or the canonical text of a tuple. */
     id: string | number,
-    readonly prefixId: number,
+    public prefixId: number,
     kind: JourneyKindId,
     start: number,
     sampled: boolean,
@@ -259,6 +182,50 @@ export class Journey {
     this.flags = kind | (sampled ? FLAG_SAMPLED : 0);
     this.visits = firstVisit(state, start);
     if (id !== key) this.more().id = id;
+  }
+
+  /**
+   * Makes a retired journey nothing references (LiveJourneysRecorder.recycle) new, keeping its
+   * arrays' room: emptied by pop(), which keeps the backing store (setting `length` trims it).
+   */
+  reuse(
+    key: Key,
+    id: string | number,
+    prefixId: number,
+    kind: JourneyKindId,
+    start: number,
+    sampled: boolean,
+    state: number,
+  ): void {
+    this.key = key;
+    this.prefixId = prefixId;
+    this.state = state;
+    this.flags = kind | (sampled ? FLAG_SAMPLED : 0);
+    const visits = this.visits;
+    while (visits.length > 2) visits.pop();
+    visits[0] = state;
+    visits[1] = start;
+    const activities = this.activities;
+    if (activities !== NO_ACTIVITIES) {
+      const records = activities as number[];
+      while (records.length > 0) records.pop();
+    }
+    this.openLedgers = 0;
+    this.execution = undefined;
+    this.outcomeState = -1;
+    this.older = undefined;
+    this.newer = undefined;
+    this.prefixName = "";
+    this.detail = undefined;
+    if (id !== key) this.more().id = id;
+  }
+
+  /** An execution ledger ended with an async activity pending, which settles into the records later: never reused. */
+  get recordsHeld(): boolean {
+    return (this.flags & FLAG_RECORDS_HELD) !== 0;
+  }
+  holdRecords(): void {
+    this.flags |= FLAG_RECORDS_HELD;
   }
 
   /** What the journey is: compute, fetch or the scheduler's (JourneyKindId). */
@@ -558,33 +525,4 @@ export class Transfer {
   get duration(): number {
     return this.end - this.start;
   }
-}
-
-/** How an attempt that did not succeed ended: its outcome and, when told, why. */
-export interface Attempt {
-  readonly outcome: string;
-  readonly failure: FailureDetail | undefined;
-}
-
-/**
- * The attempt a visit was, when it did not succeed: an execution ended in error or cancelled, or
- * (a fetch journey's flight) a transfer that was not ok. Undefined for any other visit.
- */
-export function failedAttempt(journey: Journey, visit: number): Attempt | undefined {
-  if (visit === journey.failureVisit) return { outcome: journey.failureOutcome, failure: journey.failure };
-  const reasonVisits = journey.reasonVisits;
-  if (reasonVisits !== undefined) {
-    const index = firstAtOrAfter(reasonVisits, visit);
-    if (reasonVisits[index] === visit)
-      return { outcome: journey.reasonOutcomes?.[index] ?? "error", failure: journey.reasons![index] };
-  }
-  const transfers = journey.transfers;
-  const visits = journey.transferVisits;
-  if (transfers === undefined || visits === undefined) return undefined;
-  for (let index = firstAtOrAfter(visits, visit); index < visits.length && visits[index] === visit; index++) {
-    const transfer = transfers[index];
-    if (transfer.outcome !== "" && transfer.outcome !== "ok")
-      return { outcome: transfer.outcome, failure: transfer.failure };
-  }
-  return undefined;
 }

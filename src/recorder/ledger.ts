@@ -104,8 +104,8 @@ export function unknownOutcome<T extends string>(
 export abstract class Ledger {
   /** The innermost record opened by synchronous nesting, or -1. */
   private openRecord = -1;
-  /** Async records still open, for closing them at the ledger's end. */
-  private asyncOpen = 0;
+  /** Async records still open, for closing them at the ledger's end (and after it: see holdRecords()). */
+  protected asyncOpen = 0;
   /** Wall seconds of this ledger's top-level records. */
   protected topLevelSeconds = 0;
   protected readonly firstRecord: number;

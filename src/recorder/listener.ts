@@ -2,6 +2,12 @@ import type { Journey, Transfer } from "./journey.js";
 import type { Serve } from "./serve-ledger.js";
 
 /**
+ * RecorderListener's key for whether it let a journey go: a symbol, so that a listener a user
+ * writes (addListener() is public) never has it by chance, and the recorder calls it unguarded.
+ */
+export const LETS_GO: unique symbol = Symbol("taskjourney.letsGo");
+
+/**
  * How the recorder hands its data out, without knowing who listens (the OpenTelemetry bridge, a
  * test). Calls for sampled journeys happen while they run; `journeyEnded` and `transferEnded`
  * happen for every journey and transfer, so they must be cheap when there is nothing to emit.
@@ -13,6 +19,12 @@ export interface RecorderListener {
   stateEntered?(journey: Journey): void;
   /** A journey reached its terminal state and every ledger on it closed. */
   journeyEnded?(journey: Journey): void;
+  /**
+   * Asked right after journeyEnded: true when the listener keeps no reference to `journey` (the
+   * span bridge, for an unsampled journey it did not keep), so the recorder may reuse the object
+   * for a later journey. Without it, no journey is reused while the listener is registered.
+   */
+  [LETS_GO]?(journey: Journey): boolean;
   /**
    * A live journey was evicted past maxLiveJourneys: it never reaches a terminal state, `end` is
    * when it was abandoned, `outcomeState` stays -1. Its spans, if any, must end now.

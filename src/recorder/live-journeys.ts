@@ -2,6 +2,7 @@ import type { Key } from "../model/keys.js";
 import { STATE_STRIDE } from "../model/machine.js";
 import { stateCell } from "./accumulators.js";
 import {
+  ACTIVITY_FIELDS,
   addActivity,
   COMPUTE_JOURNEY,
   FETCH_JOURNEY,
@@ -11,6 +12,13 @@ import {
 } from "./journey.js";
 import { failureDetail } from "./failure-detail.js";
 import { NamingRecorder } from "./naming.js";
+import { LETS_GO } from "./listener.js";
+
+/** Retired journeys kept for reuse at most: one is nearly always enough (a journey ends before the next begins). */
+const SPARE_JOURNEYS = 8;
+/** Visits (two numbers each) and activity records (ACTIVITY_FIELDS each) a spare journey keeps room for at most. */
+const SPARE_VISIT_NUMBERS = 32;
+const SPARE_RECORD_NUMBERS = 8 * ACTIVITY_FIELDS;
 
 /**
  * The recorder's journeys (a layer of the Recorder, see recorder-base.ts), the hot path: a key's
@@ -19,6 +27,13 @@ import { NamingRecorder } from "./naming.js";
  * ledgers a journey's end closes.
  */
 export abstract class LiveJourneysRecorder extends NamingRecorder {
+  /**
+   * Retired journeys nothing references any more, reused by begin() (recycle() says which): a
+   * journey's object, its visits' room and its activity records' room were ~460 of the ~960 B a
+   * plain worker journey allocated (bench/guard). At most SPARE_JOURNEYS.
+   */
+  private readonly spare: Journey[] = [];
+
   transition(key: Key, from: string, to: string, at?: number, error?: unknown): void {
     // A time passed in is checked first; the clock is read only once the call records something
     // (a key ending without a journey here, the most common call after a journey, records nothing).
@@ -261,7 +276,9 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     const sampler = this.config.sampler;
     const sampled = sampler !== undefined && sampler(id);
     if (this.live.size >= this.maxLive) this.evictOldest(time);
-    const journey = new Journey(key, id, prefixId, kind, time, sampled, state);
+    let journey = this.spare.pop();
+    if (journey === undefined) journey = new Journey(key, id, prefixId, kind, time, sampled, state);
+    else journey.reuse(key, id, prefixId, kind, time, sampled, state);
     // The interned copy, when there is one: a prefix sliced from the key is a string of its own per journey.
     journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix;
     if (description?.group !== undefined) journey.group = description.group;
@@ -366,6 +383,39 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     if (listener?.journeyEnded !== undefined) this.notify("journeyEnded", listener.journeyEnded, journey);
     const slot = journey.computationSlot;
     this.retained.add(journey, slot === 0 ? undefined : this.computations.at(slot));
+    // A listener may keep the journey, unless it says it let it go (the span bridge, unkept).
+    if (listener === undefined) this.recycle(journey);
+    else if (listener[LETS_GO] !== undefined && listener[LETS_GO](journey)) this.recycle(journey);
+  }
+
+  /**
+   * Keeps a retired journey for reuse when nothing can reach it any more. The ring copies what
+   * it keeps (RetainedJourneys); the live map and list let go of it (removeLive). What may still
+   * hold one, and so is never reused:
+   * - a listener (the user's through addListener, or the span bridge): any listener, unless it
+   *   says it keeps nothing of the journey (LETS_GO: the bridge, for an unsampled one it did not keep);
+   * - a sampled journey (spans);
+   * - a detail (dependencies, waitSources, fetchedBy, transfers, span state, failures, a tuple
+   *   key's id): the dependency lists and transfers reference journeys, and they live in it;
+   * - a fetch or scheduler journey (dependents and transfers reference fetches);
+   * - an execution ledger that ended with an async activity pending (recordsHeld): it settles
+   *   into the records later.
+   * An ended ledger the caller still holds reads neither its journey nor its records: each
+   * meter(), digest() and end() on it stops at `ended` (counted as ledger-ended as before).
+   * Arrays grown past a plain journey's room are not kept: the spares' memory stays bounded.
+   */
+  private recycle(journey: Journey): void {
+    if (
+      journey.detail !== undefined ||
+      journey.kind !== COMPUTE_JOURNEY ||
+      journey.sampled ||
+      journey.recordsHeld ||
+      journey.visits.length > SPARE_VISIT_NUMBERS ||
+      journey.activities.length > SPARE_RECORD_NUMBERS ||
+      this.spare.length >= SPARE_JOURNEYS
+    )
+      return;
+    this.spare.push(journey);
   }
 
   protected leaveQueue(journey: Journey, time: number): void {

@@ -12,9 +12,10 @@ import {
 } from "@opentelemetry/api";
 import type { Key } from "../../model/keys.js";
 import type { Journey, Transfer } from "../../recorder/journey.js";
-import type { RecorderListener } from "../../recorder/listener.js";
+import { LETS_GO, type RecorderListener } from "../../recorder/listener.js";
 import type { Recorder } from "../../recorder/recorder.js";
 import { keyId } from "../../recorder/key-id.js";
+import { flush } from "./flush.js";
 import { ATTR_ABANDONED, ATTR_STAND_IN, ATTR_TASK_PREFIX, ATTR_UNFINISHED, SPAN_TASK_PREFIX } from "../semconv.js";
 import {
   carrierContext,
@@ -79,6 +80,8 @@ const KINDS = 3;
  */
 export class SpanBridge implements RecorderListener {
   private readonly open = new Set<Journey>();
+  /** The last journey journeyEnded() neither kept nor had spans of: nothing here refers to it (its LETS_GO yes). */
+  private letGo: Journey | undefined = undefined;
   /**
    * Contexts received for the key's next journey: a span context, or the raw `traceparent` of a
    * carrier that said "not sampled" and nothing more (unsampledTraceparent()), which is what
@@ -442,7 +445,11 @@ export class SpanBridge implements RecorderListener {
     if (spans instanceof TaskSpan) this.tasks.openVisit(journey, spans, journey.visitIndex);
   }
 
+  [LETS_GO](journey: Journey): boolean {
+    return this.letGo === journey;
+  }
   journeyEnded(journey: Journey): void {
+    this.letGo = undefined; // a reused journey ends here again: never a stale yes
     if (this.closed) return;
     const outcome = journey.outcomeState;
     // keepErrors keeps a journey that failed, or that had an attempt fail (a job retried, then
@@ -488,7 +495,9 @@ export class SpanBridge implements RecorderListener {
       this.open.delete(journey);
       this.tasks.finishVisits(journey, spans, journey.visitCount - 1);
       this.tasks.finish(journey, spans, resultEnd);
-    } else if (keep) {
+    } else if (!keep)
+      this.letGo = journey; // unsampled, not kept: nothing here refers to it
+    else {
       this.tasks.emitRetroactively(
         journey,
         parent === undefined ? ROOT_CONTEXT : remoteContext(sampledParent(parent)),
@@ -587,14 +596,4 @@ export class SpanBridge implements RecorderListener {
 function stateLink(parent: SpanContext | undefined): Link[] | undefined {
   const state = parent === undefined ? undefined : stateSpanOf(parent);
   return state === undefined ? undefined : [{ context: state }];
-}
-
-/** Flushes a provider's processors, if it has any; a global proxy is asked for its delegate. */
-async function flush(provider: TracerProvider | undefined): Promise<void> {
-  if (provider === undefined) return;
-  type Flushable = { forceFlush?: () => Promise<unknown>; getDelegate?: () => unknown };
-  let target = provider as Flushable;
-  if (typeof target.forceFlush !== "function" && typeof target.getDelegate === "function")
-    target = target.getDelegate() as Flushable;
-  if (typeof target?.forceFlush === "function") await target.forceFlush();
 }

@@ -1,3 +1,4 @@
+import { failedAttempt } from "../../recorder/failed-attempt.js";
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -13,7 +14,6 @@ import { STALL_ATTRIBUTE_NAMES, type StallOverlap } from "../../model/stalls.js"
 import { failureText } from "../../model/breakdown.js";
 import {
   COMPUTE_JOURNEY,
-  failedAttempt,
   FETCH_JOURNEY,
   QUANTITY_ACTIVITY,
   QUANTITY_FIELDS,
