@@ -7,7 +7,7 @@ import { performanceSeconds } from "./runtime/clock.js";
 import { ProxyTracerProvider, type TracerProvider } from "@opentelemetry/api";
 import { PRESETS } from "./model/states.js";
 import { Machine } from "./model/machine.js";
-import { DEFAULT_MAX_COMPUTATIONS, DEFAULT_MAX_LIVE_JOURNEYS } from "./recorder/recorder-config.js";
+import { DEFAULT_MAX_COMPUTATIONS, DEFAULT_MAX_LIVE_JOURNEYS, MAX_CLOCK_SECONDS } from "./recorder/recorder-config.js";
 import { type MetricProducerOptions } from "./otel/metric-producer.js";
 import type { DeprecatedFlatOptions, MetricOptions, SamplingOptions, TaskJourneysOptions } from "./types.js";
 import { tell } from "./otel/warn.js";
@@ -243,12 +243,12 @@ function firstReading(clock: () => unknown): number {
   } catch (error) {
     const { type, message } = failureDetail(error);
     throw new InvalidOptionError(
-      `TaskJourneys: option "runtime.clock" must be a function returning finite seconds >= 0, but it threw ${failureText(type, message)}`,
+      `TaskJourneys: option "runtime.clock" must be a function returning seconds from 0 to 1e12, but it threw ${failureText(type, message)}`,
       { cause: error },
     );
   }
-  if (typeof reading !== "number" || !(reading >= 0 && reading < Infinity))
-    fail("clock", "a function returning finite seconds >= 0", reading);
+  if (typeof reading !== "number" || !(reading >= 0 && reading <= MAX_CLOCK_SECONDS))
+    fail("clock", "a function returning seconds from 0 to 1e12", reading);
   return reading;
 }
 

@@ -9,7 +9,7 @@ export const DROP_REASONS = {
   "clock-skew":
     "a time further than limits.maxClockSkew seconds from the clock (e.g. milliseconds given as seconds); the clock's reading is used instead",
   "invalid-clock":
-    "the clock returned something other than finite, non-negative seconds, or threw; its last good reading is used instead",
+    "the clock returned something other than seconds from 0 to 1e12 (about 31,700 years), or threw; its last good reading is used instead",
   "invalid-name":
     "an activity name, unit, peer or queued() reason that is not a string (or an empty activity name); an activity is recorded as other, the rest is dropped",
   "key-too-long": "a key longer than limits.maxKeyLength; the call is dropped",

@@ -1,4 +1,5 @@
 import { keyId } from "./key-id.js";
+import { MAX_CLOCK_SECONDS } from "./recorder-config.js";
 import { PRESETS, type Role } from "../model/states.js";
 import { STATE_STRIDE, type Machine } from "../model/machine.js";
 import { OTHER_ACTIVITY } from "../model/activities.js";
@@ -196,7 +197,7 @@ export abstract class RecorderBase {
     let bad: unknown;
     try {
       const reading = this.rawClock();
-      if (typeof reading === "number" && reading >= 0 && reading < Infinity) {
+      if (typeof reading === "number" && reading >= 0 && reading <= MAX_CLOCK_SECONDS) {
         this.lastClock = reading;
         return;
       }

@@ -65,3 +65,10 @@ export const DEFAULT_MAX_COMPUTATIONS = 100;
 
 /** The default of `maxClockSkew`: a day, in seconds. */
 export const DEFAULT_MAX_CLOCK_SKEW = 86_400;
+
+/**
+ * The largest clock reading taken, in seconds (about 31,700 years: epoch seconds today are
+ * 1.8e9). A finite reading beyond it (Number.MAX_VALUE) summed into a state's time gave Infinity
+ * in task.state.time (the hostile-input property found it); bounded here, no total can overflow.
+ */
+export const MAX_CLOCK_SECONDS = 1e12;
