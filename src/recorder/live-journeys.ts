@@ -54,6 +54,10 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
         // The end told again (after the ledger's end() made it, or re-delivered) is harmless; a
         // different end for a journey that ended is a late event of it.
         if (fromLive) this.endedOtherwise(id, fromId, toId);
+        // From a machine's initial state straight to an end (a job skipped before it was ready):
+        // a whole journey, begun and ended at once, so that it is counted where it ended. Not
+        // from an initial state that is also an end (Dask's released → forgotten ends nothing new).
+        else if (fromId === this.machine.initial && isTerminal[fromId] !== 1) this.beginEnded(key, id, toId, given);
         return;
       }
       // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
@@ -372,6 +376,20 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     journey.state = toId;
     journey.outcomeState = toId;
     if (journey.computationSlot !== 0) this.computations.ended(journey.computationSlot, toId, time);
+    this.removeLive(journey);
+    if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
+    this.retire(journey);
+  }
+
+  /**
+   * A journey that begins in an end (`toId`, terminal): its first visit is its end's zero-length
+   * marker, so it ends as finish() ends one without pushing that marker again. Off the hot path.
+   */
+  private beginEnded(key: Key, id: string | number, toId: number, time: number): void {
+    const journey = this.begin(key, id, toId, time);
+    journey.ended = true;
+    journey.outcomeState = toId;
+    if (journey.computationSlot !== 0) this.computations.ended(journey.computationSlot, toId, journey.start);
     this.removeLive(journey);
     if (journey.dependencyIds !== undefined || journey.notedDependents !== undefined) this.deps.ended(journey);
     this.retire(journey);

@@ -121,18 +121,19 @@ describe("the report of an in-process engine that keeps a task's attempts in one
       ["score", 2],
       ["mail", 3],
     ]);
-    expect({ ...data.outcomes }).toEqual({ "worker:done": 3, "worker:failed": 1 });
+    // skip-4 went straight from its initial state to an end (pending → skipped): a task ended there too.
+    expect({ ...data.outcomes }).toEqual({ "worker:done": 3, "worker:failed": 1, "worker:skipped": 1 });
     const text = formatReportTables(data);
     const lines = text.split("\n");
     expect(lines[0]).toBe("Tasks (the journeys of the processes that run them, one a task, its attempts included)");
     expect(lines[2].split(/\s+/)).toEqual(["prefix", "visits", "p50", "p90", "p99", "blocked", "running", "retrying"]);
     expect(text).toContain("visits and quantiles: the visits to running (a task retried visits it once per attempt)");
-    expect(text).toContain("ended: tasks: 3 done, 1 failed");
+    expect(text).toContain("ended: tasks: 3 done, 1 failed, 1 skipped");
     expect(text).toContain("failed: 1 task failed (ended in failed)");
     for (const word of ["attempts:", "Attempts", "attempt failed", "count"]) expect(text, word).not.toContain(word);
     const page = visibleText(renderHtmlReport(data, { inlineEcharts: false }));
     expect(page).toContain("Tasks (the journeys of the processes that run them, one a task, its attempts included)");
-    expect(page).toContain("tasks: 3 done, 1 failed.");
+    expect(page).toContain("tasks: 3 done, 1 failed, 1 skipped.");
     expect(page).toContain("1 task failed (ended in failed).");
     expect(page).toContain("visits and quantiles: the visits to running;");
     expect(page).not.toMatch(/\bcount\b|Attempts|attempts:/);
@@ -153,8 +154,12 @@ describe("taskjourney explain of the engine's journeys: no Dask word", () => {
       "[journey 2 of 2]",
       "load-3 spent 500.0 ms on engine-1",
     ]);
+    // Skipped from its initial state: a journey of its own, of no time (explain names failed ends only).
+    const skip = await cli("explain", "skip-4", directory);
+    expect(skip.code).toBe(0);
+    expect(skip.stdout).toBe("skip-4 spent 0 s on engine-1\n");
     for (const word of ["compute", "fetch", "worker", "scheduler"])
-      expect(mail.stdout + load.stdout, word).not.toContain(word);
+      expect(mail.stdout + load.stdout + skip.stdout, word).not.toContain(word);
   });
 
   it("the page's trees and notes say no Dask word either, its Computations section's neither", () => {
