@@ -5,10 +5,10 @@ import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import type { Key } from "../model/keys.js";
 import { EXECUTE_OUTCOMES } from "../model/activities.js";
 import { executeEndNames } from "../recorder/execution-ledger.js";
-import { ArgumentArrays, type AnyFunction } from "./function.js";
+import type { AnyFunction } from "./function.js";
 import { internalsOf } from "../internal.js";
 import { FAILED, type Extract, extract, extractPrefix, extractTime, type Site } from "./extractors.js";
-import { type Ending, type OpenLedger, runInLedger, openGuarded } from "./ledgers.js";
+import { type Ending, type OpenLedger, ledgerWrapper } from "./ledgers.js";
 
 /** What an execute spec's outcome mapper may return: the ledger's outcomes and the machine's states it moves to. */
 export function executeEndOutcomes(journeys: TaskJourneys): readonly string[] {
@@ -20,7 +20,7 @@ export function executeWrapper(
   site: Site,
   spec: { key: Extract; prefix?: Extract; at?: Extract; outcome?: Ending["outcome"] },
 ): AnyFunction {
-  const { journeys, original, on } = site;
+  const { journeys } = site;
   const { key, prefix, at } = spec;
   const keySite = `${site.name}: the key extractor`;
   const prefixSite = `${site.name}: the prefix extractor`;
@@ -48,24 +48,5 @@ export function executeWrapper(
           prefix: p as string | undefined,
         })) as unknown as OpenLedger;
   };
-  const openingSite = `${site.name}: opening the execute ledger`;
-  // An outcome mapper is given the call's arguments after it: then each call's array is its own.
-  const arrays = new ArgumentArrays(spec.outcome === undefined);
-  return {
-    execute(this: unknown): unknown {
-      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
-      const count = arguments.length;
-      const args = arrays.take(count);
-      // eslint-disable-next-line prefer-rest-params
-      for (let index = 0; index < count; index++) args[index] = arguments[index];
-      try {
-        if (!on.active) return Reflect.apply(original, this, args);
-        const ledger = openGuarded(journeys, openingSite, open, this, args);
-        if (ledger === undefined) return Reflect.apply(original, this, args);
-        return runInLedger(ending, ledger, original, this, args);
-      } finally {
-        arrays.give(args);
-      }
-    },
-  }.execute;
+  return ledgerWrapper("execute", site, open, ending);
 }

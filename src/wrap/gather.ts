@@ -2,15 +2,15 @@
  * The wrapper of a method that gathers keys from a peer: a gather ledger around each call.
  */
 import { TRANSFER_OUTCOMES } from "../model/activities.js";
-import { ArgumentArrays, type AnyFunction } from "./function.js";
+import type { AnyFunction } from "./function.js";
 import { FAILED, type Extract, extract, wrongKind, extractTime, extractKeys, type Site } from "./extractors.js";
-import { type Ending, type OpenLedger, runInLedger, openGuarded } from "./ledgers.js";
+import { type Ending, type OpenLedger, ledgerWrapper } from "./ledgers.js";
 
 export function gatherWrapper(
   site: Site,
   spec: { peer: Extract; keys: Extract; nbytes?: Extract; at?: Extract; outcome?: Ending["outcome"] },
 ): AnyFunction {
-  const { journeys, original, on } = site;
+  const { journeys } = site;
   const { peer, keys, nbytes, at } = spec;
   const atSite = `${site.name}: the at extractor`;
   const peerSite = `${site.name}: the peer extractor`;
@@ -48,24 +48,5 @@ export function gatherWrapper(
           at: a as number | undefined,
         })) as unknown as OpenLedger;
   };
-  const openingSite = `${site.name}: opening the gather ledger`;
-  // An outcome mapper is given the call's arguments after it: then each call's array is its own.
-  const arrays = new ArgumentArrays(spec.outcome === undefined);
-  return {
-    gather(this: unknown): unknown {
-      // The arguments into a reused array, not a rest parameter's new one (see ArgumentArrays).
-      const count = arguments.length;
-      const args = arrays.take(count);
-      // eslint-disable-next-line prefer-rest-params
-      for (let index = 0; index < count; index++) args[index] = arguments[index];
-      try {
-        if (!on.active) return Reflect.apply(original, this, args);
-        const ledger = openGuarded(journeys, openingSite, open, this, args);
-        if (ledger === undefined) return Reflect.apply(original, this, args);
-        return runInLedger(ending, ledger, original, this, args);
-      } finally {
-        arrays.give(args);
-      }
-    },
-  }.gather;
+  return ledgerWrapper("gather", site, open, ending);
 }

@@ -4,7 +4,8 @@
 import type { AnyTaskJourneys as TaskJourneys } from "../journeys.js";
 import type { InvalidTransition } from "../shared/errors.js";
 import { isThenable } from "../shared/functions.js";
-import type { AnyFunction } from "./function.js";
+import { ArgumentArrays, type AnyFunction } from "./function.js";
+import type { Site } from "./extractors.js";
 import { EXTRACTOR_ERROR, internalFailure, report } from "./guard.js";
 import { show } from "../model/show.js";
 
@@ -135,4 +136,37 @@ export function openGuarded(
     if (thrown !== undefined) throw thrown;
     return undefined;
   }
+}
+
+/**
+ * The wrapper an execute or gather spec makes, named as its kind: each call's arguments copied into
+ * a reused array (no rest parameter's new one, see ArgumentArrays; its own array when an outcome
+ * mapper is given the arguments after the call), the ledger opened guarded, the original run
+ * inside it; the original alone while the instrumentation is off or the ledger could not open.
+ */
+export function ledgerWrapper(
+  kind: "execute" | "gather",
+  site: Site,
+  open: (self: unknown, args: unknown[]) => OpenLedger | undefined,
+  ending: Ending,
+): AnyFunction {
+  const { journeys, original, on } = site;
+  const openingSite = `${site.name}: opening the ${kind} ledger`;
+  const arrays = new ArgumentArrays(ending.outcome === undefined);
+  return {
+    [kind](this: unknown): unknown {
+      const count = arguments.length;
+      const args = arrays.take(count);
+      // eslint-disable-next-line prefer-rest-params
+      for (let index = 0; index < count; index++) args[index] = arguments[index];
+      try {
+        if (!on.active) return Reflect.apply(original, this, args);
+        const ledger = openGuarded(journeys, openingSite, open, this, args);
+        if (ledger === undefined) return Reflect.apply(original, this, args);
+        return runInLedger(ending, ledger, original, this, args);
+      } finally {
+        arrays.give(args);
+      }
+    },
+  }[kind];
 }
