@@ -10,13 +10,15 @@
  *   npx tsx bench/guard/check.ts --bytes-only   skip valgrind (seconds instead of minutes)
  *   npx tsx bench/guard/check.ts --allocations  where each case's bytes go, by allocating function
  *
- * Instructions: valgrind's callgrind counts the `journey` case (bench/guard/driver.ts) run with FEW
- * and MANY journeys under `node --predictable` (no concurrent compiler or GC threads); (MANY − FEW)
- * / (MANY − FEW journeys) cancels start-up and warm-up. Bytes: each case runs natively with a young
- * generation too large to be collected in the measured window, and the heap's used size before and
- * after, over FEW and MANY journeys, gives bytes per journey the same way. Both repeat exactly for
- * the same code and runtime; the instruction count moves by a fraction of a percent with the
- * machine's load (V8's heap sizing follows the wall clock).
+ * Instructions: valgrind's callgrind counts the `journey` and `traced` cases (bench/guard/driver.ts)
+ * run with FEW and MANY journeys under `node --predictable` (no concurrent compiler or GC threads),
+ * on the driver's fixed clock (`--fixed-clock`: readings that do not depend on how fast the machine
+ * runs, see the driver); (MANY − FEW) / (MANY − FEW journeys) cancels start-up and warm-up. Bytes:
+ * each case runs natively, on the real clock, with a young generation too large to be collected in
+ * the measured window, and the heap's used size before and after, over FEW and MANY journeys, gives
+ * bytes per journey the same way. Both repeat for the same code and runtime, whatever the load.
+ * A Map's table of ~230 KB, reallocated by a rehash every ~4,200 journeys, falls 23 or 24 times in
+ * the 100,000 journeys between FEW and MANY: a change that shifts its phase moves bytes by ±2.3.
  *
  * The baseline names the Node.js version it was counted on: on another major version the figures
  * are printed and not judged (another V8 compiles another program).
@@ -36,8 +38,15 @@ const DRIVER = path.join(ROOT, "bench/.guard-driver.mjs");
 
 /** Journeys of the two instruction counts: V8 (--predictable) has tiered the journey up well before FEW. */
 const INSTRUCTIONS = { few: 100_000, many: 200_000 };
-const BYTES = { few: 20_000, many: 40_000 };
-/** Young generation (MiB) for the byte counts: MANY wrapped journeys allocate ~100 MB. */
+/** The cases counted in instructions as well as bytes. */
+const COUNTED: readonly GuardCase[] = ["journey", "traced"];
+/**
+ * 100,000 journeys between the two: a Map's rehash (~230 KB every ~4,200 journeys, ~55 B a journey)
+ * one more or less in the difference is then ±2.3 B. Over 20,000 (until 2026-12-05) it was ±11.5 B,
+ * and which of the two a count read moved with the driver's code, not the journey's.
+ */
+const BYTES = { few: 20_000, many: 120_000 };
+/** Young generation (MiB) for the byte counts: MANY wrapped journeys allocate ~80 MB, the warm-up ~100 MB. */
 const SEMI_SPACE_MIB = 512;
 
 const { values } = parseArgs({
@@ -79,7 +88,7 @@ function run(command: string, args: string[]): Promise<{ code: number | null; st
   });
 }
 
-async function instructions(journeys: number): Promise<number> {
+async function instructions(name: GuardCase, journeys: number): Promise<number> {
   const { code, stderr } = await run("valgrind", [
     "--tool=callgrind",
     "--smc-check=all-non-file",
@@ -87,12 +96,13 @@ async function instructions(journeys: number): Promise<number> {
     process.execPath,
     "--predictable",
     DRIVER,
-    "journey",
+    name,
     String(journeys),
+    "--fixed-clock",
   ]);
   const collected = /Collected : (\d+)/.exec(stderr);
   if (code !== 0 || collected === null)
-    throw new Error(`valgrind (${journeys} journeys) failed, exit ${code}:\n${stderr.slice(-2000)}`);
+    throw new Error(`valgrind (${name}, ${journeys} journeys) failed, exit ${code}:\n${stderr.slice(-2000)}`);
   return Number(collected[1]);
 }
 
@@ -126,9 +136,15 @@ async function count(): Promise<Costs> {
   console.log(`bytes per journey counted in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (!values["bytes-only"]) {
     const begun = performance.now();
-    // The two counts in parallel: each is single-threaded under valgrind.
-    const [few, many] = await Promise.all([instructions(INSTRUCTIONS.few), instructions(INSTRUCTIONS.many)]);
-    costs.cases.journey.instructions = Math.round((many - few) / (INSTRUCTIONS.many - INSTRUCTIONS.few));
+    // The counts in parallel: each is single-threaded under valgrind, and on the fixed clock it
+    // does not depend on how fast it runs.
+    const counts = await Promise.all(
+      COUNTED.map((name) => Promise.all([instructions(name, INSTRUCTIONS.few), instructions(name, INSTRUCTIONS.many)])),
+    );
+    COUNTED.forEach((name, index) => {
+      const [few, many] = counts[index];
+      costs.cases[name].instructions = Math.round((many - few) / (INSTRUCTIONS.many - INSTRUCTIONS.few));
+    });
     console.log(`instructions per journey counted in ${((performance.now() - begun) / 1000).toFixed(0)} s`);
   }
   return costs;

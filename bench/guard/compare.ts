@@ -4,7 +4,7 @@
  */
 
 /** The driver's cases (bench/guard/driver.ts). */
-export const GUARD_CASES = ["journey", "wrapped", "timed", "computation"] as const;
+export const GUARD_CASES = ["journey", "wrapped", "timed", "computation", "traced"] as const;
 export type GuardCase = (typeof GUARD_CASES)[number];
 
 /** What one case of the driver costs per journey. */
@@ -35,12 +35,15 @@ export const TOLERANCE = 0.03;
 export const BYTES_SLACK = 16;
 
 /**
- * Ceilings no baseline moves: issue 34's aim of at most 512 B allocated per unsampled journey,
- * met since journeys are reused at retire (508 B). The 3% and the 16 B above would let it creep to
- * 539 B; a change that needs more must change this line and say why.
+ * Ceilings no baseline moves. Issue 34 aims at 512 B allocated per unsampled journey; it read 508 B
+ * in the 20,000 journeys the guard counted until 2026-12-05, a window that held one rehash of a
+ * live table (~230 KB every ~4,200 journeys) fewer than its share: over 100,000 journeys the same
+ * code reads 515-517 B. So the ceiling is what is met, a few bytes over that, and the aim is not
+ * met. The 3% and the 16 B above would let it creep to 548 B; a change that needs more must change
+ * this line and say why.
  */
 export const CEILINGS: Readonly<Record<string, { readonly bytes?: number; readonly instructions?: number }>> = {
-  journey: { bytes: 512 },
+  journey: { bytes: 520 },
 };
 
 export interface Verdict {

@@ -2,10 +2,13 @@
  * The journeys the cost guard (bench/guard/check.ts) counts: bundled with taskjourney's sources
  * into one file, so that its start-up is small and its counts do not depend on a build.
  *
- *   node --predictable .guard-driver.mjs <case> <journeys>            run them (under callgrind)
+ *   node --predictable .guard-driver.mjs <case> <journeys> --fixed-clock   run them (under callgrind)
  *   node --predictable --expose-gc .guard-driver.mjs <case> <journeys> --bytes
  *                                                                      bytes allocated per journey
  *   node .guard-driver.mjs <case> <journeys> --allocations                  … by allocating function
+ *
+ * --fixed-clock: the journeys' clock advances a fixed step a reading instead of reading the time
+ * (fixedClock below: why); without it, the real clock.
  *
  * Cases:
  *   journey   the worker journey of bench/core.bench.ts (released → waiting → ready → executing,
@@ -24,6 +27,10 @@
  *   computation  the `timed` case with its first transition given `{ at, computation }`: the
  *             journey begun under a computation, whose totals each move adds to. What it costs
  *             over `timed` is the computation's: it must be 0 (no allocation per transition).
+ *   traced    the `journey` case with traces on: a tracer provider of the SDK (so the span bridge
+ *             listens, as with taskjourney/sdk), 1% of keys head-sampled, none kept for being slow
+ *             or failed, and the journeys counted those of keys the ratio did not sample: what 99%
+ *             of journeys cost in a process that samples 1%.
  *
  * --bytes runs WARMUP journeys, then `journeys` more with the heap's used size read before and
  * after, in a young generation large enough that no collection runs between the readings (checked:
@@ -31,6 +38,8 @@
  */
 import v8 from "node:v8";
 import { PerformanceObserver } from "node:perf_hooks";
+import type { TracerProvider } from "@opentelemetry/api";
+import { TracerProvider as SdkTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { TaskJourneys, instrument } from "taskjourney";
 import { keyPool, noWork, prefixNames, workerJourney } from "../workload.js";
 import { GUARD_CASES, type GuardCase } from "./compare.js";
@@ -45,13 +54,47 @@ const names = prefixNames(PREFIXES);
 const keys = keyPool(KEY_POOL, names, 1);
 const inFlightKeys = keyPool(IN_FLIGHT, names, 3);
 const OFF = { ratio: 0, keepSlowerThan: 0, keepErrors: false };
+/** `traced`: the default ratio, no journey kept for being slow or failed (not tail-kept). */
+const ONE_PERCENT = { ratio: 0.01, keepSlowerThan: 0, keepErrors: false };
 
-function recorder(): TaskJourneys {
+/**
+ * The fixed clock of the instruction counts (`--fixed-clock`): every reading a STEP later than the
+ * one before. With the real clock the count moved with the machine's load (the same code read
+ * 14,154-14,156 instructions a journey on CI's machine, 14,414-14,622 on a busier one): the
+ * readings are the durations the histograms record, so how fast the machine ran decided which
+ * values they met and when: a value of a kind not met before (one that widens a histogram's range
+ * or lies near a bucket boundary) deoptimises the recording function, and whether its
+ * recompilation (~150 instructions a journey over the 100,000 counted) fell before the FEW
+ * journeys or between FEW and MANY moved the difference. Readings that are the same every run
+ * make the count repeat. What the real clock costs instead is the clock floor (bench/README.md:
+ * the journey's 11 readings, ~1,140 instructions and ~450 ns), not in the count. STEP: a native
+ * journey's ~1.9 µs over its 11 readings, so the durations are of a real journey's size. Its state
+ * is a Float64Array element, not a captured `let`, so that a reading allocates nothing.
+ *
+ * The byte counts keep the real clock, the one users run: they do not move with load, and a
+ * reading of the fixed clock is boxed where the real one is not (a wrapped journey +16 B).
+ */
+const STEP = 0.2e-6;
+const fixedClockState = Float64Array.of(1000);
+const fixedClock = (): number => (fixedClockState[0] += STEP);
+
+interface RecorderChoice {
+  /** The fixed clock instead of the real one. */
+  fixedClock: boolean;
+  /** A tracer provider: the span bridge listens, and journeys are head-sampled at 1%. */
+  tracerProvider?: TracerProvider;
+}
+
+function recorder(choice: RecorderChoice): TaskJourneys {
   const journeys = new TaskJourneys({
     role: "worker",
     limits: { maxPrefixes: PREFIXES },
-    sampling: OFF,
-    runtime: { processStalls: false },
+    // No tracer provider: the global one, with no SDK behind it (as before the guard had `traced`).
+    ...(choice.tracerProvider === undefined
+      ? { sampling: OFF }
+      : { tracerProvider: choice.tracerProvider, sampling: ONE_PERCENT }),
+    // A custom clock turns processStalls off; off with the real clock too (timers the count would see).
+    runtime: choice.fixedClock ? { clock: fixedClock, processStalls: false } : { processStalls: false },
   });
   for (const key of inFlightKeys) journeys.transition(key, "released", "waiting");
   return journeys;
@@ -80,16 +123,54 @@ class Store {
   }
 }
 
-function makeCase(name: GuardCase): (key: string) => void {
-  const journeys = recorder();
-  if (name === "journey") return (key) => workerJourney(journeys, key);
+/** A case: one journey of a key, and the keys it is run over. */
+interface Case {
+  journey: (key: string) => void;
+  keys: readonly string[];
+}
+
+/**
+ * `traced`: the span bridge listening (a tracer provider of the SDK, as taskjourney/sdk sets up)
+ * and 1% of keys head-sampled; the journeys counted are of keys the ratio does not sample, what
+ * 99% of a process's journeys cost. Which keys those are is found through the public API: each
+ * candidate key's journey is run once and kept if no span started. The sampled 1% run then too,
+ * so the process has made span trees before it is counted, as a real one has.
+ */
+function tracedCase(fixed: boolean): Case {
+  const spans = { started: 0 };
+  const counting: SpanProcessor = {
+    onStart: () => void spans.started++,
+    onEnd: () => undefined,
+    forceFlush: () => Promise.resolve(),
+    shutdown: () => Promise.resolve(),
+  };
+  const journeys = recorder({
+    fixedClock: fixed,
+    tracerProvider: new SdkTracerProvider({ spanProcessors: [counting] }),
+  });
+  const unsampled: string[] = [];
+  for (const key of keyPool(2 * KEY_POOL, names, 1)) {
+    const before = spans.started;
+    workerJourney(journeys, key);
+    if (spans.started === before) unsampled.push(key);
+    if (unsampled.length === KEY_POOL) break;
+  }
+  if (unsampled.length !== KEY_POOL) throw new Error(`traced: ${unsampled.length} unsampled keys of ${2 * KEY_POOL}`);
+  return { journey: (key) => workerJourney(journeys, key), keys: unsampled };
+}
+
+function makeCase(name: GuardCase, fixed: boolean): Case {
+  if (name === "traced") return tracedCase(fixed);
+  const journeys = recorder({ fixedClock: fixed });
+  if (name === "journey") return { journey: (key) => workerJourney(journeys, key), keys };
   if (name === "timed" || name === "computation") {
     const options = { at: 0 };
     // `computation`: the journey begun under a computation (one reused options object, as `timed`).
     const first = name === "computation" ? { at: 0, computation: "graph-1" } : options;
-    return (key) => {
-      // Whole seconds of the journeys' clock: within maxClockSkew, and a small integer.
-      options.at = Math.floor(performance.now() / 1000);
+    // Whole seconds of the journeys' clock: within maxClockSkew, and a small integer.
+    const seconds = fixed ? () => Math.floor(fixedClockState[0]) : () => Math.floor(performance.now() / 1000);
+    const journey = (key: string): void => {
+      options.at = seconds();
       first.at = options.at;
       journeys.transition(key, "released", "waiting", first);
       journeys.transition(key, "waiting", "ready", options);
@@ -101,6 +182,7 @@ function makeCase(name: GuardCase): (key: string) => void {
       ledger.end("memory", options);
       journeys.transition(key, "executing", "memory", options);
     };
+    return { journey, keys };
   }
   const worker = new Worker(journeys);
   const store = new Store();
@@ -114,16 +196,17 @@ function makeCase(name: GuardCase): (key: string) => void {
       { method: "write", activity: "serialize" },
     ],
   });
-  return (key) => {
+  const journey = (key: string): void => {
     worker.transition(key, "released", "waiting");
     worker.transition(key, "waiting", "ready");
     worker.transition(key, "ready", "executing");
     worker.execute(key, store);
     worker.transition(key, "executing", "memory");
   };
+  return { journey, keys };
 }
 
-function run(journey: (key: string) => void, from: number, count: number): void {
+function run({ journey, keys }: Case, from: number, count: number): void {
   for (let done = from; done < from + count; done++) journey(keys[done & (KEY_POOL - 1)]);
 }
 
@@ -132,7 +215,7 @@ function run(journey: (key: string) => void, from: number, count: number): void 
  * bytes on average, collected objects included), over `count` journeys after WARMUP. Sampled, so
  * a guide to what to cut; the guard's figure is --bytes.
  */
-async function allocations(journey: (key: string) => void, count: number): Promise<void> {
+async function allocations(journey: Case, count: number): Promise<void> {
   const { Session } = await import("node:inspector/promises");
   const session = new Session();
   session.connect();
@@ -161,14 +244,19 @@ async function allocations(journey: (key: string) => void, count: number): Promi
 }
 
 async function main(): Promise<void> {
-  const [name, count, flag] = process.argv.slice(2);
-  if (!(GUARD_CASES as readonly string[]).includes(name) || !(Number(count) > 0)) {
-    console.error(`usage: driver <${GUARD_CASES.join("|")}> <journeys> [--bytes | --allocations]`);
+  const [name, count, ...flags] = process.argv.slice(2);
+  const known = ["--fixed-clock", "--bytes", "--allocations"];
+  if (
+    !(GUARD_CASES as readonly string[]).includes(name) ||
+    !(Number(count) > 0) ||
+    flags.some((flag) => !known.includes(flag))
+  ) {
+    console.error(`usage: driver <${GUARD_CASES.join("|")}> <journeys> [--fixed-clock] [--bytes | --allocations]`);
     process.exit(2);
   }
-  const journey = makeCase(name as GuardCase);
-  if (flag === "--allocations") return allocations(journey, Number(count));
-  if (flag !== "--bytes") {
+  const journey = makeCase(name as GuardCase, flags.includes("--fixed-clock"));
+  if (flags.includes("--allocations")) return allocations(journey, Number(count));
+  if (!flags.includes("--bytes")) {
     run(journey, 0, Number(count));
     return;
   }
