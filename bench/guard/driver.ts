@@ -60,11 +60,12 @@ const ONE_PERCENT = { ratio: 0.01, keepSlowerThan: 0, keepErrors: false };
 /**
  * The fixed clock of the instruction counts (`--fixed-clock`): every reading a STEP later than the
  * one before. With the real clock the count moved with the machine's load (the same code read
- * 14,154-14,156 instructions a journey on CI's machine, 14,414-14,622 on a busier one): the
- * readings are the durations the histograms record, so how fast the machine ran decided which
- * values they met and when: a value of a kind not met before (one that widens a histogram's range
- * or lies near a bucket boundary) deoptimises the recording function, and whether its
- * recompilation (~150 instructions a journey over the 100,000 counted) fell before the FEW
+ * 14,154-14,156 instructions a journey on CI's machine, 14,421-14,600 on a busier one within an
+ * hour, idle or loaded): the readings are the durations the histograms record, so how fast the
+ * machine ran decided which values they met and when. A value that takes a branch of the
+ * recording not taken before deoptimises it (--trace-deopt under valgrind: the statistics'
+ * `record`, "insufficient type feedback for call"), and whether its recompilation (~150
+ * instructions a journey over the 100,000 counted, by callgrind's functions) fell before the FEW
  * journeys or between FEW and MANY moved the difference. Readings that are the same every run
  * make the count repeat. What the real clock costs instead is the clock floor (bench/README.md:
  * the journey's 11 readings, ~1,140 instructions and ~450 ns), not in the count. STEP: a native
