@@ -60,7 +60,7 @@ const ONE_PERCENT = { ratio: 0.01, keepSlowerThan: 0, keepErrors: false };
 /**
  * The fixed clock of the instruction counts (`--fixed-clock`): every reading a STEP later than the
  * one before. With the real clock the count moved with the machine's load (the same code read
- * 14,154-14,156 instructions a journey on CI's machine, 14,421-14,600 on a busier one within an
+ * 14,154-14,156 instructions a journey on CI's machine, 14,410-14,612 on a busier one within an
  * hour, idle or loaded): the readings are the durations the histograms record, so how fast the
  * machine ran decided which values they met and when. A value that takes a branch of the
  * recording not taken before deoptimises it (--trace-deopt under valgrind: the statistics'
