@@ -93,6 +93,7 @@ export class Dependencies {
     if (noted !== undefined) {
       const weight = 1 / noted.size;
       for (const dependent of noted) {
+        dependent.detail!.notedBy--;
         if (dependent.ended || dependent.state !== this.machine.waiting) continue;
         // What this fetch did, made once here for every dependent it served (they share its
         // weight), rather than per dependent at each one's apportioning: n dependents of the same
@@ -207,7 +208,28 @@ export class Dependencies {
 
   private note(dependency: Journey, dependent: Journey): void {
     // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
-    (dependency.notedDependents ??= new Set()).add(dependent);
+    const noted = (dependency.notedDependents ??= new Set());
+    const size = noted.size;
+    // Counted once a fetch (ended() counts it off): a dependent held by none may be reused.
+    if (noted.add(dependent).size !== size) dependent.more().notedBy++;
+  }
+
+  /**
+   * An ended journey about to be reused leaves the lists of dependents it is in (else, live again
+   * under another key, it would be found waiting under its former dependencies). Only when that is
+   * cheap: at most `maxLength` entries a list; false when a list is longer (it is not reused, and
+   * the sweep drops it from the lists as before). The lists it left are dropped when empty.
+   */
+  release(journey: Journey, maxLength: number): boolean {
+    const ids = journey.dependencyIds!;
+    const lists = this.dependentsOf;
+    for (let index = 0; index < ids.length; index++) {
+      const dependents = lists.get(ids[index]);
+      if (dependents === undefined) continue;
+      if (dependents.length > maxLength) return false;
+      if (dependents.remove(journey) && dependents.length === 0) lists.delete(ids[index]);
+    }
+    return true;
   }
 }
 
