@@ -1,4 +1,4 @@
-import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
+import { apportionShares, type WaitInterval } from "../model/apportion.js";
 import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
 import { ChunkList } from "./chunk-list.js";
@@ -153,11 +153,9 @@ export class Dependencies {
       const own = sources.at(s).waitIntervals!;
       for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
     }
-    const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
+    const shares = apportionShares(waitStart, time, intervals, DEPENDENCIES, OTHER, [], count);
     // A large list is let go rather than kept holding ended fetches' intervals alive.
     if (count > SCRATCH_KEPT) intervals.length = 0;
-    const shares: number[] = [];
-    for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
     // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
     // ever grows at its end, so its first `count` entries stay what was swept.
     this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, shares };
@@ -246,7 +244,7 @@ interface SweepInputs {
 
 /**
  * What an ended fetch journey was doing, visit by visit: its fetch, flight and missing visits
- * with their activities, each weighted `weight` (apportionWaiting clips them to each waiting
+ * with their activities, each weighted `weight` (apportionShares clips them to each waiting
  * visit). One pass over its visits and records together, not a scan of the records per visit (a
  * dependency retried n times has 2n visits and n records): records are appended with the visit
  * current when they are written, so they come in visit order.
