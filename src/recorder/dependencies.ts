@@ -2,6 +2,7 @@ import { apportionShares, type WaitInterval } from "../model/apportion.js";
 import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
 import { ChunkList } from "./chunk-list.js";
+import { fitted, sizedList } from "./key-lists.js";
 import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
 import {
   ACTIVITY_FIELDS,
@@ -146,14 +147,23 @@ export class Dependencies {
       return;
     }
     const shares = this.sharesOf(sources, waitStart, time);
-    const breakdown = (journey.waitBreakdown ??= []);
+    const breakdown = journey.waitBreakdown;
     const visit = journey.visitIndex;
-    for (let share = 0; share < shares.length; share += 2) {
+    // The first waiting visit's made at its size (a `[]` pushed into reserves 17 numbers for the
+    // usual 3 to 9); a second one's appended.
+    const first = breakdown === undefined ? sizedList<number>((shares.length / 2) * 3) : undefined;
+    for (let share = 0, at = 0; share < shares.length; share += 2, at += 3) {
       const activity = shares[share];
       const seconds = shares[share + 1];
-      breakdown.push(visit, activity, seconds);
+      if (first === undefined) breakdown!.push(visit, activity, seconds);
+      else {
+        first[at] = visit;
+        first[at + 1] = activity;
+        first[at + 2] = seconds;
+      }
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
+    if (first !== undefined) journey.waitBreakdown = first;
     journey.waitSources = undefined;
     // Kept (not copied) for span links; a second waiting visit appends to the first's list.
     const served = journey.fetchedBy;
@@ -278,7 +288,9 @@ interface SweepInputs {
  * current when they are written, so they come in visit order.
  */
 function collectIntervals(source: Journey, weight: number, machine: Machine): WaitInterval[] {
-  const intervals: WaitInterval[] = [];
+  // Lists made at their size (sizedList), not pushed into from `[]`, which reserves 17 slots.
+  const intervals = sizedList<WaitInterval>(source.visitCount);
+  let filled = 0;
   const records = source.activities;
   let record = 0;
   for (let visit = 0; visit < source.visitCount; visit++) {
@@ -288,15 +300,22 @@ function collectIntervals(source: Journey, weight: number, machine: Machine): Wa
     const end = source.visitEnd(visit);
     if (!(end > start)) continue;
     while (record < records.length && records[record + ACTIVITY_VISIT] < visit) record += ACTIVITY_FIELDS;
-    let activities: number[] | undefined;
-    for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
-      (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
+    let count = 0;
+    for (let at = record; at < records.length && records[at + ACTIVITY_VISIT] === visit; at += ACTIVITY_FIELDS) count++;
+    let activities: number[];
+    if (count === 0) {
+      activities = [
+        state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER,
+        end - start,
+      ];
+    } else {
+      activities = sizedList<number>(2 * count);
+      for (let pair = 0; pair < 2 * count; pair += 2, record += ACTIVITY_FIELDS) {
+        activities[pair] = records[record + ACTIVITY_ID];
+        activities[pair + 1] = records[record + ACTIVITY_SELF_SECONDS];
+      }
     }
-    activities ??= [
-      state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER,
-      end - start,
-    ];
-    intervals.push({ start, end, weight, priority: state === machine.transfer ? 0 : 1, activities });
+    intervals[filled++] = { start, end, weight, priority: state === machine.transfer ? 0 : 1, activities };
   }
-  return intervals;
+  return fitted(intervals, filled);
 }

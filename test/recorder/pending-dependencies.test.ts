@@ -56,4 +56,19 @@ describe("dependencies told before the journey begins", () => {
     expect(dependenciesOf(journeys, "k-0")).toEqual(["d"]);
     expect(dependenciesOf(journeys, "k-99999")).toEqual(["d"]);
   });
+
+  it("a list with keys that are none holds only the keys, in order, no gap left for the others", () => {
+    const journeys = worker(new FakeClock(0));
+    journeys.dependencies("x", ["a", null as never, "b", { not: "a key" } as never]);
+    journeys.transition("x", "released", "waiting");
+    const ids = dependenciesOf(journeys, "x")!;
+    expect(ids).toEqual(["a", "b"]);
+    expect(ids.length).toBe(2);
+    const ledger = journeys.gather("tcp://peer:1", ["p", undefined as never, "q"], 10);
+    const carried = internalsOf(journeys)!.recorder.live.get("p")!.transfers![0].journeys;
+    expect(carried.map((journey) => journey.key)).toEqual(["p", "q"]);
+    expect(carried.length).toBe(2);
+    ledger.end("ok");
+  });
 });
+
