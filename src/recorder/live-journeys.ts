@@ -17,9 +17,13 @@ import { LETS_GO } from "./listener.js";
 
 /** Retired journeys kept for reuse at most: one is nearly always enough (a journey ends before the next begins). */
 const SPARE_JOURNEYS = 8;
-/** Visits (two numbers each) and activity records (ACTIVITY_FIELDS each) a spare journey keeps room for at most. */
+/**
+ * Visits (two numbers each) and activity records (ACTIVITY_FIELDS each) a spare journey keeps room
+ * for at most: 24 records, as a cluster worker's tasks have up to 18 (deserialize, the thread's
+ * parts, spill writes); 8 left one task in twelve unreused there. At most ~1.4 KB a spare.
+ */
 const SPARE_VISIT_NUMBERS = 32;
-const SPARE_RECORD_NUMBERS = 8 * ACTIVITY_FIELDS;
+const SPARE_RECORD_NUMBERS = 24 * ACTIVITY_FIELDS;
 /**
  * A reused journey leaves the lists of dependents its dependencies hold (Dependencies.release):
  * at most this many dependencies, each listing at most SPARE_LIST_LENGTH dependents (a reduction's

@@ -292,4 +292,29 @@ describe("retired journeys reused", () => {
     const waiting = journeys.explain("p")!.children.find((node) => node.name === "waiting")!;
     expect(waiting.children.map((node) => [node.name, node.seconds])).toEqual([["dependencies", 3]]);
   });
+
+  it("a journey of up to 24 activity records is reused, one of more is not (the spares' memory bounded)", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    const run = (key: string, records: number) => {
+      journeys.transition(key, "released", "waiting");
+      const journey = liveJourney(journeys, key);
+      journeys.transition(key, "waiting", "ready");
+      journeys.transition(key, "ready", "executing");
+      const ledger = journeys.execute(key);
+      for (let index = 0; index < records; index++) ledger.meter(`part-${index}`, () => clock.advance(1));
+      ledger.end("memory");
+      journeys.transition(key, "executing", "memory");
+      return journey;
+    };
+    const eighteen = run("a", 18);
+    journeys.transition("b", "released", "waiting");
+    expect(liveJourney(journeys, "b")).toBe(eighteen);
+    journeys.transition("b", "waiting", "memory");
+    const many = run("c", 25);
+    journeys.transition("d", "released", "waiting");
+    expect(liveJourney(journeys, "d")).not.toBe(many);
+    expect(Object.keys(activitiesOf(journeys, "c"))).toHaveLength(25);
+  });
 });
+
