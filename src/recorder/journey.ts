@@ -264,7 +264,6 @@ export class Journey {
     this.flags |= FLAG_RECORDS_HELD;
   }
 
-
   /** What the journey is: compute, fetch or the scheduler's (JourneyKindId). */
   get kind(): JourneyKindId {
     return (this.flags & KIND_MASK) as JourneyKindId;

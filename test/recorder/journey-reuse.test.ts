@@ -317,4 +317,3 @@ describe("retired journeys reused", () => {
     expect(Object.keys(activitiesOf(journeys, "c"))).toHaveLength(25);
   });
 });
-

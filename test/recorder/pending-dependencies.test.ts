@@ -71,4 +71,3 @@ describe("dependencies told before the journey begins", () => {
     ledger.end("ok");
   });
 });
-
