@@ -337,7 +337,7 @@ function reportProfile(): void {
 /**
  * --gc: natively, RUNS alternating runs of each mode under --trace-gc, repetitions FEW + 1 … MANY
  * counted: the CPU per task (the median repetition of each run; the median run and the range),
- * full collections per 1,000 tasks, the main thread's GC pause per task, and the heap after a full
+ * young and full collections per 1,000 tasks, the main thread's GC pause per task, and the heap after a full
  * collection. What the collector does with the heap telemetry adds, which callgrind's GC
  * instructions show with a run-to-run spread as large as the difference (its helper threads).
  */
@@ -376,6 +376,7 @@ function reportGc(): void {
         "CPU µs (median run)",
         "runs' range",
         "added by telemetry",
+        "young GCs per 1,000 tasks",
         "full GCs per 1,000 tasks",
         "GC pause µs",
         "heap after full GC, MB",
@@ -383,6 +384,7 @@ function reportGc(): void {
       modes.map((mode) => {
         const all = measured.get(mode)!;
         const runsCpu = cpu(mode);
+        const young = all.reduce((sum, gc) => sum + gc.youngCollections, 0) / runs;
         const full = all.reduce((sum, gc) => sum + gc.fullCollections, 0) / runs;
         const pause = all.reduce((sum, gc) => sum + gc.pauseMillis, 0) / runs;
         return [
@@ -390,6 +392,7 @@ function reportGc(): void {
           fixed(median(runsCpu)),
           `${fixed(Math.min(...runsCpu))}–${fixed(Math.max(...runsCpu))}`,
           mode === "off" ? "" : fixed(median(runsCpu) - offCpu),
+          fixed((young * 1000) / counted),
           fixed((full * 1000) / counted),
           fixed((pause * 1000) / counted),
           fixed(median(all.flatMap((gc) => gc.heapAfterFull))),
