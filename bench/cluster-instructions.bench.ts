@@ -48,7 +48,10 @@
  * MANY repetitions natively with V8's sampling heap profiler on from repetition FEW + 1, and the
  * bytes per task of those repetitions are reported, with the functions that allocate most of what
  * telemetry adds (on − off, by function). Allocation is what garbage collection costs follow, and
- * it is nearly the same from run to run (sampled every 512 bytes on average).
+ * it is nearly the same from run to run (sampled every 512 bytes, at fixed intervals). A second
+ * run per mode counts every byte instead (the heap's growth between collections, by V8's
+ * GCProfiler: no sampling); both still move by a few hundred bytes a task between runs, as the
+ * replay's own allocations do (V8 optimizes at different moments, timers fire in other places).
  *
  * --profile (worker only) runs V8's CPU profiler instead, without valgrind: RUNS alternating
  * native runs of each mode, profiled from repetition FEW + 1 to MANY, and reports the µs per task
@@ -66,7 +69,14 @@ import { parseArgs } from "node:util";
 import { buildSync } from "esbuild";
 import { median, table } from "./harness.js";
 import { PARTS, partOf, partsOf, selfBySymbol, JIT_CODE, type Part } from "./callgrind-parts.js";
-import { MODES, computeTasks, readStimulus, type Allocations, type ReplayMode } from "./cluster-replay.js";
+import {
+  MODES,
+  computeTasks,
+  readStimulus,
+  type Allocations,
+  type HeapBytes,
+  type ReplayMode,
+} from "./cluster-replay.js";
 import { replayGc, type ReplayGc } from "./replay-gc.js";
 import { PROFILE_PARTS, type ProfilePart, type ProfileSplit } from "./profile-parts.js";
 import { buildGraph } from "../examples/cluster/workloads.js";
@@ -327,7 +337,7 @@ function reportProfile(): void {
 /**
  * --gc: natively, RUNS alternating runs of each mode under --trace-gc, repetitions FEW + 1 … MANY
  * counted: the CPU per task (the median repetition of each run; the median run and the range),
- * full collections per 1,000 tasks, the main thread's GC pause per task, and the heap after a full
+ * young and full collections per 1,000 tasks, the main thread's GC pause per task, and the heap after a full
  * collection. What the collector does with the heap telemetry adds, which callgrind's GC
  * instructions show with a run-to-run spread as large as the difference (its helper threads).
  */
@@ -366,6 +376,7 @@ function reportGc(): void {
         "CPU µs (median run)",
         "runs' range",
         "added by telemetry",
+        "young GCs per 1,000 tasks",
         "full GCs per 1,000 tasks",
         "GC pause µs",
         "heap after full GC, MB",
@@ -373,6 +384,7 @@ function reportGc(): void {
       modes.map((mode) => {
         const all = measured.get(mode)!;
         const runsCpu = cpu(mode);
+        const young = all.reduce((sum, gc) => sum + gc.youngCollections, 0) / runs;
         const full = all.reduce((sum, gc) => sum + gc.fullCollections, 0) / runs;
         const pause = all.reduce((sum, gc) => sum + gc.pauseMillis, 0) / runs;
         return [
@@ -380,6 +392,7 @@ function reportGc(): void {
           fixed(median(runsCpu)),
           `${fixed(Math.min(...runsCpu))}–${fixed(Math.max(...runsCpu))}`,
           mode === "off" ? "" : fixed(median(runsCpu) - offCpu),
+          fixed((young * 1000) / counted),
           fixed((full * 1000) / counted),
           fixed((pause * 1000) / counted),
           fixed(median(all.flatMap((gc) => gc.heapAfterFull))),
@@ -396,26 +409,48 @@ async function reportAllocations(): Promise<void> {
     `cluster worker replay, allocations: ${recorded} (${linesReplayed}), ${tasks} compute tasks per repetition, repetitions ${few + 1}–${many} sampled`,
   );
   const measured = new Map<ReplayMode, Allocations>();
-  for (const mode of modes) {
-    const run = spawnSync(process.execPath, [driver, stimulus, mode, String(many)], {
+  const exact = new Map<ReplayMode, HeapBytes>();
+  const replayed = (mode: ReplayMode, flags: string[], env: Record<string, string>) => {
+    const run = spawnSync(process.execPath, [...flags, driver, stimulus, mode, String(many)], {
       cwd: ROOT,
       encoding: "utf8",
       maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, TASKJOURNEY_REPLAY_ALLOCATIONS: String(few + 1) },
+      env: { ...process.env, ...env },
     });
     if (run.status !== 0) throw new Error(`replay ${mode} failed (exit ${run.status}):\n${run.stderr.slice(-2000)}`);
-    const { allocations } = JSON.parse(run.stdout.trim().split("\n").pop()!) as { allocations: Allocations };
-    measured.set(mode, allocations);
+    return JSON.parse(run.stdout.trim().split("\n").pop()!) as { allocations?: Allocations; heap?: HeapBytes };
+  };
+  for (const mode of modes) {
+    // A sample every 512 bytes exactly, not at random intervals: sites move less from run to run.
+    const sampling = ["--sampling-heap-profiler-suppress-randomness", "--hash-seed=1", "--random-seed=1"];
+    measured.set(mode, replayed(mode, sampling, { TASKJOURNEY_REPLAY_ALLOCATIONS: String(few + 1) }).allocations!);
+    // The exact total, in a run of its own (no profiler's session in it).
+    const young = ["--predictable", "--hash-seed=1", "--random-seed=1"];
+    exact.set(mode, replayed(mode, young, { TASKJOURNEY_REPLAY_HEAP: String(few + 1) }).heap!);
   }
   const format = (value: number) => Math.round(value).toLocaleString("en-US");
   const off = measured.get("off")!;
+  const exactOff = exact.get("off")!;
   console.log("");
   console.log(
     table(
-      ["worker, per task (warm)", "bytes allocated", "added by telemetry"],
+      [
+        "worker, per task (warm)",
+        "bytes allocated (sampled)",
+        "added by telemetry",
+        "bytes allocated (exact)",
+        "added by telemetry",
+      ],
       modes.map((mode) => {
         const bytes = measured.get(mode)!.bytesPerTask;
-        return [mode, format(bytes), mode === "off" ? "" : format(bytes - off.bytesPerTask)];
+        const heap = exact.get(mode)!;
+        return [
+          mode,
+          format(bytes),
+          mode === "off" ? "" : format(bytes - off.bytesPerTask),
+          format(heap.bytesPerTask),
+          mode === "off" ? "" : format(heap.bytesPerTask - exactOff.bytesPerTask),
+        ];
       }),
     ),
   );

@@ -18,6 +18,8 @@
  * With TASKJOURNEY_REPLAY_ALLOCATIONS=<n> it samples the heap from repetition n on (V8's sampling
  * heap profiler, through the inspector, every 512 bytes allocated on average, collected objects
  * included) and adds the bytes allocated per task, in all and by allocating function, to its output.
+ * With TASKJOURNEY_REPLAY_HEAP=<n> it adds the bytes allocated per task from repetition n on,
+ * exactly (the heap's growth between collections, by V8's GCProfiler), and the collections.
  * With TASKJOURNEY_REPLAY_PROFILE=<n> it runs V8's CPU profiler (every 100 µs) from repetition n
  * on and adds the µs per task of each part (taskjourney, the OpenTelemetry SDK, the thread clock,
  * the host, garbage collection: bench/profile-parts.ts) and of taskjourney's functions to its output.
@@ -246,6 +248,41 @@ async function sampleAllocations(): Promise<(tasks: number) => Promise<Allocatio
   };
 }
 
+/** Bytes allocated per task, exactly (the heap's growth between collections), and the collections. */
+export interface HeapBytes {
+  bytesPerTask: number;
+  collections: number;
+}
+
+interface GcStatistics {
+  beforeGC: { heapStatistics: { usedHeapSize: number } };
+  afterGC: { heapStatistics: { usedHeapSize: number } };
+}
+
+/**
+ * Starts counting what is allocated; the function returned stops. The heap's used size grows by
+ * exactly what is allocated until a collection, whose used size before and after V8's GCProfiler
+ * reports: the sum of the growths between them is every byte allocated, deterministic for the same
+ * sequence of allocations (no sampling). Objects outside V8's heap (ArrayBuffers' contents) are not in it.
+ */
+function countHeap(): (tasks: number) => HeapBytes {
+  const gc = new v8.GCProfiler();
+  gc.start();
+  const start = v8.getHeapStatistics().used_heap_size;
+  return (tasks) => {
+    const end = v8.getHeapStatistics().used_heap_size;
+    const statistics = (gc.stop()?.statistics ?? []) as GcStatistics[];
+    let bytes = 0;
+    let from = start;
+    for (const collection of statistics) {
+      bytes += collection.beforeGC.heapStatistics.usedHeapSize - from;
+      from = collection.afterGC.heapStatistics.usedHeapSize;
+    }
+    bytes += end - from;
+    return { bytesPerTask: bytes / tasks, collections: statistics.length };
+  };
+}
+
 /**
  * The line as a cluster without traces would have sent it: the stimulus was recorded with 1% head
  * sampling, and a sampled parent in a compute-task or get_data carrier makes the worker's journey
@@ -274,7 +311,10 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
     const snapshotAfter = Number(process.env.TASKJOURNEY_REPLAY_SNAPSHOT ?? 0);
     const profileFrom = Number(process.env.TASKJOURNEY_REPLAY_PROFILE ?? 0);
     let stopProfile: ((tasks: number) => Promise<ProfileSplit>) | undefined;
+    const heapFrom = Number(process.env.TASKJOURNEY_REPLAY_HEAP ?? 0);
+    let stopHeap: ((tasks: number) => HeapBytes) | undefined;
     for (let repetition = 0; repetition < repetitions; repetition++) {
+      if (heapFrom > 0 && repetition === heapFrom - 1) stopHeap = countHeap();
       if (sampleFrom > 0 && repetition === sampleFrom - 1) stopSampling = await sampleAllocations();
       if (profileFrom > 0 && repetition === profileFrom - 1) stopProfile = await profileCpu();
       const suffix = `-${2_000_000 + repetition}`;
@@ -291,11 +331,12 @@ export async function replay(stimulus: readonly StimulusLine[], mode: ReplayMode
       }
       if (repetition + 1 === snapshotAfter) console.error(`heap snapshot: ${v8.writeHeapSnapshot()}`);
     }
+    const heap = stopHeap?.(tasks * (repetitions - heapFrom + 1));
     const allocations = await stopSampling?.(tasks * (repetitions - sampleFrom + 1));
     const profile = await stopProfile?.(tasks * (repetitions - profileFrom + 1));
     const counters = worker.counters();
     await worker.close();
-    return { counters, allocations, profile };
+    return { counters, allocations, profile, heap };
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
@@ -310,7 +351,7 @@ async function main(): Promise<void> {
   // Not kept beside the recorded lines: a second copy would be heap the other modes do not have.
   const stimulus = mode === "metrics" ? readStimulus(file).map(unsampled) : readStimulus(file);
   const started = process.cpuUsage();
-  const { counters, allocations, profile } = await replay(stimulus, mode as ReplayMode, Number(count));
+  const { counters, allocations, profile, heap } = await replay(stimulus, mode as ReplayMode, Number(count));
   const used = process.cpuUsage(started);
   if (process.env.TASKJOURNEY_REPLAY_QUIET === undefined) {
     const tasks = computeTasks(stimulus) * Number(count);
@@ -322,6 +363,7 @@ async function main(): Promise<void> {
         counters,
         allocations,
         profile,
+        heap,
       }),
     );
   }

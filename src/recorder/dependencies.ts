@@ -1,7 +1,8 @@
-import { apportionWaiting, type WaitInterval } from "../model/apportion.js";
+import { apportionShares, type WaitInterval } from "../model/apportion.js";
 import type { Machine } from "../model/machine.js";
 import type { Accumulators } from "./accumulators.js";
 import { ChunkList } from "./chunk-list.js";
+import { fitted, sizedList } from "./key-lists.js";
 import { DEPENDENCIES, MISSING_ACTIVITY, OTHER, QUEUED } from "./activity-ids.js";
 import {
   ACTIVITY_FIELDS,
@@ -35,8 +36,15 @@ export class Dependencies {
   readonly dependentsOf = new Map<string | number, ChunkList<Journey>>();
   /** Where the sweep of `dependentsOf` stands (a Map iterator survives deletions). */
   private sweep: Iterator<[string | number, ChunkList<Journey>]> | undefined = undefined;
-  /** `dependencies()` told before the key's journey began, consumed when it begins. */
-  readonly pending = new Map<string | number, Array<string | number>>();
+  /** `dependencies()` told before the key's journey began, consumed when it begins (besides `next`). */
+  private readonly pending = new Map<string | number, Array<string | number>>();
+  /**
+   * The newest of them, outside `pending` while no other is there: a worker is told a task's
+   * dependencies just before its journey begins, one key at a time, and a Map emptied at once
+   * after each set makes itself a new table (≈ 140 B a task). `nextIds` undefined: none.
+   */
+  private nextId: string | number = "";
+  private nextIds: Array<string | number> | undefined = undefined;
   /** The last waiting time apportioned, with its inputs, for the dependents that follow with the same. */
   private lastSweep: SweepInputs | undefined = undefined;
   /** Scratch list of a sweep's intervals, reused (filled up to a count) across calls. */
@@ -61,16 +69,45 @@ export class Dependencies {
       this.attach(journey, ids);
       return true;
     }
-    if (this.pending.size >= PENDING_LIMIT) return false;
-    this.pending.set(id, ids);
+    const pending = this.pending;
+    const next = this.nextIds;
+    if (pending.size + (next === undefined ? 0 : 1) >= PENDING_LIMIT) return false;
+    // Another key waiting: it moves into the Map (the key told last is the one kept out).
+    if (next !== undefined && this.nextId !== id) pending.set(this.nextId, next);
+    // Told again while waiting: the newest wins, as a set() over the older one did.
+    if (pending.size !== 0) pending.delete(id);
+    this.nextId = id;
+    this.nextIds = ids;
+    this.recount();
     return true;
   }
 
-  /** A journey began: the dependencies told before it are attached (call when `pending` is not empty). */
+  /**
+   * How many keys' dependencies told wait for their journeys to begin (begun() has work when
+   * not 0): a field, kept by tell() and begun(), so that begin() reads one number.
+   */
+  waiting = 0;
+
+  private recount(): void {
+    this.waiting = this.pending.size + (this.nextIds === undefined ? 0 : 1);
+  }
+
+  /** A journey began: the dependencies told before it are attached (call when `waiting` is not 0). */
   begun(journey: Journey): void {
-    const dependencies = this.pending.get(journey.id);
+    const id = journey.id;
+    const next = this.nextIds;
+    if (next !== undefined && this.nextId === id) {
+      this.nextIds = undefined;
+      this.nextId = "";
+      this.recount();
+      this.attach(journey, next);
+      return;
+    }
+    if (this.pending.size === 0) return;
+    const dependencies = this.pending.get(id);
     if (dependencies !== undefined) {
-      this.pending.delete(journey.id);
+      this.pending.delete(id);
+      this.recount();
       this.attach(journey, dependencies);
     }
   }
@@ -93,6 +130,7 @@ export class Dependencies {
     if (noted !== undefined) {
       const weight = 1 / noted.size;
       for (const dependent of noted) {
+        dependent.detail!.notedBy--;
         if (dependent.ended || dependent.state !== this.machine.waiting) continue;
         // What this fetch did, made once here for every dependent it served (they share its
         // weight), rather than per dependent at each one's apportioning: n dependents of the same
@@ -117,14 +155,23 @@ export class Dependencies {
       return;
     }
     const shares = this.sharesOf(sources, waitStart, time);
-    const breakdown = (journey.waitBreakdown ??= []);
+    const breakdown = journey.waitBreakdown;
     const visit = journey.visitIndex;
-    for (let share = 0; share < shares.length; share += 2) {
+    // The first waiting visit's made at its size (a `[]` pushed into reserves 17 numbers for the
+    // usual 3 to 9); a second one's appended.
+    const first = breakdown === undefined ? sizedList<number>((shares.length / 2) * 3) : undefined;
+    for (let share = 0, at = 0; share < shares.length; share += 2, at += 3) {
       const activity = shares[share];
       const seconds = shares[share + 1];
-      breakdown.push(visit, activity, seconds);
+      if (first === undefined) breakdown!.push(visit, activity, seconds);
+      else {
+        first[at] = visit;
+        first[at + 1] = activity;
+        first[at + 2] = seconds;
+      }
       accumulators.waitSeconds[accumulators.activityCell(prefixId, activity)] += seconds;
     }
+    if (first !== undefined) journey.waitBreakdown = first;
     journey.waitSources = undefined;
     // Kept (not copied) for span links; a second waiting visit appends to the first's list.
     const served = journey.fetchedBy;
@@ -152,11 +199,9 @@ export class Dependencies {
       const own = sources.at(s).waitIntervals!;
       for (let i = 0; i < own.length; i++) intervals[count++] = own[i];
     }
-    const byActivity = apportionWaiting(waitStart, time, intervals, DEPENDENCIES, OTHER, new Map(), count);
+    const shares = apportionShares(waitStart, time, intervals, DEPENDENCIES, OTHER, [], count);
     // A large list is let go rather than kept holding ended fetches' intervals alive.
     if (count > SCRATCH_KEPT) intervals.length = 0;
-    const shares: number[] = [];
-    for (const [activity, seconds] of byActivity) shares.push(activity, seconds);
     // The arrays are kept, not copied: `sources` becomes the dependent's `fetchedBy`, which only
     // ever grows at its end, so its first `count` entries stay what was swept.
     this.lastSweep = { start: waitStart, end: time, count: sources.length, sources, shares };
@@ -207,7 +252,28 @@ export class Dependencies {
 
   private note(dependency: Journey, dependent: Journey): void {
     // A Set: a dependency re-entering flight (retried after "busy") notes its dependents again.
-    (dependency.notedDependents ??= new Set()).add(dependent);
+    const noted = (dependency.notedDependents ??= new Set());
+    const size = noted.size;
+    // Counted once a fetch (ended() counts it off): a dependent held by none may be reused.
+    if (noted.add(dependent).size !== size) dependent.more().notedBy++;
+  }
+
+  /**
+   * An ended journey about to be reused leaves the lists of dependents it is in (else, live again
+   * under another key, it would be found waiting under its former dependencies). Only when that is
+   * cheap: at most `maxLength` entries a list; false when a list is longer (it is not reused, and
+   * the sweep drops it from the lists as before). The lists it left are dropped when empty.
+   */
+  release(journey: Journey, maxLength: number): boolean {
+    const ids = journey.dependencyIds!;
+    const lists = this.dependentsOf;
+    for (let index = 0; index < ids.length; index++) {
+      const dependents = lists.get(ids[index]);
+      if (dependents === undefined) continue;
+      if (dependents.length > maxLength) return false;
+      if (dependents.remove(journey) && dependents.length === 0) lists.delete(ids[index]);
+    }
+    return true;
   }
 }
 
@@ -224,13 +290,15 @@ interface SweepInputs {
 
 /**
  * What an ended fetch journey was doing, visit by visit: its fetch, flight and missing visits
- * with their activities, each weighted `weight` (apportionWaiting clips them to each waiting
+ * with their activities, each weighted `weight` (apportionShares clips them to each waiting
  * visit). One pass over its visits and records together, not a scan of the records per visit (a
  * dependency retried n times has 2n visits and n records): records are appended with the visit
  * current when they are written, so they come in visit order.
  */
 function collectIntervals(source: Journey, weight: number, machine: Machine): WaitInterval[] {
-  const intervals: WaitInterval[] = [];
+  // Lists made at their size (sizedList), not pushed into from `[]`, which reserves 17 slots.
+  const intervals = sizedList<WaitInterval>(source.visitCount);
+  let filled = 0;
   const records = source.activities;
   let record = 0;
   for (let visit = 0; visit < source.visitCount; visit++) {
@@ -240,15 +308,22 @@ function collectIntervals(source: Journey, weight: number, machine: Machine): Wa
     const end = source.visitEnd(visit);
     if (!(end > start)) continue;
     while (record < records.length && records[record + ACTIVITY_VISIT] < visit) record += ACTIVITY_FIELDS;
-    let activities: number[] | undefined;
-    for (; record < records.length && records[record + ACTIVITY_VISIT] === visit; record += ACTIVITY_FIELDS) {
-      (activities ??= []).push(records[record + ACTIVITY_ID], records[record + ACTIVITY_SELF_SECONDS]);
+    let count = 0;
+    for (let at = record; at < records.length && records[at + ACTIVITY_VISIT] === visit; at += ACTIVITY_FIELDS) count++;
+    let activities: number[];
+    if (count === 0) {
+      activities = [
+        state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER,
+        end - start,
+      ];
+    } else {
+      activities = sizedList<number>(2 * count);
+      for (let pair = 0; pair < 2 * count; pair += 2, record += ACTIVITY_FIELDS) {
+        activities[pair] = records[record + ACTIVITY_ID];
+        activities[pair + 1] = records[record + ACTIVITY_SELF_SECONDS];
+      }
     }
-    activities ??= [
-      state === machine.retry ? QUEUED : state === machine.missing ? MISSING_ACTIVITY : OTHER,
-      end - start,
-    ];
-    intervals.push({ start, end, weight, priority: state === machine.transfer ? 0 : 1, activities });
+    intervals[filled++] = { start, end, weight, priority: state === machine.transfer ? 0 : 1, activities };
   }
-  return intervals;
+  return fitted(intervals, filled);
 }

@@ -47,7 +47,11 @@ export class ExecutionLedger extends Ledger implements OpenExecution {
 
   protected quantity(activityId: number, unitId: number, value: number): void {
     const journey = this.journey;
-    addQuantity((journey.quantities ??= []), journey.visitIndex, activityId, unitId, value);
+    const quantities = journey.quantities;
+    // The first as a literal of its QUANTITY_FIELDS numbers: a `[]` pushed into reserves 17
+    // (≈ 110 B more, for the usual one quantity a task: the bytes it read).
+    if (quantities === undefined) journey.quantities = [journey.visitIndex, activityId, unitId, value];
+    else addQuantity(quantities, journey.visitIndex, activityId, unitId, value);
     const unit = this.host.quantityUnit(unitId);
     if (unit !== -1) {
       const accumulators = this.host.accumulators;

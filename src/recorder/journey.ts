@@ -125,6 +125,41 @@ export class JourneyDetail {
   group: string | undefined = undefined;
   /** When an evicted journey was let go (it has no terminal visit to end at). */
   abandonedAt = Number.NaN;
+  /**
+   * Live fetches whose notedDependents hold this dependent (Dependencies.note, .ended): while
+   * any does, it may hand this journey its waiting time, so the journey is never reused.
+   */
+  notedBy = 0;
+
+  /**
+   * Every field back to its default, for a journey reused (Journey.reuse): the object is kept
+   * (~180 B a worker journey with dependencies), what it referenced let go. Lists keep their
+   * items' journeys alive and others may hold them (the last apportioning holds a fetchedBy), so
+   * they are dropped, not emptied.
+   */
+  reset(): void {
+    this.id = undefined;
+    this.quantities = undefined;
+    this.waitBreakdown = undefined;
+    this.dependencyIds = undefined;
+    this.notedDependents = undefined;
+    this.waitSources = undefined;
+    this.waitIntervals = undefined;
+    this.fetchedBy = undefined;
+    this.transfers = undefined;
+    this.transferVisits = undefined;
+    this.queueReason = -1;
+    this.failureVisit = -1;
+    this.failureOutcome = "";
+    this.failure = undefined;
+    this.reasonVisits = undefined;
+    this.reasons = undefined;
+    this.reasonOutcomes = undefined;
+    this.spanState = undefined;
+    this.group = undefined;
+    this.abandonedAt = Number.NaN;
+    this.notedBy = 0;
+  }
 }
 
 /**
@@ -216,7 +251,8 @@ export class Journey {
     this.older = undefined;
     this.newer = undefined;
     this.prefixName = "";
-    this.detail = undefined;
+    // The detail object kept, its fields reset: reads give the defaults, as with none.
+    this.detail?.reset();
     if (id !== key) this.more().id = id;
   }
 

@@ -8,6 +8,7 @@ import {
   FETCH_JOURNEY,
   Journey,
   SCHEDULER_JOURNEY,
+  type JourneyDetail,
   type JourneyKindId,
 } from "./journey.js";
 import { failureDetail } from "./failure-detail.js";
@@ -16,9 +17,20 @@ import { LETS_GO } from "./listener.js";
 
 /** Retired journeys kept for reuse at most: one is nearly always enough (a journey ends before the next begins). */
 const SPARE_JOURNEYS = 8;
-/** Visits (two numbers each) and activity records (ACTIVITY_FIELDS each) a spare journey keeps room for at most. */
+/**
+ * Visits (two numbers each) and activity records (ACTIVITY_FIELDS each) a spare journey keeps room
+ * for at most: 24 records, as a cluster worker's tasks have up to 18 (deserialize, the thread's
+ * parts, spill writes); 8 left one task in twelve unreused there. At most ~1.4 KB a spare.
+ */
 const SPARE_VISIT_NUMBERS = 32;
-const SPARE_RECORD_NUMBERS = 8 * ACTIVITY_FIELDS;
+const SPARE_RECORD_NUMBERS = 24 * ACTIVITY_FIELDS;
+/**
+ * A reused journey leaves the lists of dependents its dependencies hold (Dependencies.release):
+ * at most this many dependencies, each listing at most SPARE_LIST_LENGTH dependents (a reduction's
+ * few; a shuffle's thousands are not walked at each end, and its journeys not reused).
+ */
+const SPARE_DEPENDENCIES = 16;
+const SPARE_LIST_LENGTH = 16;
 
 /**
  * The recorder's journeys (a layer of the Recorder, see recorder-base.ts), the hot path: a key's
@@ -292,7 +304,7 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     const deps = this.deps;
     if (state === this.machine.transfer && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     this.accumulators.transitions[stateCell(prefixId, state)] += 1;
-    if (deps.pending.size > 0) deps.begun(journey);
+    if (deps.waiting !== 0) deps.begun(journey);
     if (sampled) {
       const listener = this.listener;
       if (listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);
@@ -413,8 +425,11 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
    * - a listener (the user's through addListener, or the span bridge): any listener, unless it
    *   says it keeps nothing of the journey (LETS_GO: the bridge, for an unsampled one it did not keep);
    * - a sampled journey (spans);
-   * - a detail (dependencies, waitSources, fetchedBy, transfers, span state, failures, a tuple
-   *   key's id): the dependency lists and transfers reference journeys, and they live in it;
+   * - a detail holding what others may reach (waitSources, notedDependents, transfers, span
+   *   state, failures); one with dependencies, a waiting breakdown, fetchedBy, quantities, a
+   *   group or a tuple key's id is reused, the detail object with it (reset);
+   * - a dependent the dependency lists name that cannot leave them cheaply (Dependencies.release:
+   *   a shuffle's long lists), or that a live fetch noted (its notedDependents hold it: `notedBy`);
    * - a fetch or scheduler journey (dependents and transfers reference fetches);
    * - an execution ledger that ended with an async activity pending (recordsHeld): it settles
    *   into the records later.
@@ -424,7 +439,6 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
    */
   private recycle(journey: Journey): void {
     if (
-      journey.detail !== undefined ||
       journey.kind !== COMPUTE_JOURNEY ||
       journey.sampled ||
       journey.recordsHeld ||
@@ -433,6 +447,13 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
       this.spare.length >= SPARE_JOURNEYS
     )
       return;
+    const detail = journey.detail;
+    if (detail !== undefined) {
+      if (!detailLetsGo(detail)) return;
+      const ids = detail.dependencyIds;
+      if (ids !== undefined && (ids.length > SPARE_DEPENDENCIES || !this.deps.release(journey, SPARE_LIST_LENGTH)))
+        return;
+    }
     this.spare.push(journey);
   }
 
@@ -443,4 +464,24 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
       journey.queueReason = -1;
     }
   }
+}
+
+/**
+ * Whether a retired journey's detail holds nothing another object may still reach or hand back:
+ * no dependents' or fetches' lists of its own (waitSources, notedDependents, transfers), no live
+ * fetch's list of dependents it is in (notedBy), no span
+ * state, no failure (kept by reference for explain()). Dependencies, the waiting breakdown and
+ * fetchedBy, quantities, the group and the id are its own: copied by the ring, dropped at reuse.
+ */
+function detailLetsGo(detail: JourneyDetail): boolean {
+  return (
+    detail.waitSources === undefined &&
+    detail.notedDependents === undefined &&
+    detail.transfers === undefined &&
+    detail.spanState === undefined &&
+    detail.notedBy === 0 &&
+    detail.failure === undefined &&
+    detail.failureVisit === -1 &&
+    detail.reasons === undefined
+  );
 }

@@ -10,7 +10,7 @@ import { addTransferShare, TransferLedger } from "./transfer-ledger.js";
 import type { NoLedger } from "./no-ledger.js";
 import { show } from "../model/show.js";
 import { Serve, ServeLedger } from "./serve-ledger.js";
-import { arrayLength, element, unlisted } from "./key-lists.js";
+import { arrayLength, element, fitted, sizedList, unlisted } from "./key-lists.js";
 import { LiveJourneysRecorder } from "./live-journeys.js";
 import type { Computation } from "./computations.js";
 
@@ -27,12 +27,13 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       this.drop("invalid-key", `dependencies() takes an array of keys, not ${unlisted(dependencies, count)}`);
       return;
     }
-    const ids: Array<string | number> = [];
+    const ids = sizedList<string | number>(count);
+    let filled = 0;
     for (let index = 0; index < count; index++) {
       const dependencyId = this.idOf(element(dependencies, index));
-      if (dependencyId !== undefined) ids.push(dependencyId);
+      if (dependencyId !== undefined) ids[filled++] = dependencyId;
     }
-    if (!this.deps.tell(id, ids)) {
+    if (!this.deps.tell(id, fitted(ids, filled))) {
       this.drop("dependencies-overflow", "over 100000 keys told dependencies() before their journey began");
     }
   }
@@ -106,7 +107,8 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       if (typeof bytes === "number" && bytes >= 0 && bytes <= Number.MAX_SAFE_INTEGER) nbytes = bytes;
       else this.drop("invalid-value", `gather() bytes ${show(bytes)}`);
     }
-    const journeys: Journey[] = [];
+    const journeys = sizedList<Journey>(count);
+    let filled = 0;
     for (let index = 0; index < count; index++) {
       const key = element(keys, index) as Key;
       const id = this.idOf(key);
@@ -115,19 +117,26 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       if (journey === undefined) journey = this.begin(key, id, flight, time);
       else if (journey.state !== flight) this.moveForLedger(journey, flight, time);
       if (!journey.ended) {
-        journeys.push(journey);
+        journeys[filled++] = journey;
         journey.openLedgers++;
       }
     }
-    const transfer = new Transfer(++this.transferIds, peer, journeys, nbytes, time);
+    const transfer = new Transfer(++this.transferIds, peer, fitted(journeys, filled), nbytes, time);
     for (const journey of journeys) {
       // Evicted by a later key of this same call (maxLiveJourneys smaller than the transfer).
       if (journey.ended) {
         transfer.liveKeys--;
         continue;
       }
-      (journey.transfers ??= []).push(transfer);
-      (journey.transferVisits ??= []).push(journey.visitIndex);
+      // Literals when first: one transfer a key is the rule, and a `[]` pushed into reserves 17 slots.
+      const transfers = journey.transfers;
+      if (transfers === undefined) {
+        journey.transfers = [transfer];
+        journey.transferVisits = [journey.visitIndex];
+      } else {
+        transfers.push(transfer);
+        journey.transferVisits!.push(journey.visitIndex);
+      }
     }
     const listener = this.listener;
     if (listener?.transferStarted !== undefined) this.notify("transferStarted", listener.transferStarted, transfer);
@@ -173,12 +182,13 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       this.drop("invalid-name", `serve() given a peer that is ${show(peer)}, not a string; recorded as ""`);
       peer = "";
     }
-    const ids: Array<string | number> = [];
+    const ids = sizedList<string | number>(count);
+    let filled = 0;
     for (let index = 0; index < count; index++) {
       const id = this.idOf(element(keys, index) as Key);
-      if (id !== undefined) ids.push(id);
+      if (id !== undefined) ids[filled++] = id;
     }
-    const serve = new Serve(++this.serveIds, peer, ids, time);
+    const serve = new Serve(++this.serveIds, peer, fitted(ids, filled), time);
     return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
   }
 

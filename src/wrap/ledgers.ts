@@ -72,6 +72,58 @@ export type OpenLedger = {
   end(outcome?: never, error?: never): void;
 };
 
+/** Promise.prototype.then as loaded: a promise that uses it calls one of its two handlers, once. */
+const promiseThen = Promise.prototype.then;
+/** Settlements kept for reuse at most: one per call awaiting its promise, a few at once. */
+const SPARE_SETTLEMENTS = 64;
+const spareSettlements: Settlement[] = [];
+
+/**
+ * The end of one wrapped call that returned a native promise: its two handlers are made once per
+ * Settlement, not per call (two closures and their context, ≈ 130 B a call), and read the call
+ * from the fields. A handler's first act is to take the call out and put the Settlement back for
+ * reuse, which is safe only because a native promise calls one handler at most once; any other
+ * thenable (which may call both, or twice) gets closures of its own (runInLedger).
+ */
+class Settlement {
+  private ending: Ending | undefined = undefined;
+  private ledger: OpenLedger | undefined = undefined;
+  private self: unknown = undefined;
+  private args: unknown[] | undefined = undefined;
+  readonly fulfilled = (value: unknown): unknown => {
+    const thrown = this.settle(value, undefined, false);
+    if (thrown !== undefined) throw thrown;
+    return value;
+  };
+  readonly rejected = (error: unknown): never => {
+    this.settle(undefined, error, true);
+    throw error;
+  };
+
+  static take(ending: Ending, ledger: OpenLedger, self: unknown, args: unknown[]): Settlement {
+    const settlement = spareSettlements.pop() ?? new Settlement();
+    settlement.ending = ending;
+    settlement.ledger = ledger;
+    settlement.self = self;
+    settlement.args = args;
+    return settlement;
+  }
+
+  private settle(result: unknown, error: unknown, failed: boolean): InvalidTransition | undefined {
+    const ending = this.ending!;
+    const ledger = this.ledger!;
+    const self = this.self;
+    const args = this.args!;
+    // Emptied and back before end() runs the user's outcome mapper (which may make wrapped calls).
+    this.ending = undefined;
+    this.ledger = undefined;
+    this.self = undefined;
+    this.args = undefined;
+    if (spareSettlements.length < SPARE_SETTLEMENTS) spareSettlements.push(this);
+    return end(ending, ledger, self, args, result, error, failed);
+  }
+}
+
 /**
  * Runs `original` inside `ledger` and ends the ledger after a sync return, a throw, or the
  * settlement of a returned promise. Results and errors pass through unchanged.
@@ -94,6 +146,10 @@ export function runInLedger(
   if (isThenable(result)) {
     let settled: PromiseLike<unknown>;
     try {
+      if (result instanceof Promise && result.then === promiseThen) {
+        const settlement = Settlement.take(ending, ledger, self, args);
+        return promiseThen.call(result, settlement.fulfilled, settlement.rejected);
+      }
       settled = result.then(
         (value) => {
           const thrown = end(ending, ledger, self, args, value, undefined, false);

@@ -196,7 +196,7 @@ describe("retired journeys reused", () => {
     });
   });
 
-  it("a dependent that ended is not reused while the dependency lists still name it", () => {
+  it("a dependent that ended leaves the dependency lists before it is reused", () => {
     const clock = new FakeClock(0);
     const journeys = worker(clock);
     // Other dependents' lists first: an ending journey sweeps a few lists' worth (dependencies.ts),
@@ -215,7 +215,7 @@ describe("retired journeys reused", () => {
     ledger.end("ok");
     clock.advance(1);
     journeys.transition("p", "waiting", "ready");
-    // Reused for p, x's object would be found waiting under d and given d's network time.
+    // Reused for p while still listed under d, x's object would be found waiting there and given d's network time.
     const waiting = journeys.explain("p")!.children.find((node) => node.name === "waiting")!;
     expect(waiting.children.map((node) => node.name)).toEqual(["dependencies"]);
   });
@@ -233,5 +233,87 @@ describe("retired journeys reused", () => {
     journeys.transition("b", "waiting", "memory");
     const [g1] = journeys.computations("g1");
     expect([g1.tasks, g1.live, g1.ended, g1.seconds]).toEqual([1, 0, { memory: 1 }, { waiting: 1 }]);
+  });
+
+  it("a dependent with dependencies, a waiting breakdown and quantities is reused, its detail reset, and what explain() kept of it stays", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("d", "released", "fetch");
+    journeys.transition("x", "released", "waiting");
+    journeys.dependencies("x", ["d"]);
+    const first = liveJourney(journeys, "x");
+    const gather = journeys.gather("tcp://peer:1", ["d"], { bytes: 100 });
+    gather.meter("network", () => clock.advance(2));
+    gather.end("ok");
+    journeys.transition("x", "waiting", "ready");
+    journeys.transition("x", "ready", "executing");
+    const ledger = journeys.execute("x");
+    ledger.meter("compute", () => clock.advance(1));
+    ledger.digest("disk-read", 4096, "bytes");
+    ledger.end("memory");
+    journeys.transition("x", "executing", "memory");
+    const kept = journeys.explain("x");
+    journeys.transition("y", "released", "waiting");
+    // The same object and its detail object, nothing of x's left in either.
+    expect(liveJourney(journeys, "y")).toBe(first);
+    expect(first.key).toBe("y");
+    expect(first.dependencyIds).toBeUndefined();
+    expect(first.waitBreakdown).toBeUndefined();
+    expect(first.fetchedBy).toBeUndefined();
+    expect(first.quantities).toBeUndefined();
+    expect(journeys.explain("x")).toEqual(kept);
+    expect(JSON.stringify(kept)).toContain('"quantities":{"bytes":4096}');
+    const waiting = kept!.children.find((node) => node.name === "waiting")!;
+    expect(waiting.children.map((node) => [node.name, node.seconds])).toEqual([["network", 2]]);
+    // y waits for nothing it was told: its waiting goes to "dependencies", none of d's network.
+    clock.advance(3);
+    journeys.transition("y", "waiting", "memory");
+    const yWaiting = journeys.explain("y")!.children.find((node) => node.name === "waiting")!;
+    expect(yWaiting.children.map((node) => [node.name, node.seconds])).toEqual([["dependencies", 3]]);
+  });
+
+  it("a dependent a fetch noted is not reused while that fetch may still hand it its waiting", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    journeys.transition("x", "released", "waiting");
+    journeys.dependencies("x", ["d"]);
+    const first = liveJourney(journeys, "x");
+    journeys.transition("d", "released", "fetch");
+    const gather = journeys.gather("tcp://peer:1", ["d"], { bytes: 100 }); // d in flight: x noted
+    // x is let go before d arrives (released while waiting), and ends.
+    journeys.transition("x", "waiting", "released");
+    journeys.transition("p", "released", "waiting");
+    // Reused for p, x's object would be in d's noted dependents, waiting: given d's network time.
+    expect(liveJourney(journeys, "p")).not.toBe(first);
+    gather.meter("network", () => clock.advance(2));
+    gather.end("ok");
+    clock.advance(1);
+    journeys.transition("p", "waiting", "ready");
+    const waiting = journeys.explain("p")!.children.find((node) => node.name === "waiting")!;
+    expect(waiting.children.map((node) => [node.name, node.seconds])).toEqual([["dependencies", 3]]);
+  });
+
+  it("a journey of up to 24 activity records is reused, one of more is not (the spares' memory bounded)", () => {
+    const clock = new FakeClock(0);
+    const journeys = worker(clock);
+    const run = (key: string, records: number) => {
+      journeys.transition(key, "released", "waiting");
+      const journey = liveJourney(journeys, key);
+      journeys.transition(key, "waiting", "ready");
+      journeys.transition(key, "ready", "executing");
+      const ledger = journeys.execute(key);
+      for (let index = 0; index < records; index++) ledger.meter(`part-${index}`, () => clock.advance(1));
+      ledger.end("memory");
+      journeys.transition(key, "executing", "memory");
+      return journey;
+    };
+    const eighteen = run("a", 18);
+    journeys.transition("b", "released", "waiting");
+    expect(liveJourney(journeys, "b")).toBe(eighteen);
+    journeys.transition("b", "waiting", "memory");
+    const many = run("c", 25);
+    journeys.transition("d", "released", "waiting");
+    expect(liveJourney(journeys, "d")).not.toBe(many);
+    expect(Object.keys(activitiesOf(journeys, "c"))).toHaveLength(25);
   });
 });
