@@ -13,16 +13,19 @@
  *   run natively in a young generation that no collection runs in (checked).
  *
  *   npx tsx bench/job-queue-instructions.ts [--jobs 4000] [--few 2] [--many 4] [--modes off,metrics,on]
- *                                           [--functions 25] [--allocations] [--bytes-only]
+ *                                           [--parts] [--functions 25] [--allocations] [--bytes-only]
  *                                           [--switch no-async-context,no-carriers,no-traces]
  *
- * --functions N: also the N functions whose self instructions per job differ most between
- * metrics and off and between on and metrics, JIT-compiled JavaScript named through V8's perf map
- * (`node --perf-basic-prof`; callgrind sees its code at anonymous addresses). --allocations: the
- * functions allocating most of each difference (V8's sampling heap profiler, sampled: a guide).
- * --switch turns parts off in every mode (bench/job-queue-process.ts), to measure what each costs
- * by its absence. Needs valgrind (Debian package valgrind) but with --bytes-only / --allocations; each mode runs
- * its two counts in parallel.
+ * --parts: also each difference (metrics − off, on − metrics) split into the parts of the runtime
+ * that spent it (callgrind-parts.ts: compilers, GC, builtins, JIT code, …). --functions N: also
+ * the N functions whose self instructions per job differ most in each difference, JIT-compiled
+ * JavaScript named through V8's perf map (`node --perf-basic-prof`; callgrind sees its code at
+ * anonymous addresses; the flag itself moves the counts by thousands a job, so take the totals
+ * from a run without it). --allocations: the functions allocating most of each difference (V8's
+ * sampling heap profiler, sampled: a guide). --switch turns parts off in every mode
+ * (bench/job-queue-process.ts), to measure what each costs by its absence. Needs valgrind (Debian
+ * package valgrind) but with --bytes-only / --allocations; each mode runs its two counts in
+ * parallel.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -35,7 +38,8 @@ import { PARTS, partsOf, selfBySymbol } from "./callgrind-parts.js";
 import type { JobQueueMode } from "./job-queue-process.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DRIVER = path.join(ROOT, "bench/.job-queue-driver.mjs");
+/** The driver bundled beside the benchmarks (its relative imports hold), one per run: runs may overlap. */
+const DRIVER = path.join(ROOT, `bench/.job-queue-driver-${process.pid}.mjs`);
 const SEMI_SPACE_MIB = 1024;
 const JOB_QUEUE_MODES: readonly JobQueueMode[] = ["off", "metrics", "on"];
 
@@ -46,6 +50,7 @@ const { values } = parseArgs({
     many: { type: "string", default: "4" },
     modes: { type: "string", default: JOB_QUEUE_MODES.join(",") },
     functions: { type: "string", default: "0" },
+    parts: { type: "boolean", default: false },
     allocations: { type: "boolean", default: false },
     "bytes-only": { type: "boolean", default: false },
     switch: { type: "string", default: "" },
@@ -94,7 +99,8 @@ interface Counted {
 
 async function instructions(mode: JobQueueMode, rounds: number): Promise<Counted> {
   const named = topFunctions > 0;
-  const directory = named ? fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-jq-callgrind-")) : undefined;
+  const directory =
+    named || values.parts ? fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-jq-callgrind-")) : undefined;
   const { code, stderr } = await run("valgrind", [
     "--tool=callgrind",
     "--smc-check=all-non-file",
@@ -104,7 +110,7 @@ async function instructions(mode: JobQueueMode, rounds: number): Promise<Counted
     "--predictable-gc-schedule",
     "--hash-seed=1",
     "--random-seed=1",
-    ...(named ? ["--perf-basic-prof", "--interpreted-frames-native-stack"] : []),
+    ...(named ? ["--perf-basic-prof"] : []),
     DRIVER,
     mode,
     String(rounds),
@@ -118,9 +124,9 @@ async function instructions(mode: JobQueueMode, rounds: number): Promise<Counted
   try {
     const file = fs.readdirSync(directory)[0];
     const pid = file.split(".").pop()!;
-    const perfMap = `/tmp/perf-${pid}.map`;
+    const perfMap = named ? `/tmp/perf-${pid}.map` : undefined;
     const bySymbol = selfBySymbol(path.join(directory, file), perfMap);
-    fs.rmSync(perfMap, { force: true });
+    if (perfMap !== undefined) fs.rmSync(perfMap, { force: true });
     return { total: Number(collected[1]), bySymbol };
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
@@ -195,7 +201,7 @@ for (const mode of modes) {
     const [fewCount, manyCount] = await Promise.all([instructions(mode, few), instructions(mode, many)]);
     const extraJobs = (many - few) * jobs;
     row.instructions = (manyCount.total - fewCount.total) / extraJobs;
-    if (topFunctions > 0) {
+    if (topFunctions > 0 || values.parts) {
       const perJob = perJobBySymbol(fewCount, manyCount);
       for (const [name, value] of perJob) perJob.set(name, value / extraJobs);
       bySymbol.set(mode, perJob);
@@ -238,6 +244,7 @@ for (const [from, to] of pairs) {
     const b = source.get(to);
     if (a === undefined || b === undefined) continue;
     console.log(`\n${to} − ${from}, ${what} per job by function:`);
+    if (what === "self instructions" && topFunctions === 0) continue;
     for (const [name, value] of differences(a, b, 1).slice(0, topFunctions || 25))
       console.log(`${value.toFixed(0).padStart(8)}${unit}  ${name.slice(0, 150)}`);
   }
