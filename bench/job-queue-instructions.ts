@@ -14,7 +14,7 @@
  *
  *   npx tsx bench/job-queue-instructions.ts [--jobs 4000] [--few 2] [--many 4] [--modes off,metrics,on]
  *                                           [--parts] [--functions 25] [--allocations] [--bytes-only]
- *                                           [--switch no-async-context,no-carriers,no-traces]
+ *                                           [--switch async-context,no-carriers,no-traces]
  *
  * --parts: also each difference (metrics − off, on − metrics) split into the parts of the runtime
  * that spent it (callgrind-parts.ts: compilers, GC, builtins, JIT code, …). --functions N: also

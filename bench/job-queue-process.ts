@@ -3,8 +3,8 @@
  * process holding the job queue of examples/job-queue and its two workers (two jobs in flight
  * each), jobs that resolve at once, telemetry as a user sets it up (`taskjourney/sdk`'s
  * startTelemetry for the queue, role scheduler, and one per worker, OTLP JSON files into a
- * temporary directory, the guide's instrument.ts, the library's default options but the epoch
- * clock the queue needs). Modes: telemetry off; metrics only (no traces at all); metrics + head
+ * temporary directory, the guide's instrument.ts and its JOB_RUNTIME: the epoch clock the queue
+ * needs, no AsyncLocalStorage; the library's defaults otherwise). Modes: telemetry off; metrics only (no traces at all); metrics + head
  * sampling at `traceRatio` (slow and failed journeys kept too).
  *
  * Jobs come in groups of four: three `fetch` children and their `merge` parent, which reads their
@@ -14,18 +14,19 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { JobQueue, QueueWorker } from "../examples/job-queue/queue.js";
-import { instrumentQueue, instrumentWorker, JOB_MACHINE } from "../examples/job-queue/instrument.js";
+import { instrumentQueue, instrumentWorker, JOB_MACHINE, JOB_RUNTIME } from "../examples/job-queue/instrument.js";
 
 export type JobQueueMode = "off" | "metrics" | "on";
 export const JOB_QUEUE_MODES: readonly JobQueueMode[] = ["off", "metrics", "on"];
 
 /**
  * Parts switched off, one at a time, to measure what each costs (bench/job-queue-instructions.ts
- * --switch): `no-async-context` the journeys' AsyncLocalStorage (runtime.asyncContext false);
+ * --switch): `async-context` the journeys' AsyncLocalStorage on (the library's default; the
+ * guide's JOB_RUNTIME turns it off);
  * `no-carriers` the four carrier calls of instrument.ts (the hooks then only move states);
  * `no-traces` no trace exporter (so no span processor, no tracer provider).
  */
-export const JOB_QUEUE_SWITCHES = ["no-async-context", "no-carriers", "no-traces"] as const;
+export const JOB_QUEUE_SWITCHES = ["async-context", "no-carriers", "no-traces"] as const;
 export type JobQueueSwitch = (typeof JOB_QUEUE_SWITCHES)[number];
 
 export interface JobQueueProcess {
@@ -52,11 +53,8 @@ export async function startJobQueue(
     // Loaded only when on: telemetry off is a process without it.
     const { startTelemetry } = await import("taskjourney/sdk");
     const journeysOptions = {
-      runtime: {
-        clock: () => Date.now() / 1000,
-        timeOrigin: 0,
-        ...(switches.has("no-async-context") ? { asyncContext: false } : {}),
-      },
+      // The guide's: the epoch clock, no AsyncLocalStorage (--switch async-context: with it).
+      runtime: { ...JOB_RUNTIME, asyncContext: switches.has("async-context") },
       machine: JOB_MACHINE,
       sampling: mode === "metrics" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : { ratio: options.traceRatio },
     };

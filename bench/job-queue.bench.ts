@@ -5,8 +5,9 @@
  * telemetry off; metrics only (no traces at all); metrics + head sampling at --trace-ratio
  * (default 0.01, slow and failed journeys kept too). Telemetry as a user sets it up:
  * `taskjourney/sdk`'s startTelemetry for the queue (role scheduler) and one per worker, OTLP JSON
- * files into a temporary directory, the guide's instrument.ts; the library's default options
- * (asyncContext on) but the epoch clock the queue needs. Each run computes --jobs jobs once to warm
+ * files into a temporary directory, the guide's instrument.ts and JOB_RUNTIME (the epoch clock
+ * the queue needs, no AsyncLocalStorage; until 2026-12-05 AsyncLocalStorage was on, the
+ * library's default, which the figures before then include). Each run computes --jobs jobs once to warm
  * up, then again measured: process CPU (user + system, one process holds the queue and both
  * workers) per job, and the per-round differences against off, median and quartiles.
  *
