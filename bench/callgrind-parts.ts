@@ -10,6 +10,7 @@
  * the compilers included, so a thread split would not separate them.
  */
 import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 
 export const PARTS = [
   "optimizing compilers",
@@ -57,8 +58,14 @@ export function partOf(symbol: string): Part {
   return "other (libc, zlib, OpenSSL)";
 }
 
-/** Self instructions by function symbol in one callgrind output file; JIT code, having no symbols, as one. */
-export function selfBySymbol(outFile: string): Map<string, number> {
+/**
+ * Self instructions by function symbol in one callgrind output file; JIT code, having no symbols,
+ * as one, or with `perfMap` (V8's /tmp/perf-<pid>.map of that run, `node --perf-basic-prof`) by
+ * the JavaScript function its address falls in, "JS " and V8's name for it (an address in no
+ * entry stays JIT_CODE).
+ */
+export function selfBySymbol(outFile: string, perfMap?: string): Map<string, number> {
+  const jitName = perfMap === undefined ? () => JIT_CODE : perfMapLookup(perfMap);
   const run = spawnSync(
     "callgrind_annotate",
     ["--inclusive=no", "--threshold=100", "--show=Ir", "--sort=Ir", outFile],
@@ -77,10 +84,39 @@ export function selfBySymbol(outFile: string): Map<string, number> {
     if (match === null || match[2] === "PROGRAM TOTALS") continue;
     const found = match[3].trim();
     // A JIT function's address differs from run to run: they are compared as one.
-    const symbol = partOf(found) === "JIT-compiled JavaScript" ? JIT_CODE : found;
+    const symbol = partOf(found) === "JIT-compiled JavaScript" ? jitName(found) : found;
     bySymbol.set(symbol, (bySymbol.get(symbol) ?? 0) + Number(match[1].replaceAll(",", "")));
   }
   return bySymbol;
+}
+
+/** A function naming a JIT code address ("0x…") by the perf map's entry that holds it. */
+function perfMapLookup(file: string): (address: string) => string {
+  const entries: Array<[number, number, string]> = [];
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    const match = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+    if (match !== null) entries.push([parseInt(match[1], 16), parseInt(match[2], 16), match[3]]);
+  }
+  // Code moved or collected leaves stale entries: the newest entry holding an address wins.
+  const order = entries.map((_, index) => index).sort((a, b) => entries[a][0] - entries[b][0] || b - a);
+  return (address) => {
+    const at = parseInt(address, 16);
+    let low = 0;
+    let high = order.length - 1;
+    let found = -1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (entries[order[middle]][0] <= at) {
+        found = middle;
+        low = middle + 1;
+      } else high = middle - 1;
+    }
+    for (let index = found; index >= 0 && index > found - 64; index--) {
+      const [start, size, name] = entries[order[index]];
+      if (at < start + size) return `JS ${name}`;
+    }
+    return JIT_CODE;
+  };
 }
 
 /** What selfBySymbol() calls all JIT-compiled code together. */
@@ -90,7 +126,7 @@ export const JIT_CODE = "(JIT-compiled JavaScript, all addresses)";
 export function partsOf(bySymbol: ReadonlyMap<string, number>): Record<Part, number> {
   const totals = Object.fromEntries(PARTS.map((part) => [part, 0])) as Record<Part, number>;
   for (const [symbol, count] of bySymbol) {
-    totals[symbol === JIT_CODE ? "JIT-compiled JavaScript" : partOf(symbol)] += count;
+    totals[symbol === JIT_CODE || symbol.startsWith("JS ") ? "JIT-compiled JavaScript" : partOf(symbol)] += count;
   }
   return totals;
 }

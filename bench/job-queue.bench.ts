@@ -5,8 +5,9 @@
  * telemetry off; metrics only (no traces at all); metrics + head sampling at --trace-ratio
  * (default 0.01, slow and failed journeys kept too). Telemetry as a user sets it up:
  * `taskjourney/sdk`'s startTelemetry for the queue (role scheduler) and one per worker, OTLP JSON
- * files into a temporary directory, the guide's instrument.ts; the library's default options
- * (asyncContext on) but the epoch clock the queue needs. Each run computes --jobs jobs once to warm
+ * files into a temporary directory, the guide's instrument.ts and JOB_RUNTIME (the epoch clock
+ * the queue needs, no AsyncLocalStorage; until 2026-12-05 AsyncLocalStorage was on, the
+ * library's default, which the figures before then include). Each run computes --jobs jobs once to warm
  * up, then again measured: process CPU (user + system, one process holds the queue and both
  * workers) per job, and the per-round differences against off, median and quartiles.
  *
@@ -16,9 +17,7 @@
  * results (the read-children activity). Two workers, two jobs in flight each.
  */
 import { spawn } from "node:child_process";
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { printSuite, report, type CaseResult, type SuiteResult } from "./harness.js";
@@ -36,61 +35,18 @@ type Mode = "off" | "metrics" | "on";
 
 /** One run in this process (the child): warm-up round, measured round; prints the CPU as JSON. */
 async function child(mode: Mode): Promise<void> {
-  const { JobQueue, QueueWorker } = await import("../examples/job-queue/queue.js");
-  const { instrumentQueue, instrumentWorker, JOB_MACHINE } = await import("../examples/job-queue/instrument.js");
-  const handlers = {
-    fetch: async () => 1,
-    merge: async (_job: unknown, children: unknown[]) => children.length,
-  };
-  const queue = new JobQueue();
-  const workers = [new QueueWorker(queue, "worker-1", 2, handlers), new QueueWorker(queue, "worker-2", 2, handlers)];
-  const shutdowns: Array<() => Promise<unknown>> = [];
-  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-jobqueue-"));
-  if (mode !== "off") {
-    const { startTelemetry } = await import("taskjourney/sdk");
-    const ratio = mode === "metrics" ? 0 : Number(values["trace-ratio"]);
-    const journeysOptions = {
-      clock: () => Date.now() / 1000,
-      timeOrigin: 0,
-      machine: JOB_MACHINE,
-      sampling: mode === "metrics" ? { ratio: 0, keepSlowerThan: 0, keepErrors: false } : { ratio },
-    };
-    const start = (role: "scheduler" | "worker", instance: string) =>
-      startTelemetry({
-        role,
-        instance,
-        serviceName: "job-queue-bench",
-        journeys: journeysOptions,
-        fileDirectory: outDir,
-        exporters: { metricExportIntervalMillis: 10_000 },
-        registerGlobal: false,
-      });
-    const queueTelemetry = await start("scheduler", "queue");
-    shutdowns.push(() => queueTelemetry.shutdown());
-    instrumentQueue(queue, queueTelemetry.journeys as never);
-    for (const worker of workers) {
-      const telemetry = await start("worker", worker.name);
-      shutdowns.push(() => telemetry.shutdown());
-      instrumentWorker(worker, telemetry.journeys as never);
-    }
-  }
-  for (const worker of workers) worker.start();
-  const round = async () => {
-    for (let group = 0; group < jobs / 4; group++) {
-      const children = [0, 1, 2].map(() => queue.add({ name: "fetch" }).id);
-      queue.add({ name: "merge", children });
-    }
-    await queue.drained();
-  };
-  await round();
+  const { startJobQueue } = await import("./job-queue-process.js");
+  const jobQueue = await startJobQueue(mode, {
+    traceRatio: Number(values["trace-ratio"]),
+    metricExportIntervalMillis: 10_000,
+  });
+  await jobQueue.round(jobs);
   const before = process.cpuUsage();
   const started = performance.now();
-  await round();
+  await jobQueue.round(jobs);
   const used = process.cpuUsage(before);
   const seconds = (performance.now() - started) / 1000;
-  for (const worker of workers) worker.stop();
-  await Promise.all(shutdowns.map((shutdown) => shutdown()));
-  fs.rmSync(outDir, { recursive: true, force: true });
+  await jobQueue.stop();
   process.stdout.write(`${JSON.stringify({ cpuSeconds: (used.user + used.system) / 1e6, seconds })}\n`);
   // The workers' loops wait on take() forever: nothing else to do.
   process.exit(0);

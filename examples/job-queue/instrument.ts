@@ -36,13 +36,21 @@ export const JOB_MACHINE = defineMachine({
 
 /** Its states as a type, for code that takes the journeys: `TaskJourneys<"scheduler", JobJourneyState>`. */
 export type JobJourneyState = (typeof JOB_MACHINE.states)[number];
+
+/**
+ * The journeys' `runtime` option, on both sides: the epoch clock the queue stores its times in,
+ * and no AsyncLocalStorage. The one activity, readChildren(), runs in run()'s synchronous part,
+ * where the execution's ledger is found without it; on Node 20 AsyncLocalStorage installs promise
+ * hooks that tax every promise of the process (here 1.1 KB allocated a job).
+ */
+export const JOB_RUNTIME = { clock: () => Date.now() / 1000, timeOrigin: 0, asyncContext: false };
 // [/machine]
 
 // [queue]
 /**
  * The queue's side: a job's life is one journey, retries and their backoff included:
  * added → waiting-children → waiting → active (→ delayed → waiting → active …) → completed | failed.
- * `journeys` must use the epoch clock: `runtime: { clock: () => Date.now() / 1000, timeOrigin: 0 }`.
+ * `journeys` must use the epoch clock: `runtime: JOB_RUNTIME`.
  */
 export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"scheduler", JobJourneyState>): void {
   queue.hooks.added = (job) => {
@@ -80,7 +88,10 @@ export function instrumentQueue(queue: JobQueue, journeys: TaskJourneys<"schedul
 // [/queue]
 
 // [worker]
-/** A worker's side, with the same machine: each attempt it runs is a journey, active → completed | failed. */
+/**
+ * A worker's side, with the same machine: each attempt it runs is a journey, active → completed | failed.
+ * `journeys` takes `runtime: JOB_RUNTIME` too (a handler that meters after an `await` would need asyncContext).
+ */
 export function instrumentWorker(worker: QueueWorker, journeys: TaskJourneys<"worker", JobJourneyState>): () => void {
   // The first carrier, before the journey begins: it nests under the queue's journey of the job.
   worker.hooks.starting = (job) => journeys.propagation.receiver.continueFrom(job.id, job.data.carrier as TraceCarrier);

@@ -121,7 +121,6 @@ export class JourneyDetail {
   reasons: Array<FailureDetail | undefined> | undefined = undefined;
   /** By reason: the outcome of an attempt that was not an error (a move into cancelled with why), made on first one. */
   reasonOutcomes: Array<string | undefined> | undefined = undefined;
-  spanState: unknown = undefined;
   group: string | undefined = undefined;
   /** When an evicted journey was let go (it has no terminal visit to end at). */
   abandonedAt = Number.NaN;
@@ -155,7 +154,6 @@ export class JourneyDetail {
     this.reasonVisits = undefined;
     this.reasons = undefined;
     this.reasonOutcomes = undefined;
-    this.spanState = undefined;
     this.group = undefined;
     this.abandonedAt = Number.NaN;
     this.notedBy = 0;
@@ -200,6 +198,12 @@ export class Journey {
   newer: Journey | undefined = undefined;
   /** The prefix as chosen (describe(), keyPrefix, key_split), before folding into "other" past prefixLimit. */
   prefixName = "";
+  /**
+   * Owned by the span bridge: the live spans of a sampled journey, or the ids it handed out. A
+   * field of its own, not the detail's: a scheduler's journeys nearly all hand ids out (every task
+   * sent on with a carrier), and the detail made for it was ~190 B a journey (issue 34).
+   */
+  spanState: unknown = undefined;
   /** The fields few journeys use, once one of them is written. */
   detail: JourneyDetail | undefined = undefined;
 
@@ -251,6 +255,7 @@ export class Journey {
     this.older = undefined;
     this.newer = undefined;
     this.prefixName = "";
+    this.spanState = undefined;
     // The detail object kept, its fields reset: reads give the defaults, as with none.
     this.detail?.reset();
     if (id !== key) this.more().id = id;
@@ -516,13 +521,6 @@ export class Journey {
       return;
     }
     this.addReason(reason, visit);
-  }
-  /** Owned by the span bridge: the live spans of a sampled journey, or the ids it handed out. */
-  get spanState(): unknown {
-    return this.detail?.spanState;
-  }
-  set spanState(value: unknown) {
-    if (value !== undefined || this.detail !== undefined) this.more().spanState = value;
   }
   /** The task group given by describe(), or undefined for the default. */
   get group(): string | undefined {

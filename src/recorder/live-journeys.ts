@@ -441,6 +441,8 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     if (
       journey.kind !== COMPUTE_JOURNEY ||
       journey.sampled ||
+      // Ids handed out (the span bridge's state): a result carrier may still name them.
+      journey.spanState !== undefined ||
       journey.recordsHeld ||
       journey.visits.length > SPARE_VISIT_NUMBERS ||
       journey.activities.length > SPARE_RECORD_NUMBERS ||
@@ -469,8 +471,7 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
 /**
  * Whether a retired journey's detail holds nothing another object may still reach or hand back:
  * no dependents' or fetches' lists of its own (waitSources, notedDependents, transfers), no live
- * fetch's list of dependents it is in (notedBy), no span
- * state, no failure (kept by reference for explain()). Dependencies, the waiting breakdown and
+ * fetch's list of dependents it is in (notedBy), no failure (kept by reference for explain()). Dependencies, the waiting breakdown and
  * fetchedBy, quantities, the group and the id are its own: copied by the ring, dropped at reuse.
  */
 function detailLetsGo(detail: JourneyDetail): boolean {
@@ -478,7 +479,6 @@ function detailLetsGo(detail: JourneyDetail): boolean {
     detail.waitSources === undefined &&
     detail.notedDependents === undefined &&
     detail.transfers === undefined &&
-    detail.spanState === undefined &&
     detail.notedBy === 0 &&
     detail.failure === undefined &&
     detail.failureVisit === -1 &&

@@ -11,7 +11,7 @@ import {
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
-import { instrumentQueue, instrumentWorker, JOB_MACHINE } from "../../examples/job-queue/instrument.js";
+import { instrumentQueue, instrumentWorker, JOB_MACHINE, JOB_RUNTIME } from "../../examples/job-queue/instrument.js";
 import { startCluster } from "../../examples/job-queue/workload.js";
 
 const seconds = (time: [number, number]) => time[0] + time[1] / 1e9;
@@ -27,7 +27,7 @@ async function run(ratio: number, workerClock: "same" | "late" = "same") {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const options = {
-    runtime: { clock: () => Date.now() / 1000, timeOrigin: 0 },
+    runtime: JOB_RUNTIME,
     tracerProvider,
     sampling: { ratio, keepSlowerThan: 0 },
     machine: JOB_MACHINE,
@@ -36,7 +36,7 @@ async function run(ratio: number, workerClock: "same" | "late" = "same") {
   const cluster = startCluster();
   instrumentQueue(cluster.queue, queueJourneys);
   const workerRuntime =
-    workerClock === "late" ? { clock: () => (Date.now() + 0.999) / 1000, timeOrigin: 0 } : options.runtime;
+    workerClock === "late" ? { ...JOB_RUNTIME, clock: () => (Date.now() + 0.999) / 1000 } : options.runtime;
   const workerJourneys = cluster.workers.map((worker) => {
     const journeys = new TaskJourneys({ ...options, runtime: workerRuntime, role: "worker", instance: worker.name });
     instrumentWorker(worker, journeys);

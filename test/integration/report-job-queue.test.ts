@@ -21,6 +21,7 @@ import {
   instrumentQueue,
   instrumentWorker,
   JOB_MACHINE,
+  JOB_RUNTIME,
   type JobJourneyState,
 } from "../../examples/job-queue/instrument.js";
 import { startCluster } from "../../examples/job-queue/workload.js";
@@ -46,8 +47,7 @@ async function runJobQueue(into: string, ratio: number): Promise<void> {
       // keepErrors (the default) keeps the failed jobs' journeys even at ratio 0.
       journeys: {
         machine: JOB_MACHINE,
-        clock: () => Date.now() / 1000,
-        timeOrigin: 0,
+        runtime: JOB_RUNTIME,
         sampling: { ratio, keepSlowerThan: 0 },
       },
     });

@@ -4,7 +4,6 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   trace,
-  TraceFlags,
   type Link,
   type SpanContext,
   type Tracer,
@@ -20,7 +19,6 @@ import { ATTR_ABANDONED, ATTR_STAND_IN, ATTR_TASK_PREFIX, ATTR_UNFINISHED, SPAN_
 import {
   carrierContext,
   formatHandOff,
-  formatTraceparent,
   handOffOf,
   injectSpanContext,
   isSampled,
@@ -29,7 +27,6 @@ import {
   sampledParent,
   spanContextFrom,
   stateSpanOf,
-  traceIdOfHeader,
   unsampledTraceparent,
   TRACEPARENT,
   TRACESTATE,
@@ -41,9 +38,10 @@ import { tell } from "../warn.js";
 import { TailSampler } from "../tail-sampling.js";
 import { BoundedMap } from "../bounded-map.js";
 import { ActivitySpans } from "./activities.js";
-import { HandedOutIds, TaskSpan, type EndedTask } from "./context.js";
+import { TaskSpan, type EndedTask } from "./context.js";
+import { HandedOutIds, handOutIds } from "./handed-out.js";
 import { injectEnded, ResultEnds } from "./result-ends.js";
-import { randomSpanId, randomTraceId, SpanIds } from "../span-ids.js";
+import { SpanIds } from "../span-ids.js";
 import type { SpanBridgeOptions } from "./options.js";
 import { at, TaskSpans } from "./tasks.js";
 import { TransferSpans } from "./transfers.js";
@@ -180,8 +178,8 @@ export class SpanBridge implements RecorderListener {
       if (spans === undefined && this.ids?.ignored === false && !this.closed) spans = this.handOutIds(journey);
       if (spans instanceof HandedOutIds) {
         // Every carrier of the journey names the same ids: the header is made once.
-        carrier[TRACEPARENT] = spans.header ??= formatTraceparent(spans.spanContext);
-        const traceState = spans.spanContext.traceState?.serialize();
+        carrier[TRACEPARENT] = spans.header;
+        const traceState = spans.traceState?.serialize();
         if (traceState !== undefined && traceState.length > 0) carrier[TRACESTATE] = traceState;
         return true;
       } else {
@@ -323,22 +321,9 @@ export class SpanBridge implements RecorderListener {
     return spans;
   }
 
-  /**
-   * Ids of our own for a journey that was not head-sampled (useIds()): its parent's trace (or a
-   * new one) and a new span id, kept on the journey so that every carrier names the same span.
-   */
+  /** Ids of our own for a journey that was not head-sampled (useIds()), kept on the journey so that every carrier names the same span. */
   private handOutIds(journey: Journey): HandedOutIds {
-    const parent = this.parents.size !== 0 ? this.parents.get(journey.id) : undefined;
-    // As the deferred task span would carry them: the parent's trace and tracestate (without our member).
-    const traceState =
-      parent === undefined || typeof parent === "string" ? undefined : sampledParent(parent).traceState;
-    const ids = new HandedOutIds({
-      traceId:
-        parent === undefined ? randomTraceId() : typeof parent === "string" ? traceIdOfHeader(parent) : parent.traceId,
-      spanId: randomSpanId(),
-      traceFlags: TraceFlags.NONE,
-      traceState,
-    });
+    const ids = handOutIds(this.parents.size !== 0 ? this.parents.get(journey.id) : undefined);
     journey.spanState = ids;
     return ids;
   }
@@ -354,7 +339,8 @@ export class SpanBridge implements RecorderListener {
     if (ids.links !== undefined) links = links === undefined ? ids.links : [...links, ...ids.links];
     const generator = this.ids!;
     let spans: TaskSpan;
-    generator.preset(ids.spanContext.traceId, ids.spanContext.spanId);
+    const handedOut = ids.spanContext;
+    generator.preset(handedOut.traceId, handedOut.spanId);
     try {
       spans = this.tasks.start(
         journey,
@@ -366,7 +352,7 @@ export class SpanBridge implements RecorderListener {
     } finally {
       generator.clear();
     }
-    generator.took(spans.span, ids.spanContext.spanId);
+    generator.took(spans.span, handedOut.spanId);
     spans.linksDropped += ids.linksDropped;
     this.tasks.emitRetroactively(journey, ROOT_CONTEXT, undefined, spans, undefined, resultEnd);
   }

@@ -1,12 +1,4 @@
-import {
-  ROOT_CONTEXT,
-  trace,
-  type Context,
-  type HrTime,
-  type Link,
-  type Span,
-  type SpanContext,
-} from "@opentelemetry/api";
+import { ROOT_CONTEXT, trace, type Context, type HrTime, type Span, type SpanContext } from "@opentelemetry/api";
 import { IncompatibleDependencyError } from "../../shared/errors.js";
 
 /**
@@ -90,24 +82,6 @@ export class TaskSpan extends OpenSpan {
    * undefined: a double field would be a number boxed per span, for nearly every span in vain.
    */
   notBefore: number | undefined = undefined;
-}
-
-/**
- * The ids `inject()` handed out for a journey that was not head-sampled, when the tracer
- * provider lets the bridge choose ids (see ../span-ids.ts): no span exists until the journey is
- * kept at its end, when its task span is started with these ids.
- */
-export class HandedOutIds {
-  /** Links to sampled contexts that arrived once the journey had begun (`parent()` too late), for its task span if kept. */
-  links: Link[] | undefined = undefined;
-  linksDropped = 0;
-  /** Its `traceparent`, made at the first inject() and written by every later one. */
-  header: string | undefined = undefined;
-
-  constructor(
-    /** What the carriers said: the task span's ids, not sampled, with the parent's tracestate. */
-    readonly spanContext: SpanContext,
-  ) {}
 }
 
 /**
