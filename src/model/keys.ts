@@ -273,6 +273,10 @@ function nameWordsEnd(key: string, firstEnd: number): number {
   let nameEnd = firstEnd;
   while (nameEnd < length) {
     const wordStart = nameEnd + 1;
+    // A word that does not begin with a letter is no name word (isNameWord's first test), told
+    // before its end is looked for: a key's token, 32 hex digits, is not scanned for a "-" that
+    // would not change the answer (~100 instructions a journey, bench/guard).
+    if (letterWidth(key, wordStart) === 0) break;
     let wordEnd = key.indexOf("-", wordStart);
     if (wordEnd === -1) wordEnd = length;
     if (!isNameWord(key, wordStart, wordEnd)) break;
