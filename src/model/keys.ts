@@ -259,19 +259,46 @@ function splitString(key: string): string {
     while (start < end && isKeyStripped(key.charCodeAt(start))) start++;
     while (end > start && isKeyStripped(key.charCodeAt(end - 1))) end--;
   }
-  let nameEnd = firstEnd;
-  while (nameEnd < length) {
-    const wordStart = nameEnd + 1;
-    let wordEnd = key.indexOf("-", wordStart);
-    if (wordEnd === -1) wordEnd = length;
-    if (!isNameWord(key, wordStart, wordEnd)) break;
-    nameEnd = wordEnd;
-  }
+  const nameEnd = nameWordsEnd(key, firstEnd);
   const result = end === firstEnd ? key.slice(start, nameEnd) : key.slice(start, end) + key.slice(firstEnd, nameEnd);
   if (result.length === 0) return OTHER;
   if (result.length === 32 && isLowerHex(result)) return DATA;
   if (result.charCodeAt(0) === LESS_THAN) return objectReprName(result);
   return result;
+}
+
+/** Where the name words that follow the key's first word (ending at `firstEnd`) end: splitString's scan. */
+function nameWordsEnd(key: string, firstEnd: number): number {
+  const length = key.length;
+  let nameEnd = firstEnd;
+  while (nameEnd < length) {
+    const wordStart = nameEnd + 1;
+    // A word that does not begin with a letter is no name word (isNameWord's first test), told
+    // before its end is looked for: a key's token, 32 hex digits, is not scanned for a "-" that
+    // would not change the answer (~100 instructions a journey, bench/guard).
+    if (letterWidth(key, wordStart) === 0) break;
+    let wordEnd = key.indexOf("-", wordStart);
+    if (wordEnd === -1) wordEnd = length;
+    if (!isNameWord(key, wordStart, wordEnd)) break;
+    nameEnd = wordEnd;
+  }
+  return nameEnd;
+}
+
+/**
+ * Where keySplit(key) ends when it is the key's own beginning, `key.slice(0, end)`: a string key
+ * whose first character is an ASCII letter, unless the answer is "data" (32 hex digits). -1 for
+ * any other key. splitString's scan without its slice: the recorder finds a prefix it knows by this
+ * end and a comparison, without a string made and hashed per journey (naming.ts, keyPrefixId).
+ */
+export function keySplitEnd(key: string): number {
+  // An ASCII letter first (an empty key's NaN is not one), else -1: small, as the recorder's
+  // begin() inlines it (letterWidth's regular expression for other letters stays off this path).
+  if (((key.charCodeAt(0) | 0x20) - 0x61) >>> 0 >= 26) return -1;
+  let firstEnd = key.indexOf("-");
+  if (firstEnd === -1) firstEnd = key.length;
+  const nameEnd = nameWordsEnd(key, firstEnd);
+  return nameEnd === 32 && isLowerHex(key, 32) ? -1 : nameEnd;
 }
 
 /**
@@ -345,8 +372,9 @@ function letterWidth(text: string, index: number): number {
   return LETTER.test(text) ? LETTER.lastIndex - index : 0;
 }
 
-function isLowerHex(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
+/** Whether `text`'s first `length` characters (all of them by default) are lowercase hex digits. */
+function isLowerHex(text: string, length = text.length): boolean {
+  for (let i = 0; i < length; i++) {
     const code = text.charCodeAt(i);
     if (!((code >= 0x30 && code <= 0x39) || (code >= 0x61 && code <= 0x66))) return false;
   }

@@ -74,8 +74,16 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
       }
       // A journey begins from the machine's initial state or a terminal one (Dask's released is both).
       if (fromLive && this.withoutJourney(id, fromId, toId)) return;
-      // NaN: begin() reads the clock itself, so no reading crosses a call boxed (see tick()).
-      this.begin(key, id, toId, given);
+      // The clock read here, not in begin(): V8 inlined tick() into begin() but not the clock's
+      // process.hrtime() beneath it (past begin()'s inlining budget, which keyPrefixId() takes),
+      // and each reading allocated its array (+64 B a journey, bench/guard). The reading goes
+      // through the field, so none crosses a call boxed (see tick()).
+      let time = given;
+      if (time !== time) {
+        this.tick();
+        time = this.lastClock;
+      }
+      this.begin(key, id, toId, time);
       return;
     }
     if (toId === journey.state && fromId !== toId && !journey.movedByLedger) {
@@ -281,8 +289,18 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
       time = this.lastClock;
     }
     const description = this.described.size !== 0 ? this.described.get(id) : undefined;
-    const prefix = description?.prefix ?? this.prefixHint ?? this.prefixOf(key, id);
-    const prefixId = this.internPrefix(prefix);
+    let prefix = description?.prefix ?? this.prefixHint;
+    let prefixId = -1;
+    if (prefix === undefined) {
+      // The usual journey: a string key's own prefix, one seen before (keyPrefixId, a cache).
+      const ownPrefix = typeof key === "string" && this.config.keyPrefix === undefined;
+      if (ownPrefix) prefixId = this.keyPrefixId(key);
+      if (prefixId === -1) {
+        prefix = this.prefixOf(key, id);
+        prefixId = this.internPrefix(prefix);
+        if (ownPrefix) this.rememberPrefix(key, prefixId);
+      }
+    } else prefixId = this.internPrefix(prefix);
     const kind: JourneyKindId =
       this.role === "scheduler"
         ? SCHEDULER_JOURNEY
@@ -296,7 +314,8 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     if (journey === undefined) journey = new Journey(key, id, prefixId, kind, time, sampled, state);
     else journey.reuse(key, id, prefixId, kind, time, sampled, state);
     // The interned copy, when there is one: a prefix sliced from the key is a string of its own per journey.
-    journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix;
+    // (A prefix id found by keyPrefixId is a named one: `prefix` is set whenever it is the overflow.)
+    journey.prefixName = prefixId !== this.prefixes.limit ? this.prefixes.names[prefixId] : prefix!;
     if (description?.group !== undefined) journey.group = description.group;
     const computation = this.computationHint;
     if (computation !== undefined) journey.computationSlot = this.computations.begin(computation, time);

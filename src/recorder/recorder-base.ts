@@ -29,6 +29,11 @@ import {
 export const ACTIVITY_CACHE_MASK = 31;
 /** Slots of the state-name cache (stateOf), by name length. */
 export const STATE_CACHE_MASK = 31;
+/**
+ * Slots of the key-prefix cache (keyPrefixId), 512 pairs (two ways): 100 prefixes, the guard's,
+ * in 512 single slots collided in ~9 slots, whose keys then went the whole way each time.
+ */
+export const PREFIX_CACHE_MASK = 1023;
 
 /**
  * The recorder's footing (the Recorder is built up in layers, one job a file, all one object:
@@ -102,6 +107,8 @@ export abstract class RecorderBase {
    */
   protected readonly stateCacheNames = new Array<string>(STATE_CACHE_MASK + 1).fill("");
   protected readonly stateCacheIds = new Int32Array(STATE_CACHE_MASK + 1).fill(-1);
+  /** Prefix ids by a hash of a key's prefix (keyPrefixId), -1: an empty slot. */
+  protected readonly prefixCacheIds = new Int32Array(PREFIX_CACHE_MASK + 1).fill(-1);
   readonly noLedger: NoLedger;
   readonly asyncContext: boolean;
   /**

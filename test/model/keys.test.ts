@@ -1,6 +1,6 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
-import { isKey, keySplit, keySplitGroup, keyToText, type Key } from "../../src/model/keys.js";
+import { isKey, keySplit, keySplitEnd, keySplitGroup, keyToText, type Key } from "../../src/model/keys.js";
 
 // Sources of the expectations below:
 //
@@ -386,5 +386,37 @@ describe("the key helpers given what no key is", () => {
     expect([proxy, [proxy]].map(keySplitGroup)).toEqual(["Other", "Other"]);
     // A tuple's name is its first element's, which is readable here.
     expect(keySplit([["x", proxy]])).toBe("x");
+  });
+});
+
+describe("keySplitEnd: where key_split's answer ends when it is the key's own start", () => {
+  it("is -1 or the length of keySplit(key), which the key then begins with", () => {
+    const check = (key: string): void => {
+      const end = keySplitEnd(key);
+      if (end !== -1) expect(key.slice(0, end), key).toBe(keySplit(key));
+    };
+    for (const key of ["x-1", "hello-world-1", "x-abcdefab", "x-abcdefgh-1", "inc-ab-45c0", "a", "A-b-C-1", "x-y,z-1"])
+      check(key);
+    expect(keySplitEnd("hello-world-1")).toBe(11);
+    expect(keySplitEnd("rechunk-merge-b-45c08a19689ab7b8b5db2ccd0a8634f5")).toBe(15);
+    // Not a slice of the key, or not a plain one: -1, and keySplit answers.
+    for (const key of [
+      "45c08a19689ab7b8b5db2ccd0a8634f5",
+      "abcdefabcdefabcdefabcdefabcdefab",
+      "('x-2', 1)",
+      "_(x)-1",
+      "été-1",
+      "<a.b object at 0x1>",
+      "",
+      "-x",
+    ])
+      expect(keySplitEnd(key), key).toBe(-1);
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom("a", "b", "f", "z", "-", "1", ",", "_", "(", "é", "<", "X") }),
+        (key) => check(key),
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -220,3 +220,41 @@ describe("prefixes past prefixLimit", () => {
     expect(journeys.dropped()["prefix-limit"]).toBe(50_000 - 10);
   });
 });
+
+describe("the recorder's cache of key prefixes (keyPrefixId)", () => {
+  it("gives every journey key_split's prefix: keys whose prefixes share a cache slot, fill its pair, or are no slice of the key", () => {
+    const clock = new FakeClock(0);
+    const journeys = new TaskJourneys({
+      role: "scheduler",
+      clock: clock.now,
+      sampling: { ratio: 0 },
+      limits: { maxPrefixes: 2000 },
+    });
+    const hex = "45c08a19689ab7b8b5db2ccd0a8634f5";
+    // "abcde" and "axyde": one length, and the same characters where the cache's slot reads them
+    // (first, last, three quarters in): one slot, told apart only by comparing the key's start.
+    const named = ["abcde", "axyde", "inc", "inc-ab", "rechunk-merge", "rechunk-split", "x"];
+    // 300 more: more than some slot pairs hold, so that prefixes evict one another.
+    for (let index = 0; index < 300; index++)
+      named.push(
+        `family-${"abcdefghij"[index % 10]}${"klmnopqrst"[Math.floor(index / 10) % 10]}${"uvwxyz"[Math.floor(index / 100)]}`,
+      );
+    const keys = named.map((name) => `${name}-${hex}`);
+    // Keys whose prefix is not the key's own start, or not a plain one: key_split's answers.
+    const others: Array<[string, string]> = [
+      [hex, "data"],
+      ["('y-2', 1)", "y"],
+      ["_(z)-1", "z"],
+      ["été-1", "été"],
+      ["<module.sub.myclass object at 0x1>", "myclass"],
+      // Past MAX_NAME_LENGTH: cut (and told), never found in the cache by its full length.
+      [`${"long".repeat(70)}-1`, ""],
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys) schedule(journeys, clock, key);
+      for (const [key] of others) schedule(journeys, clock, key);
+    }
+    for (const name of named) expect(journeys.stats(name, "processing").count, name).toBe(3);
+    for (const [key, prefix] of others.slice(0, -1)) expect(journeys.stats(prefix, "processing").count, key).toBe(3);
+  });
+});
