@@ -35,15 +35,16 @@ export const TOLERANCE = 0.03;
 export const BYTES_SLACK = 16;
 
 /**
- * Ceilings no baseline moves. Issue 34 aims at 512 B allocated per unsampled journey; it read 508 B
- * in the 20,000 journeys the guard counted until 2026-12-05, a window that held one rehash of a
- * live table (~230 KB every ~4,200 journeys) fewer than its share: over 100,000 journeys the same
- * code reads 515-517 B. So the ceiling is what is met, a few bytes over that, and the aim is not
- * met. The 3% and the 16 B above would let it creep to 548 B; a change that needs more must change
- * this line and say why.
+ * Ceilings no baseline moves: issue 34's 512 B allocated per unsampled journey, with traces off
+ * (`journey`) and on (`traced`: the span bridge listening, the journey not sampled). Counted over
+ * 100,000 journeys (a live table's rehash, ~230 KB every ~4,200 journeys, is in its share): 487 B
+ * both on 2026-12-05, after the day's cuts (the 20,000-journey window read 508 B when 100,000 read
+ * 517). The 3% and the 16 B would let a journey creep past it; a change that needs more must change
+ * these lines and say why.
  */
 export const CEILINGS: Readonly<Record<string, { readonly bytes?: number; readonly instructions?: number }>> = {
-  journey: { bytes: 520 },
+  journey: { bytes: 512 },
+  traced: { bytes: 512 },
 };
 
 export interface Verdict {
