@@ -224,7 +224,6 @@ export abstract class NamingRecorder extends RecorderBase {
   }
 }
 
-/** A key's prefix; for a key that cannot be read again (a hostile Proxy), the prefix of its map id. */
 /**
  * keyPrefixId()'s slot for the prefix `key.slice(0, end)`, the first of a pair: its length and
  * three of its characters (prefixes of one length often differ in one word: "rechunk-merge",
@@ -237,6 +236,7 @@ function prefixSlot(key: string, end: number): number {
   return (Math.imul(mixed, 0x9e3779b1) >>> 22) & (PREFIX_CACHE_MASK - 1);
 }
 
+/** A key's prefix; for a key that cannot be read again (a hostile Proxy), the prefix of its map id. */
 function safeKeySplit(key: Key, id: string | number): string {
   if (typeof key === "string") return keySplitUncached(key);
   try {
