@@ -27,7 +27,7 @@
  * package valgrind) but with --bytes-only / --allocations; each mode runs its two counts in
  * parallel.
  */
-import { spawn } from "node:child_process";
+import { runCaptured, type Captured } from "./captured.js";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -79,16 +79,8 @@ buildSync({
 });
 process.on("exit", () => fs.rmSync(DRIVER, { force: true }));
 
-function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-    child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+function run(command: string, args: string[]): Promise<Captured> {
+  return runCaptured(command, args, ROOT);
 }
 
 interface Counted {

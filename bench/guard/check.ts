@@ -23,7 +23,7 @@
  * The baseline names the Node.js version it was counted on: on another major version the figures
  * are printed and not judged (another V8 compiles another program).
  */
-import { spawn } from "node:child_process";
+import { runCaptured, type Captured } from "../captured.js";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,16 +76,8 @@ function bundle(): void {
   });
 }
 
-function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
-    child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+function run(command: string, args: string[]): Promise<Captured> {
+  return runCaptured(command, args, ROOT);
 }
 
 async function instructions(name: GuardCase, journeys: number): Promise<number> {
