@@ -18,9 +18,8 @@
  * `{ bytes, jobs, collections }`. --allocations: V8's sampling heap profiler over the rounds after
  * the first, by allocating function.
  */
-import v8 from "node:v8";
-import { PerformanceObserver } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { heapGrowth } from "./heap-growth.js";
 import {
   JOB_QUEUE_MODES,
   JOB_QUEUE_SWITCHES,
@@ -68,18 +67,10 @@ const jobQueue = await startJobQueue(mode as JobQueueMode, {
 });
 await jobQueue.round(jobs);
 if (values.bytes) {
-  let collections = 0;
-  const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
-  observer.observe({ entryTypes: ["gc"] });
-  (globalThis as { gc?: () => void }).gc?.();
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const before = collections;
-  const used = v8.getHeapStatistics().used_heap_size;
-  for (let round = 1; round < rounds; round++) await jobQueue.round(jobs);
-  const after = v8.getHeapStatistics().used_heap_size;
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  observer.disconnect();
-  console.log(JSON.stringify({ bytes: after - used, jobs: (rounds - 1) * jobs, collections: collections - before }));
+  const { bytes, collections } = await heapGrowth(async () => {
+    for (let round = 1; round < rounds; round++) await jobQueue.round(jobs);
+  });
+  console.log(JSON.stringify({ bytes, jobs: (rounds - 1) * jobs, collections }));
 } else if (values.allocations) {
   const { Session } = await import("node:inspector/promises");
   const session = new Session();

@@ -27,13 +27,12 @@
  * package valgrind) but with --bytes-only / --allocations; each mode runs its two counts in
  * parallel.
  */
-import { runCaptured, type Captured } from "./captured.js";
+import { bundleDriver, runCaptured, type Captured } from "./counting.js";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { buildSync } from "esbuild";
 import { PARTS, partsOf, selfBySymbol } from "./callgrind-parts.js";
 import type { JobQueueMode } from "./job-queue-process.js";
 
@@ -66,17 +65,7 @@ if (!(few >= 2 && many > few) || !(topFunctions >= 0) || modes.some((mode) => !J
   process.exit(2);
 }
 
-buildSync({
-  entryPoints: [path.join(ROOT, "bench/job-queue-driver.ts")],
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  // taskjourney from its sources (no build needed); OpenTelemetry as installed.
-  conditions: ["taskjourney-source"],
-  external: ["@opentelemetry/*"],
-  outfile: DRIVER,
-  logLevel: "error",
-});
+bundleDriver(path.join(ROOT, "bench/job-queue-driver.ts"), DRIVER);
 process.on("exit", () => fs.rmSync(DRIVER, { force: true }));
 
 function run(command: string, args: string[]): Promise<Captured> {

@@ -23,12 +23,11 @@
  * The baseline names the Node.js version it was counted on: on another major version the figures
  * are printed and not judged (another V8 compiles another program).
  */
-import { runCaptured, type Captured } from "../captured.js";
+import { bundleDriver, runCaptured, type Captured } from "../counting.js";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { buildSync } from "esbuild";
 import { compareCosts, GUARD_CASES, type Baseline, type Costs, type GuardCase } from "./compare.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -63,17 +62,7 @@ if (values.update && (values.why ?? "").trim() === "") {
 }
 
 function bundle(): void {
-  buildSync({
-    entryPoints: [path.join(ROOT, "bench/guard/driver.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    // taskjourney from its sources (no build needed); OpenTelemetry as installed.
-    conditions: ["taskjourney-source"],
-    external: ["@opentelemetry/*"],
-    outfile: DRIVER,
-    logLevel: "error",
-  });
+  bundleDriver(path.join(ROOT, "bench/guard/driver.ts"), DRIVER);
 }
 
 function run(command: string, args: string[]): Promise<Captured> {

@@ -36,12 +36,11 @@
  * after, in a young generation large enough that no collection runs between the readings (checked:
  * a collection there is an error, not a figure). What is left per journey is what it allocated.
  */
-import v8 from "node:v8";
-import { PerformanceObserver } from "node:perf_hooks";
 import type { TracerProvider } from "@opentelemetry/api";
 import { TracerProvider as SdkTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { TaskJourneys, instrument } from "taskjourney";
 import { keyPool, noWork, prefixNames, workerJourney } from "../workload.js";
+import { heapGrowth } from "../heap-growth.js";
 import { GUARD_CASES, type GuardCase } from "./compare.js";
 
 const PREFIXES = 100;
@@ -262,21 +261,8 @@ async function main(): Promise<void> {
     return;
   }
   run(journey, 0, WARMUP);
-  let collections = 0;
-  const observer = new PerformanceObserver((list) => (collections += list.getEntries().length));
-  observer.observe({ entryTypes: ["gc"] });
-  (globalThis as { gc?: () => void }).gc?.();
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const before = collections;
-  const used = v8.getHeapStatistics().used_heap_size;
-  run(journey, WARMUP, Number(count));
-  const after = v8.getHeapStatistics().used_heap_size;
-  // The observer is told of collections asynchronously: let it hear of any that ran.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  observer.disconnect();
-  console.log(
-    JSON.stringify({ case: name, journeys: Number(count), bytes: after - used, collections: collections - before }),
-  );
+  const { bytes, collections } = await heapGrowth(() => run(journey, WARMUP, Number(count)));
+  console.log(JSON.stringify({ case: name, journeys: Number(count), bytes, collections }));
 }
 
 await main();
