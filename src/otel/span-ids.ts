@@ -69,21 +69,34 @@ export class SpanIds {
 
 /** 32 random lower-case hex digits, not all zero. */
 export function randomTraceId(): string {
-  const id = word() + word() + word() + word();
-  return id === "00000000000000000000000000000000" ? "00000000000000000000000000000001" : id;
+  randomHexInto(SCRATCH, 0, 4);
+  return SCRATCH.toString("latin1", 0, 32);
 }
 
 /** 16 random lower-case hex digits, not all zero. */
 export function randomSpanId(): string {
-  const id = word() + word();
-  return id === "0000000000000000" ? "0000000000000001" : id;
+  randomHexInto(SCRATCH, 0, 2);
+  return SCRATCH.toString("latin1", 0, 16);
 }
 
-/** Two hex digits per byte value: Number#toString(16) took most of a hand-out's time. */
-const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+/** Where randomTraceId() and randomSpanId() write their digits before making the string. */
+const SCRATCH = Buffer.alloc(32);
+const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
 
-/** 8 random hex digits. */
-function word(): string {
-  const n = (Math.random() * 0x1_0000_0000) >>> 0;
-  return HEX_BYTES[n >>> 24] + HEX_BYTES[(n >>> 16) & 0xff] + HEX_BYTES[(n >>> 8) & 0xff] + HEX_BYTES[n & 0xff];
+/**
+ * `words` random 32-bit words as lower-case hex digits into `into` at `at` (latin1 bytes), never all
+ * zeros: ids as the SDK's RandomIdGenerator makes them (Math.random). Written into a buffer, not
+ * joined from strings: the hand-out's traceparent is made in place (handed-out.ts).
+ */
+export function randomHexInto(into: Buffer, at: number, words: number): void {
+  let all = 0;
+  for (let word = 0; word < words; word++) {
+    let n = (Math.random() * 0x1_0000_0000) >>> 0;
+    all |= n;
+    for (let digit = at + word * 8 + 7; digit >= at + word * 8; digit--) {
+      into[digit] = HEX_DIGITS[n & 15];
+      n >>>= 4;
+    }
+  }
+  if (all === 0) into[at + words * 8 - 1] = HEX_DIGITS[1];
 }

@@ -1,5 +1,6 @@
 import { TraceFlags, type Link, type SpanContext, type TraceState } from "@opentelemetry/api";
 import { sampledParent } from "../propagation.js";
+import { randomHexInto } from "../span-ids.js";
 
 /**
  * The ids `inject()` hands out for a journey that was not head-sampled, when the tracer provider
@@ -37,7 +38,6 @@ export class HandedOutIds {
 const HEADER = Buffer.from(`00-${"0".repeat(32)}-${"0".repeat(16)}-00`, "latin1");
 const TRACE_ID_AT = 3;
 const SPAN_ID_AT = 36;
-const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
 
 /**
  * Ids for `journey`'s task span: the parent's trace (its span context, or the raw header kept by
@@ -45,7 +45,7 @@ const HEX_DIGITS = Buffer.from("0123456789abcdef", "latin1");
  * the SDK's RandomIdGenerator makes ids: Math.random, lower-case hex, never all zeros.
  */
 export function handOutIds(parent: SpanContext | string | undefined): HandedOutIds {
-  if (parent === undefined) randomHex(TRACE_ID_AT, 4);
+  if (parent === undefined) randomHexInto(HEADER, TRACE_ID_AT, 4);
   else {
     // A span context's trace id, or a header's that unsampledTraceparent() accepted (at the same
     // place as here): 32 lower-case hex digits, copied without a string made.
@@ -53,23 +53,9 @@ export function handOutIds(parent: SpanContext | string | undefined): HandedOutI
     const start = typeof parent === "string" ? TRACE_ID_AT : 0;
     for (let digit = 0; digit < 32; digit++) HEADER[TRACE_ID_AT + digit] = from.charCodeAt(start + digit);
   }
-  randomHex(SPAN_ID_AT, 2);
+  randomHexInto(HEADER, SPAN_ID_AT, 2);
   return new HandedOutIds(
     HEADER.toString("latin1", 0, HEADER.length),
     typeof parent === "object" ? sampledParent(parent).traceState : undefined,
   );
-}
-
-/** `words` random 32-bit words as hex digits into HEADER at `at`, not all zeros. */
-function randomHex(at: number, words: number): void {
-  let all = 0;
-  for (let word = 0; word < words; word++) {
-    let n = (Math.random() * 0x1_0000_0000) >>> 0;
-    all |= n;
-    for (let digit = at + word * 8 + 7; digit >= at + word * 8; digit--) {
-      HEADER[digit] = HEX_DIGITS[n & 15];
-      n >>>= 4;
-    }
-  }
-  if (all === 0) HEADER[at + words * 8 - 1] = HEX_DIGITS[1];
 }
