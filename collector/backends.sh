@@ -509,7 +509,16 @@ launch() {
   # captures our output (child_process.execFile) is not held open by them.
   # fds 8 and 9 (the run and cache locks) are closed in the child, or it would hold them.
   setsid "$@" </dev/null >>"$lf" 2>&1 8>&- 9>&- &
-  echo $! >"$(pid_file "$name")"
+  local pid=$! exe i
+  echo "$pid" >"$(pid_file "$name")"
+  # Until the background shell has exec'd setsid, env and the server, /proc/PID/exe names
+  # bash, setsid or env, and running_pid (which checks the executable, against a reused PID)
+  # would call a server that is still starting "exited" (a CI run on a busy machine did, with
+  # an empty log). Wait for the exec, at most 10 s; a server that exits is caught by wait_ready.
+  for ((i = 0; i < 100; i++)); do
+    exe="$(readlink "/proc/$pid/exe" 2>/dev/null)" || break
+    case "${exe##*/}" in bash|sh|dash|setsid|env) sleep 0.1 ;; *) break ;; esac
+  done
 }
 
 start_one() {

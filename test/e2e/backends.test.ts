@@ -44,37 +44,47 @@ function plainEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** A second checkout: a copy of backends.sh in another directory, sharing the binary cache. */
+/**
+ * A second checkout: a copy of collector/ (backends.sh and the configs it starts the servers with)
+ * in another directory, sharing the binary cache.
+ */
 function otherCheckout(): string {
-  const script = path.join(tempDir(), "other-checkout", "collector", "backends.sh");
-  fs.mkdirSync(path.dirname(script), { recursive: true });
-  fs.copyFileSync(SCRIPT, script);
-  return script;
+  const collector = path.join(tempDir(), "other-checkout", "collector");
+  fs.cpSync(path.dirname(SCRIPT), collector, { recursive: true, filter: (from) => !from.endsWith("/.cache") });
+  return path.join(collector, "backends.sh");
 }
 
 async function backends(script: string, args: string[], env: NodeJS.ProcessEnv) {
   return run("bash", [script, ...args], { env, timeoutMs: 120_000 });
 }
 
+/**
+ * Another checkout sharing our binary cache, on ports none of ours. Ports come from a hash of the
+ * checkout's path, one of 99 offsets: a random other path lands on ours once in 99 (backends.sh then
+ * says which port is taken; TJ_PORT_OFFSET moves it). Such a path is not the case under test, so
+ * another is drawn, a few times at most. Its run directory (in the shared cache) is removed at the end.
+ */
+async function otherCheckoutApart(ours: Record<string, string>) {
+  const cache = { TASKJOURNEY_CACHE: ours.TASKJOURNEY_CACHE };
+  const ourPorts = new Set(PORTS.map((name) => ours[name]));
+  let other = "";
+  let theirs: Record<string, string> = {};
+  for (let attempt = 0; attempt < 5; attempt++) {
+    other = otherCheckout();
+    const answer = await backends(other, ["env", "--json"], plainEnv(cache));
+    expect(answer.code, answer.stderr).toBe(0);
+    theirs = JSON.parse(answer.stdout) as Record<string, string>;
+    if (!PORTS.some((name) => ourPorts.has(theirs[name]))) break;
+  }
+  tempDirs.push(theirs.TASKJOURNEY_RUN_DIR);
+  return { other, theirs, cache };
+}
+
 describe("backends.sh: one set of backends per checkout", () => {
   it("another checkout has its own run directory and ports, and its stop leaves ours running", async () => {
     const ours = backendsEnv();
-    const cache = { TASKJOURNEY_CACHE: ours.TASKJOURNEY_CACHE };
     const ourPorts = new Set(PORTS.map((name) => ours[name]));
-    // Ports come from a hash of the checkout's path, one of 99 offsets: a random other path lands
-    // on ours once in 99 (backends.sh then says which port is taken; TJ_PORT_OFFSET moves it). Such
-    // a path is not the case under test, so another is drawn, a few times at most.
-    let other = "";
-    let theirs: Record<string, string> = {};
-    for (let attempt = 0; attempt < 5; attempt++) {
-      other = otherCheckout();
-      const answer = await backends(other, ["env", "--json"], plainEnv(cache));
-      expect(answer.code, answer.stderr).toBe(0);
-      theirs = JSON.parse(answer.stdout) as Record<string, string>;
-      if (!PORTS.some((name) => ourPorts.has(theirs[name]))) break;
-    }
-    // Its run directory is made in the shared cache by its stop below: removed at the end.
-    tempDirs.push(theirs.TASKJOURNEY_RUN_DIR);
+    const { other, theirs, cache } = await otherCheckoutApart(ours);
     expect(theirs.TASKJOURNEY_CACHE).toBe(ours.TASKJOURNEY_CACHE);
     expect(theirs.TASKJOURNEY_RUN_DIR).not.toBe(ours.TASKJOURNEY_RUN_DIR);
     expect(path.basename(theirs.TASKJOURNEY_RUN_DIR)).toMatch(/^other-checkout-[0-9a-f]{8}$/);
@@ -91,6 +101,30 @@ describe("backends.sh: one set of backends per checkout", () => {
     const after = await backends(SCRIPT, ["status", "--json"], plainEnv(cache));
     expect(after.code, `our backends after the other checkout's stop: ${after.stdout}`).toBe(0);
     expect(JSON.parse(after.stdout)).toEqual(JSON.parse(before.stdout));
+  });
+
+  it("a server whose exec is slow is waited for, not called exited", async () => {
+    // A CI run on a busy machine failed with "collector exited during startup" and an empty log:
+    // the check ran while the launched shell had not yet exec'd the collector, so the PID's
+    // executable was still setsid's. A setsid on PATH that takes a second before the real one
+    // gives every run that machine's timing.
+    const { other, cache } = await otherCheckoutApart(backendsEnv());
+    const shims = tempDir();
+    const realSetsid = (await run("bash", ["-c", "command -v setsid"], { timeoutMs: 10_000 })).stdout.trim();
+    fs.writeFileSync(path.join(shims, "setsid"), `#!/bin/sh\nsleep 1\nexec ${realSetsid} "$@"\n`, { mode: 0o755 });
+    const env = plainEnv({ ...cache, PATH: `${shims}:${process.env.PATH ?? ""}` });
+    try {
+      const started = await backends(other, ["start"], env);
+      expect(started.code, started.stderr).toBe(0);
+      expect(started.stderr).not.toContain("exited during startup");
+      expect(started.stderr).toMatch(/all ready in/);
+    } finally {
+      const stopped = await backends(other, ["stop"], plainEnv(cache));
+      expect(stopped.code, stopped.stderr).toBe(0);
+    }
+    // What it stopped was the four servers it started, each by its PID file.
+    const status = await backends(other, ["status"], plainEnv(cache));
+    expect(status.code).not.toBe(0);
   });
 
   it("the ports are the documented ones with TJ_PORT_OFFSET=0, and a TJ_*_PORT still wins", async () => {
