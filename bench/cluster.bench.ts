@@ -14,7 +14,13 @@
  *
  *     npx tsx bench/cluster.bench.ts [--runs 10] [--workload reduction] [--size 2000]
  *                                    [--workers 3] [--threads 2] [--trace-ratio 0.01]
- *                                    [--warmup 1] [--attribute]
+ *                                    [--warmup 1] [--attribute] [--perf DIR]
+ *
+ * --perf DIR runs the cluster under Linux perf (into DIR/<mode>-<n>; bench/cluster-perf.ts) and
+ * splits every process's and thread's CPU over the measured round by part: where the real scheduler
+ * and workers spend what telemetry adds, paired per round against off, and taskjourney's heaviest
+ * functions in the workers. Sampling and V8's perf maps cost CPU in every mode alike; the CPU
+ * figures of such a run are not comparable with a run without it.
  *
  * --attribute adds a third mode, metrics only (telemetry on, no traces at all), to tell the cost
  * of recording and metrics from that of traces.
@@ -40,6 +46,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { printSuite, report, type CaseResult, type RatioResult, type SuiteResult } from "./harness.js";
 import { PARTS, type Part } from "../examples/cluster/parts.js";
+import { PERF_PARTS, PERF_ROLES, perfCommand, readRoundPerf, type PerfRole, type RoundPerf } from "./cluster-perf.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MAIN = path.join(ROOT, "examples/cluster/main.ts");
@@ -59,6 +66,7 @@ const { values } = parseArgs({
     "parts-base": { type: "string", default: "metrics" },
     length: { type: "string" },
     "memory-limit": { type: "string" },
+    perf: { type: "string" },
   },
 });
 const runs = Math.max(3, Number(values.runs));
@@ -121,7 +129,11 @@ interface Sample {
   load: number;
   result: unknown;
   taskjourney: string;
+  /** With --perf: the CPU of every thread by part over the measured round. */
+  perf?: RoundPerf;
 }
+
+let perfRuns = 0;
 
 function modeArgs(mode: Mode): string[] {
   const base = baseOf(mode);
@@ -131,6 +143,8 @@ function modeArgs(mode: Mode): string[] {
 
 function runOnce(mode: Mode): Promise<Sample> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "taskjourney-bench-"));
+  const perfDir = values.perf === undefined ? undefined : path.resolve(values.perf, `${mode}-${++perfRuns}`);
+  if (perfDir !== undefined) fs.mkdirSync(perfDir, { recursive: true });
   const args = [
     "--import",
     "tsx",
@@ -159,10 +173,15 @@ function runOnce(mode: Mode): Promise<Sample> {
     const off = MODE_PARTS.get(mode)?.off;
     if (off !== undefined) env.TASKJOURNEY_CLUSTER_OFF = off.join(",");
     if (attributeParts) env.TASKJOURNEY_CLUSTER_GC = "1";
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    if (perfDir !== undefined) {
+      env.TASKJOURNEY_CLUSTER_MARKS = perfDir;
+      env.TASKJOURNEY_WORKER_ARGV = `${env.TASKJOURNEY_WORKER_ARGV ?? ""} --perf-basic-prof`.trim();
+    }
+    const command = perfDir === undefined ? { command: process.execPath, args } : perfCommand(perfDir, args);
+    const child = spawn(command.command, command.args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     child.stdout.on("data", (chunk: Buffer) => (output += chunk));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk));
-    child.once("exit", (code) => {
+    child.once("exit", async (code) => {
       try {
         if (code !== 0) throw new Error(`run failed (exit ${code}):\n${output}`);
         const summary = JSON.parse(fs.readFileSync(path.join(outDir, "summary.json"), "utf8"));
@@ -179,6 +198,16 @@ function runOnce(mode: Mode): Promise<Sample> {
           load: os.loadavg()[0],
           result: summary.result,
           taskjourney: summary.taskjourney,
+          ...(perfDir === undefined
+            ? {}
+            : {
+                perf: await readRoundPerf(
+                  perfDir,
+                  summary.tasks,
+                  warmup,
+                  JSON.parse(fs.readFileSync(path.join(outDir, "pids.json"), "utf8")),
+                ),
+              }),
         });
       } catch (error) {
         reject(error);
@@ -340,6 +369,7 @@ if (attributeParts) {
     );
   }
 }
+if (values.perf !== undefined) notes.push(...perfNotes());
 notes.push(
   ...(MODES.includes("on")
     ? [
@@ -360,6 +390,61 @@ notes.push(
     ? `Measured: the round after ${warmup} warm-up round(s) on the same processes; "cold": the first round of a fresh cluster.`
     : "Measured: the first round of a fresh cluster (--warmup 0).",
 );
+/**
+ * The CPU by part (--perf), µs per task: each mode's medians by who ran it (the main threads, the
+ * other threads), then each telemetry mode minus off paired per round, and taskjourney's heaviest
+ * functions in the workers.
+ */
+function perfNotes(): string[] {
+  const lines: string[] = ["CPU by part over the measured round (perf, every thread), µs per task:"];
+  const header = `  ${"".padEnd(24)}${PERF_ROLES.map((role) => role.padStart(18)).join("")}${"all".padStart(10)}`;
+  const cell = (list: number[]) => quantile(list, 0.5).toFixed(1);
+  const table = (
+    title: string,
+    mode: Mode,
+    value: (sample: Sample, index: number, role: PerfRole, part: string) => number,
+  ) => {
+    lines.push(title, header);
+    const totals = (sample: Sample, index: number, role: PerfRole) =>
+      PERF_PARTS.reduce((sum, part) => sum + value(sample, index, role, part), 0);
+    for (const part of [...PERF_PARTS, "all"]) {
+      const of = (role: PerfRole) =>
+        samples[mode].map((sample, index) =>
+          part === "all" ? totals(sample, index, role) : value(sample, index, role, part),
+        );
+      const all = samples[mode].map((sample, index) =>
+        PERF_ROLES.reduce(
+          (sum, role) => sum + (part === "all" ? totals(sample, index, role) : value(sample, index, role, part)),
+          0,
+        ),
+      );
+      lines.push(
+        `  ${part.padEnd(24)}${PERF_ROLES.map((role) => cell(of(role)).padStart(18)).join("")}${cell(all).padStart(10)}` +
+          `  (${quantile(all, 0.25).toFixed(1)}…${quantile(all, 0.75).toFixed(1)})`,
+      );
+    }
+  };
+  for (const mode of MODES) {
+    table(` ${mode}:`, mode, (sample, _index, role, part) => sample.perf!.parts[role][part as never]);
+  }
+  for (const mode of MODES.filter((m) => m !== "off")) {
+    table(
+      ` ${mode} − off, paired per round:`,
+      mode,
+      (sample, index, role, part) =>
+        sample.perf!.parts[role][part as never] - samples.off[index].perf!.parts[role][part as never],
+    );
+    const functions = new Map<string, number>();
+    for (const sample of samples[mode])
+      for (const [fn, spent] of Object.entries(sample.perf!.workerFunctions))
+        functions.set(fn, (functions.get(fn) ?? 0) + spent / samples[mode].length);
+    lines.push(`  taskjourney's heaviest functions in the workers (${mode}, mean of the rounds, µs per task):`);
+    for (const [fn, spent] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 20))
+      lines.push(`    ${spent.toFixed(2).padStart(6)}  ${fn}`);
+  }
+  return lines;
+}
+
 const result: SuiteResult = {
   suite: "cluster",
   runtime: `node ${process.version} ${process.arch}, ${os.cpus().length} CPUs, load average ${os

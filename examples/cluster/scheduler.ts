@@ -28,6 +28,7 @@ import { DurationStatistics } from "../../src/model/statistics/index.js";
 import { taskjourney } from "./taskjourney.js";
 import { Heap } from "./heap.js";
 import { gcSoFar, partOff, type GcTotals } from "./parts.js";
+import { profileMark } from "./profile-marks.js";
 import type {
   ComputeTaskMessage,
   GetDataReply,
@@ -294,6 +295,7 @@ export class Scheduler {
    * garbage collections (TASKJOURNEY_CLUSTER_GC=1, parts.ts), their collections and pauses summed.
    */
   async usage(): Promise<{ cpuSeconds: number; gc: GcTotals | undefined }> {
+    profileMark();
     const own = process.cpuUsage();
     const ownGc = gcSoFar();
     const workers = await Promise.all(

@@ -42,6 +42,7 @@ import type {
 import { readTotals } from "./report.js";
 import { SPILL_ACTIVITIES, SpillBuffer } from "./spill.js";
 import { gcSoFar, partOff } from "./parts.js";
+import { profileMark } from "./profile-marks.js";
 import { FLUSH_DEADLINE_MS, startTelemetry, type Telemetry } from "./telemetry.js";
 import type { ExportErrorCount } from "../../src/sdk.js";
 import { Connection, ConnectionPool, connect, listen, type Message } from "./transport.js";
@@ -281,6 +282,7 @@ export class Worker {
         this.state.freeKeys(message.keys as string[]);
         break;
       case "cpu": {
+        profileMark();
         const used = process.cpuUsage();
         this.scheduler.reply(message, { op: "cpu", cpuSeconds: (used.user + used.system) / 1e6, gc: gcSoFar() });
         break;
