@@ -47,8 +47,12 @@ export const PERF_FREQUENCY = 2000;
 export interface RoundPerf {
   /** µs of CPU per task, by who ran it (the main threads or the other threads) and by part. */
   parts: Record<PerfRole, Record<PerfPart, number>>;
-  /** taskjourney's functions in the workers' processes (all threads), µs per task, by "name file:line". */
-  workerFunctions: Record<string, number>;
+  /**
+   * µs per task by "<scheduler|workers> <part>: <function>": a JavaScript function as "name
+   * file:line" (the file from dist/, src/, node_modules/ or examples/ on), and for a chain with no
+   * owner its leaf-most frame outside the kernel (the collectors and compilers are in `parts` only).
+   */
+  functions: Record<string, number>;
   /** Samples inside the measured round. */
   samples: number;
 }
@@ -83,7 +87,7 @@ const COMPILER =
   /^v8::internal::(compiler::|maglev::|baseline::|OptimizingCompileDispatcher|OptimizedCompilationJob|Compiler::|Parser|ParserBase|parsing::|interpreter::BytecodeGenerator|Runtime_CompileLazy|Runtime_CompileOptimized|Deserializer|CodeSerializer)/;
 const JS = /^JS:[*^~+]?(\S*) (\S+):(\d+):\d+$/;
 
-/** The owner of one frame's symbol, with the taskjourney function's name when it is one; undefined: its caller's. */
+/** The owner of one frame's symbol, with the function's name when it is JavaScript; undefined: its caller's. */
 export function ownerOfFrame(symbol: string): { part: PerfPart; fn?: string } | undefined {
   if (GC.test(symbol)) return { part: "garbage collector" };
   if (COMPILER.test(symbol)) return { part: "V8 compiler and parser" };
@@ -91,12 +95,12 @@ export function ownerOfFrame(symbol: string): { part: PerfPart; fn?: string } | 
   if (js === null) return undefined;
   const [, name, url, line] = js;
   if (url.startsWith("node:")) return undefined;
-  if (url.includes("/@opentelemetry/")) return { part: "OpenTelemetry SDK" };
-  if (url.includes("/node_modules/")) return { part: "other packages" };
-  const under = /\/((?:dist|src)\/.*)$/.exec(url);
-  if (under !== null && !/\/(examples|bench)\//.test(url))
-    return { part: "taskjourney", fn: `${name || "(anonymous)"} ${under[1]}:${line}` };
-  return { part: "host (example)" };
+  const file = /\/((?:node_modules|examples|bench|dist|src)\/.*)$/.exec(url)?.[1] ?? url;
+  const fn = `${name || "(anonymous)"} ${file.replace(/^.*\/node_modules\//, "node_modules/")}:${line}`;
+  if (url.includes("/@opentelemetry/")) return { part: "OpenTelemetry SDK", fn };
+  if (url.includes("/node_modules/")) return { part: "other packages", fn };
+  if (/\/(dist|src)\//.test(url) && !/\/(examples|bench)\//.test(url)) return { part: "taskjourney", fn };
+  return { part: "host (example)", fn };
 }
 
 const zero = (): Record<PerfPart, number> =>
@@ -152,19 +156,24 @@ export async function splitPerfScript(
 ): Promise<RoundPerf> {
   const result: RoundPerf = {
     parts: Object.fromEntries(PERF_ROLES.map((role) => [role, zero()])) as RoundPerf["parts"],
-    workerFunctions: {},
+    functions: {},
     samples: 0,
   };
   const workers = new Set(pids.workers);
   const perSample = 1e6 / PERF_FREQUENCY / tasks;
   let role: PerfRole | undefined;
   let decided = false;
+  /** The sample's leaf-most frame outside the kernel: what an unowned chain is named by. */
+  let leaf: string | undefined;
   const settle = (owner: { part: PerfPart; fn?: string } | undefined) => {
     if (role === undefined) return;
     const part = owner?.part ?? "runtime, uncalled";
     result.parts[role][part] += perSample;
-    if (owner?.fn !== undefined && (role === "workers" || role === "workers' threads"))
-      result.workerFunctions[owner.fn] = (result.workerFunctions[owner.fn] ?? 0) + perSample;
+    const fn = owner === undefined ? (leaf ?? "(kernel)") : owner.fn;
+    if (fn !== undefined) {
+      const key = `${role.startsWith("scheduler") ? "scheduler" : "workers"} ${part}: ${fn}`;
+      result.functions[key] = (result.functions[key] ?? 0) + perSample;
+    }
     result.samples++;
   };
   for await (const line of lines) {
@@ -184,11 +193,13 @@ export async function splitPerfScript(
               : "workers' threads"
             : undefined;
       decided = false;
+      leaf = undefined;
       continue;
     }
     if (decided || line.trim() === "") continue;
     // "\t    7fb2040dd631 JS:^transition file:///…/live-journeys.js:36:15": the address, then the symbol.
     const symbol = line.trim().replace(/^[0-9a-f]+ /, "");
+    if (leaf === undefined && !/^\s*ffffffff/.test(line)) leaf = symbol.replace(/\(.*$/, "");
     const owner = ownerOfFrame(symbol);
     if (owner !== undefined) {
       settle(owner);

@@ -434,13 +434,28 @@ function perfNotes(): string[] {
       (sample, index, role, part) =>
         sample.perf!.parts[role][part as never] - samples.off[index].perf!.parts[role][part as never],
     );
-    const functions = new Map<string, number>();
-    for (const sample of samples[mode])
-      for (const [fn, spent] of Object.entries(sample.perf!.workerFunctions))
-        functions.set(fn, (functions.get(fn) ?? 0) + spent / samples[mode].length);
+    const means = (of: Mode) => {
+      const functions = new Map<string, number>();
+      for (const sample of samples[of])
+        for (const [fn, spent] of Object.entries(sample.perf!.functions))
+          functions.set(fn, (functions.get(fn) ?? 0) + spent / samples[of].length);
+      return functions;
+    };
+    const ours = means(mode);
+    const offs = means("off");
     lines.push(`  taskjourney's heaviest functions in the workers (${mode}, mean of the rounds, µs per task):`);
-    for (const [fn, spent] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 20))
-      lines.push(`    ${spent.toFixed(2).padStart(6)}  ${fn}`);
+    for (const [fn, spent] of [...ours]
+      .filter(([fn]) => fn.startsWith("workers taskjourney: "))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20))
+      lines.push(`    ${spent.toFixed(2).padStart(6)}  ${fn.slice("workers taskjourney: ".length)}`);
+    // Everything else that grew: the host's, the packages' and the runtime's functions (taskjourney's own are above).
+    const grew = [...new Set([...ours.keys(), ...offs.keys()])]
+      .filter((fn) => !fn.includes(" taskjourney: "))
+      .map((fn) => [fn, (ours.get(fn) ?? 0) - (offs.get(fn) ?? 0)] as const)
+      .sort((a, b) => b[1] - a[1]);
+    lines.push(`  other functions that grew most (${mode} − off, means of the rounds, µs per task):`);
+    for (const [fn, spent] of grew.slice(0, 25)) lines.push(`    ${spent.toFixed(2).padStart(6)}  ${fn}`);
   }
   return lines;
 }

@@ -17,14 +17,19 @@ describe("splitting the cluster's perf samples by part", () => {
     });
     expect(ownerOfFrame("JS:*task file:///work/main/examples/cluster/workloads.ts:1:225")).toEqual({
       part: "host (example)",
+      fn: "task examples/cluster/workloads.ts:1",
     });
     expect(
       ownerOfFrame(
         "JS:^encodeAsString /work/main/node_modules/@opentelemetry/otlp-transformer/build/src/common/utils.js:26:24",
       ),
-    ).toEqual({ part: "OpenTelemetry SDK" });
+    ).toEqual({
+      part: "OpenTelemetry SDK",
+      fn: "encodeAsString node_modules/@opentelemetry/otlp-transformer/build/src/common/utils.js:26",
+    });
     expect(ownerOfFrame("JS:~run /work/main/node_modules/piscina/dist/worker.js:10:3")).toEqual({
       part: "other packages",
+      fn: "run node_modules/piscina/dist/worker.js:10",
     });
     expect(ownerOfFrame("JS:^processTicksAndRejections node:internal/process/task_queues:67:35")).toBeUndefined();
     expect(ownerOfFrame("Builtins_RecordWriteSaveFP")).toBeUndefined();
@@ -73,6 +78,10 @@ describe("splitting the cluster's perf samples by part", () => {
     expect(split.parts.workers.taskjourney).toBeCloseTo(sample, 9);
     expect(split.parts.workers["runtime, uncalled"]).toBeCloseTo(sample, 9);
     expect(split.parts.workers["host (example)"]).toBe(0);
-    expect(split.workerFunctions).toEqual({ "transition dist/recorder/live-journeys.js:36": sample });
+    expect(split.functions).toEqual({
+      "scheduler taskjourney: move dist/recorder/live-journeys.js:327": sample,
+      "workers taskjourney: transition dist/recorder/live-journeys.js:36": sample,
+      "workers runtime, uncalled: uv__io_poll": sample,
+    });
   });
 });
