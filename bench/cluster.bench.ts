@@ -67,6 +67,8 @@ const { values } = parseArgs({
     length: { type: "string" },
     "memory-limit": { type: "string" },
     perf: { type: "string" },
+    /** The suite's name in `npm run bench`'s summary (cluster-tiny.bench.ts gives its own). */
+    suite: { type: "string", default: "cluster" },
   },
 });
 const runs = Math.max(3, Number(values.runs));
@@ -461,7 +463,7 @@ function perfNotes(): string[] {
 }
 
 const result: SuiteResult = {
-  suite: "cluster",
+  suite: values.suite,
   runtime: `node ${process.version} ${process.arch}, ${os.cpus().length} CPUs, load average ${os
     .loadavg()
     .map((x) => x.toFixed(1))
