@@ -108,7 +108,8 @@ const zero = (): Record<PerfPart, number> =>
 
 /**
  * Reads `dir`/perf.data over the measured round (the scheduler's marks in `dir`), µs per task.
- * `pids`: the scheduler's and the workers' (the run's pids.json). Removes the perf maps V8 wrote.
+ * `pids`: the scheduler's and the workers' (the run's pids.json). Removes the perf data and the
+ * perf maps V8 wrote.
  */
 export async function readRoundPerf(
   dir: string,
@@ -141,7 +142,10 @@ export async function readRoundPerf(
   const result = await splitPerfScript(readline.createInterface({ input: script.stdout }), tasks, pids);
   const code = await exited;
   if (code !== 0) throw new Error(`perf script on ${dir}/perf.data exited with ${code}`);
+  // Each run's perf.data (~7 MB) and V8's maps (~1 MB a process) go once read: without the maps the
+  // samples of compiled JavaScript cannot be named again, so the data would only fill the disk.
   for (const pid of [pids.scheduler, ...pids.workers]) fs.rmSync(`/tmp/perf-${pid}.map`, { force: true });
+  fs.rmSync(path.join(dir, "perf.data"), { force: true });
   return result;
 }
 
