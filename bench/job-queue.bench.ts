@@ -11,7 +11,11 @@
  * up, then again measured: process CPU (user + system, one process holds the queue and both
  * workers) per job, and the per-round differences against off, median and quartiles.
  *
- *     npx tsx bench/job-queue.bench.ts [--runs 10] [--jobs 20000] [--trace-ratio 0.01]
+ *     npx tsx bench/job-queue.bench.ts [--runs 10] [--jobs 20000] [--trace-ratio 0.01] [--switch async-context]
+ *
+ * --switch turns a part of the set-up off or on in the telemetry modes (job-queue-process.ts:
+ * `async-context` puts AsyncLocalStorage back on, as a queue whose handlers meter after an `await`
+ * needs it; `no-carriers`; `no-traces`), comma-separated.
  *
  * Jobs come in groups of four: three `fetch` children and their `merge` parent, which reads their
  * results (the read-children activity). Two workers, two jobs in flight each.
@@ -21,16 +25,22 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { printSuite, report, type CaseResult, type SuiteResult } from "./harness.js";
+import { JOB_QUEUE_SWITCHES, type JobQueueSwitch } from "./job-queue-process.js";
 
 const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "10" },
     jobs: { type: "string", default: "20000" },
     "trace-ratio": { type: "string", default: "0.01" },
+    switch: { type: "string", default: "" },
     child: { type: "string" },
   },
 });
 const jobs = Math.max(4, Math.floor(Number(values.jobs) / 4) * 4);
+const switches = new Set(values.switch.split(",").filter(Boolean) as JobQueueSwitch[]);
+for (const name of switches)
+  if (!JOB_QUEUE_SWITCHES.includes(name))
+    throw new Error(`--switch: unknown switch "${name}"; the switches are ${JOB_QUEUE_SWITCHES.join(", ")}`);
 type Mode = "off" | "metrics" | "on";
 
 /** One run in this process (the child): warm-up round, measured round; prints the CPU as JSON. */
@@ -39,6 +49,7 @@ async function child(mode: Mode): Promise<void> {
   const jobQueue = await startJobQueue(mode, {
     traceRatio: Number(values["trace-ratio"]),
     metricExportIntervalMillis: 10_000,
+    switches,
   });
   await jobQueue.round(jobs);
   const before = process.cpuUsage();
@@ -58,7 +69,19 @@ function runOnce(mode: Mode): Promise<{ cpuSeconds: number; seconds: number; loa
     let output = "";
     const proc = spawn(
       process.execPath,
-      ["--import", "tsx", file, "--child", mode, "--jobs", String(jobs), "--trace-ratio", values["trace-ratio"]],
+      [
+        "--import",
+        "tsx",
+        file,
+        "--child",
+        mode,
+        "--jobs",
+        String(jobs),
+        "--trace-ratio",
+        values["trace-ratio"],
+        "--switch",
+        values.switch,
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     proc.stdout.on("data", (chunk: Buffer) => (output += chunk));
