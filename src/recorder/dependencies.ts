@@ -78,28 +78,21 @@ export class Dependencies {
     if (pending.size !== 0) pending.delete(id);
     this.nextId = id;
     this.nextIds = ids;
-    this.recount();
     return true;
   }
 
-  /**
-   * How many keys' dependencies told wait for their journeys to begin (begun() has work when
-   * not 0): a field, kept by tell() and begun(), so that begin() reads one number.
-   */
-  waiting = 0;
-
-  private recount(): void {
-    this.waiting = this.pending.size + (this.nextIds === undefined ? 0 : 1);
+  /** Whether any key's dependencies told wait for its journey to begin: begun() has work (begin() asks, every journey). */
+  hasWaiting(): boolean {
+    return this.nextIds !== undefined || this.pending.size !== 0;
   }
 
-  /** A journey began: the dependencies told before it are attached (call when `waiting` is not 0). */
+  /** A journey began: the dependencies told before it are attached (call when hasWaiting()). */
   begun(journey: Journey): void {
     const id = journey.id;
     const next = this.nextIds;
     if (next !== undefined && this.nextId === id) {
       this.nextIds = undefined;
       this.nextId = "";
-      this.recount();
       this.attach(journey, next);
       return;
     }
@@ -107,7 +100,6 @@ export class Dependencies {
     const dependencies = this.pending.get(id);
     if (dependencies !== undefined) {
       this.pending.delete(id);
-      this.recount();
       this.attach(journey, dependencies);
     }
   }

@@ -323,7 +323,7 @@ export abstract class LiveJourneysRecorder extends NamingRecorder {
     const deps = this.deps;
     if (state === this.machine.transfer && deps.dependentsOf.size > 0) deps.enteredFlight(journey);
     this.accumulators.transitions[stateCell(prefixId, state)] += 1;
-    if (deps.waiting !== 0) deps.begun(journey);
+    if (deps.hasWaiting()) deps.begun(journey);
     if (sampled) {
       const listener = this.listener;
       if (listener?.journeyStarted !== undefined) this.notify("journeyStarted", listener.journeyStarted, journey);

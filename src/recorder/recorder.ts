@@ -27,13 +27,7 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       this.drop("invalid-key", `dependencies() takes an array of keys, not ${unlisted(dependencies, count)}`);
       return;
     }
-    const ids = sizedList<string | number>(count);
-    let filled = 0;
-    for (let index = 0; index < count; index++) {
-      const dependencyId = this.idOf(element(dependencies, index));
-      if (dependencyId !== undefined) ids[filled++] = dependencyId;
-    }
-    if (!this.deps.tell(id, fitted(ids, filled))) {
+    if (!this.deps.tell(id, this.idsOf(dependencies, count))) {
       this.drop("dependencies-overflow", "over 100000 keys told dependencies() before their journey began");
     }
   }
@@ -182,14 +176,19 @@ export class Recorder extends LiveJourneysRecorder implements LedgerHost {
       this.drop("invalid-name", `serve() given a peer that is ${show(peer)}, not a string; recorded as ""`);
       peer = "";
     }
+    const serve = new Serve(++this.serveIds, peer, this.idsOf(keys, count), time);
+    return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
+  }
+
+  /** The map ids of the first `count` of `keys` (a list arrayLength() read), those that are keys; made at its size. */
+  private idsOf(keys: readonly Key[], count: number): Array<string | number> {
     const ids = sizedList<string | number>(count);
     let filled = 0;
     for (let index = 0; index < count; index++) {
       const id = this.idOf(element(keys, index) as Key);
       if (id !== undefined) ids[filled++] = id;
     }
-    const serve = new Serve(++this.serveIds, peer, fitted(ids, filled), time);
-    return new ServeLedger(this, serve, this.serveTotals, (ended) => this.serveEnded(ended));
+    return fitted(ids, filled);
   }
 
   protected serveEnded(serve: Serve): void {

@@ -6,7 +6,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { TaskJourneys } from "../../src/index.js";
 import { internalsOf } from "../../src/internal.js";
-import type { Journey } from "../../src/recorder/journey.js";
+import { JourneyDetail, type Journey } from "../../src/recorder/journey.js";
 import { FakeClock } from "../helpers/clock.js";
 
 // A retired journey is reused by the next one begun (live-journeys.ts, recycle()), only when
@@ -315,5 +315,21 @@ describe("retired journeys reused", () => {
     journeys.transition("d", "released", "waiting");
     expect(liveJourney(journeys, "d")).not.toBe(many);
     expect(Object.keys(activitiesOf(journeys, "c"))).toHaveLength(25);
+  });
+});
+
+describe("a reused journey's detail", () => {
+  it("is reset to what a new detail holds, every field (the defaults are written in both places)", () => {
+    const detail = new JourneyDetail();
+    const fresh = { ...new JourneyDetail() };
+    // Every field given a value other than its default.
+    for (const field of Object.keys(fresh) as Array<keyof JourneyDetail>) {
+      const before = fresh[field];
+      (detail as unknown as Record<string, unknown>)[field] =
+        typeof before === "number" ? (Number.isNaN(before) ? 1 : before + 7) : typeof before === "string" ? "x" : [1];
+    }
+    expect({ ...detail }).not.toEqual(fresh);
+    detail.reset();
+    expect({ ...detail }).toEqual(fresh);
   });
 });
