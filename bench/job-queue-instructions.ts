@@ -114,40 +114,36 @@ async function instructions(mode: JobQueueMode, rounds: number): Promise<Counted
   }
 }
 
-async function bytes(mode: JobQueueMode): Promise<number> {
+/** The driver run natively for `mode` over the counted rounds, with `--bytes` or `--allocations`: its last line, parsed. */
+async function measured<T>(mode: JobQueueMode, nodeFlags: string[], what: "--bytes" | "--allocations"): Promise<T> {
   const { code, stdout, stderr } = await run(process.execPath, [
     "--predictable",
-    "--expose-gc",
     "--random-seed=1",
-    `--min-semi-space-size=${SEMI_SPACE_MIB}`,
-    `--max-semi-space-size=${SEMI_SPACE_MIB}`,
+    ...nodeFlags,
     DRIVER,
     mode,
     String(many - few + 1),
     String(jobs),
     `--switch=${values.switch}`,
-    "--bytes",
+    what,
   ]);
-  if (code !== 0) throw new Error(`driver ${mode} --bytes failed, exit ${code}:\n${stderr.slice(-2000)}`);
-  const result = JSON.parse(stdout.trim().split("\n").pop()!) as { bytes: number; jobs: number; collections: number };
+  if (code !== 0) throw new Error(`driver ${mode} ${what} failed, exit ${code}:\n${stderr.slice(-2000)}`);
+  return JSON.parse(stdout.trim().split("\n").pop()!) as T;
+}
+
+async function bytes(mode: JobQueueMode): Promise<number> {
+  const result = await measured<{ bytes: number; jobs: number; collections: number }>(
+    mode,
+    ["--expose-gc", `--min-semi-space-size=${SEMI_SPACE_MIB}`, `--max-semi-space-size=${SEMI_SPACE_MIB}`],
+    "--bytes",
+  );
   if (result.collections !== 0)
     throw new Error(`driver ${mode} --bytes: ${result.collections} collections while counting; use fewer --jobs`);
   return result.bytes / result.jobs;
 }
 
-async function allocations(mode: JobQueueMode): Promise<{ jobs: number; bytes: Record<string, number> }> {
-  const { code, stdout, stderr } = await run(process.execPath, [
-    "--predictable",
-    "--random-seed=1",
-    DRIVER,
-    mode,
-    String(many - few + 1),
-    String(jobs),
-    `--switch=${values.switch}`,
-    "--allocations",
-  ]);
-  if (code !== 0) throw new Error(`driver ${mode} --allocations failed, exit ${code}:\n${stderr.slice(-2000)}`);
-  return JSON.parse(stdout.trim().split("\n").pop()!) as { jobs: number; bytes: Record<string, number> };
+function allocations(mode: JobQueueMode): Promise<{ jobs: number; bytes: Record<string, number> }> {
+  return measured(mode, [], "--allocations");
 }
 
 /** The entries of `after − before` (per job) that differ most, largest first. */

@@ -321,9 +321,9 @@ describe("retired journeys reused", () => {
 describe("a reused journey's detail", () => {
   it("is reset to what a new detail holds, every field (the defaults are written in both places)", () => {
     const detail = new JourneyDetail();
-    const fresh = { ...new JourneyDetail() };
+    const fresh: Record<string, unknown> = { ...new JourneyDetail() };
     // Every field given a value other than its default.
-    for (const field of Object.keys(fresh) as Array<keyof JourneyDetail>) {
+    for (const field of Object.keys(fresh)) {
       const before = fresh[field];
       (detail as unknown as Record<string, unknown>)[field] =
         typeof before === "number" ? (Number.isNaN(before) ? 1 : before + 7) : typeof before === "string" ? "x" : [1];
